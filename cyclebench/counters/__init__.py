@@ -1,0 +1,1 @@
+"""Counter backends, read sequences, event names and nanoBench config files."""

@@ -1,0 +1,164 @@
+"""The generated measurement code: nanoBench's run() body, one function per configuration.
+
+Every function saves the C callee-saved state, sets the documented initial registers, runs init
+code, reads the counters, runs late-init code and the unrolled (optionally looped) copies, reads
+the counters again and restores everything. Labels mark each user statement of the first copy so
+that a fault address maps back to the statement (see locate.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field as dfield
+
+from ..counters import reads
+from ..snippet.parse import CodePart, nop_directive, parse_part
+from . import layout
+
+LOOP_REGISTER = "r15"
+# Registers the harness sets to zero; R14, RDI, RSI, RBP and RSP point into memory areas.
+ZEROED = ("rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r15")
+CALIB_UNROLL = 1000
+CALIB_STATEMENT = "add rax, 1"      # 1 cycle latency on every x86 core since P6 (not P4)
+
+_DRAIN = ["lfence", ".rept 2048", "nop", ".endr",
+          ".rept 512", nop_directive(15), ".endr"]
+
+
+@dataclass
+class HarnessSpec:
+    code: CodePart
+    init: CodePart
+    late_init: CodePart
+    one_time_init: CodePart
+    unroll: int
+    use_loop: bool
+    basic_mode: bool = False
+    alignment_offset: int = 0
+    drain_frontend: bool = False
+    read: dict = dfield(default_factory=lambda: {"use_tsc": True})
+    calibration: bool = True
+    symbols: list[str] = dfield(default_factory=list)
+    avx: bool = True
+
+
+class _Emitter:
+    def __init__(self):
+        self.lines: list[str] = []
+        self.origin: dict[int, tuple[str, str]] = {}
+
+    def emit(self, *lines: str):
+        self.lines.extend(lines)
+
+    def part(self, fn: str, part: CodePart, label: bool):
+        for i, (text, src) in enumerate(zip(part.lines(), part.sources())):
+            if label:
+                self.lines.append(f"cb_{fn}_{part.name}_{i}:")
+            self.lines.append(text)
+            self.origin[len(self.lines)] = (part.name, src)
+        if label:
+            self.lines.append(f"cb_{fn}_{part.name}_end:")
+
+
+def _prologue(e: _Emitter, fn: str):
+    e.emit(".p2align 6", f"cb_{fn}:",
+           "push rbx", "push rbp", "push r12", "push r13", "push r14", "push r15",
+           f"mov {layout.field(layout.SAVED_RSP)}, rsp",
+           f"stmxcsr dword ptr [rip + cb_ctl + {layout.SCRATCH + 56}]")
+    for reg, off in layout.REG_INIT.items():
+        e.emit(f"mov {reg}, {layout.field(off)}")
+    e.emit(*(f"xor {_d(r)}, {_d(r)}" for r in ZEROED))
+
+
+def _d(reg: str) -> str:
+    """32-bit name: writing it zeroes the whole register."""
+    return reg + "d" if reg[1:].isdigit() else "e" + reg[1:]
+
+
+def _epilogue(e: _Emitter, avx: bool):
+    e.emit(f"mov rsp, {layout.field(layout.SAVED_RSP)}",
+           "pop r15", "pop r14", "pop r13", "pop r12", "pop rbp", "pop rbx",
+           f"ldmxcsr dword ptr [rip + cb_ctl + {layout.SCRATCH + 56}]",
+           "fninit",          # an unbalanced x87 stack must not leak into the next run
+           "cld")
+    if avx:
+        e.emit("vzeroupper")
+    e.emit("ret")
+
+
+def _run_function(e: _Emitter, fn: str, spec: HarnessSpec, copies: int, code: CodePart,
+                  init: CodePart, late: CodePart, label: bool):
+    _prologue(e, fn)
+    e.part(fn, init, label)
+    if spec.drain_frontend:
+        e.emit(*_DRAIN)
+    e.emit(*reads.sequence("start", **spec.read))
+    if copies:
+        e.part(fn, late, label)
+        if spec.drain_frontend and not late.empty:
+            e.emit(*_DRAIN)
+    if spec.use_loop:
+        e.emit(f"mov {LOOP_REGISTER}, {layout.field(layout.LOOP_COUNT)}")
+    e.emit(".p2align 6")
+    if spec.alignment_offset:
+        e.emit(f".nops {spec.alignment_offset}")
+    e.emit(f"cb_{fn}_body:")
+    for c in range(copies):
+        if c == 1:
+            e.emit(f"cb_{fn}_copy2:")
+        e.part(fn, code, label and c == 0)
+    if spec.use_loop:
+        e.emit(f"dec {LOOP_REGISTER}", f"jnz cb_{fn}_body")
+    e.emit(f"cb_{fn}_body_end:")
+    if spec.drain_frontend:
+        e.emit(*_DRAIN)
+    e.emit(*reads.sequence("end", **spec.read))
+    _epilogue(e, spec.avx)
+
+
+def _data(e: _Emitter, symbols: list[str]):
+    e.emit(".p2align 12", "cb_data_pages:", "cb_ctl:", f".zero {layout.SIZE}",
+           f".set cb_data_ptr, cb_ctl + {layout.DATA_PTR}",
+           f".set cb_data_size, cb_ctl + {layout.DATA_SIZE}")
+    for i, name in enumerate(symbols):
+        e.emit(f".set cb_sym_{name}, cb_ctl + {layout.SYM + 8 * i}")
+    e.emit(".p2align 12")
+
+
+def generate(spec: HarnessSpec) -> tuple[list[str], dict[int, tuple[str, str]]]:
+    """The full measurement source: returns (lines, origin of user lines)."""
+    e = _Emitter()
+    e.emit(".intel_syntax noprefix", ".text", "cb_begin:")
+    empty = CodePart("none")
+    if not spec.one_time_init.empty:
+        _run_function(e, "one_time", _no_reads(spec), 0, empty, spec.one_time_init, empty, True)
+    a_copies = 0 if spec.basic_mode else spec.unroll
+    b_copies = spec.unroll if spec.basic_mode else 2 * spec.unroll
+    _run_function(e, "run_a", spec, a_copies, spec.code, spec.init, spec.late_init, True)
+    _run_function(e, "run_b", spec, b_copies, spec.code, spec.init, spec.late_init, True)
+    if spec.calibration:
+        cal = _calibration_spec(spec)
+        chain = parse_part("calibration", CALIB_STATEMENT)
+        _run_function(e, "calib_a", cal, CALIB_UNROLL, chain, empty, empty, False)
+        _run_function(e, "calib_b", cal, 2 * CALIB_UNROLL, chain, empty, empty, False)
+    _data(e, spec.symbols)
+    return e.lines, e.origin
+
+
+def generate_check(parts: list[CodePart], symbols: list[str]) -> tuple[list[str], dict[int, tuple[str, str]]]:
+    """Each part once, labelled: for clean assembler errors, copy sizes and CPUID checks."""
+    e = _Emitter()
+    e.emit(".intel_syntax noprefix", ".text", "cb_begin:")
+    for p in parts:
+        e.part("check", p, True)
+    _data(e, symbols)
+    return e.lines, e.origin
+
+
+def _no_reads(spec: HarnessSpec) -> HarnessSpec:
+    return HarnessSpec(spec.code, spec.init, spec.late_init, spec.one_time_init, 0, False,
+                       read={"use_tsc": False}, calibration=False, avx=spec.avx)
+
+
+def _calibration_spec(spec: HarnessSpec) -> HarnessSpec:
+    empty = CodePart("none")
+    return HarnessSpec(empty, empty, empty, empty, CALIB_UNROLL, True,
+                       read={"use_tsc": True}, calibration=False, avx=spec.avx)

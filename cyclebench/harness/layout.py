@@ -1,0 +1,31 @@
+"""Offsets in the runner's control block (struct ctl in runner/cb_runner.c; the C side asserts
+its size). The generated code addresses these fields RIP-relative as ``cb_ctl + offset``."""
+SAVED_RSP = 0
+LOOP_COUNT = 8
+REG_INIT = {"r14": 16, "rdi": 24, "rsi": 32, "rbp": 40, "rsp": 48}
+SCRATCH = 56            # 8 slots: registers saved around counter reads, and MXCSR
+READ_FD = 120
+READ_SIZE = 128
+READ_RET = 136
+DATA_PTR = 144
+DATA_SIZE = 152
+SYM = 160               # 16 symbol addresses
+MAX_SYMS = 16
+TSC_START = 288
+TSC_END = 296
+GRP_START = 304         # PERF_FORMAT_GROUP buffer: nr, then values
+GRP_END = 440
+PMC_IDX = 576
+PMC_START = 704
+PMC_END = 832
+SIZE = 960
+MAX_EVENTS = 16
+
+
+def field(offset: int) -> str:
+    """Memory operand for a control-block field."""
+    return f"qword ptr [rip + cb_ctl + {offset}]"
+
+
+def dfield(offset: int) -> str:
+    return f"dword ptr [rip + cb_ctl + {offset}]"

@@ -1,0 +1,50 @@
+"""The machine metadata block stored in every result (pyperf-style)."""
+from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
+
+from .. import __version__
+from .cpu import cpu_info
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def _turbo() -> str | None:
+    boost = _read("/sys/devices/system/cpu/cpufreq/boost")
+    if boost is not None:
+        return "on" if boost == "1" else "off"
+    no_turbo = _read("/sys/devices/system/cpu/intel_pstate/no_turbo")
+    if no_turbo is not None:
+        return "off" if no_turbo == "1" else "on"
+    return None
+
+
+def machine_metadata() -> dict:
+    c = cpu_info()
+    u = platform.uname()
+    return {
+        "cpu_vendor": c.vendor,
+        "cpu_family": c.family,
+        "cpu_model": c.model,
+        "cpu_stepping": c.stepping,
+        "cpu_model_name": c.model_name,
+        "microcode": c.microcode,
+        "hypervisor": c.hypervisor,
+        "cpus_online": os.cpu_count(),
+        "smt_active": _read("/sys/devices/system/cpu/smt/active"),
+        "governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        "turbo": _turbo(),
+        "perf_event_paranoid": _read("/proc/sys/kernel/perf_event_paranoid"),
+        "kernel": f"{u.system} {u.release}",
+        "hostname": u.node,
+        "python": platform.python_version(),
+        "tool": "cyclebench",
+        "tool_version": __version__,
+    }

@@ -1,0 +1,1 @@
+"""The public measure() API, statistics, stability and results."""

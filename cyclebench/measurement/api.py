@@ -1,0 +1,313 @@
+"""measure(): assemble a snippet into the harness, run it in the runner, and turn readings into
+per-copy figures with uncertainty, re-running when the host is noisy."""
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from pathlib import Path
+
+from ..counters.backends import Backend, select_backend
+from ..errors import (AssemblyError, CounterUnavailable, SnippetFault, SnippetTimeout,
+                      UnsupportedInstruction, UsageError)
+from ..harness import HarnessSpec, generate
+from ..harness.codegen import CALIB_UNROLL, generate_check
+from ..harness.locate import locate
+from ..machine.cpu import cpu_info
+from ..machine.metadata import machine_metadata
+from ..snippet import assemble, parse_part
+from ..snippet.features import check as check_features, decode
+from . import runner, stability, stats
+from .result import EventResult, Result
+
+AUTO_LOOP_TICKS = 40_000      # B - A spans >= 4e4 TSC ticks: quantisation ~0.07% per sample
+CALIB_LOOP = 100              # x CALIB_UNROLL = 1e5 dependent adds per calibration difference
+MAX_CODE_BYTES = 64 << 20
+MAX_ATTEMPTS = 5
+AREA_NAMES = ("R14", "RDI", "RSI", "RBP", "RSP", "data")
+
+
+def _check_params(unroll, loop, n_measurements, warm_up, initial_warm_up, alignment_offset,
+                  aggregate, timeout, budget, cpu):
+    def bad(cause, hint):
+        raise UsageError(cause, hint)
+    if unroll is not None and not 1 <= unroll <= 10_000_000:
+        bad(f"unroll count {unroll} is out of range", "use 1 <= --unroll <= 10000000 (omit it to choose automatically)")
+    if loop is not None and not 0 <= loop <= 10**12:
+        bad(f"loop count {loop} is out of range", "use 0 (no loop) <= --loop <= 1e12 (omit it to choose automatically)")
+    if n_measurements is not None and not 1 <= n_measurements <= 100_000:
+        bad(f"{n_measurements} measurements is out of range", "use 1 <= --n-measurements <= 100000")
+    if not 0 <= warm_up <= 100_000 or not 0 <= initial_warm_up <= 100_000:
+        bad("warm-up counts must be between 0 and 100000", "e.g. --warm-up 5")
+    if not 0 <= alignment_offset < 64:
+        bad(f"alignment offset {alignment_offset} is out of range", "the measured code is 64-byte aligned plus 0..63")
+    if aggregate not in stats.AGGREGATES:
+        bad(f"unknown aggregate '{aggregate}'", "use one of " + ", ".join(stats.AGGREGATES))
+    if not 0 < timeout <= 86_400:
+        bad(f"timeout {timeout} s is out of range", "use 0 < --timeout <= 86400")
+    if not 0 <= budget <= 3600:
+        bad(f"re-run budget {budget} s is out of range", "use 0 <= --budget <= 3600")
+    if cpu is not None and not 0 <= cpu < (os.cpu_count() or 1):
+        bad(f"CPU {cpu} does not exist", f"this machine has CPUs 0..{(os.cpu_count() or 1) - 1}")
+
+
+def _resolve_events(events) -> list:
+    if not events:
+        return []
+    if isinstance(events, str):
+        from ..counters.resolve import resolve_events
+        return resolve_events(events)
+    return list(events)
+
+
+def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None, loop=None,
+            n_measurements=None, warm_up=5, initial_warm_up=0, alignment_offset=0,
+            aggregate="avg", basic_mode=False, no_normalization=False, drain_frontend=False,
+            counters="auto", events=None, cpu=None, timeout=10.0, budget=2.0,
+            data: bytes | None = None, symbols=None, libraries=None, r14_size=None,
+            area_size=None) -> Result:
+    """Measure the cost per copy of ``code`` (assembly text or raw bytes); see docs/ARCHITECTURE.md."""
+    _check_params(unroll, loop, n_measurements, warm_up, initial_warm_up, alignment_offset,
+                  aggregate, timeout, budget, cpu)
+    parts = {name: parse_part(name, c) for name, c in
+             (("code", code), ("init", init), ("late_init", late_init), ("one_time_init", one_time_init))}
+    if parts["code"].empty:
+        raise UsageError("there is no code to measure", 'give a snippet, e.g. cyclebench asm "imul rax, rax"')
+    symbols = list(symbols or [])
+    if len(symbols) > 16:
+        raise UsageError("at most 16 symbols can be resolved", "call the rest through a table in data")
+    backend = select_backend(counters, _resolve_events(events))
+    warnings: list[str] = []
+
+    # One copy of every part: clean assembler errors, the copy size, and a CPUID check.
+    check_lines, check_origin = generate_check(list(parts.values()), symbols)
+    checked = assemble(check_lines, check_origin)
+    copy_bytes = checked.symbols["cb_check_code_end"] - checked.symbols["cb_check_code_0"]
+    _check_cpu(checked, list(parts.values()), warnings)
+
+    use_loop = loop != 0
+    if unroll is None:
+        unroll = 1000 if not use_loop else max(1, min(100, 1024 // max(copy_bytes, 1)))
+    if 2 * unroll * copy_bytes > MAX_CODE_BYTES:
+        raise UsageError(f"the unrolled code would be {2 * unroll * copy_bytes >> 20} MiB",
+                         "lower --unroll and use --loop for more work")
+    if n_measurements is None:
+        n_measurements = 50 if backend.calibration else 10
+
+    spec = HarnessSpec(parts["code"], parts["init"], parts["late_init"], parts["one_time_init"],
+                       unroll=unroll, use_loop=use_loop, basic_mode=basic_mode,
+                       alignment_offset=alignment_offset, drain_frontend=drain_frontend,
+                       read=backend.read_kwargs(), calibration=backend.calibration,
+                       symbols=symbols, avx="avx" in cpu_info().flags)
+    lines, origin = generate(spec)
+    obj = assemble(lines, origin)
+    warnings += [w for w in checked.warnings]
+
+    blob_path = runner.write_temp(obj.blob, ".bin")
+    data_path = runner.write_temp(data, ".dat") if data is not None else None
+    try:
+        args = _runner_args(obj, blob_path, data_path, backend, n_measurements, warm_up,
+                            initial_warm_up, loop, cpu, timeout, symbols, libraries, r14_size, area_size)
+        attempts = []
+        deadline = time.monotonic() + budget
+        while True:
+            out = runner.run(args, timeout)
+            _raise_for(out, obj, list(parts.values()), timeout)
+            attempts.append(_evaluate(out, backend, unroll, no_normalization, aggregate))
+            if attempts[-1]["stability"].stable or len(attempts) >= MAX_ATTEMPTS or time.monotonic() > deadline:
+                break
+    finally:
+        os.unlink(blob_path)
+        if data_path:
+            os.unlink(data_path)
+
+    best = min(attempts, key=lambda a: a["stability"].spread)
+    st = best["stability"]
+    if not st.stable:
+        warnings.append("unstable measurement (" + "; ".join(st.reasons) + f") after {len(attempts)} attempts: "
+                        "the figure may be off by more than its uncertainty; re-run on a quieter machine")
+    if best["diff_ticks"] < 5000:
+        warnings.append(f"the two configurations differ by only {best['diff_ticks']:.0f} TSC ticks; "
+                        "resolution is poor: raise --unroll or use a loop")
+    params = {"code": _text(code), "init": _text(init), "late_init": _text(late_init),
+              "one_time_init": _text(one_time_init), "unroll": unroll, "loop": best["loop"],
+              "loop_auto": loop is None, "use_loop": use_loop, "n_measurements": n_measurements,
+              "warm_up": warm_up, "initial_warm_up": initial_warm_up,
+              "alignment_offset": alignment_offset, "aggregate": aggregate, "basic_mode": basic_mode,
+              "no_normalization": no_normalization, "drain_frontend": drain_frontend,
+              "counters": counters, "events": [e.name for e in backend.events if e.name != "cycles"],
+              "cpu": best["cpu"], "timeout": timeout, "budget": budget, "copy_bytes": copy_bytes,
+              "normalization": best["norm"], "symbols": symbols}
+    backend_info = {"name": backend.name, "reason": backend.reason, "rdpmc": backend.use_rdpmc,
+                    "tsc_hz": best["tsc_hz"], "calibrated_ghz": best["ghz"],
+                    "tick_step": best["step"], "label": best["events"]["cycles"].label}
+    machine = machine_metadata()
+    machine.update({"tsc_hz": best["tsc_hz"], "calibrated_core_ghz": best["ghz"], "counter_backend": backend.name})
+    return Result(kind="snippet", parameters=params, backend=backend_info, events=best["events"],
+                  stability=st.to_dict(), machine=machine, warnings=warnings,
+                  raw={"attempts": [a["raw"] for a in attempts]},
+                  attempts=[{"stable": a["stability"].stable, "spread": a["stability"].spread,
+                             "cycles": a["events"]["cycles"].value, "calibrated_ghz": a["ghz"]} for a in attempts])
+
+
+def _text(c):
+    if c is None:
+        return None
+    if isinstance(c, (bytes, bytearray)):
+        return {"raw_hex": bytes(c).hex()}
+    return str(c)
+
+
+def _check_cpu(obj, parts, warnings):
+    syms = obj.symbols
+    for part in parts:
+        for i, src in enumerate(part.sources()):
+            lo = syms.get(f"cb_check_{part.name}_{i}")
+            hi = syms.get(f"cb_check_{part.name}_{i + 1}", syms.get(f"cb_check_{part.name}_end"))
+            if lo is None or hi is None or hi <= lo:
+                continue
+            lacking, mpx = check_features(obj.blob[lo:hi])
+            if mpx and not any("MPX" in w for w in warnings):
+                warnings.append(f"'{src}' is an MPX instruction and this CPU has no MPX (CPUID 7:EBX[14]): "
+                                "it runs as a hint-NOP, so the figure measures a NOP")
+            if lacking:
+                d, feats = lacking[0]
+                raise UnsupportedInstruction(
+                    f"instruction not supported by this CPU: '{src}' needs {', '.join(feats)}",
+                    f"this CPU ({cpu_info().model_name}) lacks {', '.join(f.lower() for f in feats)} in /proc/cpuinfo")
+
+
+def _runner_args(obj, blob_path, data_path, backend: Backend, reps, warm_up, initial_warm_up,
+                 loop, cpu, timeout, symbols, libraries, r14_size, area_size) -> list[str]:
+    s = obj.symbols
+    args = [blob_path, "--code-size", str(s["cb_data_pages"]), "--ctl", str(s["cb_ctl"]),
+            "--run-a", str(s["cb_run_a"]), "--run-b", str(s["cb_run_b"]),
+            "--reps", str(reps), "--warm-up", str(warm_up), "--initial-warm-up", str(initial_warm_up),
+            "--timeout", str(timeout)]
+    if "cb_one_time" in s:
+        args += ["--one-time-init", str(s["cb_one_time"])]
+    if backend.calibration:
+        args += ["--calib-a", str(s["cb_calib_a"]), "--calib-b", str(s["cb_calib_b"]),
+                 "--calib-loop", str(CALIB_LOOP)]
+    if loop is None:
+        args += ["--auto-loop-ticks", str(AUTO_LOOP_TICKS)]
+    else:
+        args += ["--loop", str(loop)]
+    if cpu is not None:
+        args += ["--cpu", str(cpu)]
+    if data_path:
+        args += ["--data", data_path]
+    for lib in libraries or []:
+        args += ["--lib", str(lib)]
+    for sym in symbols:
+        args += ["--sym", sym]
+    if r14_size:
+        args += ["--r14-size", str(int(r14_size))]
+    if area_size:
+        args += ["--area-size", str(int(area_size))]
+    return args + backend.runner_args()
+
+
+def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate) -> dict:
+    loop = int(out.info["loop"][0])
+    tsc_hz = float(out.info["tsc_hz"][0])
+    a, b = out.samples["a"], out.samples["b"]
+    norm = 1 if no_normalization else unroll * max(loop, 1)
+    ticks = [bb[0] - aa[0] for aa, bb in zip(a, b)]
+    raw = {"loop": loop, "tsc_hz": tsc_hz, "a": a, "b": b}
+    if backend.calibration:
+        ca, cb = out.samples["ca"], out.samples["cb"]
+        raw.update(ca=ca, cb=cb)
+        adds = CALIB_UNROLL * CALIB_LOOP
+        cpt = [adds / (y[0] - x[0]) for x, y in zip(ca, cb)]          # core cycles per TSC tick
+        cycles = [t * c / norm for t, c in zip(ticks, cpt)]
+        ghz_per_rep = [tsc_hz * c / 1e9 for c in cpt]
+        step = stats.tick_step(ticks + [y[0] - x[0] for x, y in zip(ca, cb)])
+        ghz = statistics.median(ghz_per_rep)
+        quantum = step * statistics.median(cpt) / norm
+        label = f"cycles (TSC-calibrated, {ghz:.2f} GHz)"
+        first_ev = 0
+    else:
+        cycles = [(bb[1] - aa[1]) / norm for aa, bb in zip(a, b)]
+        ghz_per_rep = None
+        ghz = statistics.median((bb[1] - aa[1]) / t * tsc_hz / 1e9 for aa, bb, t in zip(a, b, ticks) if t)
+        step, quantum = 1, 1 / norm
+        label = "cycles (PMU" + (", rdpmc)" if backend.use_rdpmc else ", read())")
+        first_ev = 1
+
+    def ev(name, unit, values, label, q=0.0):
+        return EventResult(name, unit, stats.aggregate(values, aggregate), stats.uncertainty(values, q),
+                           aggregate, label, min(values), statistics.median(values), max(values), values)
+
+    events = {"cycles": ev("cycles", "cycles", cycles, label, quantum)}
+    for i, e in enumerate(backend.events[first_ev:], start=first_ev):
+        vals = [(bb[1 + i] - aa[1 + i]) / norm for aa, bb in zip(a, b)]
+        events[e.name] = ev(e.name, "count", vals, e.name, 1 / norm)
+    events["tsc"] = ev("tsc", "ticks", [t / norm for t in ticks], "TSC ticks", step / norm)
+    events["ns"] = ev("ns", "ns", [t / tsc_hz * 1e9 / norm for t in ticks], "nanoseconds", step / tsc_hz * 1e9 / norm)
+    return {"events": events, "stability": stability.assess(cycles, ghz_per_rep), "loop": loop,
+            "tsc_hz": tsc_hz, "ghz": ghz, "step": step, "norm": norm, "raw": raw,
+            "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": statistics.median(ticks)}
+
+
+def _raise_for(out, obj, parts, timeout):
+    if out.returncode == 0 and out.done:
+        return
+    err = out.error or {}
+    kind = out.error_kind
+    where = None
+    if "rip_off" in err:
+        where = locate(int(err["rip_off"], 16), obj.symbols, parts)
+    stmt = f"'{where[1]}' ({where[0].replace('_', '-')})" if where else "the generated harness code"
+    if kind == "signal":
+        sig = err.get("sig")
+        if sig == "ILL":
+            off = int(err.get("rip_off", "0x0"), 16)
+            decoded = decode(obj.blob[off:off + 15], off)[:1] if "rip_off" in err else []
+            feats = ", ".join(decoded[0].features) if decoded else "?"
+            raise UnsupportedInstruction(f"instruction not supported by this CPU: {stmt} raised SIGILL (#UD)",
+                                         f"it needs CPUID features {feats}; ud2/ud1 fault on purpose")
+        if sig == "FPE":
+            raise SnippetFault(f"division error (#DE) in {stmt}: divide by zero, or a quotient too big for the destination",
+                               "set the divisor in --init, e.g. 'mov rcx, 7', and zero rdx before div")
+        if sig in ("SEGV", "BUS"):
+            raise SnippetFault(f"{'segmentation fault' if sig == 'SEGV' else 'bus error'} in {stmt} "
+                               f"at address {err.get('addr', '?')}", _memory_hint(err, out.areas))
+        if sig == "TRAP":
+            raise SnippetFault(f"breakpoint or trap (SIGTRAP) in {stmt}", "remove int3 / the trap flag from the code")
+        raise SnippetFault(f"the measured code raised SIG{sig} in {stmt}", "check the code's memory accesses")
+    if kind == "timeout":
+        raise SnippetTimeout(f"the measured code did not finish within {timeout:g} s (it was in {stmt})",
+                             "an infinite loop? If it is just slow, raise --timeout or lower --unroll/--loop")
+    if kind == "counter":
+        raise CounterUnavailable(f"counter error in the runner: {err.get('message', '')}",
+                                 "try --counters tsc, or check perf_event_paranoid")
+    if kind in ("load", "symbol"):
+        raise AssemblyError(f"cannot load the code: {err.get('message', '')}",
+                            "check --symbol / --library names and that the shared object exists")
+    if kind == "usage":
+        raise UsageError(f"runner rejected the parameters: {err.get('message', '')}", "see cyclebench asm --help")
+    if out.returncode < 0:
+        raise SnippetFault(f"the runner was killed by signal {-out.returncode}",
+                           "the code may have used too much memory, or something killed the process")
+    raise SnippetFault(f"the measured code ended the runner process (exit status {out.returncode}) "
+                       "before the measurement finished",
+                       "measured code must not call exit/exec or close the runner's files")
+
+
+def _memory_hint(err, areas) -> str:
+    addr = int(err.get("addr", "0x0"), 16)
+    if int(err.get("code", "0x0"), 16) == 0x80 or (addr == 0 and err.get("code") == "0x80"):
+        return ("general-protection fault: a non-canonical address, or an unaligned operand for an "
+                "instruction that needs alignment (movaps, movdqa, vmovaps ...)")
+    if addr < 4096 * 16:
+        return ("address near zero: only R14, RDI, RSI, RBP and RSP point to memory (the middle of 1 MB "
+                "areas); other registers start at 0. Set pointers in --init")
+    for idx, (lo, hi) in areas.items():
+        name = AREA_NAMES[idx]
+        if lo - 65536 <= addr < lo:
+            return f"{lo - addr} bytes below the {name} area [{lo:#x}, {hi:#x}); {name} starts at its middle"
+        if hi <= addr < hi + 65536:
+            return f"{addr - hi} bytes past the end of the {name} area [{lo:#x}, {hi:#x}); {name} starts at its middle"
+    return ("not in any memory area: R14, RDI, RSI, RBP and RSP point to the middle of 1 MB areas "
+            "(the R14 area size can be raised with --r14-size)")

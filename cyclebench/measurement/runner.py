@@ -1,0 +1,113 @@
+"""Building and invoking the C runner, and reading its line protocol (see runner/cb_runner.c)."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import CycleBenchError, SnippetTimeout, UsageError
+
+RUNNER_SRC = Path(__file__).resolve().parents[2] / "runner" / "cb_runner.c"
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "cyclebench"
+
+
+def runner_path() -> Path:
+    """The runner binary for the current source, built on first use (keyed by source hash)."""
+    if not RUNNER_SRC.exists():
+        raise CycleBenchError(f"runner source not found at {RUNNER_SRC}",
+                              "install cyclebench from its source tree: bash setup.sh")
+    src = RUNNER_SRC.read_bytes()
+    digest = hashlib.sha256(src).hexdigest()[:16]
+    exe = _cache_dir() / f"cb-runner-{digest}"
+    if exe.exists():
+        return exe
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if not cc:
+        raise CycleBenchError("no C compiler found to build the runner",
+                              "install gcc (bash setup.sh does it)")
+    exe.parent.mkdir(parents=True, exist_ok=True)
+    tmp = exe.with_suffix(f".tmp{os.getpid()}")
+    proc = subprocess.run([cc, "-O2", "-std=gnu11", "-o", str(tmp), str(RUNNER_SRC), "-ldl"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise CycleBenchError("building the runner failed: " + (proc.stderr.strip().splitlines() or ["?"])[0],
+                              "check that gcc works: bash setup.sh")
+    os.replace(tmp, exe)
+    return exe
+
+
+@dataclass
+class RunnerOutput:
+    info: dict[str, list[str]] = field(default_factory=dict)
+    areas: dict[int, tuple[int, int]] = field(default_factory=dict)
+    samples: dict[str, list[list[int]]] = field(default_factory=dict)   # kind -> per rep [tsc, ev...]
+    probes: list[tuple[int, bool, str]] = field(default_factory=list)
+    error: dict[str, str] | None = None
+    error_kind: str | None = None
+    returncode: int = 0
+    done: bool = False
+    stderr: str = ""
+
+
+def parse_output(text: str) -> RunnerOutput:
+    out = RunnerOutput()
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        tag = parts[0]
+        if tag == "sample" and len(parts) >= 4:
+            out.samples.setdefault(parts[2], []).append([int(x) for x in parts[3:]])
+        elif tag == "info" and len(parts) >= 2:
+            if parts[1] == "area" and len(parts) == 5:
+                out.areas[int(parts[2])] = (int(parts[3], 16), int(parts[4], 16))
+            else:
+                out.info[parts[1]] = parts[2:]
+        elif tag == "probe" and len(parts) >= 3:
+            out.probes.append((int(parts[1]), parts[2] == "ok", " ".join(parts[3:])))
+        elif tag == "error" and len(parts) >= 2:
+            out.error_kind = parts[1]
+            out.error = {}
+            rest = []
+            for p in parts[2:]:
+                k, eq, v = p.partition("=")
+                if eq:
+                    out.error[k] = v
+                else:
+                    rest.append(p)
+            out.error["message"] = " ".join(parts[2:])
+        elif tag == "done":
+            out.done = True
+    return out
+
+
+def run(args: list[str], timeout: float) -> RunnerOutput:
+    """Run the runner; the runner's own timer fires first, this kill is the backstop."""
+    cmd = [str(runner_path())] + args
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 5,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise SnippetTimeout(f"the runner did not finish within {timeout + 5:.0f} s and was killed",
+                             "the measured code may loop forever or block; raise --timeout if it is just slow") from None
+    except OSError as e:
+        raise UsageError(f"cannot start the runner: {e.strerror}", "rebuild it: bash setup.sh") from None
+    out = parse_output(proc.stdout)
+    out.returncode = proc.returncode
+    out.stderr = proc.stderr
+    return out
+
+
+def write_temp(data: bytes, suffix: str) -> str:
+    fd, path = tempfile.mkstemp(prefix="cyclebench-", suffix=suffix)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return path

@@ -1,0 +1,408 @@
+/*
+ * cb-runner: executes a cyclebench measurement blob in an isolated process.
+ *
+ * The Python side generates and assembles the blob (code pages followed by data pages that
+ * hold the control block, see struct ctl) and passes entry offsets on the command line. This
+ * program maps it, pins itself to a CPU, maps the memory areas, opens perf_event counters, runs
+ * the measurement loop and prints raw counter differences, one line per run. Faults, timeouts
+ * and bad parameters become one "error ..." line and a distinct exit code; the Python side turns
+ * them into user-facing messages. Protocol (stdout, line oriented):
+ *   info KEY VALUE...
+ *   sample REP KIND V0 V1 ...      KIND: ca cb (calibration A/B), a b (measurement A/B)
+ *   error KIND key=value...        then exit with a nonzero code
+ *   done
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define MAX_EVENTS 16
+#define MAX_SYMS 16
+#define MAX_SAMPLES 100000
+
+enum { EXIT_OK = 0, EXIT_USAGE = 2, EXIT_LOAD = 3, EXIT_SIGNAL = 5, EXIT_TIMEOUT = 6, EXIT_COUNTER = 7 };
+
+/* Shared with cyclebench/harness/layout.py: the generated code addresses these fields RIP-relative. */
+struct ctl {
+    uint64_t saved_rsp;        /* 0 */
+    uint64_t loop_count;       /* 8 */
+    uint64_t reg_init[5];      /* 16: r14 rdi rsi rbp rsp */
+    uint64_t scratch[8];       /* 56: registers saved around counter reads */
+    uint64_t read_fd;          /* 120: group leader fd for the read() path */
+    uint64_t read_size;        /* 128 */
+    uint64_t read_ret;         /* 136: last read() return value */
+    uint64_t data_ptr;         /* 144 */
+    uint64_t data_size;        /* 152 */
+    uint64_t sym[MAX_SYMS];    /* 160 */
+    uint64_t tsc_start;        /* 288 */
+    uint64_t tsc_end;          /* 296 */
+    uint64_t grp_start[1 + MAX_EVENTS]; /* 304: PERF_FORMAT_GROUP: nr, values */
+    uint64_t grp_end[1 + MAX_EVENTS];   /* 440 */
+    uint64_t pmc_idx[MAX_EVENTS];       /* 576: rdpmc indices (0 = unavailable) */
+    uint64_t pmc_start[MAX_EVENTS];     /* 704 */
+    uint64_t pmc_end[MAX_EVENTS];       /* 832 */
+};                                      /* 960 bytes */
+
+_Static_assert(sizeof(struct ctl) == 960, "layout.py must match");
+
+typedef void (*entry_fn)(void);
+
+static struct {
+    const char *blob_path;
+    long code_size, ctl_off;
+    long e_one_time, e_a, e_b, e_ca, e_cb;
+    long reps, warm_up, initial_warm_up, loop, calib_loop, auto_loop_ticks;
+    long area_size, r14_size;
+    int cpu;
+    double timeout;
+    const char *data_path;
+    int n_events;
+    struct perf_event_attr attr[MAX_EVENTS];
+    const char *libs[8];
+    int n_libs;
+    const char *syms[MAX_SYMS];
+    int n_syms;
+    int probe, use_rdpmc;
+} opt = {
+    .e_one_time = -1, .e_a = -1, .e_b = -1, .e_ca = -1, .e_cb = -1,
+    .reps = 10, .warm_up = 5, .loop = 0, .calib_loop = 0,
+    .area_size = 1 << 20, .r14_size = 1 << 20, .cpu = -1, .timeout = 10.0,
+};
+
+static uint8_t *blob;
+static size_t blob_len;
+static struct ctl *ctl;
+static int fds[MAX_EVENTS];
+static uint8_t *area_lo[6], *area_hi[6]; /* r14 rdi rsi rbp rsp data */
+
+/* ---- async-signal-safe output ---- */
+static void put(const char *s) { ssize_t r = write(1, s, strlen(s)); (void)r; }
+static void put_hex(uint64_t v) {
+    char b[19] = "0x"; int i;
+    for (i = 0; i < 16; i++) b[2 + i] = "0123456789abcdef"[(v >> (60 - 4 * i)) & 15];
+    b[18] = 0; put(b);
+}
+
+static void fault_handler(int sig, siginfo_t *si, void *uc_) {
+    ucontext_t *uc = uc_;
+    uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    const char *name = sig == SIGSEGV ? "SEGV" : sig == SIGBUS ? "BUS" : sig == SIGILL ? "ILL"
+                     : sig == SIGFPE ? "FPE" : sig == SIGTRAP ? "TRAP" : sig == SIGALRM ? "TIMEOUT" : "OTHER";
+    put(sig == SIGALRM ? "\nerror timeout" : "\nerror signal");
+    put(" sig="); put(name);
+    put(" code="); put_hex((uint64_t)si->si_code);
+    put(" addr="); put_hex((uint64_t)si->si_addr);
+    put(" rip="); put_hex(rip);
+    if (blob && rip >= (uint64_t)blob && rip < (uint64_t)blob + blob_len) {
+        put(" rip_off="); put_hex(rip - (uint64_t)blob);
+    }
+    put(" rsp="); put_hex((uint64_t)uc->uc_mcontext.gregs[REG_RSP]);
+    put("\n");
+    _exit(sig == SIGALRM ? EXIT_TIMEOUT : EXIT_SIGNAL);
+}
+
+static void die(int code, const char *kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void die(int code, const char *kind, const char *fmt, ...) {
+    va_list ap;
+    fflush(stdout);
+    printf("error %s ", kind);
+    va_start(ap, fmt); vprintf(fmt, ap); va_end(ap);
+    printf("\n");
+    fflush(stdout);
+    exit(code);
+}
+
+static long num(const char *s, const char *what) {
+    char *end; errno = 0;
+    long v = strtol(s, &end, 0);
+    if (errno || *end || v < 0) die(EXIT_USAGE, "usage", "bad value for %s: '%s'", what, s);
+    return v;
+}
+
+/* --event TYPE:CONFIG:CONFIG1:CONFIG2:EXCL_USER:EXCL_KERNEL */
+static void parse_event(const char *s) {
+    struct perf_event_attr *a;
+    unsigned long long t, c, c1, c2, eu, ek;
+    if (opt.n_events >= MAX_EVENTS) die(EXIT_USAGE, "usage", "at most %d events per group", MAX_EVENTS);
+    if (sscanf(s, "%lli:%lli:%lli:%lli:%lli:%lli", &t, &c, &c1, &c2, &eu, &ek) != 6)
+        die(EXIT_USAGE, "usage", "bad --event '%s'", s);
+    a = &opt.attr[opt.n_events++];
+    memset(a, 0, sizeof *a);
+    a->size = sizeof *a;
+    a->type = (uint32_t)t; a->config = c; a->config1 = c1; a->config2 = c2;
+    a->exclude_user = eu; a->exclude_kernel = ek; a->exclude_hv = 1;
+    a->read_format = PERF_FORMAT_GROUP;
+}
+
+static void parse_args(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        #define ARG(name) (!strcmp(k, name) && v && ++i)
+        if (!strcmp(k, "--probe")) opt.probe = 1;
+        else if (!strcmp(k, "--rdpmc")) opt.use_rdpmc = 1;
+        else if (ARG("--code-size")) opt.code_size = num(v, k);
+        else if (ARG("--ctl")) opt.ctl_off = num(v, k);
+        else if (ARG("--one-time-init")) opt.e_one_time = num(v, k);
+        else if (ARG("--run-a")) opt.e_a = num(v, k);
+        else if (ARG("--run-b")) opt.e_b = num(v, k);
+        else if (ARG("--calib-a")) opt.e_ca = num(v, k);
+        else if (ARG("--calib-b")) opt.e_cb = num(v, k);
+        else if (ARG("--reps")) opt.reps = num(v, k);
+        else if (ARG("--warm-up")) opt.warm_up = num(v, k);
+        else if (ARG("--initial-warm-up")) opt.initial_warm_up = num(v, k);
+        else if (ARG("--loop")) opt.loop = num(v, k);
+        else if (ARG("--calib-loop")) opt.calib_loop = num(v, k);
+        else if (ARG("--auto-loop-ticks")) opt.auto_loop_ticks = num(v, k);
+        else if (ARG("--area-size")) opt.area_size = num(v, k);
+        else if (ARG("--r14-size")) opt.r14_size = num(v, k);
+        else if (ARG("--cpu")) opt.cpu = (int)num(v, k);
+        else if (ARG("--timeout")) opt.timeout = atof(v);
+        else if (ARG("--data")) opt.data_path = v;
+        else if (ARG("--event")) parse_event(v);
+        else if (ARG("--lib")) { if (opt.n_libs < 8) opt.libs[opt.n_libs++] = v; }
+        else if (ARG("--sym")) { if (opt.n_syms < MAX_SYMS) opt.syms[opt.n_syms++] = v; }
+        else if (k[0] != '-' && !opt.blob_path) opt.blob_path = k;
+        else die(EXIT_USAGE, "usage", "unknown or incomplete argument '%s'", k);
+        #undef ARG
+    }
+    if (opt.reps < 1 || opt.reps > MAX_SAMPLES) die(EXIT_USAGE, "usage", "--reps must be 1..%d", MAX_SAMPLES);
+    if (opt.area_size < 8192 || opt.r14_size < 8192) die(EXIT_USAGE, "usage", "areas must be at least 8 KiB");
+}
+
+static long page_size;
+static size_t round_up(size_t n) { return (n + page_size - 1) / page_size * page_size; }
+
+/* An area with a PROT_NONE guard page on each side, so stray accesses fault near it. */
+static uint8_t *map_area(size_t size, int idx) {
+    size_t total = round_up(size) + 2 * page_size;
+    uint8_t *p = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) die(EXIT_LOAD, "load", "cannot map a %zu-byte area: %s", size, strerror(errno));
+    if (mprotect(p + page_size, round_up(size), PROT_READ | PROT_WRITE))
+        die(EXIT_LOAD, "load", "mprotect: %s", strerror(errno));
+    area_lo[idx] = p + page_size;
+    area_hi[idx] = p + page_size + round_up(size);
+    return p + page_size;
+}
+
+static void load_blob(void) {
+    int fd = open(opt.blob_path, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st)) die(EXIT_LOAD, "load", "cannot open blob '%s': %s", opt.blob_path, strerror(errno));
+    blob_len = round_up((size_t)st.st_size);
+    if (opt.code_size <= 0 || (size_t)opt.code_size > blob_len || opt.code_size % page_size)
+        die(EXIT_USAGE, "usage", "--code-size must be a page multiple within the blob");
+    if (opt.ctl_off < opt.code_size || (size_t)opt.ctl_off + sizeof(struct ctl) > blob_len)
+        die(EXIT_USAGE, "usage", "--ctl must point into the data pages");
+    blob = mmap(NULL, blob_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (blob == MAP_FAILED) die(EXIT_LOAD, "load", "mmap: %s", strerror(errno));
+    for (size_t got = 0; got < (size_t)st.st_size;) {
+        ssize_t r = read(fd, blob + got, st.st_size - got);
+        if (r <= 0) die(EXIT_LOAD, "load", "short read of blob");
+        got += r;
+    }
+    close(fd);
+    if (mprotect(blob, opt.code_size, PROT_READ | PROT_EXEC)) die(EXIT_LOAD, "load", "mprotect: %s", strerror(errno));
+    ctl = (struct ctl *)(blob + opt.ctl_off);
+}
+
+static void load_data(void) {
+    int fd; struct stat st; uint8_t *p;
+    if (!opt.data_path) return;
+    fd = open(opt.data_path, O_RDONLY);
+    if (fd < 0 || fstat(fd, &st)) die(EXIT_LOAD, "load", "cannot open data '%s': %s", opt.data_path, strerror(errno));
+    p = map_area(st.st_size ? st.st_size : 1, 5);
+    for (size_t got = 0; got < (size_t)st.st_size;) {
+        ssize_t r = read(fd, p + got, st.st_size - got);
+        if (r <= 0) die(EXIT_LOAD, "load", "short read of data");
+        got += r;
+    }
+    close(fd);
+    ctl->data_ptr = (uint64_t)p; ctl->data_size = st.st_size;
+}
+
+/* --lib PATH loads a shared object; --sym NAME resolves into ctl->sym[i] (libs first, then the runner's libc). */
+static void load_symbols(void) {
+    void *h[8];
+    for (int i = 0; i < opt.n_libs; i++) {
+        h[i] = dlopen(opt.libs[i], RTLD_NOW | RTLD_LOCAL);
+        if (!h[i]) die(EXIT_LOAD, "load", "cannot load '%s': %s", opt.libs[i], dlerror());
+    }
+    for (int s = 0; s < opt.n_syms; s++) {
+        void *addr = NULL;
+        for (int i = 0; i < opt.n_libs && !addr; i++) addr = dlsym(h[i], opt.syms[s]);
+        if (!addr) addr = dlsym(RTLD_DEFAULT, opt.syms[s]);
+        if (!addr) die(EXIT_LOAD, "symbol", "name=%s undefined symbol", opt.syms[s]);
+        ctl->sym[s] = (uint64_t)addr;
+    }
+}
+
+static const char *errno_name(int e) {
+    switch (e) {
+    case ENOENT: return "ENOENT"; case EACCES: return "EACCES"; case EPERM: return "EPERM";
+    case EOPNOTSUPP: return "EOPNOTSUPP"; case EINVAL: return "EINVAL"; case ENODEV: return "ENODEV";
+    case EBUSY: return "EBUSY"; case E2BIG: return "E2BIG"; default: return "EOTHER";
+    }
+}
+
+/* One group, leader first; counting starts at open so differences need no enable/disable. */
+static void open_events(void) {
+    for (int i = 0; i < opt.n_events; i++) {
+        int leader = i ? fds[0] : -1;
+        fds[i] = (int)syscall(SYS_perf_event_open, &opt.attr[i], 0, -1, leader, 0);
+        if (fds[i] < 0) {
+            int e = errno;
+            if (opt.probe) { printf("probe %d fail %s %d\n", i, errno_name(e), e); continue; }
+            die(EXIT_COUNTER, "counter", "index=%d errno=%s errnum=%d", i, errno_name(e), e);
+        }
+        struct perf_event_mmap_page *pg = mmap(NULL, page_size, PROT_READ, MAP_SHARED, fds[i], 0);
+        uint64_t idx = 0;
+        if (pg != MAP_FAILED) {
+            if (pg->cap_user_rdpmc && pg->index) idx = pg->index; /* rdpmc ecx = index - 1 */
+            munmap(pg, page_size);
+        }
+        if (opt.probe) printf("probe %d ok rdpmc=%llu\n", i, (unsigned long long)idx);
+        else if (opt.use_rdpmc && !idx) die(EXIT_COUNTER, "counter", "index=%d rdpmc=unavailable", i);
+        else ctl->pmc_idx[i] = opt.use_rdpmc ? idx : 0;
+    }
+    if (opt.n_events && !opt.probe) {
+        ctl->read_fd = (uint64_t)fds[0];
+        ctl->read_size = 8 * (1 + (uint64_t)opt.n_events);
+    } else if (ctl) {
+        ctl->read_fd = (uint64_t)-1;
+    }
+}
+
+static void pin_cpu(void) {
+    cpu_set_t set;
+    if (opt.cpu < 0) opt.cpu = sched_getcpu();
+    CPU_ZERO(&set); CPU_SET(opt.cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set)) die(EXIT_USAGE, "usage", "cannot pin to CPU %d: %s", opt.cpu, strerror(errno));
+    printf("info cpu %d\n", opt.cpu);
+}
+
+static double tsc_hz(void) {
+    struct timespec t0, t1;
+    unsigned lo, hi;
+    uint64_t c0, c1;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &t0);
+    __asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi)); c0 = ((uint64_t)hi << 32) | lo;
+    do clock_gettime(CLOCK_MONOTONIC_RAW, &t1);
+    while ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec) < 5e6);
+    __asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi)); c1 = ((uint64_t)hi << 32) | lo;
+    return (c1 - c0) / ((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
+}
+
+struct reading { uint64_t tsc; uint64_t ev[MAX_EVENTS]; };
+
+static void call(long off, uint64_t loop, struct reading *r) {
+    ctl->loop_count = loop;
+    ((entry_fn)(blob + off))();
+    if (!r) return;
+    if (opt.n_events && ctl->read_ret != ctl->read_size)
+        die(EXIT_COUNTER, "counter", "read() of the counter group returned %lld", (long long)ctl->read_ret);
+    r->tsc = ctl->tsc_end - ctl->tsc_start;
+    for (int i = 0; i < opt.n_events; i++)
+        r->ev[i] = ctl->pmc_idx[i] ? ctl->pmc_end[i] - ctl->pmc_start[i] : ctl->grp_end[1 + i] - ctl->grp_start[1 + i];
+}
+
+static void print_reading(long rep, const char *kind, const struct reading *r) {
+    printf("sample %ld %s %llu", rep, kind, (unsigned long long)r->tsc);
+    for (int i = 0; i < opt.n_events; i++) printf(" %llu", (unsigned long long)r->ev[i]);
+    printf("\n");
+}
+
+/* Doubles the loop count (at most x16 per step) until B - A spans the requested number of ticks. */
+static uint64_t choose_loop(void) {
+    uint64_t loop = opt.loop ? (uint64_t)opt.loop : 1;
+    struct reading a, b;
+    for (int step = 0; step < 40; step++) {
+        call(opt.e_a, loop, &a); call(opt.e_b, loop, &b);
+        int64_t d = (int64_t)(b.tsc - a.tsc);
+        if (d >= opt.auto_loop_ticks) break;
+        uint64_t f = d > 0 ? (uint64_t)(opt.auto_loop_ticks * 1.3 / d) + 1 : 16;
+        loop *= f < 2 ? 2 : f > 16 ? 16 : f;
+        if (loop > (1ull << 40)) break;
+    }
+    return loop;
+}
+
+int main(int argc, char **argv) {
+    static struct reading ra, rb, rca, rcb;
+    stack_t ss;
+    struct sigaction sa;
+    page_size = sysconf(_SC_PAGESIZE);
+    setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    parse_args(argc, argv);
+
+    if (opt.probe) { open_events(); printf("done\n"); return 0; }
+    if (!opt.blob_path || opt.e_a < 0 || opt.e_b < 0) die(EXIT_USAGE, "usage", "need BLOB, --run-a and --run-b");
+
+    /* Faults are reported from an alternate stack: the snippet may have moved RSP anywhere. */
+    ss.ss_sp = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ss.ss_size = 1 << 16; ss.ss_flags = 0;
+    sigaltstack(&ss, NULL);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = fault_handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigfillset(&sa.sa_mask);
+    int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGALRM, SIGSYS};
+    for (unsigned i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaction(sigs[i], &sa, NULL);
+
+    pin_cpu();
+    load_blob();
+    load_data();
+    load_symbols();
+    uint8_t *areas[5];
+    for (int i = 0; i < 5; i++) {
+        areas[i] = map_area(i == 0 ? opt.r14_size : opt.area_size, i);
+        ctl->reg_init[i] = (uint64_t)(areas[i] + (i == 0 ? opt.r14_size : opt.area_size) / 2);
+    }
+    open_events();
+    printf("info tsc_hz %.0f\n", tsc_hz());
+    for (int i = 0; i < 5; i++)
+        printf("info area %d %p %p\n", i, (void *)area_lo[i], (void *)area_hi[i]);
+    if (opt.data_path) printf("info area 5 %p %p\n", (void *)area_lo[5], (void *)area_hi[5]);
+    printf("info blob %p\n", (void *)blob);
+    fflush(stdout);
+
+    /* A whole-run timeout: the alarm handler reports where the code was stuck. */
+    if (opt.timeout > 0) {
+        struct itimerval it = {{0, 0}, {(long)opt.timeout, (long)((opt.timeout - (long)opt.timeout) * 1e6)}};
+        setitimer(ITIMER_REAL, &it, NULL);
+    }
+
+    if (opt.e_one_time >= 0) call(opt.e_one_time, 0, NULL);
+    for (long i = 0; i < opt.initial_warm_up; i++) call(opt.e_b, opt.loop, NULL);
+    uint64_t loop = opt.auto_loop_ticks ? choose_loop() : (uint64_t)opt.loop;
+    printf("info loop %llu\n", (unsigned long long)loop);
+
+    for (long rep = -opt.warm_up; rep < opt.reps; rep++) {
+        if (opt.e_ca >= 0) { call(opt.e_ca, opt.calib_loop, &rca); call(opt.e_cb, opt.calib_loop, &rcb); }
+        call(opt.e_a, loop, &ra);
+        call(opt.e_b, loop, &rb);
+        if (rep < 0) continue;
+        if (opt.e_ca >= 0) { print_reading(rep, "ca", &rca); print_reading(rep, "cb", &rcb); }
+        print_reading(rep, "a", &ra);
+        print_reading(rep, "b", &rb);
+    }
+    printf("done\n");
+    fflush(stdout);
+    return 0;
+}
