@@ -189,16 +189,18 @@ static void parse_args(int argc, char **argv) {
 static long page_size;
 static size_t round_up(size_t n) { return (n + page_size - 1) / page_size * page_size; }
 
-/* An area with a PROT_NONE guard page on each side, so stray accesses fault near it. */
+/* An area with a 1 MB PROT_NONE guard on each side, so stray accesses fault instead of
+ * landing in a neighbouring area (reserved address space only: it costs no memory). */
+#define GUARD (1 << 20)
 static uint8_t *map_area(size_t size, int idx) {
-    size_t total = round_up(size) + 2 * page_size;
+    size_t total = round_up(size) + 2 * GUARD;
     uint8_t *p = mmap(NULL, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) die(EXIT_LOAD, "load", "cannot map a %zu-byte area: %s", size, strerror(errno));
-    if (mprotect(p + page_size, round_up(size), PROT_READ | PROT_WRITE))
+    if (mprotect(p + GUARD, round_up(size), PROT_READ | PROT_WRITE))
         die(EXIT_LOAD, "load", "mprotect: %s", strerror(errno));
-    area_lo[idx] = p + page_size;
-    area_hi[idx] = p + page_size + round_up(size);
-    return p + page_size;
+    area_lo[idx] = p + GUARD;
+    area_hi[idx] = p + GUARD + round_up(size);
+    return p + GUARD;
 }
 
 static void load_blob(void) {
@@ -312,10 +314,12 @@ static double tsc_hz(void) {
 struct reading { uint64_t tsc; uint64_t ev[MAX_EVENTS]; };
 
 static void call(long off, uint64_t loop, struct reading *r) {
+    int reads_group = (off == opt.e_a || off == opt.e_b) && !opt.use_rdpmc;
     ctl->loop_count = loop;
+    ctl->read_ret = 0;
     ((entry_fn)(blob + off))();
     if (!r) return;
-    if (opt.n_events && ctl->read_ret != ctl->read_size)
+    if (reads_group && opt.n_events && ctl->read_ret != ctl->read_size)
         die(EXIT_COUNTER, "counter", "read() of the counter group returned %lld", (long long)ctl->read_ret);
     r->tsc = ctl->tsc_end - ctl->tsc_start;
     for (int i = 0; i < opt.n_events; i++)

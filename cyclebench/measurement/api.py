@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
-from pathlib import Path
+from dataclasses import dataclass
 
 from ..counters.backends import Backend, select_backend
 from ..errors import (AssemblyError, CounterUnavailable, SnippetFault, SnippetTimeout,
@@ -17,13 +17,13 @@ from ..machine.cpu import cpu_info
 from ..machine.metadata import machine_metadata
 from ..snippet import assemble, parse_part
 from ..snippet.features import check as check_features, decode
-from . import runner, stability, stats
+from . import clock_history, runner, stability, stats
 from .result import EventResult, Result
 
 AUTO_LOOP_TICKS = 40_000      # B - A spans >= 4e4 TSC ticks: quantisation ~0.07% per sample
 CALIB_LOOP = 100              # x CALIB_UNROLL = 1e5 dependent adds per calibration difference
 MAX_CODE_BYTES = 64 << 20
-MAX_ATTEMPTS = 5
+MAX_ATTEMPTS = 40            # re-runs stop earlier when the budget (default 2 s) is spent
 AREA_NAMES = ("R14", "RDI", "RSI", "RBP", "RSP", "data")
 
 
@@ -60,13 +60,25 @@ def _resolve_events(events) -> list:
     return list(events)
 
 
-def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None, loop=None,
+@dataclass
+class Prepared:
+    """Everything built before running: the harness source, the blob and the choices made."""
+    parts: dict
+    backend: Backend
+    spec: HarnessSpec
+    lines: list[str]
+    obj: object
+    copy_bytes: int
+    n_measurements: int
+    warnings: list[str]
+    symbols: list[str]
+
+
+def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None, loop=None,
             n_measurements=None, warm_up=5, initial_warm_up=0, alignment_offset=0,
-            aggregate="avg", basic_mode=False, no_normalization=False, drain_frontend=False,
-            counters="auto", events=None, cpu=None, timeout=10.0, budget=2.0,
-            data: bytes | None = None, symbols=None, libraries=None, r14_size=None,
-            area_size=None) -> Result:
-    """Measure the cost per copy of ``code`` (assembly text or raw bytes); see docs/ARCHITECTURE.md."""
+            aggregate="avg", basic_mode=False, drain_frontend=False, counters="auto",
+            events=None, cpu=None, timeout=10.0, budget=2.0, symbols=None, **_ignored) -> Prepared:
+    """Validate, choose the backend and counts, and assemble the harness (nothing runs)."""
     _check_params(unroll, loop, n_measurements, warm_up, initial_warm_up, alignment_offset,
                   aggregate, timeout, budget, cpu)
     parts = {name: parse_part(name, c) for name, c in
@@ -84,6 +96,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     checked = assemble(check_lines, check_origin)
     copy_bytes = checked.symbols["cb_check_code_end"] - checked.symbols["cb_check_code_0"]
     _check_cpu(checked, list(parts.values()), warnings)
+    warnings += checked.warnings
 
     use_loop = loop != 0
     if unroll is None:
@@ -101,8 +114,25 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
                        symbols=symbols, avx="avx" in cpu_info().flags)
     lines, origin = generate(spec)
     obj = assemble(lines, origin)
-    warnings += [w for w in checked.warnings]
+    return Prepared(parts, backend, spec, lines, obj, copy_bytes, n_measurements, warnings, symbols)
 
+
+def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None, loop=None,
+            n_measurements=None, warm_up=5, initial_warm_up=0, alignment_offset=0,
+            aggregate="avg", basic_mode=False, no_normalization=False, drain_frontend=False,
+            counters="auto", events=None, cpu=None, timeout=10.0, budget=2.0,
+            data: bytes | None = None, symbols=None, libraries=None, r14_size=None,
+            area_size=None) -> Result:
+    """Measure the cost per copy of ``code`` (assembly text or raw bytes); see docs/ARCHITECTURE.md."""
+    p = prepare(code, init=init, late_init=late_init, one_time_init=one_time_init, unroll=unroll,
+                loop=loop, n_measurements=n_measurements, warm_up=warm_up,
+                initial_warm_up=initial_warm_up, alignment_offset=alignment_offset,
+                aggregate=aggregate, basic_mode=basic_mode, drain_frontend=drain_frontend,
+                counters=counters, events=events, cpu=cpu, timeout=timeout, budget=budget,
+                symbols=symbols)
+    parts, backend, obj, warnings = p.parts, p.backend, p.obj, list(p.warnings)
+    unroll, use_loop, copy_bytes, n_measurements = p.spec.unroll, p.spec.use_loop, p.copy_bytes, p.n_measurements
+    symbols = p.symbols
     blob_path = runner.write_temp(obj.blob, ".bin")
     data_path = runner.write_temp(data, ".dat") if data is not None else None
     try:
@@ -110,10 +140,14 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
                             initial_warm_up, loop, cpu, timeout, symbols, libraries, r14_size, area_size)
         attempts = []
         deadline = time.monotonic() + budget
+        clock_key = f"{cpu_info().model_name}-{cpu_info().microcode}-{cpu if cpu is not None else 'any'}"
+        ref = clock_history.reference(clock_key) if backend.calibration else None
         while True:
             out = runner.run(args, timeout)
             _raise_for(out, obj, list(parts.values()), timeout)
-            attempts.append(_evaluate(out, backend, unroll, no_normalization, aggregate))
+            attempts.append(_evaluate(out, backend, unroll, no_normalization, aggregate, ref))
+            if backend.calibration and attempts[-1]["stability"].stable:
+                clock_history.record(clock_key, attempts[-1]["ghz"])
             if attempts[-1]["stability"].stable or len(attempts) >= MAX_ATTEMPTS or time.monotonic() > deadline:
                 break
     finally:
@@ -121,7 +155,10 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
         if data_path:
             os.unlink(data_path)
 
-    best = min(attempts, key=lambda a: a["stability"].spread)
+    # The stable attempt if there is one; else the least disturbed: with the TSC backend the one
+    # with the fastest calibrated clock (bursts slow it), with a PMU the one with the least spread.
+    best = min(attempts, key=lambda a: (not a["stability"].stable,
+                                        -a["ghz"] if backend.calibration else a["stability"].spread))
     st = best["stability"]
     if not st.stable:
         warnings.append("unstable measurement (" + "; ".join(st.reasons) + f") after {len(attempts)} attempts: "
@@ -208,7 +245,7 @@ def _runner_args(obj, blob_path, data_path, backend: Backend, reps, warm_up, ini
     return args + backend.runner_args()
 
 
-def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate) -> dict:
+def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_ghz=None) -> dict:
     loop = int(out.info["loop"][0])
     tsc_hz = float(out.info["tsc_hz"][0])
     a, b = out.samples["a"], out.samples["b"]
@@ -245,7 +282,7 @@ def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate) -> dic
         events[e.name] = ev(e.name, "count", vals, e.name, 1 / norm)
     events["tsc"] = ev("tsc", "ticks", [t / norm for t in ticks], "TSC ticks", step / norm)
     events["ns"] = ev("ns", "ns", [t / tsc_hz * 1e9 / norm for t in ticks], "nanoseconds", step / tsc_hz * 1e9 / norm)
-    return {"events": events, "stability": stability.assess(cycles, ghz_per_rep), "loop": loop,
+    return {"events": events, "stability": stability.assess(cycles, ghz_per_rep, ref_ghz), "loop": loop,
             "tsc_hz": tsc_hz, "ghz": ghz, "step": step, "norm": norm, "raw": raw,
             "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": statistics.median(ticks)}
 
@@ -264,15 +301,18 @@ def _raise_for(out, obj, parts, timeout):
         if sig == "ILL":
             off = int(err.get("rip_off", "0x0"), 16)
             decoded = decode(obj.blob[off:off + 15], off)[:1] if "rip_off" in err else []
-            feats = ", ".join(decoded[0].features) if decoded else "?"
+            if decoded and decoded[0].text.split()[0] in ("ud0", "ud1", "ud2"):
+                raise UnsupportedInstruction(f"{stmt} raised SIGILL: {decoded[0].text.split()[0]} is undefined on purpose",
+                                             "remove it from the measured code")
+            feats = ", ".join(decoded[0].features) if decoded else "unknown"
             raise UnsupportedInstruction(f"instruction not supported by this CPU: {stmt} raised SIGILL (#UD)",
-                                         f"it needs CPUID features {feats}; ud2/ud1 fault on purpose")
+                                         f"it needs CPUID features {feats}; the CPU or the hypervisor does not offer it")
         if sig == "FPE":
             raise SnippetFault(f"division error (#DE) in {stmt}: divide by zero, or a quotient too big for the destination",
                                "set the divisor in --init, e.g. 'mov rcx, 7', and zero rdx before div")
         if sig in ("SEGV", "BUS"):
             raise SnippetFault(f"{'segmentation fault' if sig == 'SEGV' else 'bus error'} in {stmt} "
-                               f"at address {err.get('addr', '?')}", _memory_hint(err, out.areas))
+                               f"at address {int(err.get('addr', '0x0'), 16):#x}", _memory_hint(err, out.areas))
         if sig == "TRAP":
             raise SnippetFault(f"breakpoint or trap (SIGTRAP) in {stmt}", "remove int3 / the trap flag from the code")
         raise SnippetFault(f"the measured code raised SIG{sig} in {stmt}", "check the code's memory accesses")
@@ -305,9 +345,9 @@ def _memory_hint(err, areas) -> str:
                 "areas); other registers start at 0. Set pointers in --init")
     for idx, (lo, hi) in areas.items():
         name = AREA_NAMES[idx]
-        if lo - 65536 <= addr < lo:
+        if lo - (1 << 20) <= addr < lo:
             return f"{lo - addr} bytes below the {name} area [{lo:#x}, {hi:#x}); {name} starts at its middle"
-        if hi <= addr < hi + 65536:
+        if hi <= addr < hi + (1 << 20):
             return f"{addr - hi} bytes past the end of the {name} area [{lo:#x}, {hi:#x}); {name} starts at its middle"
     return ("not in any memory area: R14, RDI, RSI, RBP and RSP point to the middle of 1 MB areas "
             "(the R14 area size can be raised with --r14-size)")

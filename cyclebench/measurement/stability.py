@@ -8,6 +8,7 @@ from .stats import quartiles
 
 MAX_REL_SPREAD = 0.02        # relative IQR of the per-repetition values
 MIN_ABS_SPREAD = 0.01        # cycles: below this a spread is quantisation, not noise
+MAX_CLOCK_DROP = 0.015       # below this machine's recent calibrated clock: a burst for the whole run
 MAX_CALIB_DRIFT = 0.02       # relative 10th-90th percentile range of the calibrated clock
 # A lone repetition whose calibration was interrupted is an outlier that the trimmed aggregate
 # drops; a burst (another tenant on our core's SMT sibling) moves many repetitions at once.
@@ -25,7 +26,8 @@ class Stability:
                 "calibration_drift": self.calibration_drift, "reasons": self.reasons}
 
 
-def assess(values: list[float], ghz: list[float] | None = None) -> Stability:
+def assess(values: list[float], ghz: list[float] | None = None,
+           reference_ghz: float | None = None) -> Stability:
     med = statistics.median(values)
     q1, q3 = quartiles(values)
     iqr = q3 - q1
@@ -41,4 +43,7 @@ def assess(values: list[float], ghz: list[float] | None = None) -> Stability:
         if drift > MAX_CALIB_DRIFT:
             reasons.append(f"calibrated clock drifted {drift:.1%} between repetitions "
                            f"(10th-90th percentile {dec[0]:.2f}-{dec[8]:.2f} GHz)")
+        if reference_ghz and gmed < reference_ghz * (1 - MAX_CLOCK_DROP):
+            reasons.append(f"calibrated clock {gmed:.2f} GHz is {1 - gmed / reference_ghz:.1%} below this "
+                           f"machine's recent {reference_ghz:.2f} GHz (a noise burst for the whole run)")
     return Stability(not reasons, rel, drift, reasons)

@@ -60,9 +60,12 @@ def assemble(lines: list[str], origin: dict[int, tuple[str, str]] | None = None)
         elf = subprocess.run([_tool("readelf"), "-sWr", str(obj)], capture_output=True, text=True, check=True).stdout
         symbols, undefined, relocs = _parse_readelf(elf)
         if undefined:
-            raise AssemblyError(f"the code refers to undefined symbol '{undefined[0]}'",
-                                "measured code is loaded without linking: use RIP-relative labels "
-                                "inside the snippet, or pass symbols=/--symbol to get a call slot")
+            name = undefined[0]
+            users = [f"{part}: '{stmt}'" for part, stmt in origin.values() if re.search(rf"\b{re.escape(name)}\b", stmt)]
+            where = f" in {users[0]}" if users else ""
+            raise AssemblyError(f"the code refers to undefined symbol '{name}'{where}",
+                                "a misspelt register reads as a symbol; measured code is loaded without linking, so "
+                                "use labels inside the snippet, or symbols=[...] for a call slot")
         if relocs:
             raise AssemblyError(f"the code needs a relocation ({relocs[0]})",
                                 "measured code must be position independent: address labels "

@@ -19,7 +19,8 @@ def decode(code: bytes, base: int = 0) -> list[Decoded]:
     names = feature_names()
     fmt = iced_x86.Formatter(iced_x86.FormatterSyntax.INTEL)
     out = []
-    for ins in iced_x86.Decoder(64, code, ip=base):
+    # MPX must be asked for: without it iced decodes bnd* as the hint-NOPs they are on CPUs lacking MPX.
+    for ins in iced_x86.Decoder(64, code, iced_x86.DecoderOptions.MPX, ip=base):
         out.append(Decoded(ins.ip, fmt.format(ins), [names[f] for f in ins.cpuid_features()]))
     return out
 

@@ -1,0 +1,1 @@
+"""Command-line front ends; each subcommand is a module with add_parser() and run()."""

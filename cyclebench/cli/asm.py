@@ -1,0 +1,60 @@
+"""cyclebench asm: measure a snippet (nanoBench's model)."""
+from __future__ import annotations
+
+import sys
+
+from ..errors import ResultFileError, UnstableMeasurement
+from .options import add_measurement_options, code_parts, measurement_kwargs
+from .parser import subparser
+
+
+def add_parser(sub):
+    p = subparser(sub, "asm", "measure an assembly snippet in core cycles",
+                  "Measure the cost per copy of an x86-64 snippet (GNU as Intel syntax).\n"
+                  "R14, RDI, RSI, RBP and RSP point to the middle of 1 MB areas; other GPRs start at 0.\n"
+                  "Extensions: '|n' is an n-byte NOP, 'n*|code|' repeats code n times.\n"
+                  'example: cyclebench asm --init "mov rax, r14; sub rax, 8; mov [rax], rax" "mov rax, [rax]"')
+    p.add_argument("code", nargs="?", metavar="CODE", help="the snippet to measure")
+    add_measurement_options(p)
+    p.add_argument("--emit-asm", action="store_true", help="print the generated code that would be measured, and exit")
+    p.add_argument("--list-events", action="store_true", help="list the counter events this machine offers, and exit")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    if args.list_events:
+        from .events import print_events
+        return print_events()
+    parts = code_parts(args)
+    kwargs = measurement_kwargs(args)
+    if args.emit_asm:
+        from ..measurement.api import prepare
+        prepared = prepare(parts.pop("code"), **parts, **kwargs)
+        sys.stdout.write("\n".join(prepared.lines) + "\n")
+        return 0
+    from ..measurement.api import measure
+    from ..reports import get_reporter
+    result = measure(parts.pop("code"), **parts, **kwargs)
+    emit(result, args)
+    return finish(result, args)
+
+
+def emit(result, args):
+    """Print a result in the requested format and save it when asked (shared by subcommands)."""
+    from ..reports import get_reporter
+    fmt = "json" if args.json else (args.format or "text")
+    sys.stdout.write(get_reporter(fmt, verbose=args.verbose).render([result]))
+    for w in result.warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    if args.output:
+        try:
+            args.output.write_text(result.to_json() + "\n")
+        except OSError as e:
+            raise ResultFileError(f"cannot write {args.output}: {e.strerror}", "check the path and permissions") from None
+
+
+def finish(result, args) -> int:
+    if args.require_stable and not result.stable:
+        raise UnstableMeasurement("the measurement stayed unstable: " + "; ".join(result.stability["reasons"]),
+                                  "re-run on a quieter machine, or raise --budget")
+    return 0

@@ -1,0 +1,81 @@
+"""Measurement options shared by every subcommand that runs snippets (asm, seq, ...)."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def positive_int(text: str) -> int:
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+
+
+def add_measurement_options(p: argparse.ArgumentParser, code_parts: bool = True):
+    g = p.add_argument_group("code parts (assembly: Intel syntax, ';' or newline separated; files: raw machine code)")
+    if code_parts:
+        g.add_argument("--init", metavar="ASM", help="run before every run, not counted")
+        g.add_argument("--late-init", metavar="ASM", help="run right before the measured code (counted once per run, cancels)")
+        g.add_argument("--one-time-init", metavar="ASM", help="run once before the first run")
+        g.add_argument("--code-file", type=Path, metavar="FILE", help="raw machine code to measure instead of CODE")
+        g.add_argument("--init-file", type=Path, metavar="FILE")
+        g.add_argument("--late-init-file", type=Path, metavar="FILE")
+        g.add_argument("--one-time-init-file", type=Path, metavar="FILE")
+    m = p.add_argument_group("counts (nanoBench's model; omit to choose automatically)")
+    m.add_argument("--unroll", type=positive_int, metavar="N", help="copies of the code per run (config A: N, B: 2N)")
+    m.add_argument("--loop", type=positive_int, metavar="N",
+                   help="iterations of a loop around the copies; 0 = no loop. R15 is the loop counter: "
+                        "code must not change it while a loop is used. Default: chosen so that B-A spans enough TSC ticks")
+    m.add_argument("-n", "--n-measurements", type=positive_int, metavar="N", help="repetitions (default 50 with TSC, 10 with a PMU)")
+    m.add_argument("--warm-up", type=positive_int, default=5, metavar="N", help="runs before the first recorded one (default 5)")
+    m.add_argument("--initial-warm-up", type=positive_int, default=0, metavar="N", help="runs before everything else (default 0)")
+    m.add_argument("--alignment-offset", type=positive_int, default=0, metavar="N", help="code starts at 64-byte alignment + N")
+    a = p.add_argument_group("aggregation and mode")
+    agg = a.add_mutually_exclusive_group()
+    for name, what in (("avg", "mean of the 20th-80th percentiles (default)"), ("median", "median"),
+                       ("min", "minimum"), ("max", "maximum"), ("range", "minimum and maximum")):
+        agg.add_argument(f"--{name}", dest="aggregate", action="store_const", const=name, help=what)
+    p.set_defaults(aggregate="avg")
+    a.add_argument("--basic-mode", action="store_true", help="difference 0 and N copies instead of N and 2N")
+    a.add_argument("--no-normalization", action="store_true", help="report per run, not per copy")
+    a.add_argument("--df", "--drain-frontend", dest="drain_frontend", action="store_true",
+                   help="lfence and long NOP runs around the code to drain the front end")
+    c = p.add_argument_group("counters and running")
+    c.add_argument("--counters", choices=("auto", "tsc", "perf"), default="auto",
+                   help="backend: perf (hardware PMU), tsc (TSC-calibrated core cycles); auto picks perf when it works")
+    c.add_argument("--events", metavar="LIST", help="extra perf events, comma separated (e.g. page-faults,task-clock)")
+    c.add_argument("--cpu", type=positive_int, metavar="N", help="pin the runner to CPU N (default: the current one)")
+    c.add_argument("--timeout", type=float, default=10.0, metavar="S", help="kill the measured code after S seconds (default 10)")
+    c.add_argument("--budget", type=float, default=2.0, metavar="S",
+                   help="time allowed for automatic re-runs when the host is noisy (default 2)")
+    c.add_argument("--require-stable", action="store_true", help="exit 8 if the result is still unstable")
+    o = p.add_argument_group("output")
+    o.add_argument("--json", action="store_true", help="print one versioned JSON document")
+    o.add_argument("--format", choices=("text", "json", "markdown", "csv"), default=None, help="output format")
+    o.add_argument("-o", "--output", type=Path, metavar="FILE", help="also write the JSON result to FILE")
+    o.add_argument("--verbose", action="store_true", help="print every raw reading")
+
+
+def measurement_kwargs(args) -> dict:
+    return dict(unroll=args.unroll, loop=args.loop, n_measurements=args.n_measurements,
+                warm_up=args.warm_up, initial_warm_up=args.initial_warm_up,
+                alignment_offset=args.alignment_offset, aggregate=args.aggregate,
+                basic_mode=args.basic_mode, no_normalization=args.no_normalization,
+                drain_frontend=args.drain_frontend, counters=args.counters, events=args.events,
+                cpu=args.cpu, timeout=args.timeout, budget=args.budget)
+
+
+def code_parts(args) -> dict:
+    """The four code parts from text options or raw-code files; both for one part is an error."""
+    from ..errors import UsageError
+    out = {}
+    for part, text_opt, file_opt in (("code", "code", "code_file"), ("init", "init", "init_file"),
+                                     ("late_init", "late_init", "late_init_file"),
+                                     ("one_time_init", "one_time_init", "one_time_init_file")):
+        text, path = getattr(args, text_opt, None), getattr(args, file_opt, None)
+        if text is not None and path is not None:
+            raise UsageError(f"both assembly and --{file_opt.replace('_', '-')} given for the {part.replace('_', '-')} code",
+                             "give one of them")
+        out[part] = path if path is not None else text
+    return out

@@ -1,0 +1,38 @@
+"""The argument parser: subcommands register themselves here."""
+from __future__ import annotations
+
+import argparse
+import importlib
+
+from .. import __version__
+from ..errors import EXIT_CODES
+
+# Subcommand modules (cyclebench.cli.<name>), each with add_parser(subparsers) and run(args).
+SUBCOMMANDS = ["asm", "nanobench", "inst", "seq", "study"]
+
+
+def exit_code_help() -> str:
+    return "exit codes:\n" + "\n".join(f"  {k:3d}  {v}" for k, v in EXIT_CODES.items())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="cyclebench", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="What x86-64 machine code costs in CPU cycles, with or without a hardware PMU.",
+        epilog=exit_code_help())
+    p.add_argument("--version", action="version", version=f"cyclebench {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        try:
+            mod = importlib.import_module(f".{name}", __package__)
+        except ModuleNotFoundError as e:
+            if e.name and e.name.endswith(f"cli.{name}"):
+                continue            # not built yet
+            raise
+        mod.add_parser(sub)
+    return p
+
+
+def subparser(sub, name: str, help: str, description: str | None = None) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help, description=description or help, epilog=exit_code_help(),
+                          formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -1,0 +1,64 @@
+"""Every bad input: a one-line cause, a hint, the documented exit code, and no traceback."""
+import pytest
+
+CASES = [
+    # (arguments, exit code, text in the error line)
+    (["addq rax, rbxx"], 3, "'addq rax, rbxx'"),
+    (["addd rax, rbx"], 3, "'addd rax, rbx'"),
+    (["call some_function"], 3, "undefined symbol 'some_function'"),
+    (["mov rax, offset 1f; 1:"], 3, "relocation"),
+    (["rdpru"], 4, "'rdpru' needs RDPRU"),
+    (["ud2"], 4, "SIGILL"),
+    (["mov rax, [rbx]"], 5, "segmentation fault in 'mov rax, [rbx]'"),
+    (["mov rax, [r14 + 0x100000]"], 5, "segmentation fault"),
+    (["movaps xmm0, [r14 + 1]"], 5, "segmentation fault"),
+    (["div rcx"], 5, "division error"),
+    (["int3"], 5, "SIGTRAP"),
+    (["mov eax, 60; xor edi, edi; syscall"], 5, "ended the runner process"),
+    (["1: jmp 1b", "--timeout", "1"], 6, "did not finish within 1 s"),
+    (["imul rax, rax", "--unroll", "0"], 2, "unroll count 0"),
+    (["imul rax, rax", "--loop", "-5"], 2, "loop count -5"),
+    (["imul rax, rax", "--alignment-offset", "64"], 2, "alignment offset"),
+    (["imul rax, rax", "-n", "0"], 2, "measurements"),
+    (["imul rax, rax", "--cpu", "4096"], 2, "CPU 4096"),
+    (["imul rax, rax", "--unroll", "9000000", "--loop", "1"], 2, "MiB"),
+    ([""], 2, "no code"),
+    (["|99"], 2, "NOP length"),
+]
+
+
+@pytest.mark.parametrize("argv,code,text", CASES, ids=[" ".join(c[0])[:40] for c in CASES])
+def test_bad_input(cli, argv, code, text):
+    rc, out, err = cli("asm", *argv)
+    assert rc == code, err
+    lines = err.strip().splitlines()
+    assert lines[0].startswith("error: ") and text in lines[0], err
+    assert lines[1].startswith("hint: ")
+    assert "Traceback" not in err
+
+
+def test_fault_names_the_faulting_statement_among_several(cli):
+    rc, _, err = cli("asm", "add rax, 1; mov rcx, [rax]; add rbx, 1")
+    assert rc == 5 and "'mov rcx, [rax]'" in err
+
+
+def test_fault_in_init_is_attributed_to_init(cli):
+    rc, _, err = cli("asm", "--init", "mov rax, [rcx]", "nop")
+    assert rc == 5 and "(init)" in err
+
+
+def test_missing_pmu_is_explained_when_perf_is_forced(cli):
+    import os
+    if os.path.exists("/sys/bus/event_source/devices/cpu"):
+        pytest.skip("this machine has a PMU")
+    rc, _, err = cli("asm", "nop", "--counters", "perf")
+    assert rc == 7 and "no hardware PMU" in err
+
+
+def test_help_documents_every_exit_code(cli, capsys):
+    from cyclebench.errors import EXIT_CODES
+    with pytest.raises(SystemExit):
+        cli("asm", "--help")
+    out = capsys.readouterr().out
+    for code in EXIT_CODES:
+        assert f"\n  {code:3d}  " in out

@@ -1,0 +1,94 @@
+"""Facts that hold on any modern x86 core; tolerances are wide enough for a noisy host."""
+import json
+
+import pytest
+
+import cyclebench
+from cyclebench.counters.backends import Event
+
+ROUGH = dict(n_measurements=15, budget=1.0)
+
+
+def cycles(code, **kw):
+    return cyclebench.measure(code, **{**ROUGH, **kw}).value("cycles")
+
+
+def test_two_dependent_imuls_cost_twice_one():
+    one = cycles("imul rax, rax")
+    two = cycles("imul rax, rax; imul rax, rax")
+    assert one >= 1
+    assert two / one == pytest.approx(2.0, rel=0.03)
+
+
+def test_result_does_not_depend_on_unroll_or_loop():
+    base = cycles("imul rax, rax")
+    for kw in (dict(unroll=10, loop=2000), dict(unroll=300, loop=50), dict(unroll=5000, loop=0)):
+        assert cycles("imul rax, rax", **kw) == pytest.approx(base, rel=0.03), kw
+
+
+def test_init_code_is_not_counted():
+    heavy_init = "; ".join(["imul rbx, rbx"] * 200)
+    assert cycles("imul rax, rax", init=heavy_init) == pytest.approx(cycles("imul rax, rax"), rel=0.03)
+
+
+def test_late_init_cancels_in_the_difference():
+    late = "; ".join(["imul rbx, rbx"] * 50)
+    assert cycles("imul rax, rax", late_init=late) == pytest.approx(cycles("imul rax, rax"), rel=0.03)
+
+
+def test_basic_mode_gives_the_same_per_copy_cost():
+    assert cycles("imul rax, rax", basic_mode=True) == pytest.approx(cycles("imul rax, rax"), rel=0.03)
+
+
+def test_no_normalization_scales_by_the_copies():
+    r = cyclebench.measure("imul rax, rax", unroll=100, loop=10, no_normalization=True, **ROUGH)
+    assert r.value() == pytest.approx(1000 * cycles("imul rax, rax"), rel=0.03)
+
+
+def test_registers_start_as_documented():
+    # R14 points into a writable area and other registers are 0: this faults otherwise.
+    cyclebench.measure("mov [r14], rax; mov [rdi - 8], rbx; mov [rsi + 8], rcx; push rax; pop rax; "
+                       "mov [rbp], rdx", **ROUGH)
+
+
+def test_snippet_may_move_rsp():
+    assert cycles("sub rsp, 8; mov [rsp], rax; add rsp, 8") > 0
+
+
+def test_software_events_count_page_faults_per_run():
+    pf = Event("page-faults", 1, 2, exclude_kernel=False)
+    # init drops the lower half of the R14 area, so each run touches fresh pages
+    init = ("mov rbx, r14; sub rbx, 0x80000; mov rdi, rbx; mov esi, 0x80000; mov edx, 4; "
+            "mov eax, 28; syscall; mov rdi, rbx")
+    for pages in (4, 16):
+        r = cyclebench.measure("mov byte ptr [rdi], 1; add rdi, 4096", init=init, unroll=pages, loop=0,
+                               events=[pf], basic_mode=True, no_normalization=True, n_measurements=5)
+        assert r.events["page-faults"].median == pages
+        assert r.backend["name"] in ("tsc", "perf")
+
+
+def test_json_round_trip():
+    r = cyclebench.measure("add rax, rbx", **ROUGH)
+    again = cyclebench.Result.from_json(r.to_json())
+    assert again.to_dict() == r.to_dict()
+    d = json.loads(r.to_json())
+    assert d["schema"] == "cyclebench.result" and d["schema_version"] == 1
+    for key in ("cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping", "microcode", "kernel",
+                "tsc_hz", "calibrated_core_ghz", "counter_backend", "tool_version"):
+        assert key in d["machine"]
+    assert len(d["events"]["cycles"]["samples"]) == 15
+    assert d["raw"]["attempts"][0]["a"]
+
+
+def test_tsc_backend_labels_its_cycles():
+    r = cyclebench.measure("nop", counters="tsc", **ROUGH)
+    assert r.events["cycles"].label.startswith("cycles (TSC-calibrated, ")
+    assert r.backend["name"] == "tsc" and r.backend["calibrated_ghz"] > 0.5
+
+
+def test_mpx_on_a_cpu_without_mpx_is_labelled_a_nop():
+    from cyclebench.machine.cpu import cpu_info
+    if cpu_info().has_mpx:
+        pytest.skip("this CPU has MPX")
+    r = cyclebench.measure("bndcl bnd0, rax", **ROUGH)
+    assert any("hint-NOP" in w for w in r.warnings)
