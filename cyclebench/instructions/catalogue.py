@@ -1,0 +1,371 @@
+"""The instruction catalogue: every 64-bit-mode instruction form iced-x86 knows, named uops.info-style.
+
+Enumeration: for each iced ``Code`` valid in 64-bit mode, one form per combination of
+
+* register or memory for an r/m operand (``ADD (R64, R64)`` / ``ADD (R64, M64)``);
+* EVEX write masking: none, merge (``VPADDQ (ZMM, K, ZMM, ZMM)``), zeroing (``VPADDQ_Z (...)``);
+* EVEX embedded broadcast for memory forms (``VPADDQ (ZMM, ZMM, M64_1to8)``);
+* LOCK for lockable memory forms (``ADD_LOCK (M64, R64)``; not XCHG, which locks anyway);
+* for LEA, the addressing mode (``LEA_B_D8 (R64)``: base + disp8; B, B_D8, B_D32, B_I, B_I_D8,
+  B_I_D32).
+
+EVEX rounding-control / SAE variants are not enumerated.
+
+Each form is built as a concrete iced ``Instruction`` (registers from operands.POOLS, memory
+``[r14+64]``) and run through ``InstructionInfoFactory`` for operand access, implicit registers
+and flags; ``Instruction.cpuid_features()`` gives its CPUID features.
+
+Names: ``MNEMONIC[_LOCK][_Z][_LEA-MODE] (OP, OP, ...)`` with uops.info operand notation (R8..R64,
+XMM/YMM/ZMM, K, MM, ST(i), M<bits>, M<elem>_1to<n>, I<bits>, fixed registers by name, ``1`` for the
+shift-by-one constant); implicit operands are not listed; a form without listed operands is just
+its mnemonic (``CPUID``).  Condition codes use XED's spelling as uops.info does (``CMOVNZ``,
+``SETNBE``).  Where two forms would get the same name, the EVEX one gets ``_EVEX``, then both get
+their opcode byte (``MOV_89 (R64, R64)`` / ``MOV_8B (R64, R64)``), and as a last resort the iced
+Code name.
+
+Safety: see skips.py for forms that are listed but not offered, and cpu.py for CPU support.
+"""
+from __future__ import annotations
+
+import functools
+from collections import Counter, defaultdict
+from dataclasses import replace
+
+import iced_x86
+
+from . import skips
+from .cpu import CpuFeatures, feature_name, this_cpu
+from .forms import LEA_MODES, Choices, Form, ImplicitOperand, Operand, build, encode, pick_registers
+from .operands import (CODE_NAMES, ENCODING_NAMES, MNEMONIC_NAMES, NEVER_PICK, full_register,
+                       reg_notation, register_class, register_name, slot_of)
+
+_CC = {"A": "NBE", "AE": "NB", "B": "B", "BE": "BE", "E": "Z", "G": "NLE", "GE": "NL", "L": "L",
+       "LE": "LE", "NE": "NZ", "NO": "NO", "NP": "NP", "NS": "NS", "O": "O", "P": "P", "S": "S"}
+_RENAMES = {"XLATB": "XLAT", "WAIT": "FWAIT"}
+_FLAG_BITS = {getattr(iced_x86.RflagsBits, n): n for n in dir(iced_x86.RflagsBits)
+              if n.isupper() and n != "NONE"}
+_READS = {iced_x86.OpAccess.READ, iced_x86.OpAccess.COND_READ, iced_x86.OpAccess.READ_WRITE,
+          iced_x86.OpAccess.READ_COND_WRITE}
+_WRITES = {iced_x86.OpAccess.WRITE, iced_x86.OpAccess.COND_WRITE, iced_x86.OpAccess.READ_WRITE,
+           iced_x86.OpAccess.READ_COND_WRITE}
+_INFO = iced_x86.InstructionInfoFactory()
+
+
+def xed_mnemonic(iced_name: str) -> str:
+    """iced mnemonic name -> the XED/uops.info spelling (CMOVNE -> CMOVNZ)."""
+    for prefix in ("CMOV", "SET", "J"):
+        if iced_name.startswith(prefix) and iced_name[len(prefix):] in _CC:
+            return prefix + _CC[iced_name[len(prefix):]]
+    return _RENAMES.get(iced_name, iced_name)
+
+
+def _flags(bits: int) -> frozenset[str]:
+    return frozenset(n for b, n in _FLAG_BITS.items() if bits & b)
+
+
+def _variants(oci: iced_x86.OpCodeInfo, slots, mnemonic: str):
+    rms = ["reg", "mem"] if any(s.kind == "rm" for s in slots) else [None]
+    for rm in rms:
+        has_mem = rm == "mem" or any(s.kind == "mem" for s in slots)
+        masks: list[str | None] = [None]
+        if oci.can_use_op_mask_register:
+            masks = ([] if oci.require_op_mask_register else [None]) + ["merge"]
+            if oci.can_use_zeroing_masking and not (rm == "mem" and slots[0].kind == "rm"):
+                masks.append("zero")   # zeroing is invalid for memory destinations
+        bcsts = [False, True] if has_mem and oci.can_broadcast else [False]
+        locks = [False, True] if has_mem and oci.can_use_lock_prefix and mnemonic != "XCHG" else [False]
+        leas = LEA_MODES if mnemonic == "LEA" else [None]
+        for mask in masks:
+            for b in bcsts:
+                for lock in locks:
+                    for lea in leas:
+                        yield rm, mask, b, lock, lea
+
+
+def _raw_operands(form: Form, slots) -> tuple[Operand, ...]:
+    ops: list[Operand] = []
+    for i, s in enumerate(slots):
+        if s.kind == "rm":
+            kind, cls = ("reg", s.cls) if form.rm == "reg" else ("mem", "MEM")
+        else:
+            kind, cls = s.kind, s.cls
+        ops.append(Operand(pos=0, iced_index=i, kind=kind, cls=cls, bits=s.bits, notation="",
+                           slot=s))
+        if i == 0 and form.mask:
+            ops.append(Operand(pos=0, iced_index=None, kind="reg", cls="K", bits=64, notation="K",
+                               read=True))
+    return tuple(replace(op, pos=p) for p, op in enumerate(ops))
+
+
+def _finish(form: Form, ins: iced_x86.Instruction, regs: dict[int, int]) -> None:
+    """Fill in access, notation, implicit operands, flags and features from the concrete ``ins``."""
+    info = _INFO.info(ins)
+    explicit_full = {full_register(r) for r in regs.values()}
+    if form.mask:
+        explicit_full.add(ins.op_mask)
+    vec_bits = max((op.bits for op in form.operands if op.cls in ("XMM", "YMM", "ZMM")), default=0)
+    ops = []
+    for op in form.operands:
+        if op.is_mask:
+            ops.append(op)
+            continue
+        acc = info.op_access(op.iced_index)
+        read, write = acc in _READS, acc in _WRITES
+        if op.kind == "reg" and acc == iced_x86.OpAccess.COND_WRITE:
+            read = True  # cmovcc & co.: the old value survives when the condition is false
+        if op.kind == "imm":
+            read = False
+        kind, notation, bits, fixed = op.kind, "", op.bits, None
+        if op.kind == "reg":
+            if op.slot.fixed is not None:
+                fixed = register_name(op.slot.fixed).upper()
+                notation = fixed
+            else:
+                notation = reg_notation(op.cls)
+        elif op.kind == "mem":
+            msi = iced_x86.MemorySizeInfo(ins.memory_size)
+            bits = msi.size * 8
+            if acc == iced_x86.OpAccess.NO_MEM_ACCESS:
+                kind = "agen"
+            if form.broadcast and msi.is_broadcast:
+                n = vec_bits // bits if bits else 0
+                notation = f"M{bits}_1to{n}"
+            else:
+                notation = f"M{bits}" if bits else "M"
+        elif op.kind == "implicit_mem":
+            bits = iced_x86.MemorySizeInfo(ins.memory_size).size * 8
+            notation = f"M{bits}"
+        elif op.kind == "imm":
+            notation = "1" if op.slot.special == "const1" else f"I{op.bits}"
+        elif op.kind == "branch":
+            notation = "REL8" if op.slot.name.endswith("_1") else "REL32"
+        ops.append(replace(op, kind=kind, notation=notation, bits=bits, read=read, write=write,
+                           fixed=fixed))
+    form.operands = tuple(ops)
+
+    mem_regs = set()
+    for m in info.used_memory():
+        for r in (m.base, m.index):
+            if r != iced_x86.Register.NONE:
+                mem_regs.add(full_register(r))
+    implicit: dict[str, list[bool]] = {}
+    for u in info.used_registers():
+        full = full_register(u.register)
+        if full in explicit_full or register_class(u.register) == "SREG":
+            continue
+        if full in mem_regs and u.access in (iced_x86.OpAccess.READ,) and \
+                full in (iced_x86.Register.R14,) + tuple(r for r in (ins.memory_index,)):
+            continue
+        if full == iced_x86.Register.R14 or (form.lea_mode and full == full_register(ins.memory_index)):
+            continue
+        rw = implicit.setdefault(register_name(u.register), [False, False])
+        rw[0] |= u.access in _READS
+        rw[1] |= u.access in _WRITES
+    form.implicit = tuple(ImplicitOperand(n, r, w) for n, (r, w) in implicit.items())
+    explicit_mem = any(op.kind == "mem" for op in form.operands)
+    form.implicit_memory = tuple(
+        sorted({("read" if m.access in _READS else "") + ("write" if m.access in _WRITES else "")
+                for m in info.used_memory()
+                if not (explicit_mem and full_register(m.base) == iced_x86.Register.R14)} - {""}))
+    form.flags_read = _flags(ins.rflags_read)
+    form.flags_written = _flags(ins.rflags_modified)
+    form.cpuid_features = tuple(feature_name(f) for f in ins.cpuid_features())
+
+
+def implicit_avoid(form: Form) -> frozenset[int]:
+    """Full registers an instantiation must not pick for explicit operands (used implicitly)."""
+    from .operands import REGISTER_BY_NAME
+    out = set()
+    for imp in form.implicit:
+        n = imp.register.upper()
+        if n.startswith("ST("):
+            continue
+        if n in REGISTER_BY_NAME:
+            out.add(full_register(REGISTER_BY_NAME[n]))
+    if any(op.kind == "implicit_mem" and op.slot.special == "xlat" for op in form.operands):
+        out |= {iced_x86.Register.RBX, iced_x86.Register.RAX}
+    return frozenset(out)
+
+
+def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, cpu: CpuFeatures) -> Form:
+    iced_mn = MNEMONIC_NAMES[oci.mnemonic]
+    form = Form(code=code, code_name=CODE_NAMES[code], mnemonic=xed_mnemonic(iced_mn),
+                encoding=ENCODING_NAMES[oci.encoding], rm=rm, mask=mask, broadcast=bcst,
+                lock=lock, lea_mode=lea, instruction_string=oci.instruction_string,
+                op_code_string=oci.op_code_string, _slots=tuple(slots))
+    form.operands = _raw_operands(form, slots)
+    ins = None
+    try:
+        avoid: frozenset[int] = frozenset()
+        for _ in range(3):
+            regs = pick_registers(form, slots, avoid=avoid)
+            choices = Choices(regs=regs, index=iced_x86.Register.RCX if lea and "_I" in lea
+                              else iced_x86.Register.NONE)
+            if lea and "_I" in lea:
+                regs = pick_registers(form, slots, avoid=avoid | {iced_x86.Register.RCX})
+                choices.regs = regs
+            ins = build(form, choices)
+            _finish(form, ins, regs)
+            new_avoid = implicit_avoid(form)
+            if {full_register(r) for r in regs.values()
+                    if form.operands and True} & new_avoid - {full_register(r) for p, r in regs.items()
+                                                             if form.operands[p].fixed}:
+                avoid = new_avoid
+                form.operands = _raw_operands(form, slots)
+                continue
+            break
+        encode(ins)
+    except Exception as e:  # iced refuses the combination: report, never crash the catalogue
+        form.build_error = f"cannot build a concrete instance: {e}"
+    lacks, unknown = cpu.missing(form.cpuid_features or
+                                 tuple(feature_name(f) for f in ins.cpuid_features()) if ins else ())
+    if lacks:
+        form.unsupported = "not supported by this CPU: lacks " + ", ".join(lacks)
+    elif unknown:
+        form.unsupported = "cannot tell whether this CPU supports " + ", ".join(unknown)
+    form.skip_reason = skips.skip_reason(oci, ins, iced_mn, form.cpuid_features, form.operands,
+                                         cpu.has)
+    notes = []
+    if iced_mn == "CPUID" and "hypervisor" in cpu.flags:
+        notes.append("CPUID exits to the hypervisor in a VM: the cost includes the VM exit")
+    if iced_mn in ("DIV", "IDIV"):
+        notes.append("needs a non-zero divisor and a small dividend: instantiate() sets them up")
+    form.notes = tuple(notes)
+    return form
+
+
+def _notation_list(form: Form) -> list[str]:
+    out = []
+    for op in form.operands:
+        if op.kind == "implicit_mem" or (op.kind == "agen" and form.lea_mode):
+            continue
+        out.append(op.notation)
+    return out
+
+
+def _stem(form: Form) -> str:
+    stem = form.mnemonic
+    if form.lock:
+        stem += "_LOCK"
+    if form.mask == "zero":
+        stem += "_Z"
+    if form.lea_mode:
+        stem += "_" + form.lea_mode
+    return stem
+
+
+def _compose(stem: str, form: Form) -> str:
+    ops = _notation_list(form)
+    return f"{stem} ({', '.join(ops)})" if ops else stem
+
+
+_ENC_ORDER = {"LEGACY": 0, "VEX": 1, "XOP": 2, "EVEX": 3, "3DNOW": 4, "MVEX": 5}
+
+
+def _assign_names(forms: list[Form]) -> None:
+    stems = {id(f): _stem(f) for f in forms}
+    for f in forms:
+        f.base_name = _compose(stems[id(f)], f)
+
+    def groups():
+        g = defaultdict(list)
+        for f in forms:
+            g[_compose(stems[id(f)], f)].append(f)
+        return [v for v in g.values() if len(v) > 1]
+
+    for group in groups():
+        encs = {f.encoding for f in group}
+        if len(encs) > 1:
+            first = min(encs, key=_ENC_ORDER.get)
+            for f in group:
+                if f.encoding != first:
+                    stems[id(f)] = stems[id(f)].replace(f.mnemonic, f"{f.mnemonic}_{f.encoding}", 1)
+    for group in groups():
+        if len({iced_x86.OpCodeInfo(f.code).op_code for f in group}) > 1:
+            for f in group:
+                opc = iced_x86.OpCodeInfo(f.code).op_code & 0xFF
+                stems[id(f)] = stems[id(f)].replace(f.mnemonic, f"{f.mnemonic}_{opc:02X}", 1)
+    for group in groups():
+        for f in group[1:]:
+            tail = f.code_name.split("_", 1)[1] if "_" in f.code_name else f.code_name
+            stems[id(f)] = stems[id(f)].replace(f.mnemonic, f"{f.mnemonic}_{tail}", 1)
+    for f in forms:
+        f.name = _compose(stems[id(f)], f)
+
+
+class Catalogue:
+    """All forms, with lookups.  ``Catalogue.load()`` returns the cached one for this CPU."""
+
+    def __init__(self, forms: list[Form]):
+        self.forms = forms
+        self.by_name = {f.name: f for f in forms}
+        self._upper = {f.name.upper(): f for f in forms}
+        self.by_mnemonic: dict[str, list[Form]] = defaultdict(list)
+        self.by_code: dict[int, list[Form]] = defaultdict(list)
+        for f in forms:
+            self.by_mnemonic[f.mnemonic].append(f)
+            self.by_code[f.code].append(f)
+
+    @classmethod
+    def build(cls, cpu: CpuFeatures | None = None) -> "Catalogue":
+        cpu = cpu or this_cpu()
+        forms: list[Form] = []
+        for code in sorted(CODE_NAMES):
+            oci = iced_x86.OpCodeInfo(code)
+            if not oci.is_instruction or not oci.mode64:
+                continue
+            slots = [slot_of(k) for k in oci.op_kinds()]
+            mn = MNEMONIC_NAMES[oci.mnemonic]
+            for rm, mask, bcst, lock, lea in _variants(oci, slots, mn):
+                forms.append(_make(code, oci, slots, rm, mask, bcst, lock, lea, cpu))
+        _assign_names(forms)
+        return cls(forms)
+
+    @classmethod
+    def load(cls) -> "Catalogue":
+        return _default_catalogue()
+
+    def get(self, name: str) -> Form | None:
+        """Exact uops.info-style name (case-insensitive, whitespace-insensitive)."""
+        return self._upper.get(normalize_name(name))
+
+    def offered(self) -> list[Form]:
+        return [f for f in self.forms if f.offered]
+
+    def with_extension(self, extension: str) -> list[Form]:
+        key = _ext_key(extension)
+        return [f for f in self.forms if any(_ext_key(x) == key for x in f.cpuid_features)]
+
+    def extensions(self) -> set[str]:
+        return {x for f in self.forms for x in f.cpuid_features}
+
+    def reasons(self) -> Counter:
+        """How many forms are not offered, per reason (the first that applies)."""
+        return Counter(f.reason for f in self.forms if f.reason)
+
+    def __len__(self) -> int:
+        return len(self.forms)
+
+    def __iter__(self):
+        return iter(self.forms)
+
+
+def _ext_key(s: str) -> str:
+    return s.upper().replace("_", "").replace("-", "")
+
+
+def normalize_name(name: str) -> str:
+    """Canonical spacing and case of a uops.info-style name: ``imul(r64,r64)`` -> ``IMUL (R64, R64)``."""
+    s = " ".join(name.strip().split()).upper()
+    if "(" in s:
+        head, _, rest = s.partition("(")
+        args = [a.strip() for a in rest.rstrip(")").split(",") if a.strip()]
+        # ST(i) / ST(0) contain parentheses themselves: rejoin them
+        s = f"{head.strip()} ({', '.join(args)})"
+        s = s.replace("ST (", "ST(")
+    return s
+
+
+@functools.lru_cache(maxsize=1)
+def _default_catalogue() -> Catalogue:
+    return Catalogue.build()

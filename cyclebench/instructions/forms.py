@@ -1,0 +1,255 @@
+"""The data model of one instruction form, and building a concrete iced-x86 ``Instruction`` for it.
+
+A *form* is an iced ``Code`` plus the choices that change what the CPU does but not the opcode:
+register or memory for an r/m operand, EVEX merge/zero masking, embedded broadcast, a LOCK
+prefix, and for LEA the addressing mode.  ``Form.name`` is its uops.info-style name
+(``VPADDQ_Z (ZMM, K, ZMM, ZMM)``); the catalogue makes names unique.
+
+:func:`build` turns a form plus concrete choices (registers per operand, immediate values, memory
+base/displacement) into an iced ``Instruction``; catalogue and instantiation both use it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import iced_x86
+from iced_x86 import OpKind, Register
+
+from .operands import POOLS, EVEX_EXTRA, MASK_POOL, NEVER_PICK, Slot, full_register, register_name
+
+
+@dataclass(frozen=True)
+class Operand:
+    """One operand as it appears in the form's name, in order (the write mask comes second)."""
+
+    pos: int                    # position in the name's operand list
+    iced_index: int | None      # operand index in the iced Instruction (None: the write mask)
+    kind: str                   # 'reg' | 'mem' | 'agen' | 'imm' | 'implicit_mem' | 'branch'
+    cls: str                    # register class, 'MEM', 'IMM', 'BRANCH'
+    bits: int                   # register width, memory size, immediate size (0: unknown)
+    notation: str               # uops.info notation: R64, XMM, K, M64, M64_1to8, I8, AL, 1
+    read: bool = False
+    write: bool = False
+    fixed: str | None = None    # fixed register name for operands like AL, CL, RAX, ST(0)
+    slot: Slot | None = None
+
+    @property
+    def is_mask(self) -> bool:
+        return self.iced_index is None
+
+
+@dataclass(frozen=True)
+class ImplicitOperand:
+    """A register the instruction reads or writes that is not written in its operand list."""
+
+    register: str               # 'rax', 'rdx', 'xmm0', 'rsp'
+    read: bool
+    write: bool
+
+
+@dataclass
+class Form:
+    code: int
+    code_name: str                      # iced Code name, e.g. IMUL_R64_RM64
+    mnemonic: str                       # XED/uops.info style, e.g. CMOVNZ
+    encoding: str                       # LEGACY, VEX, EVEX, XOP, 3DNOW, MVEX
+    rm: str | None = None               # 'reg' | 'mem' | None (no r/m operand)
+    mask: str | None = None             # None | 'merge' | 'zero'
+    broadcast: bool = False
+    lock: bool = False
+    lea_mode: str | None = None         # LEA addressing: B, B_D8, B_D32, B_I, B_I_D8, B_I_D32
+    operands: tuple[Operand, ...] = ()
+    implicit: tuple[ImplicitOperand, ...] = ()
+    implicit_memory: tuple[str, ...] = ()   # 'read'/'write' accesses through RSI/RDI/RBX/RSP...
+    flags_read: frozenset[str] = frozenset()
+    flags_written: frozenset[str] = frozenset()
+    cpuid_features: tuple[str, ...] = ()
+    instruction_string: str = ""        # iced's Intel-manual style, e.g. "IMUL r64, r/m64"
+    op_code_string: str = ""            # e.g. "o64 0F AF /r"
+    name: str = ""                      # uops.info-style name, unique within a catalogue
+    base_name: str = ""                 # name before disambiguation suffixes
+    skip_reason: str | None = None      # why it cannot be benchmarked safely
+    unsupported: str | None = None      # why this CPU cannot run it
+    notes: tuple[str, ...] = ()
+    build_error: str | None = None
+    _slots: tuple[Slot, ...] = field(default=(), repr=False)
+
+    @property
+    def offered(self) -> bool:
+        """Runnable here and safe to benchmark."""
+        return not self.skip_reason and not self.unsupported and not self.build_error
+
+    @property
+    def reason(self) -> str | None:
+        """Why the form is not offered (None when it is)."""
+        return self.skip_reason or self.build_error or self.unsupported
+
+    @property
+    def masked(self) -> bool:
+        return self.mask is not None
+
+    def operand(self, pos: int) -> Operand:
+        return self.operands[pos]
+
+    @property
+    def memory_operand(self) -> Operand | None:
+        for op in self.operands:
+            if op.kind in ("mem", "agen"):
+                return op
+        return None
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass
+class Choices:
+    """Concrete values for one instantiation: registers per operand position, etc."""
+
+    regs: dict[int, int] = field(default_factory=dict)      # operand pos -> iced Register
+    imms: dict[int, int] = field(default_factory=dict)      # operand pos -> value
+    base: int = Register.R14
+    index: int = Register.NONE
+    displacement: int = 64
+    mask_reg: int = Register.K1
+
+
+IMM_DEFAULTS = {8: 2, 16: 0x1234, 32: 0x12345, 64: 0x123456789}
+
+
+def default_imm(slot: Slot) -> int:
+    if slot.special == "const1":
+        return 1
+    if slot.special == "m2z":
+        return 0
+    return IMM_DEFAULTS[slot.bits]
+
+
+LEA_MODES = ("B", "B_D8", "B_D32", "B_I", "B_I_D8", "B_I_D32")
+_LEA_DISP = {"B": (0, 0), "B_D8": (64, 1), "B_D32": (0x1000, 8)}
+
+
+def pick_registers(form: Form, slots, avoid=frozenset(), fixed: dict[int, int] | None = None,
+                   allow_upper=False) -> dict[int, int]:
+    """Choose a register per register operand position: distinct architectural registers, none in
+    ``avoid`` (full registers) or NEVER_PICK; ``fixed`` pre-assigns some positions."""
+    regs = dict(fixed or {})
+    used = set(NEVER_PICK) | set(avoid) | {full_register(r) for r in regs.values()}
+    for op in form.operands:
+        if op.is_mask or op.kind != "reg" or op.pos in regs:
+            continue
+        slot = slots[op.iced_index]
+        if slot.fixed is not None:
+            regs[op.pos] = slot.fixed
+            continue
+        pool = POOLS[op.cls]
+        if allow_upper and form.encoding in ("EVEX", "MVEX") and op.cls in EVEX_EXTRA:
+            pool = pool[:-1] + EVEX_EXTRA[op.cls] + pool[-1:]
+        name = slot_name(slot)
+        if name == "KP1_REG":
+            pool = tuple(r for r in pool if (r - Register.K0) % 2 == 0)
+        elif name.endswith("P3_VVVV"):
+            pool = tuple(r for r in pool if (r - POOLS[op.cls][-1]) % 4 == 0)
+        for r in pool:
+            if full_register(r) not in used:
+                regs[op.pos] = r
+                used.add(full_register(r))
+                break
+        else:
+            regs[op.pos] = pool[0]  # class exhausted: reuse (only with absurd copy counts)
+    return regs
+
+
+def slot_name(slot: Slot) -> str:
+    return slot.name
+
+
+def build(form: Form, choices: Choices) -> iced_x86.Instruction:
+    """A concrete iced Instruction for ``form`` with ``choices``. Raises ValueError on nonsense."""
+    ins = iced_x86.Instruction()
+    ins.code = form.code
+    ins.code_size = iced_x86.CodeSize.CODE64
+    imm_seen = False
+    for op in form.operands:
+        if op.is_mask:
+            continue
+        i = op.iced_index
+        slot = form._slots[i]
+        if op.kind == "reg":
+            ins.set_op_kind(i, OpKind.REGISTER)
+            ins.set_op_register(i, choices.regs[op.pos])
+        elif op.kind in ("mem", "agen"):
+            ins.set_op_kind(i, OpKind.MEMORY)
+            if slot.special == "moffs":
+                ins.memory_displ_size = 8
+                ins.memory_displacement = 0x1000
+                continue
+            base, index, disp, dsize = choices.base, choices.index, choices.displacement, 1
+            if form.lea_mode:
+                mode = form.lea_mode
+                disp, dsize = _LEA_DISP[mode.replace("_I", "")]
+                if "_I" not in mode:
+                    index = Register.NONE
+            elif disp == 0:
+                dsize = 0
+            elif not -128 <= disp < 128:
+                dsize = 8  # iced's value for disp32 with 64-bit addressing
+            if any(sl.name == "R32_REG_MEM" for sl in form._slots):
+                base = iced_x86.RegisterInfo(base).full_register32  # 32-bit addressing forms
+            ins.memory_base = base
+            ins.memory_index = index
+            ins.memory_index_scale = 1
+            ins.memory_displacement = disp & 0xFFFFFFFFFFFFFFFF
+            ins.memory_displ_size = dsize
+        elif op.kind == "implicit_mem":
+            kind = {"rsi": OpKind.MEMORY_SEG_RSI, "rdi": OpKind.MEMORY_SEG_RDI,
+                    "es_rdi": OpKind.MEMORY_ESRDI, "xlat": OpKind.MEMORY}[slot.special]
+            ins.set_op_kind(i, kind)
+            if slot.special == "xlat":
+                ins.memory_base = Register.RBX
+                ins.memory_index = Register.AL
+                ins.memory_index_scale = 1
+        elif op.kind == "imm":
+            value = choices.imms.get(op.pos, default_imm(slot))
+            kind = slot.imm_kind
+            if kind == OpKind.IMMEDIATE8 and imm_seen:
+                kind = OpKind.IMMEDIATE8_2ND  # enter imm16, imm8; extrq xmm, imm8, imm8
+            imm_seen = True
+            ins.set_op_kind(i, kind)
+            if kind == OpKind.IMMEDIATE8_2ND:
+                ins.immediate8_2nd = value & 0xFF
+            else:
+                ins.set_immediate_u64(i, value & 0xFFFFFFFFFFFFFFFF)
+        elif op.kind == "branch":
+            name = slot.special
+            if name.startswith("FARBR"):
+                ins.set_op_kind(i, OpKind.FAR_BRANCH32 if name == "FARBR4_2" else OpKind.FAR_BRANCH16)
+            elif name.startswith("BR16"):
+                ins.set_op_kind(i, OpKind.NEAR_BRANCH16)
+                ins.near_branch16 = 0
+            elif name.startswith("BR32"):
+                ins.set_op_kind(i, OpKind.NEAR_BRANCH32)
+                ins.near_branch32 = 0
+            else:
+                ins.set_op_kind(i, OpKind.NEAR_BRANCH64)
+                ins.near_branch64 = 0
+        else:
+            raise ValueError(f"unknown operand kind {op.kind}")
+    if form.mask:
+        ins.op_mask = choices.mask_reg
+        ins.zeroing_masking = form.mask == "zero"
+    if form.broadcast:
+        ins.is_broadcast = True
+    if form.lock:
+        ins.has_lock_prefix = True
+    return ins
+
+
+def encode(ins: iced_x86.Instruction, ip: int = 0) -> bytes:
+    enc = iced_x86.Encoder(64)
+    enc.encode(ins, ip)
+    return bytes(enc.take_buffer())
+
+
+def describe_registers(regs: dict[int, int]) -> dict[int, str]:
+    return {p: register_name(r) for p, r in regs.items()}

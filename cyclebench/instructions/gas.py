@@ -1,0 +1,95 @@
+"""Assemble many one-line Intel-syntax statements with GNU as and get each one's bytes back.
+
+Each statement is placed in its own 32-byte slot (``.p2align 5, 0xcc``), so one assembler run
+checks thousands of lines and a line that produced more than one instruction is visible (its slot
+holds more than one decodable instruction before the int3 padding).  Lines the assembler rejects
+are reported with its message and the others are assembled again without them.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+from ..errors import AssemblyError
+
+SLOT = 32
+_ERR = re.compile(r"^[^:]*:(\d+): (Error|Warning): (.*)$")
+_HEADER_LINES = 2
+
+
+@dataclass
+class Assembled:
+    line: str
+    data: bytes | None     # the slot's bytes, int3 (0xcc) padded; None when rejected
+    error: str | None = None
+
+
+def _tools():
+    as_ = shutil.which("as")
+    objcopy = shutil.which("objcopy")
+    if not as_ or not objcopy:
+        raise AssemblyError("GNU as/objcopy not found",
+                            hint="install binutils (apt-get install binutils)")
+    return as_, objcopy
+
+
+def _run(lines: list[str], workdir: str) -> tuple[bytes | None, dict[int, str]]:
+    as_, objcopy = _tools()
+    src = os.path.join(workdir, "forms.s")
+    obj = os.path.join(workdir, "forms.o")
+    binf = os.path.join(workdir, "forms.bin")
+    with open(src, "w") as f:
+        f.write(".intel_syntax noprefix\n.text\n")
+        for line in lines:
+            f.write(f".p2align 5, 0xcc\n{line}\n")
+    p = subprocess.run([as_, "--64", "-o", obj, src], capture_output=True, text=True)
+    errors: dict[int, str] = {}
+    for msg in p.stderr.splitlines():
+        m = _ERR.match(msg)
+        if m and m.group(2) == "Error":
+            src_line = int(m.group(1))
+            idx = (src_line - _HEADER_LINES - 2) // 2   # each statement takes two lines
+            errors.setdefault(idx, m.group(3))
+    if p.returncode != 0:
+        if not errors:
+            raise AssemblyError("GNU as failed: " + (p.stderr.strip().splitlines() or ["?"])[0])
+        return None, errors
+    subprocess.run([objcopy, "-O", "binary", "--only-section=.text", obj, binf], check=True,
+                   capture_output=True)
+    with open(binf, "rb") as f:
+        return f.read(), errors
+
+
+def assemble_lines(lines: list[str]) -> list[Assembled]:
+    """Assemble each line on its own; one assembler run (two when some lines are rejected)."""
+    out = [Assembled(line, None) for line in lines]
+    with tempfile.TemporaryDirectory(prefix="cb-inst-") as d:
+        data, errors = _run(lines, d)
+        if errors:
+            for i, e in errors.items():
+                if 0 <= i < len(out):
+                    out[i].error = e
+            retry = [("int3" if out[i].error else line) for i, line in enumerate(lines)]
+            data, errors2 = _run(retry, d)
+            if data is None:
+                raise AssemblyError("GNU as rejected lines it had accepted: "
+                                    + "; ".join(errors2.values()))
+    for i, a in enumerate(out):
+        if a.error:
+            continue
+        chunk = data[i * SLOT:(i + 1) * SLOT]
+        a.data = chunk
+    return out
+
+
+def split_slot(data: bytes):
+    """Decode a slot: (first instruction, True when nothing but int3 padding follows it)."""
+    import iced_x86
+    dec = iced_x86.Decoder(64, data)
+    ins = dec.decode()
+    rest = data[ins.len:]
+    return ins, all(b == 0xCC for b in rest)

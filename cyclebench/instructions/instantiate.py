@@ -1,0 +1,416 @@
+"""Turn a form into GNU-as Intel-syntax text with concrete operands, for the measurement methods.
+
+Conventions (docs/ARCHITECTURE.md's harness): memory operands are ``[r14+disp]`` (R14 points into
+the middle of a 1 MB area; displacements stay well inside it and 64-byte aligned), R15 (loop
+counter), RSP and RBP are never chosen, immediates are picked so that GNU as selects the intended
+encoding (``I8`` -> 2, ``I32`` -> 0x12345, ``I64`` -> 0x123456789, the shift-by-one form -> 1).
+
+Text is produced by iced-x86's Intel formatter (hex as 0x.., sizes always shown) with GNU as
+pseudo-prefixes where the encoding would otherwise be ambiguous: ``{evex}`` for every EVEX form,
+``{load}``/``{store}`` for register-register forms of opcodes that exist in both directions (MOV_89
+vs MOV_8B).  :func:`verified` assembles the text and decodes it back with iced-x86; when GNU as
+picks a different encoding (e.g. ``MOV_C7 (R32, I32)``, which as always emits as B8) the instance
+falls back to ``.byte`` with iced's encoding, so what runs is always the intended form.
+
+Helpers for the timing layer:
+
+* :func:`instantiate` -- one instance (default registers, or the caller's);
+* :func:`independent_copies` -- n instances with no register/memory dependency between them where
+  the ISA allows (written operands rotate through the register pool, stores get distinct
+  addresses); ``Copies.carried`` names what still links them (implicit registers, flags);
+* :func:`latency_pairs` -- (input operand -> output operand) pairs as uops.info defines latency,
+  including flags, memory data, and address registers;
+* :func:`chain` -- one instance whose start and end operands of a pair share a register, so that
+  back-to-back copies form a dependency chain through exactly that pair (None when impossible).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import iced_x86
+from iced_x86 import Register
+
+from .catalogue import implicit_avoid
+from .forms import Choices, Form, build, encode, pick_registers
+from .gas import assemble_lines, split_slot
+from .operands import (EVEX_EXTRA, NEVER_PICK, POOLS, REGISTER_BY_NAME, full_register,
+                       register_class, register_name)
+
+_FMT = iced_x86.Formatter(iced_x86.FormatterSyntax.INTEL)
+_FMT.hex_prefix = "0x"
+_FMT.hex_suffix = ""
+_FMT.uppercase_hex = False
+_FMT.space_after_operand_separator = True
+_FMT.memory_size_options = iced_x86.MemorySizeOptions.ALWAYS
+_FMT.show_branch_size = False
+_FMT.add_leading_zero_to_hex_numbers = False
+_FMT.small_hex_numbers_in_decimal = False
+
+AREA_GUARD = 0x10000       # stay within +-64 KiB of R14 (the area is +-512 KiB)
+_ADDRESS_REGS_OK = {Register.R14, Register.RSI, Register.RDI, Register.RSP, Register.RBP}
+
+
+@dataclass
+class Instance:
+    """One concrete instruction of a form."""
+
+    form: Form
+    text: str                       # one statement for GNU as (Intel syntax, noprefix)
+    encoding: bytes                 # iced's encoding of the intended instruction
+    init: list[str] = field(default_factory=list)     # run once before (measure(init=...))
+    cleanup: list[str] = field(default_factory=list)  # run once after (e.g. emms after MMX)
+    regs: dict[int, str] = field(default_factory=dict)  # operand position -> register name
+    via_bytes: bool = False         # text is a .byte fallback (GNU as picks another encoding)
+
+    @property
+    def code(self) -> str:
+        return self.text
+
+
+def _formatted(ins: iced_x86.Instruction) -> str:
+    text = _FMT.format(ins)
+    # x87 environment/state operands: GNU as knows no size keyword for them
+    for kw in ("fpuenv14 ptr ", "fpuenv28 ptr ", "fpustate94 ptr ", "fpustate108 ptr "):
+        text = text.replace(kw, "")
+    # iced's Intel syntax spells out the implicit st of x87 forms; GNU as wants it left out
+    if text.startswith("f") and _FMT.operand_count(ins) > ins.op_count:
+        ops = [_FMT.format_operand(ins, i) for i in range(_FMT.operand_count(ins))
+               if _FMT.get_instruction_operand(ins, i) is not None]
+        text = _FMT.format_mnemonic(ins) + (" " + ", ".join(ops) if ops else "")
+    if text.startswith("prefetch_exclusive "):
+        text = "prefetch " + text[len("prefetch_exclusive "):]
+    return text
+
+
+def _prefix(form: Form) -> str:
+    out = "{evex} " if form.encoding == "EVEX" else ""
+    if form.rm != "mem" and form._slots and all(op.kind in ("reg", "imm") for op in form.operands):
+        rmish = [s.name.endswith(("_RM", "_OR_MEM")) for s in form._slots]
+        if rmish[0]:
+            out += "{store} "
+        elif any(rmish[1:]) and form._slots[0].name.endswith("_REG"):
+            out += "{load} "
+    return out
+
+
+def _text_for(form: Form, ins: iced_x86.Instruction) -> str:
+    text = _formatted(ins)
+    if form.lock and not text.startswith("lock "):
+        text = "lock " + text
+    return _prefix(form) + text
+
+
+def _bytes_text(data: bytes, comment: str) -> str:
+    return ".byte " + ", ".join(f"0x{b:02x}" for b in data) + f"  # {comment}"
+
+
+def _init_for(form: Form, choices: Choices, ins: iced_x86.Instruction) -> tuple[list[str], list[str]]:
+    init, cleanup = [], []
+    iced_mn = form.code_name.split("_")[0]
+    if form.mask:
+        k = register_name(choices.mask_reg)
+        op = "kxnorq" if "AVX512BW" in _cpu_features() else "kxnorw"
+        init.append(f"{op} {k}, {k}, {k}")
+    if iced_mn in ("DIV", "IDIV"):
+        divisor = next(op for op in form.operands if not op.is_mask)
+        if divisor.kind == "reg":
+            init.append(f"mov {register_name(choices.regs[divisor.pos])}, 1")
+        else:
+            size = {8: "byte", 16: "word", 32: "dword", 64: "qword"}[divisor.bits]
+            init.append(f"mov {size} ptr {_mem_text(choices)}, 1")
+        init.append("mov eax, 100" if divisor.bits == 8 else "xor edx, edx")
+    if form.encoding == "LEGACY" and any(op.cls == "ST" for op in form.operands) or \
+            any(f in ("FPU", "FPU387", "FPU287") for f in form.cpuid_features):
+        init += ["fninit", "fld1", "fldpi", "fld1", "fldpi"]
+    if any(op.cls == "MM" for op in form.operands) or any(i.register.startswith("mm")
+                                                          for i in form.implicit):
+        cleanup.append("emms")
+    # implicit address registers other than the ones the harness points into its areas
+    info = iced_x86.InstructionInfoFactory().info(ins)
+    for m in info.used_memory():
+        base = full_register(m.base) if m.base != Register.NONE else None
+        if base is not None and base not in _ADDRESS_REGS_OK and base != full_register(choices.base):
+            init.append(f"lea {register_name(base)}, [r14+0x100]")
+    return init, cleanup
+
+
+def _mem_text(choices: Choices) -> str:
+    d = choices.displacement
+    return f"[{register_name(choices.base)}{'+' if d >= 0 else '-'}0x{abs(d):x}]"
+
+
+_CPU_FEATURES: frozenset[str] | None = None
+
+
+def _cpu_features() -> frozenset[str]:
+    global _CPU_FEATURES
+    if _CPU_FEATURES is None:
+        from .cpu import this_cpu
+        _CPU_FEATURES = this_cpu().supported()
+    return _CPU_FEATURES
+
+
+def instantiate(form: Form, regs: dict[int, int | str] | None = None,
+                imms: dict[int, int] | None = None, base: int | str | None = None,
+                displacement: int | None = None, avoid=(), mask_reg: int | str | None = None,
+                allow_upper: bool = False) -> Instance:
+    """One instance of ``form``.  ``regs`` pre-assigns operand positions (register enum or name),
+    ``avoid`` lists registers (names or enums) not to pick.  The text is not assembled here; see
+    :func:`verified`."""
+    if form.build_error:
+        raise ValueError(f"{form.name}: {form.build_error}")
+    fixed = {p: _reg(r) for p, r in (regs or {}).items()}
+    avoid_full = {full_register(_reg(r)) for r in avoid} | set(implicit_avoid(form))
+    picked = pick_registers(form, form._slots, avoid=avoid_full, fixed=fixed,
+                            allow_upper=allow_upper)
+    choices = Choices(regs=picked, imms=dict(imms or {}))
+    if base is not None:
+        choices.base = _reg(base)
+    if displacement is not None:
+        choices.displacement = displacement
+    if mask_reg is not None:
+        choices.mask_reg = _reg(mask_reg)
+    if form.lea_mode and "_I" in form.lea_mode:
+        used = {full_register(r) for r in picked.values()} | avoid_full | set(NEVER_PICK)
+        choices.index = next(r for r in POOLS["GPR64"] if r not in used)
+    ins = build(form, choices)
+    data = encode(ins)
+    init, cleanup = _init_for(form, choices, ins)
+    return Instance(form=form, text=_text_for(form, ins), encoding=data, init=init,
+                    cleanup=cleanup, regs={p: register_name(r) for p, r in picked.items()})
+
+
+def _reg(r: int | str) -> int:
+    if isinstance(r, str):
+        name = r.strip().upper().replace("(", "").replace(")", "")
+        if name.endswith("B") and name[:-1].startswith("R") and name[1:-1].isdigit():
+            name = name[:-1] + "L"
+        return REGISTER_BY_NAME[name]
+    return r
+
+
+@dataclass
+class CheckResult:
+    form: Form
+    text: str
+    ok: bool                 # GNU as produced exactly the intended instruction
+    detail: str = ""         # assembler error or what was decoded instead
+
+
+def check(instances: list[Instance]) -> list[CheckResult]:
+    """Assemble every instance's text with GNU as (one run) and compare with the intended
+    instruction: same iced Code and the same operands (iced-formatted text of both)."""
+    results = assemble_lines([i.text for i in instances])
+    out = []
+    for inst, a in zip(instances, results):
+        if a.error:
+            out.append(CheckResult(inst.form, inst.text, False, f"as: {a.error}"))
+            continue
+        if not a.data:
+            out.append(CheckResult(inst.form, inst.text, False, "as produced no bytes"))
+            continue
+        if a.data[:len(inst.encoding)] == inst.encoding and \
+                all(b == 0xCC for b in a.data[len(inst.encoding):]):
+            out.append(CheckResult(inst.form, inst.text, True))   # byte-identical to iced's
+            continue
+        got, alone = split_slot(a.data)
+        want = iced_x86.Decoder(64, inst.encoding).decode()
+        if got.code != inst.form.code:
+            out.append(CheckResult(inst.form, inst.text, False,
+                                   f"assembled to {_code_name(got.code)}: {_formatted(got)}"))
+        elif _formatted(got) != _formatted(want):
+            out.append(CheckResult(inst.form, inst.text, False,
+                                   f"operands differ: {_formatted(got)} vs {_formatted(want)}"))
+        elif not alone:
+            out.append(CheckResult(inst.form, inst.text, False, "as emitted more than one instruction"))
+        else:
+            out.append(CheckResult(inst.form, inst.text, True))
+    return out
+
+
+def _code_name(code: int) -> str:
+    from .operands import CODE_NAMES
+    return CODE_NAMES.get(code, str(code))
+
+
+def verified(instances: list[Instance]) -> list[Instance]:
+    """The same instances, with text that GNU as turns into exactly the intended instruction:
+    where the mnemonic text does not round-trip, it is replaced by ``.byte`` + a comment."""
+    for inst, res in zip(instances, check(instances)):
+        if not res.ok:
+            inst.text = _bytes_text(inst.encoding, inst.text)
+            inst.via_bytes = True
+    return instances
+
+
+# ----------------------------------------------------------------------------------- throughput
+
+@dataclass
+class Copies:
+    instances: list[Instance]
+    carried: list[str]       # what still links consecutive copies: 'flags', 'rax', 'memory'...
+
+    @property
+    def code(self) -> str:
+        return "\n".join(i.text for i in self.instances)
+
+    @property
+    def init(self) -> list[str]:
+        seen, out = set(), []
+        for i in self.instances:
+            for s in i.init:
+                if s not in seen:
+                    seen.add(s)
+                    out.append(s)
+        return out
+
+
+def independent_copies(form: Form, n: int) -> Copies:
+    """``n`` instances of ``form`` without dependencies between them where the ISA allows.
+
+    Read-only register operands keep one register for all copies; written ones rotate through the
+    rest of the class's pool (for EVEX forms including the 16 upper vector registers).  Written
+    memory gets a different 64-byte-aligned address per copy.  ``carried`` lists what cannot be
+    renamed apart: implicit registers that are read and written, flags that are read and
+    written, x87 stack, memory read-modify-write beyond the distinct addresses."""
+    avoid = set(implicit_avoid(form)) | set(NEVER_PICK)
+    ro, rw = [], []
+    for op in form.operands:
+        if op.kind != "reg" or op.fixed or op.is_mask:
+            continue
+        (rw if op.write else ro).append(op)
+    base = instantiate(form)
+    ro_regs = {op.pos: _reg(base.regs[op.pos]) for op in ro}
+    used = avoid | {full_register(r) for r in ro_regs.values()}
+    if form.mask:
+        used.add(Register.K1)
+    pools: dict[str, list[int]] = {}
+    for op in rw:
+        if op.cls not in pools:
+            pool = list(POOLS[op.cls])
+            if form.encoding == "EVEX" and op.cls in EVEX_EXTRA:
+                pool = pool[:-1] + list(EVEX_EXTRA[op.cls]) + pool[-1:]
+            if op.cls == "K":
+                pool = [r for r in pool if r != Register.K1 or not form.mask]
+            pools[op.cls] = [r for r in pool if full_register(r) not in used]
+    counters = {c: 0 for c in pools}
+    mem = form.memory_operand
+    writes_mem = mem is not None and mem.kind == "mem" and mem.write
+    out = []
+    for i in range(n):
+        regs = dict(ro_regs)
+        taken: set[int] = set()
+        for op in rw:
+            pool = pools[op.cls]
+            for _ in range(len(pool)):
+                r = pool[counters[op.cls] % len(pool)]
+                counters[op.cls] += 1
+                if full_register(r) not in taken:
+                    break
+            regs[op.pos] = r
+            taken.add(full_register(r))
+        disp = 64 + (64 * i) % AREA_GUARD if writes_mem else None
+        out.append(instantiate(form, regs=regs, displacement=disp))
+    carried = [imp.register for imp in form.implicit if imp.read and imp.write]
+    if form.flags_read & form.flags_written:
+        carried.append("flags")
+    if any(op.cls == "ST" for op in form.operands) or "FPU" in form.cpuid_features:
+        carried.append("x87 stack")
+    if writes_mem and n * 64 > AREA_GUARD:
+        carried.append("memory (addresses repeat)")
+    return Copies(out, carried)
+
+
+# -------------------------------------------------------------------------------------- latency
+
+@dataclass(frozen=True)
+class Ref:
+    """One end of a latency pair."""
+
+    kind: str                 # 'op' (explicit operand), 'implicit', 'flags', 'mem', 'addr'
+    pos: int | None = None    # operand position for 'op', 'mem', 'addr'
+    register: str | None = None   # implicit register name
+    label: str = ""           # e.g. 'op1 (R64)', 'flags', 'rdx', 'mem op2 (M64)', 'addr op2'
+
+
+@dataclass(frozen=True)
+class LatencyPair:
+    start: Ref
+    end: Ref
+    same_register: bool       # start and end can be the same register: chain() works
+
+    def __str__(self) -> str:
+        return f"{self.start.label} -> {self.end.label}"
+
+
+_FAMILY = {"GPR8": "GPR", "GPR16": "GPR", "GPR32": "GPR", "GPR64": "GPR", "XMM": "VEC",
+           "YMM": "VEC", "ZMM": "VEC", "K": "K", "MM": "MM"}
+
+
+def latency_pairs(form: Form) -> list[LatencyPair]:
+    """Every (input -> output) pair of ``form`` in uops.info's sense of latency."""
+    ins_refs: list[tuple[Ref, object]] = []
+    outs: list[tuple[Ref, object]] = []
+    for op in form.operands:
+        lab = f"op{op.pos} ({op.notation})"
+        if op.kind == "reg":
+            if op.read:
+                ins_refs.append((Ref("op", op.pos, label=lab), op))
+            if op.write:
+                outs.append((Ref("op", op.pos, label=lab), op))
+        elif op.kind in ("mem", "agen"):
+            ins_refs.append((Ref("addr", op.pos, label=f"addr op{op.pos}"), None))
+            if op.kind == "mem" and op.read:
+                ins_refs.append((Ref("mem", op.pos, label=f"mem op{op.pos} ({op.notation})"), None))
+            if op.kind == "mem" and op.write:
+                outs.append((Ref("mem", op.pos, label=f"mem op{op.pos} ({op.notation})"), None))
+    for imp in form.implicit:
+        if imp.read:
+            ins_refs.append((Ref("implicit", register=imp.register, label=imp.register), None))
+        if imp.write:
+            outs.append((Ref("implicit", register=imp.register, label=imp.register), None))
+    if form.flags_read:
+        ins_refs.append((Ref("flags", label="flags"), None))
+    if form.flags_written:
+        outs.append((Ref("flags", label="flags"), None))
+    oci = iced_x86.OpCodeInfo(form.code)
+    unique = oci.requires_unique_reg_nums or oci.requires_unique_dest_reg_num
+    pairs = []
+    for s, sop in ins_refs:
+        for e, eop in outs:
+            same = (sop is not None and eop is not None and not unique
+                    and not sop.fixed and not eop.fixed and not sop.is_mask
+                    and _FAMILY.get(sop.cls) is not None and _FAMILY.get(sop.cls) == _FAMILY.get(eop.cls))
+            if s.kind == "implicit" and e.kind == "implicit" and s.register == e.register:
+                same = True
+            if s.kind == e.kind == "flags" or (s.kind == e.kind == "mem" and s.pos == e.pos):
+                same = True
+            if s.kind == "op" and e.kind == "op" and s.pos == e.pos:
+                same = True
+            pairs.append(LatencyPair(s, e, same))
+    return pairs
+
+
+def _sized(reg: int, cls: str) -> int:
+    """The register of class ``cls`` that lives in the same architectural register as ``reg``."""
+    full = full_register(reg)
+    for r in POOLS.get(cls, ()) + EVEX_EXTRA.get(cls, ()):
+        if full_register(r) == full:
+            return r
+    raise ValueError(f"no {cls} register aliases {register_name(reg)}")
+
+
+def chain(form: Form, pair: LatencyPair) -> Instance | None:
+    """An instance in which ``pair.end`` feeds ``pair.start`` of the next copy directly (same
+    register / same flags / same memory), or None when that needs a connecting instruction."""
+    if not pair.same_register:
+        return None
+    if pair.start.kind == "op" and pair.end.kind == "op" and pair.start.pos != pair.end.pos:
+        s, e = form.operands[pair.start.pos], form.operands[pair.end.pos]
+        base = instantiate(form)
+        reg = _reg(base.regs[e.pos])
+        try:
+            return instantiate(form, regs={e.pos: reg, s.pos: _sized(reg, s.cls)})
+        except ValueError:
+            return None
+    return instantiate(form)   # flags, implicit register, memory or the same operand: any instance

@@ -1,0 +1,123 @@
+"""Which instruction forms cyclebench refuses to benchmark, and why.
+
+A form is run U x L times back to back inside the generated harness (see docs/ARCHITECTURE.md), in
+ring 3, in a child process whose R14/RDI/RSI/RBP/RSP point into 1 MB areas and whose other GPRs
+start at 0.  A form is skipped when running it that way would leave the measured code, fault, hang,
+corrupt the process, or measure nothing.  The first matching rule gives the reason:
+
+============================  ===================================================================
+rule                          forms
+============================  ===================================================================
+MPX hint NOP                  ``bnd*`` (MPX): without MPX they execute as hint NOPs, so a number
+                              would describe a NOP, not the instruction (only when the CPU lacks MPX)
+3DNow!                        3DNow! and 3DNow!+ (gone from AMD since family 15h, never on Intel)
+MVEX                          Knights Corner encodings
+control flow                  jmp, jcc, call, ret, loop*, jrcxz, far branches, xbegin/xend/xabort
+interrupt / exception         int, int1, int3, into, ud0/ud1/ud2, iret*, syscall, sysret,
+                              sysenter, sysexit (iced FlowControl INTERRUPT / EXCEPTION)
+privileged                    everything iced marks ring-0 only: hlt, lgdt/lidt/lldt/ltr, wrmsr,
+                              rdmsr, mov cr/dr, invlpg, wbinvd, clts, swapgs, xsetbv, xsaves, ...
+port I/O                      in, out, ins, outs
+may need OS permission        cli, sti, rdpmc (CR4.PCE) and others iced marks "may require CPL 0";
+                              the allow-list CPUID, RDTSC, RDTSCP, RDPID stays measurable (Linux
+                              leaves CR4.TSD and CPUID faulting off)
+UMIP                          sgdt, sidt, sldt, str, smsw: fault in user mode on CPUs with UMIP
+system entry / hypervisor     vmcall, vmmcall, vmfunc, enclu, getsec, rsm, ...
+waits                         monitor/mwait, monitorx/mwaitx, umonitor/umwait/tpause, hlt
+segment state                 writes to a segment register (mov sreg, pop sreg, lfs/lgs/lss) and
+                              wrfsbase/wrgsbase (glibc keeps the thread pointer in FS.base)
+stack                         push, pop, call-free stack users (enter, leave, pushf, popf):
+                              each copy moves RSP; needs a stack-balancing harness (not yet)
+string                        movs, stos, lods, scas, cmps, ins, outs (with or without REP): each
+                              copy advances RSI/RDI, so U x L copies walk out of the 1 MB areas,
+                              and REP forms cost whatever RCX says
+VSIB                          gathers and scatters: need valid index vectors and mask set-up (later)
+absolute address              mov al/ax/eax/rax <-> moffs64: no R14-relative form
+control-state loads           ldmxcsr, vldmxcsr, fldcw, fldenv, frstor, fxrstor*, xrstor*: loading
+                              arbitrary memory faults (#GP on reserved bits) or unmasks FP exceptions
+serializing                   instructions iced marks serializing (on AMD or Intel), except the
+                              allow-list CPUID, LFENCE, MFENCE, SERIALIZE: harmless in ring 3 and
+                              their cost is exactly what people look up (CPUID also exits to the
+                              hypervisor in a VM: its number then includes the VM exit)
+============================  ===================================================================
+
+Separately from these safety rules, a form the CPU does not support is not offered; its reason
+names the missing CPUID feature, or says "cannot tell whether this CPU supports X" when cpu.py has
+no way to know (see cpu.py).  Forms that need set-up to avoid faults are *not* skipped but carry it
+in their instantiation (instantiate.py): division (non-zero divisor), x87 (a filled register stack),
+MMX (emms afterwards), implicit-address instructions (clzero: RAX, xlat: RBX), write masks.
+"""
+from __future__ import annotations
+
+import iced_x86
+
+from .operands import FLOW_CONTROL_NAMES
+
+ALLOWED_MAY_REQUIRE_CPL0 = frozenset({"CPUID", "RDTSC", "RDTSCP", "RDPID"})
+ALLOWED_SERIALIZING = frozenset({"CPUID", "LFENCE", "MFENCE", "SERIALIZE"})
+UMIP = frozenset({"SGDT", "SIDT", "SLDT", "STR", "SMSW"})
+SYSTEM_ENTRY = frozenset({
+    "SYSCALL", "SYSRET", "SYSRETQ", "SYSENTER", "SYSEXIT", "SYSEXITQ", "SWAPGS", "IRET", "IRETD",
+    "IRETQ", "RSM", "VMCALL", "VMMCALL", "VMFUNC", "VMLAUNCH", "VMRESUME", "VMRUN", "ENCLU",
+    "ENCLS", "ENCLV", "GETSEC", "SEAMCALL", "SEAMOPS", "SEAMRET", "TDCALL", "UIRET", "ERETS",
+    "ERETU", "SENDUIPI",
+})
+WAITS = frozenset({"MONITOR", "MWAIT", "MONITORX", "MWAITX", "UMONITOR", "UMWAIT", "TPAUSE", "HLT"})
+SEGMENT_LOADS = frozenset({"LFS", "LGS", "LSS", "WRFSBASE", "WRGSBASE", "LKGS"})
+CONTROL_STATE_LOADS = frozenset({
+    "LDMXCSR", "VLDMXCSR", "FLDCW", "FLDENV", "FNLDENV", "FRSTOR", "FNRSTOR", "FXRSTOR",
+    "FXRSTOR64", "XRSTOR", "XRSTOR64", "XRSTORS", "XRSTORS64", "RSTORSSP",
+})
+
+
+def skip_reason(oci: iced_x86.OpCodeInfo, ins: iced_x86.Instruction | None, mnemonic: str,
+                features: tuple[str, ...], operands, cpu_has) -> str | None:
+    """The reason this form cannot be benchmarked safely, or None.
+
+    ``mnemonic`` is iced's mnemonic name (uppercase), ``operands`` the form's Operand list,
+    ``cpu_has(feature)`` answers True/False/None for CPUID feature names.
+    """
+    if "MPX" in features and cpu_has("MPX") is not True:
+        return "MPX: runs as a hint NOP on CPUs without MPX (nothing to measure)"
+    if {"D3NOW", "D3NOWEXT", "CYRIX_D3NOW"} & set(features):
+        return "3DNow!: gone from AMD CPUs since family 15h and never on Intel"
+    if oci.encoding == iced_x86.EncodingKind.MVEX:
+        return "MVEX: Knights Corner only"
+    flow = FLOW_CONTROL_NAMES.get(ins.flow_control if ins is not None else 0, "NEXT")
+    if mnemonic in SYSTEM_ENTRY:
+        return "system entry or hypervisor call: leaves user mode"
+    if flow == "INTERRUPT":
+        return "raises an interrupt (int, int1, int3, into, syscall-like): leaves the measured code"
+    if flow == "EXCEPTION":
+        return "raises #UD by design (ud0/ud1/ud2)"
+    if flow == "XBEGIN_XABORT_XEND":
+        return "control flow: transactional memory (xbegin/xabort/xend)"
+    if flow != "NEXT":
+        return f"control flow ({flow.lower().replace('_', ' ')}): would leave the measured code"
+    if oci.must_be_cpl0 or not oci.cpl3:
+        return "privileged: ring 0 only"
+    if oci.is_input_output:
+        return "port I/O: faults in user mode"
+    if mnemonic in WAITS:
+        return "waits or sleeps (monitor/mwait family, hlt)"
+    if mnemonic in UMIP:
+        return "faults in user mode on CPUs with UMIP (descriptor-table and machine-status stores)"
+    if oci.may_require_cpl0 and mnemonic not in ALLOWED_MAY_REQUIRE_CPL0:
+        return "may fault in user mode: needs OS permission (IOPL, CR4 bits)"
+    if mnemonic in SEGMENT_LOADS or any(op.cls == "SREG" and op.write for op in operands):
+        return "changes segment state (FS.base holds the thread pointer; selectors fault)"
+    if ins is not None and ins.is_string_instruction:
+        return ("string instruction: every copy advances RSI/RDI out of the memory areas; "
+                "REP forms cost whatever RCX holds")
+    if oci.is_stack_instruction or (ins is not None and ins.stack_pointer_increment != 0):
+        return "changes RSP (push/pop/enter/leave/pushf/popf): needs a stack-balancing harness"
+    if any(op.slot is not None and op.slot.special == "vsib" for op in operands):
+        return "gather/scatter (VSIB memory): needs index vectors and masks set up (later)"
+    if any(op.slot is not None and op.slot.special == "moffs" for op in operands):
+        return "absolute 64-bit address (moffs): cannot address the R14 area"
+    if mnemonic in CONTROL_STATE_LOADS:
+        return ("loads control state from memory: arbitrary data faults or unmasks FP "
+                "exceptions")
+    if (oci.is_serializing_amd or oci.is_serializing_intel) and mnemonic not in ALLOWED_SERIALIZING:
+        return "serializing instruction (not on the allow-list CPUID, LFENCE, MFENCE, SERIALIZE)"
+    return None
