@@ -1,0 +1,1 @@
+"""Studies: one folder per reproduced study, with its kernels and experiment code."""

@@ -1,0 +1,1 @@
+"""Assembly sources of the memset study's kernels (a package only so that packaging ships them)."""

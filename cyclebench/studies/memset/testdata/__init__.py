@@ -1,0 +1,1 @@
+"""TEST-ONLY kernels with planted bugs, used by tests/test_memset_*.py. Never time or ship them."""
