@@ -287,8 +287,7 @@ def _assign_names(forms: list[Form]) -> None:
                 stems[id(f)] = stems[id(f)].replace(f.mnemonic, f"{f.mnemonic}_{opc:02X}", 1)
     for group in groups():
         for f in group[1:]:
-            tail = f.code_name.split("_", 1)[1] if "_" in f.code_name else f.code_name
-            stems[id(f)] = stems[id(f)].replace(f.mnemonic, f"{f.mnemonic}_{tail}", 1)
+            stems[id(f)] = stems[id(f)].replace(f.mnemonic, f"{f.mnemonic}_{f.code_name}", 1)
     for f in forms:
         f.name = _compose(stems[id(f)], f)
 
@@ -299,7 +298,7 @@ class Catalogue:
     def __init__(self, forms: list[Form]):
         self.forms = forms
         self.by_name = {f.name: f for f in forms}
-        self._upper = {f.name.upper(): f for f in forms}
+        self._upper = {normalize_name(f.name): f for f in forms}
         self.by_mnemonic: dict[str, list[Form]] = defaultdict(list)
         self.by_code: dict[int, list[Form]] = defaultdict(list)
         for f in forms:
@@ -357,13 +356,23 @@ def _ext_key(s: str) -> str:
 def normalize_name(name: str) -> str:
     """Canonical spacing and case of a uops.info-style name: ``imul(r64,r64)`` -> ``IMUL (R64, R64)``."""
     s = " ".join(name.strip().split()).upper()
-    if "(" in s:
-        head, _, rest = s.partition("(")
-        args = [a.strip() for a in rest.rstrip(")").split(",") if a.strip()]
-        # ST(i) / ST(0) contain parentheses themselves: rejoin them
-        s = f"{head.strip()} ({', '.join(args)})"
-        s = s.replace("ST (", "ST(")
-    return s
+    if "(" not in s:
+        return s
+    head, _, rest = s.partition("(")
+    rest = rest.strip()
+    if rest.endswith(")"):
+        rest = rest[:-1]
+    args, depth, cur = [], 0, ""
+    for ch in rest:
+        if ch == "," and depth == 0:
+            args.append(cur)
+            cur = ""
+            continue
+        depth += (ch == "(") - (ch == ")")
+        cur += ch
+    args.append(cur)
+    args = [a.replace(" ", "").replace("ST(I)", "ST(i)") for a in args if a.strip()]
+    return f"{head.strip()} ({', '.join(args)})" if args else head.strip()
 
 
 @functools.lru_cache(maxsize=1)

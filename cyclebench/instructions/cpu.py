@@ -9,8 +9,12 @@ ourselves (:func:`cpuid`).  Every iced feature is in exactly one of three tables
 * ``BASELINE``: features every x86-64 CPU has (8086..486 instructions, x64, multi-byte NOP, PAUSE);
 * ``CPUID_BITS``: (leaf, subleaf, register, bit) for features Linux does not report.
 
-A feature in none of them is *unknown*: forms that need it are skipped with the reason
-"cannot tell whether this CPU supports <feature>" rather than guessed.
+* ``NEVER``: other vendors' or long-gone features (Cyrix, Centaur, Knights Corner...);
+* ``UNKNOWN``: no Linux flag we trust and no CPUID bit wired up.
+
+A feature in ``UNKNOWN`` (or in no table at all, e.g. one a newer iced adds) is *unknown*: forms
+that need it are not offered, with the reason "cannot tell whether this CPU supports <feature>"
+rather than a guess.
 """
 from __future__ import annotations
 
@@ -138,7 +142,7 @@ def cpuid(leaf: int, subleaf: int = 0) -> tuple[int, int, int, int]:
     fn(leaf, out, subleaf)
     result = tuple(out)
     del fn
-    return result  # the mapping stays alive in the closure-free buffer until GC; harmless
+    return result
 
 
 class CpuFeatures:

@@ -84,7 +84,8 @@ def _formatted(ins: iced_x86.Instruction) -> str:
 
 def _prefix(form: Form) -> str:
     out = "{evex} " if form.encoding == "EVEX" else ""
-    if form.rm != "mem" and form._slots and all(op.kind in ("reg", "imm") for op in form.operands):
+    n_regs = sum(1 for op in form.operands if op.kind == "reg" and not op.is_mask)
+    if form.rm != "mem" and n_regs >= 2 and all(op.kind in ("reg", "imm") for op in form.operands):
         rmish = [s.name.endswith(("_RM", "_OR_MEM")) for s in form._slots]
         if rmish[0]:
             out += "{store} "

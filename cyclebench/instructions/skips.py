@@ -62,6 +62,7 @@ SYSTEM_ENTRY = frozenset({
     "ENCLS", "ENCLV", "GETSEC", "SEAMCALL", "SEAMOPS", "SEAMRET", "TDCALL", "UIRET", "ERETS",
     "ERETU", "SENDUIPI",
 })
+IOPL_SENSITIVE = frozenset({"CLI", "STI"})   # #GP at IOPL 0 (Linux user mode); iced does not flag them
 WAITS = frozenset({"MONITOR", "MWAIT", "MONITORX", "MWAITX", "UMONITOR", "UMWAIT", "TPAUSE", "HLT"})
 SEGMENT_LOADS = frozenset({"LFS", "LGS", "LSS", "WRFSBASE", "WRGSBASE", "LKGS"})
 CONTROL_STATE_LOADS = frozenset({
@@ -102,7 +103,8 @@ def skip_reason(oci: iced_x86.OpCodeInfo, ins: iced_x86.Instruction | None, mnem
         return "waits or sleeps (monitor/mwait family, hlt)"
     if mnemonic in UMIP:
         return "faults in user mode on CPUs with UMIP (descriptor-table and machine-status stores)"
-    if oci.may_require_cpl0 and mnemonic not in ALLOWED_MAY_REQUIRE_CPL0:
+    if (oci.may_require_cpl0 and mnemonic not in ALLOWED_MAY_REQUIRE_CPL0) or \
+            mnemonic in IOPL_SENSITIVE:
         return "may fault in user mode: needs OS permission (IOPL, CR4 bits)"
     if mnemonic in SEGMENT_LOADS or any(op.cls == "SREG" and op.write for op in operands):
         return "changes segment state (FS.base holds the thread pointer; selectors fault)"
