@@ -92,7 +92,7 @@ def parse_part(name: str, code: str | bytes | Path | None) -> CodePart:
         try:
             code = code.read_bytes()
         except OSError as e:
-            raise UsageError(f"cannot read {name} code file {code}: {e.strerror}",
+            raise UsageError(f"cannot read the {name.replace('_', '-')} file {code}: {e.strerror}",
                              "give a file of raw x86-64 machine code") from None
     if isinstance(code, (bytes, bytearray)):
         return CodePart(name, raw=bytes(code))
