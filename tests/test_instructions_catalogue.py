@@ -5,7 +5,7 @@ from collections import Counter
 import pytest
 
 from cyclebench.instructions.catalogue import Catalogue, normalize_name
-from cyclebench.instructions.cpu import BASELINE, FLAG_OF, CpuFeatures, cpuinfo_flags, this_cpu
+from cyclebench.machine.features import BASELINE, FLAG_OF, CpuFeatures, cpuinfo_flags, this_cpu
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ its mnemonic (``CPUID``).  Condition codes use XED's spelling as uops.info does 
 their opcode byte (``MOV_89 (R64, R64)`` / ``MOV_8B (R64, R64)``), and as a last resort the iced
 Code name.
 
-Safety: see skips.py for forms that are listed but not offered, and cpu.py for CPU support.
+Safety: see skips.py for forms that are listed but not offered, and machine/features.py for CPU support.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ from dataclasses import replace
 import iced_x86
 
 from . import skips
-from .cpu import CpuFeatures, feature_name, this_cpu
+from ..machine.features import CpuFeatures, feature_name, this_cpu
 from .forms import LEA_MODES, Choices, Form, ImplicitOperand, Operand, build, encode, pick_registers
 from .operands import (CODE_NAMES, ENCODING_NAMES, MNEMONIC_NAMES, NEVER_PICK, full_register,
                        reg_notation, register_class, register_name, slot_of)

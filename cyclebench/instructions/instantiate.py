@@ -146,7 +146,7 @@ _CPU_FEATURES: frozenset[str] | None = None
 def _cpu_features() -> frozenset[str]:
     global _CPU_FEATURES
     if _CPU_FEATURES is None:
-        from .cpu import this_cpu
+        from ..machine.features import this_cpu
         _CPU_FEATURES = this_cpu().supported()
     return _CPU_FEATURES
 

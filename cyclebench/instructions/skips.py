@@ -42,9 +42,9 @@ serializing                   instructions iced marks serializing (on AMD or Int
 ============================  ===================================================================
 
 Separately from these safety rules, a form the CPU does not support is not offered; its reason
-names the missing CPUID feature, or says "cannot tell whether this CPU supports X" when cpu.py has
-no way to know (see cpu.py).  Forms that need set-up to avoid faults are *not* skipped but carry it
-in their instantiation (instantiate.py): division (non-zero divisor), x87 (a filled register stack),
+names the missing CPUID feature, or says "cannot tell whether this CPU supports X" when
+machine/features.py has no way to know.  Forms that need set-up to avoid faults are *not*
+skipped but carry it in their instantiation (instantiate.py): division (non-zero divisor), x87 (a filled register stack),
 MMX (emms afterwards), implicit-address instructions (clzero: RAX, xlat: RBX), write masks.
 """
 from __future__ import annotations
