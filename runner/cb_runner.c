@@ -8,9 +8,19 @@
  * and bad parameters become one "error ..." line and a distinct exit code; the Python side turns
  * them into user-facing messages. Protocol (stdout, line oriented):
  *   info KEY VALUE...
- *   sample REP KIND V0 V1 ...      KIND: ca cb (calibration A/B), a b (measurement A/B)
+ *   group G                        the samples that follow used event group G (0, 1, ...)
+ *   sample REP KIND V0 V1 ...      KIND: ca cb (calibration A/B), a b (measurement A/B);
+ *                                  V0 = TSC ticks, then one value per event of the current group
+ *   times REP KIND EN RUN          time_enabled / time_running of the group over that run (ns):
+ *                                  RUN < EN means the kernel multiplexed (or could not schedule) it
+ *   probe I ok rdpmc=N | probe I fail ERRNO N     (--probe)
  *   error KIND key=value...        then exit with a nonzero code
  *   done
+ *
+ * Event groups (--event ... [--group --event ...]): each group is opened as one perf_event group,
+ * disabled; the groups are measured one after the other (warm-up and repetitions each), with only
+ * the current group enabled, so that no two groups compete for the hardware counters. This is how
+ * more events than counters are measured, as nanoBench does.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -33,7 +43,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#define MAX_EVENTS 16
+#define MAX_EVENTS 16          /* per group */
+#define MAX_TOTAL_EVENTS 256
+#define MAX_GROUPS 64
 #define MAX_SYMS 16
 #define MAX_SAMPLES 100000
 
@@ -53,14 +65,14 @@ struct ctl {
     uint64_t sym[MAX_SYMS];    /* 160 */
     uint64_t tsc_start;        /* 288 */
     uint64_t tsc_end;          /* 296 */
-    uint64_t grp_start[1 + MAX_EVENTS]; /* 304: PERF_FORMAT_GROUP: nr, values */
-    uint64_t grp_end[1 + MAX_EVENTS];   /* 440 */
-    uint64_t pmc_idx[MAX_EVENTS];       /* 576: rdpmc indices (0 = unavailable) */
-    uint64_t pmc_start[MAX_EVENTS];     /* 704 */
-    uint64_t pmc_end[MAX_EVENTS];       /* 832 */
-};                                      /* 960 bytes */
+    uint64_t grp_start[3 + MAX_EVENTS]; /* 304: PERF_FORMAT_GROUP|TOTAL_TIME_*: nr, enabled, running, values */
+    uint64_t grp_end[3 + MAX_EVENTS];   /* 456 */
+    uint64_t pmc_idx[MAX_EVENTS];       /* 608: rdpmc indices (0 = unavailable) */
+    uint64_t pmc_start[MAX_EVENTS];     /* 736 */
+    uint64_t pmc_end[MAX_EVENTS];       /* 864 */
+};                                      /* 992 bytes */
 
-_Static_assert(sizeof(struct ctl) == 960, "layout.py must match");
+_Static_assert(sizeof(struct ctl) == 992, "layout.py must match");
 
 typedef void (*entry_fn)(void);
 
@@ -73,8 +85,10 @@ static struct {
     int cpu;
     double timeout;
     const char *data_path;
-    int n_events;
-    struct perf_event_attr attr[MAX_EVENTS];
+    int n_events, n_groups, event_cpu;
+    struct perf_event_attr attr[MAX_TOTAL_EVENTS];
+    int group_first[MAX_GROUPS], group_n[MAX_GROUPS];
+    long patch_table, patch_count;   /* rdpmc immediates to patch: (offset, slot) uint32 pairs in the blob */
     const char *libs[8];
     int n_libs;
     const char *syms[MAX_SYMS];
@@ -83,13 +97,17 @@ static struct {
 } opt = {
     .e_one_time = -1, .e_a = -1, .e_b = -1, .e_ca = -1, .e_cb = -1,
     .reps = 10, .warm_up = 5, .loop = 0, .calib_loop = 0,
-    .area_size = 1 << 20, .r14_size = 1 << 20, .cpu = -1, .timeout = 10.0,
+    .area_size = 1 << 20, .r14_size = 1 << 20, .cpu = -1, .timeout = 10.0, .event_cpu = -1,
+    .patch_table = -1,
 };
 
 static uint8_t *blob;
 static size_t blob_len;
 static struct ctl *ctl;
-static int fds[MAX_EVENTS];
+static int fds[MAX_TOTAL_EVENTS];
+static struct perf_event_mmap_page *pages[MAX_TOTAL_EVENTS];
+static int cur_group = -1;          /* the enabled group, -1 = none */
+static long rdpmc_moves;            /* runs during which an rdpmc index changed */
 static uint8_t *area_lo[6], *area_hi[6]; /* r14 rdi rsi rbp rsp data */
 
 /* ---- async-signal-safe output ---- */
@@ -136,19 +154,31 @@ static long num(const char *s, const char *what) {
     return v;
 }
 
-/* --event TYPE:CONFIG:CONFIG1:CONFIG2:EXCL_USER:EXCL_KERNEL */
+/* --event TYPE:CONFIG:CONFIG1:CONFIG2:EXCL_USER:EXCL_KERNEL, appended to the current group */
 static void parse_event(const char *s) {
     struct perf_event_attr *a;
     unsigned long long t, c, c1, c2, eu, ek;
-    if (opt.n_events >= MAX_EVENTS) die(EXIT_USAGE, "usage", "at most %d events per group", MAX_EVENTS);
+    if (opt.n_events >= MAX_TOTAL_EVENTS) die(EXIT_USAGE, "usage", "at most %d events", MAX_TOTAL_EVENTS);
     if (sscanf(s, "%lli:%lli:%lli:%lli:%lli:%lli", &t, &c, &c1, &c2, &eu, &ek) != 6)
         die(EXIT_USAGE, "usage", "bad --event '%s'", s);
+    if (!opt.n_groups) { opt.n_groups = 1; opt.group_first[0] = 0; }
+    if (opt.group_n[opt.n_groups - 1] >= MAX_EVENTS) die(EXIT_USAGE, "usage", "at most %d events per group", MAX_EVENTS);
+    opt.group_n[opt.n_groups - 1]++;
     a = &opt.attr[opt.n_events++];
     memset(a, 0, sizeof *a);
     a->size = sizeof *a;
     a->type = (uint32_t)t; a->config = c; a->config1 = c1; a->config2 = c2;
     a->exclude_user = eu; a->exclude_kernel = ek; a->exclude_hv = 1;
-    a->read_format = PERF_FORMAT_GROUP;
+    /* the times say whether the group was on the PMU all the time it was enabled (multiplexing) */
+    a->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+}
+
+/* --group: the events that follow form the next group */
+static void new_group(void) {
+    if (!opt.n_groups || !opt.group_n[opt.n_groups - 1]) return;   /* empty groups are not made */
+    if (opt.n_groups >= MAX_GROUPS) die(EXIT_USAGE, "usage", "at most %d groups", MAX_GROUPS);
+    opt.group_first[opt.n_groups] = opt.n_events;
+    opt.group_n[opt.n_groups++] = 0;
 }
 
 static void parse_args(int argc, char **argv) {
@@ -157,6 +187,10 @@ static void parse_args(int argc, char **argv) {
         #define ARG(name) (!strcmp(k, name) && v && ++i)
         if (!strcmp(k, "--probe")) opt.probe = 1;
         else if (!strcmp(k, "--rdpmc")) opt.use_rdpmc = 1;
+        else if (!strcmp(k, "--group")) new_group();
+        else if (ARG("--event-cpu")) opt.event_cpu = (int)num(v, k);
+        else if (ARG("--patch-table")) opt.patch_table = num(v, k);
+        else if (ARG("--patch-count")) opt.patch_count = num(v, k);
         else if (ARG("--code-size")) opt.code_size = num(v, k);
         else if (ARG("--ctl")) opt.ctl_off = num(v, k);
         else if (ARG("--one-time-init")) opt.e_one_time = num(v, k);
@@ -263,32 +297,84 @@ static const char *errno_name(int e) {
     }
 }
 
-/* One group, leader first; counting starts at open so differences need no enable/disable. */
+/* Every group is opened with its leader disabled (members follow the leader); select_group()
+ * enables one group at a time. --probe opens them enabled and reports each event. --event-cpu
+ * restricts counting to one CPU (the kernel then reports time_running < time_enabled while the
+ * runner is on another CPU: the tests use it to check multiplexing detection without a PMU). */
 static void open_events(void) {
-    for (int i = 0; i < opt.n_events; i++) {
-        int leader = i ? fds[0] : -1;
-        fds[i] = (int)syscall(SYS_perf_event_open, &opt.attr[i], 0, -1, leader, 0);
-        if (fds[i] < 0) {
-            int e = errno;
-            if (opt.probe) { printf("probe %d fail %s %d\n", i, errno_name(e), e); continue; }
-            die(EXIT_COUNTER, "counter", "index=%d errno=%s errnum=%d", i, errno_name(e), e);
+    for (int g = 0; g < opt.n_groups; g++) {
+        int first = opt.group_first[g];
+        for (int i = first; i < first + opt.group_n[g]; i++) {
+            int leader = i == first ? -1 : fds[first];
+            opt.attr[i].disabled = i == first && !opt.probe;
+            fds[i] = (int)syscall(SYS_perf_event_open, &opt.attr[i], 0, opt.event_cpu, leader, 0);
+            if (fds[i] < 0) {
+                int e = errno;
+                if (opt.probe) { printf("probe %d fail %s %d\n", i, errno_name(e), e); continue; }
+                die(EXIT_COUNTER, "counter", "index=%d errno=%s errnum=%d", i, errno_name(e), e);
+            }
+            pages[i] = mmap(NULL, page_size, PROT_READ, MAP_SHARED, fds[i], 0);
+            if (pages[i] == MAP_FAILED) pages[i] = NULL;
+            if (opt.probe) {
+                uint64_t idx = pages[i] && pages[i]->cap_user_rdpmc ? pages[i]->index : 0;
+                printf("probe %d ok rdpmc=%llu\n", i, (unsigned long long)idx);
+            }
         }
-        struct perf_event_mmap_page *pg = mmap(NULL, page_size, PROT_READ, MAP_SHARED, fds[i], 0);
-        uint64_t idx = 0;
-        if (pg != MAP_FAILED) {
-            if (pg->cap_user_rdpmc && pg->index) idx = pg->index; /* rdpmc ecx = index - 1 */
-            munmap(pg, page_size);
+    }
+    if (ctl) ctl->read_fd = (uint64_t)-1;
+}
+
+/* The rdpmc index (ECX + 1) the kernel gave event i; 0 when user-space rdpmc is not allowed. */
+static uint64_t pmc_index(int i) {
+    struct perf_event_mmap_page *pg = pages[i];
+    uint32_t seq; uint64_t idx;
+    if (!pg) return 0;
+    do {
+        seq = pg->lock;
+        __sync_synchronize();
+        idx = pg->cap_user_rdpmc ? pg->index : 0;
+        __sync_synchronize();
+    } while (pg->lock != seq);
+    return idx;
+}
+
+/* Sets the rdpmc index of every slot of the current group (unused slots read the leader's
+ * counter); with a patch table, also the immediates of the no-memory read sequences. Returns 1
+ * if anything changed. */
+static int load_pmc_indices(void) {
+    int g = cur_group, changed = 0;
+    if (g < 0 || !opt.use_rdpmc) return 0;
+    int first = opt.group_first[g];
+    for (int s = 0; s < MAX_EVENTS; s++) {
+        int i = s < opt.group_n[g] ? first + s : first;
+        uint64_t idx = pmc_index(i);
+        if (!idx) die(EXIT_COUNTER, "counter", "index=%d rdpmc=unavailable", i);
+        if (ctl->pmc_idx[s] != idx) { ctl->pmc_idx[s] = idx; changed = 1; }
+    }
+    if (changed && opt.patch_table >= 0 && opt.patch_count > 0) {
+        if (mprotect(blob, opt.code_size, PROT_READ | PROT_WRITE)) die(EXIT_LOAD, "load", "mprotect: %s", strerror(errno));
+        const uint32_t *t = (const uint32_t *)(blob + opt.patch_table);
+        for (long k = 0; k < opt.patch_count; k++) {
+            if (t[2 * k] + 4 > (uint64_t)opt.code_size || t[2 * k + 1] >= MAX_EVENTS)
+                die(EXIT_USAGE, "usage", "bad patch table entry %ld", k);
+            uint32_t v = (uint32_t)(ctl->pmc_idx[t[2 * k + 1]] - 1);
+            memcpy(blob + t[2 * k], &v, 4);
         }
-        if (opt.probe) printf("probe %d ok rdpmc=%llu\n", i, (unsigned long long)idx);
-        else if (opt.use_rdpmc && !idx) die(EXIT_COUNTER, "counter", "index=%d rdpmc=unavailable", i);
-        else ctl->pmc_idx[i] = opt.use_rdpmc ? idx : 0;
+        if (mprotect(blob, opt.code_size, PROT_READ | PROT_EXEC)) die(EXIT_LOAD, "load", "mprotect: %s", strerror(errno));
     }
-    if (opt.n_events && !opt.probe) {
-        ctl->read_fd = (uint64_t)fds[0];
-        ctl->read_size = 8 * (1 + (uint64_t)opt.n_events);
-    } else if (ctl) {
-        ctl->read_fd = (uint64_t)-1;
-    }
+    return changed;
+}
+
+static void select_group(int g) {
+    if (cur_group >= 0) ioctl(fds[opt.group_first[cur_group]], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+    cur_group = g;
+    int leader = fds[opt.group_first[g]];
+    if (ioctl(leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP))
+        die(EXIT_COUNTER, "counter", "index=%d enable errno=%s errnum=%d", opt.group_first[g], errno_name(errno), errno);
+    ctl->read_fd = (uint64_t)leader;
+    ctl->read_size = 8 * (3 + (uint64_t)opt.group_n[g]);
+    memset(ctl->pmc_idx, 0, sizeof ctl->pmc_idx);
+    load_pmc_indices();
 }
 
 static void pin_cpu(void) {
@@ -311,25 +397,51 @@ static double tsc_hz(void) {
     return (c1 - c0) / ((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
 }
 
-struct reading { uint64_t tsc; uint64_t ev[MAX_EVENTS]; };
+struct reading { uint64_t tsc; uint64_t ev[MAX_EVENTS]; uint64_t enabled, running; };
+
+static void read_times(uint64_t *en, uint64_t *run) {
+    uint64_t buf[3 + MAX_EVENTS];
+    ssize_t want = 8 * (3 + opt.group_n[cur_group]);
+    if (read(fds[opt.group_first[cur_group]], buf, want) != want)
+        die(EXIT_COUNTER, "counter", "read() of counter group %d failed: %s", cur_group, strerror(errno));
+    *en = buf[1]; *run = buf[2];
+}
 
 static void call(long off, uint64_t loop, struct reading *r) {
-    int reads_group = (off == opt.e_a || off == opt.e_b) && !opt.use_rdpmc;
+    int measured = off == opt.e_a || off == opt.e_b;
+    int reads_group = measured && !opt.use_rdpmc && cur_group >= 0;
+    uint64_t en0 = 0, run0 = 0, en1 = 0, run1 = 0;
     ctl->loop_count = loop;
     ctl->read_ret = 0;
+    if (opt.use_rdpmc) load_pmc_indices();
+    if (r && cur_group >= 0) read_times(&en0, &run0);
     ((entry_fn)(blob + off))();
     if (!r) return;
-    if (reads_group && opt.n_events && ctl->read_ret != ctl->read_size)
+    if (cur_group >= 0) read_times(&en1, &run1);
+    if (opt.use_rdpmc && measured && load_pmc_indices()) rdpmc_moves++;
+    if (reads_group && ctl->read_ret != ctl->read_size)
         die(EXIT_COUNTER, "counter", "read() of the counter group returned %lld", (long long)ctl->read_ret);
     r->tsc = ctl->tsc_end - ctl->tsc_start;
-    for (int i = 0; i < opt.n_events; i++)
-        r->ev[i] = ctl->pmc_idx[i] ? ctl->pmc_end[i] - ctl->pmc_start[i] : ctl->grp_end[1 + i] - ctl->grp_start[1 + i];
+    r->enabled = en1 - en0; r->running = run1 - run0;
+    int n = cur_group >= 0 ? opt.group_n[cur_group] : 0;
+    for (int s = 0; s < n; s++) {
+        if (opt.use_rdpmc) {
+            struct perf_event_mmap_page *pg = pages[opt.group_first[cur_group] + s];
+            uint64_t mask = pg->pmc_width && pg->pmc_width < 64 ? (1ull << pg->pmc_width) - 1 : ~0ull;
+            r->ev[s] = (ctl->pmc_end[s] - ctl->pmc_start[s]) & mask;   /* counters are pmc_width bits wide */
+        } else {
+            r->ev[s] = ctl->grp_end[3 + s] - ctl->grp_start[3 + s];
+        }
+    }
 }
 
 static void print_reading(long rep, const char *kind, const struct reading *r) {
+    int n = cur_group >= 0 ? opt.group_n[cur_group] : 0;
     printf("sample %ld %s %llu", rep, kind, (unsigned long long)r->tsc);
-    for (int i = 0; i < opt.n_events; i++) printf(" %llu", (unsigned long long)r->ev[i]);
+    for (int i = 0; i < n; i++) printf(" %llu", (unsigned long long)r->ev[i]);
     printf("\n");
+    if (cur_group >= 0 && (kind[0] == 'a' || kind[0] == 'b'))
+        printf("times %ld %s %llu %llu\n", rep, kind, (unsigned long long)r->enabled, (unsigned long long)r->running);
 }
 
 /* Doubles the loop count (at most x16 per step) until B - A spans the requested number of ticks. */
@@ -378,7 +490,11 @@ int main(int argc, char **argv) {
         areas[i] = map_area(i == 0 ? opt.r14_size : opt.area_size, i);
         ctl->reg_init[i] = (uint64_t)(areas[i] + (i == 0 ? opt.r14_size : opt.area_size) / 2);
     }
+    if (opt.patch_table >= 0 && (opt.patch_table < opt.code_size ||
+                                 (size_t)(opt.patch_table + 8 * opt.patch_count) > blob_len))
+        die(EXIT_USAGE, "usage", "--patch-table must point into the data pages");
     open_events();
+    if (opt.n_groups) select_group(0);
     printf("info tsc_hz %.0f\n", tsc_hz());
     for (int i = 0; i < 5; i++)
         printf("info area %d %p %p\n", i, (void *)area_lo[i], (void *)area_hi[i]);
@@ -397,15 +513,23 @@ int main(int argc, char **argv) {
     uint64_t loop = opt.auto_loop_ticks ? choose_loop() : (uint64_t)opt.loop;
     printf("info loop %llu\n", (unsigned long long)loop);
 
-    for (long rep = -opt.warm_up; rep < opt.reps; rep++) {
-        if (opt.e_ca >= 0) { call(opt.e_ca, opt.calib_loop, &rca); call(opt.e_cb, opt.calib_loop, &rcb); }
-        call(opt.e_a, loop, &ra);
-        call(opt.e_b, loop, &rb);
-        if (rep < 0) continue;
-        if (opt.e_ca >= 0) { print_reading(rep, "ca", &rca); print_reading(rep, "cb", &rcb); }
-        print_reading(rep, "a", &ra);
-        print_reading(rep, "b", &rb);
+    /* One pass per group (one pass with no group when there are no events); the TSC calibration
+     * runs in the first pass only: the other passes contribute their events, not cycles. */
+    for (int g = 0; g < (opt.n_groups ? opt.n_groups : 1); g++) {
+        if (opt.n_groups) { if (g) select_group(g); printf("group %d\n", g); }
+        int calib = opt.e_ca >= 0 && g == 0;
+        for (long rep = -opt.warm_up; rep < opt.reps; rep++) {
+            if (calib) { call(opt.e_ca, opt.calib_loop, &rca); call(opt.e_cb, opt.calib_loop, &rcb); }
+            call(opt.e_a, loop, &ra);
+            call(opt.e_b, loop, &rb);
+            if (rep < 0) continue;
+            if (calib) { print_reading(rep, "ca", &rca); print_reading(rep, "cb", &rcb); }
+            print_reading(rep, "a", &ra);
+            print_reading(rep, "b", &rb);
+        }
     }
+    if (cur_group >= 0) ioctl(fds[opt.group_first[cur_group]], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+    if (opt.use_rdpmc) printf("info rdpmc_moves %ld\n", rdpmc_moves);
     printf("done\n");
     fflush(stdout);
     return 0;

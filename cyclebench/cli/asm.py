@@ -17,14 +17,16 @@ def add_parser(sub):
     p.add_argument("code", nargs="?", metavar="CODE", help="the snippet to measure")
     add_measurement_options(p)
     p.add_argument("--emit-asm", action="store_true", help="print the generated code that would be measured, and exit")
-    p.add_argument("--list-events", action="store_true", help="list the counter events this machine offers, and exit")
+    p.add_argument("--list-events", action="store_true",
+                   help="list the event sources and events, which of them work here, and exit")
+    p.add_argument("--all-pmus", action="store_true", help="with --list-events: also list the PMUs libpfm4 knows for other CPUs")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     if args.list_events:
         from .events import print_events
-        return print_events()
+        return print_events(all_pmus=args.all_pmus)
     parts = code_parts(args)
     kwargs = measurement_kwargs(args)
     if args.emit_asm:

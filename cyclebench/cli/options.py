@@ -44,7 +44,12 @@ def add_measurement_options(p: argparse.ArgumentParser, code_parts: bool = True)
     c = p.add_argument_group("counters and running")
     c.add_argument("--counters", choices=("auto", "tsc", "perf"), default="auto",
                    help="backend: perf (hardware PMU), tsc (TSC-calibrated core cycles); auto picks perf when it works")
-    c.add_argument("--events", metavar="LIST", help="extra perf events, comma separated (e.g. page-faults,task-clock)")
+    c.add_argument("--events", metavar="LIST",
+                   help="extra perf events, comma separated: perf names (page-faults, task-clock, instructions) "
+                        "or libpfm4 names (RETIRED_OPS); see --list-events")
+    c.add_argument("--config", type=Path, metavar="FILE",
+                   help="nanoBench counter config file ('EvtSel.UMASK[.opts] Name' per line); a bare name "
+                        "such as cfg_Zen4.txt is looked up among the shipped configs")
     c.add_argument("--cpu", type=positive_int, metavar="N", help="pin the runner to CPU N (default: the current one)")
     c.add_argument("--timeout", type=float, default=10.0, metavar="S", help="kill the measured code after S seconds (default 10)")
     c.add_argument("--budget", type=float, default=2.0, metavar="S",
@@ -62,8 +67,27 @@ def measurement_kwargs(args) -> dict:
                 warm_up=args.warm_up, initial_warm_up=args.initial_warm_up,
                 alignment_offset=args.alignment_offset, aggregate=args.aggregate,
                 basic_mode=args.basic_mode, no_normalization=args.no_normalization,
-                drain_frontend=args.drain_frontend, counters=args.counters, events=args.events,
+                drain_frontend=args.drain_frontend, counters=args.counters, events=event_list(args),
                 cpu=args.cpu, timeout=args.timeout, budget=args.budget)
+
+
+def event_list(args):
+    """--events names and --config lines, resolved to EventSpecs (None when neither is given)."""
+    names, config = getattr(args, "events", None), getattr(args, "config", None)
+    if not names and config is None:
+        return None
+    from ..counters.nanobench_config import load_config
+    from ..counters.resolve import resolve_events
+    specs = resolve_events(names) if names else []
+    if config is not None:
+        specs += load_config(config)
+    seen = set()
+    for s in specs:
+        if s.name in seen:
+            from ..errors import UsageError
+            raise UsageError(f"event '{s.name}' is given twice (--events and --config)", "list each event once")
+        seen.add(s.name)
+    return specs
 
 
 def code_parts(args) -> dict:

@@ -18,6 +18,10 @@ LOOP_REGISTER = "r15"
 ZEROED = ("rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r15")
 CALIB_UNROLL = 1000
 CALIB_STATEMENT = "add rax, 1"      # 1 cycle latency on every x86 core since P6 (not P4)
+# Statement texts that stand for nanoBench's pause/resume magic bytes (see harness/magic.py);
+# they become the no-memory pause/resume sequences of counters/reads.py.
+PAUSE_MARK = "<cyclebench: pause counting>"
+RESUME_MARK = "<cyclebench: resume counting>"
 
 _DRAIN = ["lfence", ".rept 2048", "nop", ".endr",
           ".rept 512", nop_directive(15), ".endr"]
@@ -44,14 +48,19 @@ class _Emitter:
     def __init__(self):
         self.lines: list[str] = []
         self.origin: dict[int, tuple[str, str]] = {}
+        self.sites: list[tuple[str, int]] = []     # rdpmc immediates the runner patches
 
     def emit(self, *lines: str):
         self.lines.extend(lines)
 
-    def part(self, fn: str, part: CodePart, label: bool):
+    def part(self, fn: str, part: CodePart, label: bool, read: dict | None = None):
         for i, (text, src) in enumerate(zip(part.lines(), part.sources())):
             if label:
                 self.lines.append(f"cb_{fn}_{part.name}_{i}:")
+            if text in (PAUSE_MARK, RESUME_MARK):
+                phase = "pause" if text == PAUSE_MARK else "resume"
+                self.lines.extend(reads.sequence(phase, **(read or {}), sites=self.sites))
+                continue
             self.lines.append(text)
             self.origin[len(self.lines)] = (part.name, src)
         if label:
@@ -86,16 +95,19 @@ def _epilogue(e: _Emitter, avx: bool):
 
 def _run_function(e: _Emitter, fn: str, spec: HarnessSpec, copies: int, code: CodePart,
                   init: CodePart, late: CodePart, label: bool):
+    no_mem = spec.read.get("no_mem", False)
     _prologue(e, fn)
     e.part(fn, init, label)
+    if spec.use_loop and no_mem:     # no memory access between the readings: load it before
+        e.emit(f"mov {LOOP_REGISTER}, {layout.field(layout.LOOP_COUNT)}")
     if spec.drain_frontend:
         e.emit(*_DRAIN)
-    e.emit(*reads.sequence("start", **spec.read))
+    e.emit(*reads.sequence("start", **spec.read, sites=e.sites))
     if copies:
-        e.part(fn, late, label)
+        e.part(fn, late, label, spec.read)
         if spec.drain_frontend and not late.empty:
             e.emit(*_DRAIN)
-    if spec.use_loop:
+    if spec.use_loop and not no_mem:
         e.emit(f"mov {LOOP_REGISTER}, {layout.field(layout.LOOP_COUNT)}")
     e.emit(".p2align 6")
     if spec.alignment_offset:
@@ -104,13 +116,13 @@ def _run_function(e: _Emitter, fn: str, spec: HarnessSpec, copies: int, code: Co
     for c in range(copies):
         if c == 1:
             e.emit(f"cb_{fn}_copy2:")
-        e.part(fn, code, label and c == 0)
+        e.part(fn, code, label and c == 0, spec.read)
     if spec.use_loop:
         e.emit(f"dec {LOOP_REGISTER}", f"jnz cb_{fn}_body")
     e.emit(f"cb_{fn}_body_end:")
     if spec.drain_frontend:
         e.emit(*_DRAIN)
-    e.emit(*reads.sequence("end", **spec.read))
+    e.emit(*reads.sequence("end", **spec.read, sites=e.sites))
     _epilogue(e, spec.avx)
 
 
@@ -120,6 +132,10 @@ def _data(e: _Emitter, symbols: list[str]):
            f".set cb_data_size, cb_ctl + {layout.DATA_SIZE}")
     for i, name in enumerate(symbols):
         e.emit(f".set cb_sym_{name}, cb_ctl + {layout.SYM + 8 * i}")
+    if e.sites:
+        # (offset of the imm32 in the blob, counter slot) per rdpmc site, read by the runner
+        e.emit(".p2align 3", "cb_patch_table:")
+        e.emit(*(f".long {label} - cb_begin, {slot}" for label, slot in e.sites))
     e.emit(".p2align 12")
 
 

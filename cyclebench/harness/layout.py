@@ -13,13 +13,14 @@ SYM = 160               # 16 symbol addresses
 MAX_SYMS = 16
 TSC_START = 288
 TSC_END = 296
-GRP_START = 304         # PERF_FORMAT_GROUP buffer: nr, then values
-GRP_END = 440
-PMC_IDX = 576
-PMC_START = 704
-PMC_END = 832
-SIZE = 960
-MAX_EVENTS = 16
+GRP_START = 304         # read() buffer: nr, time_enabled, time_running, then values
+GRP_END = 456
+GRP_HEADER = 3          # qwords before the values
+PMC_IDX = 608
+PMC_START = 736
+PMC_END = 864
+SIZE = 992
+MAX_EVENTS = 16         # per group
 
 
 def field(offset: int) -> str:

@@ -7,11 +7,13 @@ import statistics
 import time
 from dataclasses import dataclass
 
-from ..counters.backends import Backend, select_backend
+from ..counters import reads
+from ..counters.backends import HW_CYCLES, Backend, select_backend
 from ..errors import (AssemblyError, CounterUnavailable, SnippetFault, SnippetTimeout,
                       UnsupportedInstruction, UsageError)
 from ..harness import HarnessSpec, generate
 from ..harness.codegen import CALIB_UNROLL, generate_check
+from ..harness.nomem import apply_magic, check_reserved_registers
 from ..harness.locate import locate
 from ..machine.cpu import cpu_info
 from ..machine.metadata import machine_metadata
@@ -77,7 +79,8 @@ class Prepared:
 def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None, loop=None,
             n_measurements=None, warm_up=5, initial_warm_up=0, alignment_offset=0,
             aggregate="avg", basic_mode=False, drain_frontend=False, counters="auto",
-            events=None, cpu=None, timeout=10.0, budget=2.0, symbols=None, **_ignored) -> Prepared:
+            events=None, cpu=None, timeout=10.0, budget=2.0, symbols=None, user=True, kernel=False,
+            fixed_counters=False, group_size=None, no_mem=False, **_ignored) -> Prepared:
     """Validate, choose the backend and counts, and assemble the harness (nothing runs)."""
     _check_params(unroll, loop, n_measurements, warm_up, initial_warm_up, alignment_offset,
                   aggregate, timeout, budget, cpu)
@@ -88,8 +91,12 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     symbols = list(symbols or [])
     if len(symbols) > 16:
         raise UsageError("at most 16 symbols can be resolved", "call the rest through a table in data")
-    backend = select_backend(counters, _resolve_events(events))
-    warnings: list[str] = []
+    backend = select_backend(counters, _resolve_events(events), user=bool(user), kernel=bool(kernel),
+                             fixed_counters=fixed_counters, group_size=group_size, no_mem=no_mem)
+    warnings: list[str] = list(backend.warnings)
+    if no_mem and "bmi2" not in cpu_info().flags:
+        raise UnsupportedInstruction("--no-mem joins edx:eax with rorx (BMI2), which this CPU lacks",
+                                     "drop --no-mem")
 
     # One copy of every part: clean assembler errors, the copy size, and a CPUID check.
     check_lines, check_origin = generate_check(list(parts.values()), symbols)
@@ -97,6 +104,10 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     copy_bytes = checked.symbols["cb_check_code_end"] - checked.symbols["cb_check_code_0"]
     _check_cpu(checked, list(parts.values()), warnings)
     warnings += checked.warnings
+    if no_mem:
+        check_reserved_registers(parts, checked.blob, checked.symbols,
+                                 reads.used_no_mem_registers(backend.read_kwargs()["rdpmc_events"]))
+    parts = apply_magic(parts, checked.blob, checked.symbols, no_mem)
 
     use_loop = loop != 0
     if unroll is None:
@@ -122,14 +133,22 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
             aggregate="avg", basic_mode=False, no_normalization=False, drain_frontend=False,
             counters="auto", events=None, cpu=None, timeout=10.0, budget=2.0,
             data: bytes | None = None, symbols=None, libraries=None, r14_size=None,
-            area_size=None) -> Result:
-    """Measure the cost per copy of ``code`` (assembly text or raw bytes); see docs/ARCHITECTURE.md."""
+            area_size=None, user=True, kernel=False, fixed_counters=False, group_size=None,
+            no_mem=False, remove_empty_events=False) -> Result:
+    """Measure the cost per copy of ``code`` (assembly text or raw bytes); see docs/ARCHITECTURE.md.
+
+    Counter options (nanoBench's): ``events`` (names, EventSpecs, or a config file path),
+    ``user``/``kernel`` (count user / kernel mode: nanoBench's -usr/-os), ``fixed_counters`` (instructions, ref-cycles),
+    ``group_size`` (events per perf_event group; default from the PMU), ``no_mem`` (readings in
+    registers R8-R13, pause/resume magic bytes), ``remove_empty_events`` (drop events that did not
+    occur)."""
     p = prepare(code, init=init, late_init=late_init, one_time_init=one_time_init, unroll=unroll,
                 loop=loop, n_measurements=n_measurements, warm_up=warm_up,
                 initial_warm_up=initial_warm_up, alignment_offset=alignment_offset,
                 aggregate=aggregate, basic_mode=basic_mode, drain_frontend=drain_frontend,
                 counters=counters, events=events, cpu=cpu, timeout=timeout, budget=budget,
-                symbols=symbols)
+                symbols=symbols, user=user, kernel=kernel, fixed_counters=fixed_counters,
+                group_size=group_size, no_mem=no_mem)
     parts, backend, obj, warnings = p.parts, p.backend, p.obj, list(p.warnings)
     unroll, use_loop, copy_bytes, n_measurements = p.spec.unroll, p.spec.use_loop, p.copy_bytes, p.n_measurements
     symbols = p.symbols
@@ -166,21 +185,33 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     if best["diff_ticks"] < 5000:
         warnings.append(f"the two configurations differ by only {best['diff_ticks']:.0f} TSC ticks; "
                         "resolution is poor: raise --unroll or use a loop")
+    warnings += best["warnings"]
+    events_out = dict(best["events"])
+    removed = []
+    if remove_empty_events:
+        for name, e in list(events_out.items()):
+            if name not in ("cycles", "tsc", "ns") and e.min == 0 and e.max == 0:
+                removed.append(name)
+                del events_out[name]
     params = {"code": _text(code), "init": _text(init), "late_init": _text(late_init),
               "one_time_init": _text(one_time_init), "unroll": unroll, "loop": best["loop"],
               "loop_auto": loop is None, "use_loop": use_loop, "n_measurements": n_measurements,
               "warm_up": warm_up, "initial_warm_up": initial_warm_up,
               "alignment_offset": alignment_offset, "aggregate": aggregate, "basic_mode": basic_mode,
               "no_normalization": no_normalization, "drain_frontend": drain_frontend,
-              "counters": counters, "events": [e.name for e in backend.events if e.name != "cycles"],
+              "counters": counters, "events": [e.name for e in backend.events if e is not backend.events[0]
+                                               or backend.name != "perf"],
               "cpu": best["cpu"], "timeout": timeout, "budget": budget, "copy_bytes": copy_bytes,
-              "normalization": best["norm"], "symbols": symbols}
+              "normalization": best["norm"], "symbols": symbols, "user": bool(user), "kernel": bool(kernel),
+              "fixed_counters": fixed_counters, "group_size": group_size, "no_mem": no_mem,
+              "remove_empty_events": remove_empty_events, "removed_events": removed}
     backend_info = {"name": backend.name, "reason": backend.reason, "rdpmc": backend.use_rdpmc,
                     "tsc_hz": best["tsc_hz"], "calibrated_ghz": best["ghz"],
-                    "tick_step": best["step"], "label": best["events"]["cycles"].label}
+                    "tick_step": best["step"], "label": best["events"]["cycles"].label,
+                    "no_mem": backend.no_mem, "groups": best["groups"]}
     machine = machine_metadata()
     machine.update({"tsc_hz": best["tsc_hz"], "calibrated_core_ghz": best["ghz"], "counter_backend": backend.name})
-    return Result(kind="snippet", parameters=params, backend=backend_info, events=best["events"],
+    return Result(kind="snippet", parameters=params, backend=backend_info, events=events_out,
                   stability=st.to_dict(), machine=machine, warnings=warnings,
                   raw={"attempts": [a["raw"] for a in attempts]},
                   attempts=[{"stable": a["stability"].stable, "spread": a["stability"].spread,
@@ -238,6 +269,9 @@ def _runner_args(obj, blob_path, data_path, backend: Backend, reps, warm_up, ini
         args += ["--lib", str(lib)]
     for sym in symbols:
         args += ["--sym", sym]
+    if "cb_patch_table" in s:
+        sites = sum(1 for k in s if k.startswith(reads.PATCH_SITE))
+        args += ["--patch-table", str(s["cb_patch_table"]), "--patch-count", str(sites)]
     if r14_size:
         args += ["--r14-size", str(int(r14_size))]
     if area_size:
@@ -263,28 +297,70 @@ def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_gh
         ghz = statistics.median(ghz_per_rep)
         quantum = step * statistics.median(cpt) / norm
         label = f"cycles (TSC-calibrated, {ghz:.2f} GHz)"
-        first_ev = 0
     else:
         cycles = [(bb[1] - aa[1]) / norm for aa, bb in zip(a, b)]
         ghz_per_rep = None
         ghz = statistics.median((bb[1] - aa[1]) / t * tsc_hz / 1e9 for aa, bb, t in zip(a, b, ticks) if t)
         step, quantum = 1, 1 / norm
         label = "cycles (PMU" + (", rdpmc)" if backend.use_rdpmc else ", read())")
-        first_ev = 1
 
-    def ev(name, unit, values, label, q=0.0):
+    def ev(name, unit, values, label, q=0.0, **extra):
         return EventResult(name, unit, stats.aggregate(values, aggregate), stats.uncertainty(values, q),
-                           aggregate, label, min(values), statistics.median(values), max(values), values)
+                           aggregate, label, min(values), statistics.median(values), max(values), values, **extra)
 
     events = {"cycles": ev("cycles", "cycles", cycles, label, quantum)}
-    for i, e in enumerate(backend.events[first_ev:], start=first_ev):
-        vals = [(bb[1 + i] - aa[1 + i]) / norm for aa, bb in zip(a, b)]
-        events[e.name] = ev(e.name, "count", vals, e.name, 1 / norm)
+    groups, warnings = [], []
+    for g, group in enumerate(backend.groups):
+        samples = out.groups[g] if g < len(out.groups) else {}
+        ga, gb = samples.get("a", []), samples.get("b", [])
+        if len(ga) != len(a) or len(gb) != len(b):
+            raise CounterUnavailable(f"the runner returned no readings for event group {g}",
+                                     "this is a bug in cyclebench; re-run with --verbose")
+        mux = multiplexing(out.times[g] if g < len(out.times) else {})
+        names = [e.name for e in group]
+        groups.append({"events": names, **mux})
+        if mux["multiplexed"]:
+            warnings.append(multiplexing_warning(g, names, mux))
+        if g:
+            raw.setdefault("groups", []).append({"events": names, "a": ga, "b": gb,
+                                                 "times": out.times[g] if g < len(out.times) else {}})
+        for i, e in enumerate(group):
+            if g == 0 and i == 0 and backend.name == "perf" and e.name == HW_CYCLES.name:
+                events["cycles"].multiplexed = mux["multiplexed"]
+                events["cycles"].running_fraction = mux["min_running_fraction"]
+                continue
+            vals = [(bb[1 + i] - aa[1 + i]) / norm for aa, bb in zip(ga, gb)]
+            events[e.name] = ev(e.name, "count", vals, e.name, 1 / norm, multiplexed=mux["multiplexed"],
+                                running_fraction=mux["min_running_fraction"], group=g)
+    if backend.groups:
+        raw["times"] = out.times[0] if out.times else {}
+    moves = int(out.info.get("rdpmc_moves", ["0"])[0])
+    if moves:
+        warnings.append(f"the kernel moved an event to another counter during {moves} runs (rdpmc index changed); "
+                        "those readings mix two counters")
     events["tsc"] = ev("tsc", "ticks", [t / norm for t in ticks], "TSC ticks", step / norm)
     events["ns"] = ev("ns", "ns", [t / tsc_hz * 1e9 / norm for t in ticks], "nanoseconds", step / tsc_hz * 1e9 / norm)
     return {"events": events, "stability": stability.assess(cycles, ghz_per_rep, ref_ghz), "loop": loop,
             "tsc_hz": tsc_hz, "ghz": ghz, "step": step, "norm": norm, "raw": raw,
-            "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": statistics.median(ticks)}
+            "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": statistics.median(ticks),
+            "groups": groups, "warnings": warnings}
+
+
+def multiplexing(times: dict) -> dict:
+    """From one group's (time_enabled, time_running) per measured run: was it ever off the PMU
+    while enabled? Values are never scaled; they are flagged."""
+    pairs = [p for kind in ("a", "b") for p in times.get(kind, [])]
+    fractions = [run / en for en, run in pairs if en > 0]
+    low = min(fractions) if fractions else 1.0
+    return {"multiplexed": any(run < en for en, run in pairs), "min_running_fraction": low,
+            "runs_multiplexed": sum(1 for en, run in pairs if run < en), "runs": len(pairs)}
+
+
+def multiplexing_warning(g: int, names: list[str], mux: dict) -> str:
+    return (f"event group {g} ({', '.join(names)}) was multiplexed or not scheduled in "
+            f"{mux['runs_multiplexed']} of {mux['runs']} runs: counted during as little as "
+            f"{mux['min_running_fraction']:.0%} of the time it was enabled. Its values are NOT scaled "
+            "and undercount; use fewer events per group or stop other PMU users")
 
 
 def _raise_for(out, obj, parts, timeout):

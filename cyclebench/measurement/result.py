@@ -22,6 +22,11 @@ class EventResult:
     median: float
     max: float
     samples: list[float] = field(default_factory=list)   # per repetition, same unit as value
+    # perf_event events: True when time_running < time_enabled in some run (multiplexed or not
+    # scheduled); the values are never scaled. running_fraction: the lowest running/enabled seen.
+    multiplexed: bool = False
+    running_fraction: float | None = None
+    group: int | None = None                               # the perf_event group it was read in
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -48,7 +48,9 @@ def runner_path() -> Path:
 class RunnerOutput:
     info: dict[str, list[str]] = field(default_factory=dict)
     areas: dict[int, tuple[int, int]] = field(default_factory=dict)
-    samples: dict[str, list[list[int]]] = field(default_factory=dict)   # kind -> per rep [tsc, ev...]
+    samples: dict[str, list[list[int]]] = field(default_factory=dict)   # kind -> per rep [tsc, ev...] (group 0)
+    groups: list[dict[str, list[list[int]]]] = field(default_factory=list)   # the same, per event group
+    times: list[dict[str, list[tuple[int, int]]]] = field(default_factory=list)  # per group: kind -> (enabled, running)
     probes: list[tuple[int, bool, str]] = field(default_factory=list)
     error: dict[str, str] | None = None
     error_kind: str | None = None
@@ -59,13 +61,23 @@ class RunnerOutput:
 
 def parse_output(text: str) -> RunnerOutput:
     out = RunnerOutput()
+    out.groups.append(out.samples)
+    out.times.append({})
+    group = 0
     for line in text.splitlines():
         parts = line.split()
         if not parts:
             continue
         tag = parts[0]
         if tag == "sample" and len(parts) >= 4:
-            out.samples.setdefault(parts[2], []).append([int(x) for x in parts[3:]])
+            out.groups[group].setdefault(parts[2], []).append([int(x) for x in parts[3:]])
+        elif tag == "times" and len(parts) == 5:
+            out.times[group].setdefault(parts[2], []).append((int(parts[3]), int(parts[4])))
+        elif tag == "group" and len(parts) == 2:
+            group = int(parts[1])
+            while len(out.groups) <= group:
+                out.groups.append({})
+                out.times.append({})
         elif tag == "info" and len(parts) >= 2:
             if parts[1] == "area" and len(parts) == 5:
                 out.areas[int(parts[2])] = (int(parts[3], 16), int(parts[4], 16))

@@ -44,9 +44,9 @@ class TextReporter(Reporter):
                 out.append(f"== {r.parameters.get('code')}")
             for e in r.events.values():
                 if e.aggregate == "range":
-                    out.append(f"{e.label}: {e.min:.4f} - {e.max:.4f}")
+                    out.append(f"{e.label}: {e.min:.4f} - {e.max:.4f}{_mux(e)}")
                 else:
-                    out.append(f"{e.label}: {_fmt(e.value, e.uncertainty)}")
+                    out.append(f"{e.label}: {_fmt(e.value, e.uncertainty)}{_mux(e)}")
             p = r.parameters
             loop = f"loop {p['loop']}{' (auto)' if p.get('loop_auto') else ''}" if p.get("use_loop") else "no loop"
             out.append(f"# backend {r.backend['name']}: {r.backend['reason']}")
@@ -58,14 +58,27 @@ class TextReporter(Reporter):
         return "\n".join(out) + "\n"
 
 
+def _mux(e) -> str:
+    """A multiplexed perf event is flagged on its line, never scaled."""
+    if not getattr(e, "multiplexed", False):
+        return ""
+    return f"  [MULTIPLEXED: counted {e.running_fraction:.0%} of the time at worst; not scaled]"
+
+
 def _raw_lines(r) -> list[str]:
     out = []
+    groups = r.backend.get("groups") or []
     for n, att in enumerate(r.raw.get("attempts", [])):
+        names = f" ({', '.join(groups[0]['events'])})" if groups else ""
         out.append(f"# attempt {n + 1}: loop {att['loop']}, TSC {att['tsc_hz'] / 1e9:.4f} GHz; "
-                   "per repetition: calib A/B ticks, A/B readings (tsc, events...)")
+                   f"per repetition: calib A/B ticks, A/B readings (tsc, events{names}...)")
         for i, (a, b) in enumerate(zip(att["a"], att["b"])):
             cal = f"{att['ca'][i][0]} {att['cb'][i][0]}  " if "ca" in att else ""
             out.append(f"#  rep {i:3d}: {cal}A {' '.join(map(str, a))}  B {' '.join(map(str, b))}")
+        for g, grp in enumerate(att.get("groups", []), start=1):
+            out.append(f"# attempt {n + 1}, event group {g} ({', '.join(grp['events'])}): A/B readings (tsc, events...)")
+            for i, (a, b) in enumerate(zip(grp["a"], grp["b"])):
+                out.append(f"#  rep {i:3d}: A {' '.join(map(str, a))}  B {' '.join(map(str, b))}")
     return out
 
 
