@@ -12,6 +12,12 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
 
 
+def zero_one(text: str) -> int:
+    if text not in ("0", "1"):
+        raise argparse.ArgumentTypeError(f"'{text}' is not 0 or 1")
+    return int(text)
+
+
 def add_measurement_options(p: argparse.ArgumentParser, code_parts: bool = True):
     g = p.add_argument_group("code parts (assembly: Intel syntax, ';' or newline separated; files: raw machine code)")
     if code_parts:
@@ -50,6 +56,18 @@ def add_measurement_options(p: argparse.ArgumentParser, code_parts: bool = True)
     c.add_argument("--config", type=Path, metavar="FILE",
                    help="nanoBench counter config file ('EvtSel.UMASK[.opts] Name' per line); a bare name "
                         "such as cfg_Zen4.txt is looked up among the shipped configs")
+    c.add_argument("--usr", type=zero_one, default=1, metavar="0|1", help="count user mode (default 1; nanoBench's -usr)")
+    c.add_argument("--os", type=zero_one, default=0, metavar="0|1",
+                   help="count kernel mode (default 0; nanoBench's -os; needs perf_event_paranoid <= 1 or root)")
+    c.add_argument("--fixed-counters", action="store_true",
+                   help="also count instructions and ref-cycles (Intel's fixed counters; needs a PMU)")
+    c.add_argument("--group-size", type=positive_int, metavar="N",
+                   help="at most N events per perf_event group; more groups are measured one after the other "
+                        "(default: the PMU's programmable counters; software events need none)")
+    c.add_argument("--remove-empty-events", action="store_true", help="leave out events that did not occur")
+    c.add_argument("--no-mem", action="store_true",
+                   help="keep counter readings in registers (R8: TSC, R9-R13: rdpmc) instead of memory; the code "
+                        "must not write them, and RAX, RCX, RDX are changed. Enables the pause/resume magic bytes")
     c.add_argument("--cpu", type=positive_int, metavar="N", help="pin the runner to CPU N (default: the current one)")
     c.add_argument("--timeout", type=float, default=10.0, metavar="S", help="kill the measured code after S seconds (default 10)")
     c.add_argument("--budget", type=float, default=2.0, metavar="S",
@@ -68,7 +86,9 @@ def measurement_kwargs(args) -> dict:
                 alignment_offset=args.alignment_offset, aggregate=args.aggregate,
                 basic_mode=args.basic_mode, no_normalization=args.no_normalization,
                 drain_frontend=args.drain_frontend, counters=args.counters, events=event_list(args),
-                cpu=args.cpu, timeout=args.timeout, budget=args.budget)
+                cpu=args.cpu, timeout=args.timeout, budget=args.budget,
+                user=bool(args.usr), kernel=bool(args.os), fixed_counters=args.fixed_counters,
+                group_size=args.group_size, no_mem=args.no_mem, remove_empty_events=args.remove_empty_events)
 
 
 def event_list(args):
