@@ -11,11 +11,11 @@ See README.md in this folder for what each kernel implements and grid.py for the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
 from cyclebench.errors import CycleBenchError, UnsupportedInstruction, UsageError
+from cyclebench.machine.cpu import cpu_info
 from cyclebench.routines.build import Built, Routine, build_shared, resolve
 from cyclebench.routines.correctness import CheckResult, MemsetDomain, check_many, check_memset
 
@@ -65,16 +65,9 @@ KERNELS: dict[str, Kernel] = {k.name: k for k in (
 )}
 
 
-@lru_cache(maxsize=1)
 def cpu_flags() -> frozenset[str]:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return frozenset(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return frozenset()
+    """This CPU's feature flags (cyclebench.machine.cpu_info; tests replace this function)."""
+    return cpu_info().flags
 
 
 def missing_features(kernel: Kernel) -> list[str]:

@@ -1,0 +1,137 @@
+"""Routine timing: the empty pass is subtracted (paired in one runner process), correctness comes
+first, the pass code and layout are what the docs say. Facts only, no timing values."""
+import numpy as np
+import pytest
+
+from cyclebench.errors import RoutineIncorrect, UsageError
+from cyclebench.routines import MemsetDomain, empty_routine, fixed_stream, random_stream, resolve
+from cyclebench.routines import timing
+from cyclebench.routines.timing import TimingOptions, layout_for, pass_code, time_routine
+from cyclebench.studies import memset
+
+NOTHING = MemsetDomain(max_size=0, large_samples=0)   # size 0 only: writes nothing, returns dst
+
+
+def test_a_routine_that_does_nothing_costs_about_nothing_net():
+    t = time_routine(empty_routine(), fixed_stream(0, count=1000), TimingOptions(n_measurements=15),
+                     domain=NOTHING)
+    assert t.calls == 1000 and t.mode == "fixed"
+    assert len(t.samples["pass"]) == len(t.samples["empty"]) == 15
+    empty = t.empty["median"]
+    assert empty > 0 and t.gross["median"] > 0
+    # both figures are reported, and the net is gross minus empty
+    assert t.net["fastest10"] == pytest.approx(t.gross["fastest10"] - t.empty["fastest10"])
+    assert abs(t.net["median"]) < 0.1 * empty
+    assert abs(t.net["fastest10"]) < 0.1 * empty
+    assert t.to_dict()["net"] == t.net
+
+
+def test_the_routine_runs_in_b_and_the_empty_routine_in_a():
+    # a byte loop over 512 bytes does hundreds of stores per call; the empty routine none
+    t = time_routine(memset.routine("byte_loop"), fixed_stream(512, count=200),
+                     TimingOptions(n_measurements=5))
+    assert t.gross["median"] > 10 * t.empty["median"]
+    assert t.net["median"] > 0 and t.cycles == t.net["fastest10"]
+
+
+def test_replayed_array_and_fixed_stream_modes():
+    s = random_stream(min_size=1, max_size=64, count=300, seed=3)
+    t = time_routine(resolve("libc:memset"), s, TimingOptions(n_measurements=3))
+    assert t.mode == "replay" and t.calls == 300 and t.stream_digest == s.digest()
+    t2 = time_routine(resolve("libc:memset"), fixed_stream(32, count=300),
+                      TimingOptions(n_measurements=3, replay=True))
+    assert t2.mode == "replay"
+
+
+def test_an_incorrect_routine_is_not_timed(monkeypatch):
+    bad = resolve("cb_bug_tail_off_by_one", library=memset.build_planted_bugs().path)
+    import cyclebench.measurement.api as api
+
+    def boom(*a, **k):
+        raise AssertionError("measure() must not run for an incorrect routine")
+    monkeypatch.setattr(api, "measure", boom)
+    with pytest.raises(RoutineIncorrect) as e:
+        time_routine(bad, fixed_stream(64, count=100), domain=MemsetDomain(max_size=128, large_samples=0))
+    assert e.value.exit_code == 11
+
+
+def test_correctness_is_checked_once_per_routine_and_domain(monkeypatch):
+    calls = []
+
+    def checker(r):
+        calls.append(r.symbol)
+        return True
+    r = empty_routine()
+    for _ in range(2):
+        time_routine(r, fixed_stream(0, count=50), TimingOptions(n_measurements=2), checker=checker)
+    assert calls == ["cb_routine_empty"]
+
+
+def test_stream_outside_the_checked_domain_is_refused():
+    hz = memset.routine("heap_zero")
+    with pytest.raises(UsageError, match="outside"):
+        time_routine(hz, random_stream(min_size=16, max_size=64, granularity=16, max_offset=100,
+                                       count=10), domain=memset.KERNELS["heap_zero"].domain)
+    with pytest.raises(UsageError, match="outside"):
+        time_routine(hz, fixed_stream(24, count=10), domain=memset.KERNELS["heap_zero"].domain)
+
+
+def test_pass_code_and_layout():
+    opts = TimingOptions(flush="call")
+    s = random_stream(min_size=1, max_size=16, count=10)
+    lay = layout_for(s, opts)
+    g = timing.l1d_geometry()
+    assert lay.evict_lines == 1 and lay.evict_ways == 2 * g.ways
+    assert lay.evict_offset % 4096 == 0 and lay.evict_offset >= lay.buffer
+    assert lay.ctl >= lay.evict_offset + lay.evict_ways * g.set_span
+    assert (lay.r14_size // 2) % 4096 == 0 and lay.r14_size // 2 >= lay.ctl + 8
+    init, code = pass_code("memset", "cb_routine_empty", len(s), opts, lay, fixed=False)
+    lines = code.splitlines()
+    loop = lines.index("1:")
+    assert lines[loop - 1] == ".p2align 12"
+    assert any("lea rcx, [rbx + " in ln for ln in lines[loop:]) and "add r12, 24" in lines
+    assert "call r15" in lines and "xor dword ptr" in init
+    # a 4 KiB span evicts every set; flush="pass" evicts before the loop only
+    big = fixed_stream(4096, count=10)
+    assert layout_for(big, opts).evict_lines == g.sets
+    _, code2 = pass_code("memset", "cb_routine_empty", 10, TimingOptions(flush="pass"),
+                         layout_for(big, TimingOptions(flush="pass")), fixed=True)
+    l2 = code2.splitlines()
+    assert l2.index("2:") < l2.index("1:") and "add r12, 24" not in l2
+    assert layout_for(s, TimingOptions()).evict_lines == 0
+
+
+def test_flush_call_runs_and_records_its_eviction():
+    t = time_routine(resolve("libc:memset"), random_stream(min_size=1, max_size=64, count=200),
+                     TimingOptions(flush="call", n_measurements=3))
+    assert t.options["flush"] == "call" and t.options["evict_loads_per_eviction"] > 0
+
+
+def test_options_are_validated():
+    with pytest.raises(UsageError):
+        TimingOptions(flush="sometimes")
+    with pytest.raises(UsageError):
+        TimingOptions(n_measurements=0)
+
+
+class _FakeResult:
+    def __init__(self, raw, events=()):
+        self.raw = {"attempts": [raw]}
+        self.attempts = [{"calibrated_ghz": 1.0, "cycles": 1.0}]
+        self.backend = {"calibrated_ghz": 1.0}
+        self.events = {"cycles": type("E", (), {"value": 1.0})()}
+        self.parameters = {"n_measurements": len(raw["a"]), "events": list(events)}
+
+
+def test_a_disturbed_calibration_is_replaced_by_the_run_median():
+    from cyclebench.harness.codegen import CALIB_UNROLL
+    from cyclebench.measurement.api import CALIB_LOOP
+    adds = CALIB_UNROLL * CALIB_LOOP
+    good = int(adds * 0.7)                      # 0.7 ticks per cycle
+    raw = {"a": [[100], [100], [100]], "b": [[200], [200], [200]],
+           "ca": [[0], [0], [0]], "cb": [[good], [good], [good // 2]]}   # the third is disturbed
+    a, b, ev = timing.readings(_FakeResult(raw))
+    assert np.allclose(b, 200 / 0.7, rtol=1e-4) and np.allclose(a, 100 / 0.7, rtol=1e-4)
+    raw_pmu = {"a": [[5, 100, 7]], "b": [[9, 300, 10]]}
+    a, b, ev = timing.readings(_FakeResult(raw_pmu, events=["branch-misses"]))
+    assert a[0] == 100 and b[0] == 300 and ev["branch-misses"][1][0] == 10
