@@ -291,7 +291,7 @@ def test_no_mem_rejects_code_that_writes_its_registers():
 
 
 def test_no_mem_refuses_read_path_events():
-    with pytest.raises(UsageError, match="read\\(\\)"):
+    with pytest.raises(UsageError, match="'page-faults': software events are read with read\\(\\)"):
         cyclebench.measure("nop", events="page-faults", no_mem=True, **ROUGH)
 
 
@@ -340,3 +340,35 @@ def test_rdpmc_no_mem_patch_table_points_at_the_immediates():
     for off, slot in entries:
         assert obj.blob[off - 1] == 0xB9 and obj.blob[off:off + 4] == b"\0\0\0\0" and slot in (0, 1)
     assert {slot for _, slot in entries} == {0, 1}
+
+
+# --- the asm command line ---------------------------------------------------------------------
+
+def test_cli_no_mem(cli):
+    rc, out, _ = cli("asm", "--no-mem", "-n", "10", "imul rax, rax; .quad 0xF0B513B1C2813F04; imul rbx, rbx; "
+                     ".quad 0xE0B513B1C2813F04")
+    assert rc == 0 and out.startswith("cycles")
+    rc, _, err = cli("asm", "--no-mem", "mov r8, 1")
+    assert rc == 2 and "'mov r8, 1' (code) writes R8" in err and "hint:" in err
+    rc, out, _ = cli("asm", "--no-mem", "--emit-asm", "nop")
+    assert rc == 0 and "rorx rdx, rdx, 32" in out and "lea r8, [rax + rdx]" in out
+
+
+def test_cli_privilege_and_group_options(cli):
+    rc, out, _ = cli("asm", "--usr", "0", "--os", "1", "--events", "page-faults,task-clock", "--group-size", "1",
+                     "--json", "-n", "5", "--init", FRESH_PAGES_INIT, "--unroll", "4", "--loop", "0",
+                     "--basic-mode", "--no-normalization", TOUCH_PAGE)
+    assert rc == 0
+    import json
+    doc = json.loads(out)
+    assert doc["parameters"]["user"] is False and doc["parameters"]["kernel"] is True
+    assert doc["events"]["page-faults"]["median"] == 0 and doc["events"]["page-faults"]["group"] == 0
+    assert doc["events"]["task-clock"]["group"] == 1
+    assert [g["events"] for g in doc["backend"]["groups"]] == [["page-faults"], ["task-clock"]]
+    rc, _, err = cli("asm", "--usr", "0", "--os", "0", "nop")
+    assert rc == 2 and "counts nothing" in err
+
+
+def test_cli_remove_empty_events(cli):
+    rc, out, _ = cli("asm", "--events", "major-faults,task-clock", "--remove-empty-events", "-n", "5", "nop")
+    assert rc == 0 and "major-faults" not in out and "task-clock" in out

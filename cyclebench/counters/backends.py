@@ -275,6 +275,11 @@ def select_backend(counters: str = "auto", events: list | None = None, *, user: 
         raise UsageError(f"event '{dup}' is given twice", "list each event once")
     if group_size is not None and not 1 <= group_size <= MAX_GROUP_EVENTS:
         raise UsageError(f"group size {group_size} is out of range", f"use 1 <= group size <= {MAX_GROUP_EVENTS}")
+    soft = next((e for e in events if not uses_counter(e, "any") and e.type != PERF_TYPE_HARDWARE), None)
+    if no_mem and soft is not None:
+        raise UsageError(f"--no-mem cannot read '{soft.name}': software events are read with read(), and the "
+                         "kernel writes that reading into memory",
+                         "drop --no-mem, or drop the software events")
     cycles = with_privilege(HW_CYCLES, user, kernel)
     fixed = [with_privilege(e, user, kernel) for e in FIXED_COUNTERS] if fixed_counters else []
     fixed = [e for e in fixed if e.name not in names]
