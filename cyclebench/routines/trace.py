@@ -1,0 +1,150 @@
+"""What one call of a memset-like routine executes: stores and conditional branches, counted exactly.
+
+``trace_memset(routine, sizes, aligns)`` runs the native tracer (``native/trace_memset.c``) in a
+child process: it calls the routine once per (size, dst alignment) with the trap flag set and
+records every instruction address until the routine returns. Each address is decoded here with
+iced-x86 and classified:
+
+* a **store**: an instruction that writes memory (any operand with write access, so pushes and
+  calls count too); a repeated string store (``rep stosb``) counts once, and its iterations and
+  bytes are reported separately (``rep_iterations``, ``rep_bytes``), because the microcode's
+  own stores are invisible: stores per cycle is not derivable for a call that uses it;
+* a **conditional branch** (``jcc``, ``loop``, ``jrcxz``), and whether it was taken (the next
+  executed address is not the fall-through).
+
+These are what the reference's table of stores per size counts. Branch *mispredictions* cannot be
+traced: they need a hardware PMU (``branch-misses``), which our KVM guests do not have.
+
+The call runs in the tracer process on a page-aligned buffer plus the alignment; only routines
+that passed their correctness check should be traced (a crash takes the tracer down, with a clear
+error, not cyclebench). Tracing costs a signal per instruction (about 2 us), so keep sizes small
+(a rep stosb traps once per byte).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable
+
+from cyclebench.errors import CycleBenchError
+from cyclebench.routines.build import Routine, build_executable
+
+TRACER_SOURCE = Path(__file__).with_name("native") / "trace_memset.c"
+_WRITES = None
+
+
+def tracer_path() -> Path:
+    return build_executable([TRACER_SOURCE], cflags=["-O2", "-Wall"], ldflags=["-ldl"],
+                            name="cb-trace-memset").path
+
+
+@dataclass(frozen=True)
+class CallTrace:
+    size: int
+    align: int
+    instructions: int        # executed instructions (a rep string instruction counts once)
+    stores: int              # executed instructions that write memory (rep stosb counts once)
+    rep_iterations: int      # iterations of repeated string stores
+    rep_bytes: int           # bytes those iterations stored
+    branches: int            # executed conditional branches
+    taken: int               # ... of which taken
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+_STRING_ELEMENT = {"stosb": 1, "stosw": 2, "stosd": 4, "stosq": 8,
+                   "movsb": 1, "movsw": 2, "movsd": 4, "movsq": 8}
+
+
+@dataclass(frozen=True)
+class _Insn:
+    length: int
+    store: bool
+    rep_store_bytes: int     # element size of a rep-prefixed string store, else 0
+    cond_branch: bool
+    text: str
+
+
+def _classify(code_hex: str, address: int) -> _Insn:
+    import iced_x86 as I
+    global _WRITES
+    if _WRITES is None:
+        _WRITES = {I.OpAccess.WRITE, I.OpAccess.READ_WRITE, I.OpAccess.COND_WRITE,
+                   I.OpAccess.READ_COND_WRITE}
+    ins = next(iter(I.Decoder(64, bytes.fromhex(code_hex), ip=address)))
+    info = I.InstructionInfoFactory().info(ins)
+    store = any(m.access in _WRITES for m in info.used_memory())
+    rep = 0
+    if store and (ins.has_rep_prefix or ins.has_repe_prefix) and ins.is_string_instruction:
+        rep = _STRING_ELEMENT.get(str(ins).split()[-1], 1)
+    return _Insn(ins.len, store, rep, ins.flow_control == I.FlowControl.CONDITIONAL_BRANCH, str(ins))
+
+
+def trace_memset(routine: Routine, sizes: Iterable[int], aligns: Iterable[int] = (0,), *,
+                 fill: int = 0, timeout: float = 120.0) -> list[CallTrace]:
+    """One CallTrace per (size, alignment), sizes outer, alignments inner."""
+    sizes, aligns = [int(s) for s in sizes], [int(a) for a in aligns]
+    cmd = [str(tracer_path()), "--lib", routine.library, "--symbol", routine.symbol,
+           "--sizes", ",".join(map(str, sizes)), "--aligns", ",".join(map(str, aligns)),
+           "--fill", str(fill)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise CycleBenchError(f"tracing {routine.name} took more than {timeout:g} s",
+                              hint="trace fewer or smaller sizes") from None
+    cases, code, status = [], None, None
+    for line in proc.stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        doc = json.loads(line)
+        if "case" in doc:
+            cases.append(doc["case"])
+        elif "code" in doc:
+            code = doc
+        elif "status" in doc:
+            status = doc
+    if not status or status.get("status") != "ok" or code is None:
+        if proc.returncode < 0:
+            import signal
+            detail = (f"the routine crashed with {signal.Signals(-proc.returncode).name} "
+                      f"(traced cases completed: {len(cases)})")
+        else:
+            detail = (status or {}).get("detail") or proc.stderr.strip()[:200] or f"exit {proc.returncode}"
+        raise CycleBenchError(f"tracing {routine.name} failed: {detail}",
+                              hint="only trace routines that passed their correctness check")
+    table = [_classify(hexbytes, int(addr, 16)) for addr, hexbytes in code["code"]]
+    addrs = [int(addr, 16) for addr, _ in code["code"]]
+    out = []
+    for c in cases:
+        seq = c["seq"]
+        stores = branches = taken = rep_it = rep_bytes = 0
+        for k, (idx, count) in enumerate(seq):
+            ins = table[idx]
+            if ins.store:
+                stores += 1
+                if ins.rep_store_bytes:
+                    rep_it += count
+                    rep_bytes += count * ins.rep_store_bytes
+            if ins.cond_branch:
+                branches += count
+                nxt = seq[k + 1][0] if k + 1 < len(seq) else None
+                if nxt is not None and addrs[nxt] != addrs[idx] + ins.length:
+                    taken += 1
+                taken += count - 1     # a branch to itself repeats only when taken
+        out.append(CallTrace(c["size"], c["align"], len(seq), stores, rep_it, rep_bytes,
+                             branches, taken))
+    return out
+
+
+def entry_symbol(routine: Routine) -> str:
+    """The dynamic symbol at the routine's resolved entry (for glibc: which IFUNC variant runs;
+    empty when the variant has no dynamic symbol)."""
+    cmd = [str(tracer_path()), "--lib", routine.library, "--symbol", routine.symbol, "--sizes", "0"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    for line in proc.stdout.splitlines():
+        if line.startswith('{"code"'):
+            return json.loads(line).get("entry_symbol", "")
+    return ""
