@@ -127,6 +127,8 @@ def _init_for(form: Form, choices: Choices, ins: iced_x86.Instruction) -> tuple[
                                                           for i in form.implicit):
         cleanup.append("emms")
     # implicit address registers other than the ones the harness points into its areas
+    if iced_mn.startswith("CLZERO"):  # iced reports no memory access for clzero [rax]
+        init.append("lea rax, [r14+0x100]")
     info = iced_x86.InstructionInfoFactory().info(ins)
     for m in info.used_memory():
         base = full_register(m.base) if m.base != Register.NONE else None
@@ -266,21 +268,23 @@ class Copies:
         return out
 
 
-def independent_copies(form: Form, n: int) -> Copies:
+def independent_copies(form: Form, n: int, avoid=()) -> Copies:
     """``n`` instances of ``form`` without dependencies between them where the ISA allows.
 
     Read-only register operands keep one register for all copies; written ones rotate through the
-    rest of the class's pool (for EVEX forms including the 16 upper vector registers).  Written
+    rest of the class's pool (for EVEX forms including the 16 upper vector registers), never
+    one in ``avoid`` (names or enums: e.g. a scratch register for dependency breakers).  Written
     memory gets a different 64-byte-aligned address per copy.  ``carried`` lists what cannot be
     renamed apart: implicit registers that are read and written, flags that are read and
     written, x87 stack, memory read-modify-write beyond the distinct addresses."""
-    avoid = set(implicit_avoid(form)) | set(NEVER_PICK)
+    avoid_regs = tuple(avoid)
+    avoid = set(implicit_avoid(form)) | set(NEVER_PICK) | {full_register(_reg(r)) for r in avoid_regs}
     ro, rw = [], []
     for op in form.operands:
         if op.kind != "reg" or op.fixed or op.is_mask:
             continue
         (rw if op.write else ro).append(op)
-    base = instantiate(form)
+    base = instantiate(form, avoid=avoid_regs)
     ro_regs = {op.pos: _reg(base.regs[op.pos]) for op in ro}
     used = avoid | {full_register(r) for r in ro_regs.values()}
     if form.mask:

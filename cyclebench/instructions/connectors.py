@@ -1,0 +1,327 @@
+"""Connecting instructions that close a latency chain when a pair's input and output differ in kind.
+
+uops.info defines latency per (input operand -> output operand) pair.  When the output can feed the
+input directly (same register, flags to flags, memory read-modify-write), :func:`instantiate.chain`
+gives the chain.  Otherwise the chain is closed with a *connector*: a short sequence from the
+output's kind back to the input's kind, e.g. ``cmovc rbx, rbx`` (flags -> GPR) after ``add rbx,
+rcx`` for the pair ``op0 -> flags``.  The measured cycles per link are then
+
+    R = latency(pair) + latency(connector)
+
+Each connector is a list of *steps*; every step has a reference loop made of itself and its inverse
+(``vmovq xmm1, rbx; vmovq rbx, xmm1``), measured separately.  Every computing instruction on a
+dependency path takes at least one cycle, so a step whose reference loop takes RT cycles with k
+other instructions has latency in [1, RT - k].  Stores and loads are the exception: Zen 2 and
+later rename memory (a store followed by a load of the same address runs in about 1 cycle for
+both), so their lower bound is 0 and the reference bounds them by RT.  When RT - k is 1 (integer ALU steps: add/sub, test/cmov)
+the step's latency is known exactly and the pair's latency is exact; otherwise the result is an
+upper bound ``R - sum(lower bounds)`` (uops.info's "≤") with the lower bound ``R - sum(upper
+bounds)`` kept alongside.
+
+Steps (kinds: GPR, VEC, K, MM, FLAGS, MEM = the form's memory operand, ADDR = its base register):
+
+=========  ========================================  ==================================
+step       instruction                               reference loop
+=========  ========================================  ==================================
+alu        add s, e / sub s, e (value-preserving)    add rbx, rcx; sub rbx, rcx
+test       test e, e               GPR -> FLAGS      test rbx, rbx; cmovc rbx, rbx
+cmov       cmovc s, s              FLAGS -> GPR      (same)
+gpr2vec    vmovq xmm_s, e          GPR -> VEC        vmovq xmm1, rbx; vmovq rbx, xmm1
+vec2gpr    vmovq s, xmm_e          VEC -> GPR        (same)
+gpr2k      kmovq k_s, e            GPR -> K          kmovq k1, rbx; kmovq rbx, k1
+k2gpr      kmovq s, k_e            K -> GPR          (same)
+vec2k      vpcmpuq k_s, e, e, 5    VEC -> K (ones)   vpcmpuq k1, zmm1, zmm1, 5; vpmovm2q zmm1, k1
+k2vec      vpmovm2q v_s, k_e       K -> VEC          (same)
+gpr2mm     movq mm_s, e            GPR -> MM         movq mm1, rbx; movq rbx, mm1
+mm2gpr     movq s, mm_e            MM -> GPR         (same)
+store/load store to / load from the form's memory    store then load of the same size
+           operand (store forwarding)
+=========  ========================================  ==================================
+
+Other combinations go through a scratch GPR (VEC -> FLAGS = vec2gpr + test, anything -> ADDR =
+... -> GPR + ``add r14, g; sub r14, g``).  Values: every connector keeps the value of its target
+or replaces it with a harmless one (a mask register gets all ones, a memory operand gets the
+output's value).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import iced_x86
+
+from .operands import REGISTER_BY_NAME, register_class, register_name
+
+MEM_BASE = "r14"
+
+# step name -> (reference loop, number of other instructions on its path)
+_SIZE = {8: "byte", 16: "word", 32: "dword", 64: "qword", 128: "xmmword", 256: "ymmword",
+         512: "zmmword"}
+_M = "[r14+0x40]"
+
+
+def _ref_store_gpr(bits):
+    r = {8: "bl", 16: "bx", 32: "ebx", 64: "rbx"}[bits]
+    return f"mov {_SIZE[bits]} ptr {_M}, {r}; mov {r}, {_SIZE[bits]} ptr {_M}"
+
+
+def _ref_store_vec(bits):
+    if bits == 16:
+        return f"vpextrw word ptr {_M}, xmm1, 0; vpinsrw xmm1, xmm1, word ptr {_M}, 0"
+    if bits == 8:
+        return f"vpextrb byte ptr {_M}, xmm1, 0; vpinsrb xmm1, xmm1, byte ptr {_M}, 0"
+    ins, reg = _vec_move(bits)
+    return f"{ins} {_SIZE[bits]} ptr {_M}, {reg}1; {ins} {reg}1, {_SIZE[bits]} ptr {_M}"
+
+
+def _vec_move(bits):
+    return {32: ("vmovd", "xmm"), 64: ("vmovq", "xmm"), 128: ("vmovdqu", "xmm"),
+            256: ("vmovdqu", "ymm"), 512: ("vmovdqu64", "zmm")}[bits]
+
+
+REFERENCES: dict[str, tuple[str, int]] = {
+    "alu": ("add rbx, rcx; sub rbx, rcx", 1),
+    "test": ("test rbx, rbx; cmovc rbx, rbx", 1),
+    "gpr2vec": ("vmovq xmm1, rbx; vmovq rbx, xmm1", 1),
+    "gpr2k": ("kmovq k1, rbx; kmovq rbx, k1", 1),
+    "vec2k": ("vpcmpuq k1, zmm1, zmm1, 5; vpmovm2q zmm1, k1", 1),
+    "gpr2mm": ("movq mm1, rbx; movq rbx, mm1", 1),
+    **{f"store_g{b}": (_ref_store_gpr(b), 1) for b in (8, 16, 32, 64)},
+    **{f"store_v{b}": (_ref_store_vec(b), 1) for b in (8, 16, 32, 64, 128, 256, 512)},
+    **{f"store_k{b}": (f"kmov{'bwdq'[(b // 8).bit_length() - 1]} {_SIZE[b]} ptr {_M}, k1; "
+                       f"kmov{'bwdq'[(b // 8).bit_length() - 1]} k1, {_SIZE[b]} ptr {_M}", 1)
+       for b in (8, 16, 32, 64)},
+    "store_mm64": (f"movq qword ptr {_M}, mm1; movq mm1, qword ptr {_M}", 1),
+}
+# steps that share a reference loop with their inverse
+_SAME_REF = {"cmov": "test", "vec2gpr": "gpr2vec", "k2gpr": "gpr2k", "k2vec": "vec2k",
+             "mm2gpr": "gpr2mm"}
+
+
+def lower_bound(step: str) -> float:
+    """The latency a step has at least: 0 for stores/loads (memory renaming), else 1 cycle."""
+    return 0.0 if step.startswith(("store_", "load_")) else 1.0
+
+
+def reference_of(step: str) -> str:
+    """The reference-loop key of a step (``load_g64`` shares ``store_g64``'s loop)."""
+    if step.startswith("load_"):
+        return "store_" + step[5:]
+    return _SAME_REF.get(step, step)
+
+
+@dataclass
+class Port:
+    """One end of a latency pair, made concrete: its kind and register (or memory text/size)."""
+
+    kind: str                  # GPR VEC K MM FLAGS MEM ADDR X87 OTHER
+    reg: str | None = None     # register name as used in the instance (rbx, xmm1, k1, mm1)
+    bits: int = 0              # register or memory width
+    mem: str | None = None     # memory operand text for MEM / ADDR
+    is_mask: bool = False      # the EVEX write mask (keep it all ones)
+
+
+@dataclass
+class Connector:
+    lines: list[str] = field(default_factory=list)
+    steps: list[str] = field(default_factory=list)
+    init: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "; ".join(self.lines)
+
+
+class NoConnector(Exception):
+    """There is no connector for this combination of kinds (the pair is reported unmeasured)."""
+
+
+def port_for_register(name: str, is_mask: bool = False) -> Port:
+    reg = _reg_enum(name)
+    cls = register_class(reg)
+    if cls.startswith("GPR"):
+        return Port("GPR", name, int(cls[3:]))
+    if cls in ("XMM", "YMM", "ZMM"):
+        return Port("VEC", name, {"XMM": 128, "YMM": 256, "ZMM": 512}[cls])
+    if cls == "K":
+        return Port("K", name, 64, is_mask=is_mask)
+    if cls == "MM":
+        return Port("MM", name, 64)
+    if cls == "ST":
+        return Port("X87", name, 80)
+    return Port("OTHER", name)
+
+
+def _reg_enum(name: str) -> int:
+    n = name.strip().upper().replace("(", "").replace(")", "")
+    if n.startswith("R") and n.endswith("B") and n[1:-1].isdigit():
+        n = n[:-1] + "L"
+    return REGISTER_BY_NAME[n]
+
+
+def gpr(name: str, bits: int = 64) -> str:
+    """The ``bits``-wide name of the GPR ``name`` lives in (``bl``, 64 -> ``rbx``)."""
+    full = iced_x86.RegisterInfo(_reg_enum(name)).full_register
+    base = register_name(full)
+    if bits == 64:
+        return base
+    table = {"rax": "a", "rbx": "b", "rcx": "c", "rdx": "d"}
+    if base in table:
+        c = table[base]
+        return {32: f"e{c}x", 16: f"{c}x", 8: f"{c}l"}[bits]
+    if base in ("rsi", "rdi", "rsp", "rbp"):
+        s = base[1:]
+        return {32: f"e{s}", 16: s, 8: f"{s}l"}[bits]
+    return base + {32: "d", 16: "w", 8: "b"}[bits]
+
+
+def vec(name: str, bits: int) -> str:
+    num = re.sub(r"\D", "", name)
+    return {128: "xmm", 256: "ymm", 512: "zmm"}[bits] + num
+
+
+_SCRATCH = ("r13", "r12", "r11", "r10", "r9", "r8", "rdx", "rcx", "rbx")
+
+
+def scratch_gpr(used: set[str]) -> str:
+    for r in _SCRATCH:
+        if r not in used:
+            return r
+    raise NoConnector("no free general-purpose register for the connector")
+
+
+def _to_gpr(end: Port, used: set[str]) -> tuple[str, Connector]:
+    """Route ``end`` into a GPR: (the 64-bit GPR, the connector so far)."""
+    if end.kind == "GPR":
+        return gpr(end.reg), Connector()
+    t = scratch_gpr(used)
+    used.add(t)
+    if end.kind == "VEC":
+        return t, Connector([f"vmovq {t}, {vec(end.reg, 128)}"], ["vec2gpr"])
+    if end.kind == "K":
+        return t, Connector([f"kmovq {t}, {end.reg}"], ["k2gpr"])
+    if end.kind == "MM":
+        return t, Connector([f"movq {t}, {end.reg}"], ["mm2gpr"])
+    if end.kind == "FLAGS":
+        return t, Connector([f"cmovc {t}, {t}"], ["cmov"])
+    if end.kind == "MEM":
+        w = min(end.bits, 64) if end.bits else 64
+        if w not in (8, 16, 32, 64):
+            raise NoConnector(f"no load for a {end.bits}-bit memory operand")
+        return t, Connector([f"mov {gpr(t, w)}, {_SIZE[w]} ptr {end.mem}"], [f"load_g{w}"])
+    raise NoConnector(f"no connector from {end.kind}")
+
+
+def _join(a: Connector, b: Connector) -> Connector:
+    return Connector(a.lines + b.lines, a.steps + b.steps, a.init + b.init)
+
+
+def connect(end: Port, start: Port, used: set[str]) -> Connector:
+    """Instructions that make ``start`` depend on ``end`` (see the module docstring).
+    ``used``: full 64-bit GPR names the instance uses (not to be taken as scratch)."""
+    used = set(used)
+    if "X87" in (end.kind, start.kind) or "OTHER" in (end.kind, start.kind):
+        raise NoConnector(f"no connector between {end.kind} and {start.kind}")
+    if end.kind == start.kind and end.kind in ("GPR", "VEC", "K", "MM") and \
+            _full(end.reg) == _full(start.reg):
+        return Connector()                      # already the same register
+    if end.kind == "MEM" and start.kind == "MEM":
+        if end.mem == start.mem:
+            return Connector()
+        raise NoConnector("two different memory operands")
+
+    # direct steps
+    if start.kind == "ADDR":
+        g, c = _to_gpr(end, used)
+        return _join(c, Connector([f"add {MEM_BASE}, {g}", f"sub {MEM_BASE}, {g}"], ["alu", "alu"]))
+    if start.kind == "MEM":
+        return _store(end, start, used)
+    if start.kind == "GPR":
+        s = gpr(start.reg)
+        if end.kind == "GPR":
+            e = gpr(end.reg)
+            return Connector([f"add {s}, {e}", f"sub {s}, {e}"], ["alu", "alu"])
+        if end.kind == "FLAGS":
+            return Connector([f"cmovc {s}, {s}"], ["cmov"])
+        if end.kind == "VEC":
+            return Connector([f"vmovq {s}, {vec(end.reg, 128)}"], ["vec2gpr"])
+        if end.kind == "K":
+            return Connector([f"kmovq {s}, {end.reg}"], ["k2gpr"])
+        if end.kind == "MM":
+            return Connector([f"movq {s}, {end.reg}"], ["mm2gpr"])
+        if end.kind == "MEM":
+            w = min(end.bits or 64, start.bits, 64)
+            return Connector([f"mov {gpr(start.reg, w)}, {_SIZE[w]} ptr {end.mem}"], [f"load_g{w}"])
+    if start.kind == "VEC":
+        if end.kind == "K":
+            return Connector([f"vpmovm2q {start.reg}, {end.reg}"], ["k2vec"])
+        if end.kind == "MEM":
+            return _load_vec(end, start)
+        g, c = _to_gpr(end, used)
+        return _join(c, Connector([f"vmovq {vec(start.reg, 128)}, {g}"], ["gpr2vec"]))
+    if start.kind == "K":
+        if end.kind == "VEC":
+            return Connector([f"vpcmpuq {start.reg}, {end.reg}, {end.reg}, 5"], ["vec2k"])
+        if start.is_mask:
+            # keep the write mask all ones: through a vector compare of a register with itself
+            g, c = _to_gpr(end, used)
+            return _join(c, Connector([f"vmovq xmm31, {g}", f"vpcmpuq {start.reg}, xmm31, xmm31, 5"],
+                                      ["gpr2vec", "vec2k"]))
+        if end.kind == "MEM":
+            w = min(end.bits or 64, 64)
+            return Connector([f"kmov{'bwdq'[(w // 8).bit_length() - 1]} {start.reg}, {_SIZE[w]} ptr {end.mem}"],
+                             [f"load_k{w}"])
+        g, c = _to_gpr(end, used)
+        return _join(c, Connector([f"kmovq {start.reg}, {g}"], ["gpr2k"]))
+    if start.kind == "MM":
+        if end.kind == "MEM":
+            return Connector([f"movq {start.reg}, qword ptr {end.mem}"], ["load_mm64"])
+        g, c = _to_gpr(end, used)
+        return _join(c, Connector([f"movq {start.reg}, {g}"], ["gpr2mm"]))
+    if start.kind == "FLAGS":
+        g, c = _to_gpr(end, used)
+        return _join(c, Connector([f"test {g}, {g}"], ["test"]))
+    raise NoConnector(f"no connector from {end.kind} to {start.kind}")
+
+
+def _full(name: str) -> int:
+    return iced_x86.RegisterInfo(_reg_enum(name)).full_register
+
+
+def _store(end: Port, start: Port, used: set[str]) -> Connector:
+    """``end`` -> the memory operand ``start`` (a store of the operand's size)."""
+    bits = start.bits or 64
+    m = start.mem
+    if end.kind == "VEC":
+        if bits == 16:
+            return Connector([f"vpextrw word ptr {m}, {vec(end.reg, 128)}, 0"], ["store_v16"])
+        if bits == 8:
+            return Connector([f"vpextrb byte ptr {m}, {vec(end.reg, 128)}, 0"], ["store_v8"])
+        if bits not in (32, 64, 128, 256, 512):
+            raise NoConnector(f"no vector store of {bits} bits")
+        ins, kind = _vec_move(bits)
+        return Connector([f"{ins} {_SIZE[bits]} ptr {m}, {vec(end.reg, max(bits, 128))}"], [f"store_v{bits}"])
+    if end.kind == "K" and bits in (8, 16, 32, 64):
+        return Connector([f"kmov{'bwdq'[(bits // 8).bit_length() - 1]} {_SIZE[bits]} ptr {m}, {end.reg}"],
+                         [f"store_k{bits}"])
+    if end.kind == "MM" and bits == 64:
+        return Connector([f"movq qword ptr {m}, {end.reg}"], ["store_mm64"])
+    if bits not in (8, 16, 32, 64):
+        raise NoConnector(f"no store of {bits} bits from {end.kind}")
+    g, c = _to_gpr(end, used)
+    return _join(c, Connector([f"mov {_SIZE[bits]} ptr {m}, {gpr(g, bits)}"], [f"store_g{bits}"]))
+
+
+def _load_vec(end: Port, start: Port) -> Connector:
+    bits = min(end.bits or 128, start.bits)
+    m = end.mem
+    if bits == 16:
+        r = vec(start.reg, 128)
+        return Connector([f"vpinsrw {r}, {r}, word ptr {m}, 0"], ["load_v16"])
+    if bits == 8:
+        r = vec(start.reg, 128)
+        return Connector([f"vpinsrb {r}, {r}, byte ptr {m}, 0"], ["load_v8"])
+    if bits not in (32, 64, 128, 256, 512):
+        raise NoConnector(f"no vector load of {bits} bits")
+    ins, _ = _vec_move(bits)
+    return Connector([f"{ins} {vec(start.reg, max(bits, 128))}, {_SIZE[bits]} ptr {m}"], [f"load_v{bits}"])
