@@ -1,0 +1,192 @@
+"""cyclebench inst: latency and throughput of instruction forms (an instruction table)."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from ..errors import ResultFileError, UsageError
+from .options import add_measurement_options, measurement_kwargs
+from .parser import subparser
+
+BULK_MEASUREMENTS = 20     # repetitions per measurement when no -n is given (see bench/instruction_speed.py)
+
+
+def add_parser(sub):
+    p = subparser(
+        sub, "inst", "latency and throughput of instruction forms (instruction tables)",
+        "Measure instruction forms: latency per operand pair (uops.info's definition), throughput over\n"
+        "independent copies, µops and ports where a PMU exists. Forms are named in uops.info notation\n"
+        "('IMUL (R64, R64)'), Intel notation ('vpermd zmm, zmm, zmm') or as a concrete instruction\n"
+        "('imul rax, rbx').\n"
+        "examples:\n"
+        '  cyclebench inst "IMUL (R64, R64)"\n'
+        "  cyclebench inst --mnemonic imul\n"
+        "  cyclebench inst --extension AVX512F --format markdown -o avx512f.md\n"
+        "  cyclebench inst --all --resume results.jsonl\n"
+        "  cyclebench inst --mnemonic add --compare uops.csv --compare-llvm-mca")
+    p.add_argument("forms", nargs="*", metavar="FORM", help="instruction forms to measure")
+    s = p.add_argument_group("selection")
+    s.add_argument("--mnemonic", action="append", default=[], metavar="M", help="every form of a mnemonic (repeatable)")
+    s.add_argument("--extension", action="append", default=[], metavar="EXT",
+                   help="every form of a CPUID extension, e.g. AVX512F, BMI2 (repeatable)")
+    s.add_argument("--all", action="store_true", help="every form this CPU can run safely")
+    s.add_argument("--limit", type=int, metavar="N", help="only the first N selected forms")
+    s.add_argument("--list", action="store_true", help="list the selected forms (and why some are skipped), and exit")
+    s.add_argument("--latency-only", action="store_true", help="measure latencies only")
+    s.add_argument("--throughput-only", action="store_true", help="measure throughput only")
+    r = p.add_argument_group("results file (JSON lines, one form per line, written as each form finishes)")
+    rf = r.add_mutually_exclusive_group()
+    rf.add_argument("--resume", type=Path, metavar="FILE",
+                    help="append to FILE and skip the forms it already holds (created if missing)")
+    rf.add_argument("--results", type=Path, metavar="FILE", help="write every finished form to a new FILE")
+    r.add_argument("--jobs", type=int, metavar="N",
+                   help="parallel runners, one per CPU (default: 2 on a machine with 2 or more CPUs; --cpu N means 1)")
+    c = p.add_argument_group("comparison")
+    c.add_argument("--compare", type=Path, metavar="FILE",
+                   help="published figures: uops.info CSV (instruction,latency,throughput,...) or instructions.xml")
+    c.add_argument("--arch", default="ZEN4", help="architecture in instructions.xml (default ZEN4)")
+    c.add_argument("--compare-llvm-mca", action="store_true", help="compare with llvm-mca's scheduling model")
+    c.add_argument("--mcpu", default="znver4", help="llvm-mca -mcpu (default znver4)")
+    c.add_argument("--tolerance", type=float, default=0.10, metavar="F",
+                   help="relative tolerance for a match (default 0.10 = 10%%; 0.05 cycles absolute also match)")
+    add_measurement_options(p, code_parts=False)
+    for a in p._actions:
+        if a.dest == "output":
+            a.help = "write the output (in the chosen format) to FILE instead of standard output"
+    p.set_defaults(run=run)
+
+
+def _selection(args):
+    from ..instructions.bulk import select
+    from ..instructions.catalogue import Catalogue
+    cat = Catalogue.load()
+    sel = select(cat, args.forms, args.mnemonic, args.extension, args.all)
+    if args.limit is not None:
+        if args.limit < 1:
+            raise UsageError("--limit must be at least 1", "e.g. --limit 50")
+        sel = sel[:args.limit]
+    return cat, sel
+
+
+def run(args) -> int:
+    if args.latency_only and args.throughput_only:
+        raise UsageError("--latency-only and --throughput-only exclude each other", "give one of them")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs must be at least 1", "e.g. --jobs 2")
+    cat, sel = _selection(args)
+    if args.list:
+        for s in sel:
+            reason = s.form.reason if s.form else s.why
+            print(s.name + (f"    # skipped: {reason}" if reason else ""))
+        return 0
+    kwargs = measurement_kwargs(args)
+    if kwargs.get("n_measurements") is None:
+        kwargs["n_measurements"] = BULK_MEASUREMENTS
+    from ..instructions.bulk import default_cpus, run as run_forms
+    cpus = [args.cpu] if args.cpu is not None else default_cpus()
+    if args.jobs is not None:
+        cpus = (cpus * args.jobs)[:args.jobs] if args.cpu is None else cpus
+    results = args.resume or args.results
+    t0 = time.monotonic()
+    with _Progress(len(sel)) as progress:
+        docs = run_forms(sel, results=results, resume=args.resume is not None, cpus=cpus,
+                         measure_kwargs=kwargs, latency=not args.throughput_only,
+                         throughput=not args.latency_only, progress=progress.update)
+    elapsed = time.monotonic() - t0
+    measured = progress.measured
+    comparisons, summary = {}, []
+    if args.compare:
+        from ..instructions import published
+        from ..instructions.compare import compare_published
+        records = _read_published(args.compare, args.arch)
+        label = f"uops.info ({args.arch})" if str(args.compare).lower().endswith(".xml") else "published"
+        comparisons["published"] = compare_published(docs, records, label, args.tolerance, cat)
+        summary.append(comparisons["published"]["text"])
+    if args.compare_llvm_mca:
+        from ..instructions.compare import compare_llvm_mca
+        comparisons["mca"] = compare_llvm_mca(docs, cat, args.mcpu, args.tolerance)
+        summary.append(comparisons["mca"]["text"])
+    from collections import Counter
+    workers = min(len(cpus), max(measured, 1))
+    counts = Counter(d["status"] for d in docs)
+    rate = 60.0 * measured / elapsed if measured and elapsed > 0 else None
+    summary.append(f"{len(docs)} forms: {counts.get('ok', 0)} measured, {counts.get('skipped', 0)} skipped, "
+                   f"{counts.get('failed', 0)} failed" +
+                   (f"; {measured} characterised in {elapsed:.1f} s ({rate:.0f} forms/minute on "
+                    f"{workers} CPU{'s' if workers > 1 else ''})" if rate else ""))
+    _emit(args, docs, comparisons, summary, {"elapsed_s": round(elapsed, 3), "forms_per_minute": rate,
+                                              "cpus": cpus, "n_measurements": kwargs["n_measurements"]})
+    if args.require_stable and any(d.get("stable") is False for d in docs):
+        from ..errors import UnstableMeasurement
+        raise UnstableMeasurement("some forms stayed unstable", "re-run them on a quieter machine")
+    return 0
+
+
+def _read_published(path: Path, arch: str):
+    from ..instructions import published
+    if str(path).lower().endswith(".xml"):
+        return published.read_xml(str(path), arch)
+    records, problems = published.read_csv(str(path), collect=True)
+    for p in problems:
+        print(f"warning: {p.cause}", file=sys.stderr)
+    return records
+
+
+def _emit(args, docs, comparisons, summary, run_info):
+    from ..instructions.characterize import SCHEMA, SCHEMA_VERSION
+    from ..reports.tables import get_table_reporter, instruction_table
+    fmt = "json" if args.json else (args.format or "text")
+    if fmt == "json":
+        import json
+        from ..machine.metadata import machine_metadata
+        doc = {"schema": SCHEMA + ".table", "schema_version": SCHEMA_VERSION, "machine": machine_metadata(),
+               "run": run_info, "summary": summary,
+               "comparison": {k: v for k, v in comparisons.items()}, "forms": docs}
+        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    else:
+        table = instruction_table(docs, comparisons, summary)
+        text = get_table_reporter(fmt).render([table])
+    if args.output:
+        try:
+            args.output.write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise ResultFileError(f"cannot write {args.output}: {e.strerror}", "check the path and permissions") from None
+        print(summary[-1])
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+
+
+class _Progress:
+    """A rich progress bar with ETA on standard error (only when it is a terminal)."""
+
+    def __init__(self, total: int):
+        self.total = total
+        self.measured = 0
+        self.bar = None
+        self.task = None
+
+    def __enter__(self):
+        if sys.stderr.isatty() and self.total > 1:
+            from rich.console import Console
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                TextColumn("{task.fields[last]}"),
+                                console=Console(stderr=True), transient=False)
+            self.bar.__enter__()
+            self.task = self.bar.add_task("forms", total=self.total, last="")
+        return self
+
+    def update(self, doc, done, total):
+        if doc.get("status") != "skipped" and doc.get("elapsed_s", 0) > 0:
+            self.measured += 1
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, last=f"{doc['form'][:40]} ({doc['status']})")
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+        return False

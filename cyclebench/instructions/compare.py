@@ -1,0 +1,103 @@
+"""Side-by-side comparison of measured forms with published data (uops.info CSV/XML) or llvm-mca.
+
+A figure *matches* when it is within ``tolerance`` (relative, default 10%) of the other one, or
+within ``abs_tolerance`` cycles (default 0.05, for small throughputs).  Latency compares our
+largest latency over operand pairs with the other side's largest (uops.info's range upper end,
+llvm-mca's ``Latency``); throughput compares cycles per instruction (uops.info's ``TP``,
+llvm-mca's ``RThroughput``).  Bounds (``≤``) are compared by their value and keep their mark.
+"""
+from __future__ import annotations
+
+from . import published as pub
+from .catalogue import Catalogue, normalize_name
+
+TOLERANCE = 0.10
+ABS_TOLERANCE = 0.05
+
+
+def within(ours: float | None, theirs: float | None, tolerance: float = TOLERANCE,
+           abs_tolerance: float = ABS_TOLERANCE) -> bool | None:
+    if ours is None or theirs is None:
+        return None
+    return abs(ours - theirs) <= max(tolerance * abs(theirs), abs_tolerance)
+
+
+def _ours(doc: dict) -> tuple[float | None, float | None]:
+    lat = (doc.get("latency_max") or {}).get("value")
+    tp = (doc.get("throughput") or {}).get("value")
+    return lat, tp
+
+
+def _match_text(lat_ok, tp_ok) -> str:
+    bad = [k for k, ok in (("lat", lat_ok), ("tp", tp_ok)) if ok is False]
+    if bad:
+        return "✗ " + ",".join(bad)
+    if lat_ok is None and tp_ok is None:
+        return "—"
+    return "✓"
+
+
+def _summarize(label: str, rows: dict, n_docs: int, tolerance: float) -> dict:
+    lat = [r["lat_ok"] for r in rows.values() if r["lat_ok"] is not None]
+    tp = [r["tp_ok"] for r in rows.values() if r["tp_ok"] is not None]
+    return {"label": label, "tolerance": tolerance, "forms": n_docs, "found": len(rows),
+            "latency_compared": len(lat), "latency_match": sum(lat),
+            "throughput_compared": len(tp), "throughput_match": sum(tp),
+            "text": (f"{label}: latency matches {sum(lat)}/{len(lat)}, throughput {sum(tp)}/{len(tp)} "
+                     f"within {tolerance:.0%} (or {ABS_TOLERANCE} cycles); "
+                     f"{n_docs - len(rows)} of {n_docs} measured forms have no {label} figures")}
+
+
+def compare_published(docs: list[dict], records: dict[str, "pub.Published"], label: str = "uops.info",
+                      tolerance: float = TOLERANCE, catalogue: Catalogue | None = None) -> dict:
+    """{"label", "rows": {form: {...}}, summary fields} for the measured (``ok``) documents."""
+    rows = {}
+    ok_docs = [d for d in docs if d.get("status") == "ok"]
+    for d in ok_docs:
+        rec = records.get(normalize_name(d["form"]))
+        if rec is None and catalogue is not None:
+            f = catalogue.get(d["form"])
+            if f is not None and f.base_name:
+                rec = records.get(normalize_name(f.base_name))
+        if rec is None:
+            continue
+        ours_lat, ours_tp = _ours(d)
+        theirs_lat = rec.latency.hi if rec.latency else None
+        theirs_tp = rec.throughput.hi if rec.throughput else None
+        lat_ok = within(ours_lat, theirs_lat, tolerance)
+        tp_ok = within(ours_tp, theirs_tp, tolerance)
+        rows[d["form"]] = {"latency": str(rec.latency) if rec.latency else "—",
+                           "throughput": str(rec.throughput) if rec.throughput else "—",
+                           "lat_ok": lat_ok, "tp_ok": tp_ok, "match": _match_text(lat_ok, tp_ok),
+                           "latency_value": theirs_lat, "throughput_value": theirs_tp,
+                           "source": rec.source}
+    out = _summarize(label, rows, len(ok_docs), tolerance)
+    out["rows"] = rows
+    return out
+
+
+def compare_llvm_mca(docs: list[dict], catalogue: Catalogue, mcpu: str = "znver4",
+                     tolerance: float = TOLERANCE, llvm_mca: str | None = None) -> dict:
+    """The same comparison against llvm-mca's scheduling model (Latency, RThroughput)."""
+    from .llvm_mca import LlvmMcaFailed, predict
+    rows = {}
+    ok_docs = [d for d in docs if d.get("status") == "ok"]
+    for d in ok_docs:
+        form = catalogue.get(d["form"])
+        if form is None:
+            continue
+        try:
+            p = predict(form, mcpu=mcpu, iterations=200, llvm_mca=llvm_mca)
+        except LlvmMcaFailed:
+            continue
+        ours_lat, ours_tp = _ours(d)
+        lat_ok = within(ours_lat, p.latency, tolerance)
+        tp_ok = within(ours_tp, p.rthroughput, tolerance)
+        rows[d["form"]] = {"latency": f"{p.latency:g}" if p.latency is not None else "—",
+                           "throughput": f"{p.rthroughput:.2f}" if p.rthroughput is not None else "—",
+                           "lat_ok": lat_ok, "tp_ok": tp_ok, "match": _match_text(lat_ok, tp_ok),
+                           "latency_value": p.latency, "throughput_value": p.rthroughput,
+                           "uops": p.uops, "simulated_throughput": p.simulated_throughput}
+    out = _summarize(f"llvm-mca ({mcpu})", rows, len(ok_docs), tolerance)
+    out["rows"] = rows
+    return out

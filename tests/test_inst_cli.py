@@ -1,0 +1,101 @@
+"""cyclebench inst / seq from the command line: output formats, resume, skips, failures, comparison."""
+import json
+import shutil
+
+import pytest
+
+from cyclebench.instructions import bulk
+
+FAST = ["-n", "10", "--budget", "0.5"]
+
+
+def test_json_document(cli):
+    code, out, err = cli("inst", "IMUL (R64, R64)", "--json", *FAST)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["schema"] == "cyclebench.inst.table" and doc["machine"]["cpu_model_name"]
+    (form,) = doc["forms"]
+    assert form["form"] == "IMUL (R64, R64)" and form["status"] == "ok"
+    pairs = {(p["start"], p["end"]): p for p in form["latency"]}
+    p = pairs[("op1 (R64)", "op0 (R64)")]
+    assert p["bound"] == "exact" and p["value"] >= 0.95 and len(p["samples"]) == 10
+    assert form["latency_max"]["value"] >= p["value"] - 1e-9
+    assert form["throughput"]["value"] > 0 and form["throughput"]["samples"]
+    assert form["uops"] is None and form["ports"] is None and form["uops_reason"]
+
+
+def test_dangerous_form_is_skipped_with_reason(cli):
+    code, out, err = cli("inst", "HLT", "WRMSR", "--format", "csv")
+    assert code == 0, err
+    assert "skipped: privileged: ring 0 only" in out
+    code, out, _ = cli("inst", "--mnemonic", "syscall", "--list")
+    assert "skipped: system entry" in out
+
+
+def test_resume_skips_finished_forms(cli, tmp_path):
+    results = tmp_path / "r.jsonl"
+    code, out, err = cli("inst", "ADD_01 (R64, R64)", "--resume", str(results), "--format", "csv", *FAST)
+    assert code == 0, err
+    first = results.read_text().splitlines()
+    assert len(first) == 1 and json.loads(first[0])["form"] == "ADD_01 (R64, R64)"
+    with open(results, "a") as f:
+        f.write('{"form": "IMUL (R64, R64)", "stat')          # a line cut short by Ctrl-C
+    code, out, err = cli("inst", "ADD_01 (R64, R64)", "SHLX (R64, R64, R64)", "--resume", str(results), *FAST)
+    assert code == 0, err
+    lines = [json.loads(x) for x in results.read_text().splitlines()[:1] + results.read_text().splitlines()[2:]]
+    assert [d["form"] for d in lines] == ["ADD_01 (R64, R64)", "SHLX (R64, R64, R64)"]
+    assert results.read_text().splitlines()[0] == first[0]           # not measured again
+    assert "1 characterised" in out and out.count("ADD_01 (R64, R64)") == 1
+    # a results file that is not ours is an error (exit 10), and --results refuses to overwrite
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("hello\n{}\n")
+    assert cli("inst", "ADD_01 (R64, R64)", "--resume", str(bad))[0] == 10
+    assert cli("inst", "ADD_01 (R64, R64)", "--results", str(results))[0] == 10
+
+
+def test_failing_form_is_recorded_and_the_run_continues(tmp_path, monkeypatch):
+    real = bulk.characterize
+
+    def flaky(form, session, **kw):
+        if form.name.startswith("IMUL"):
+            raise RuntimeError("boom")
+        return real(form, session, **kw)
+
+    monkeypatch.setattr(bulk, "characterize", flaky)
+    from cyclebench.instructions import Catalogue
+    cat = Catalogue.load()
+    sel = bulk.select(cat, ["IMUL (R64, R64)", "ADD_01 (R64, R64)"])
+    docs = bulk.run(sel, results=tmp_path / "r.jsonl", cpus=[0], measure_kwargs={"n_measurements": 10})
+    assert [d["status"] for d in docs] == ["failed", "ok"]
+    assert "boom" in docs[0]["reason"]
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 2
+
+
+def test_markdown_file_and_comparison(cli, tmp_path):
+    pub = tmp_path / "uops.csv"
+    pub.write_text('instruction,latency,throughput\n"IMUL (R64, R64)",3,1.00\n"ADD_01 (R64, R64)",4,0.25\n')
+    md = tmp_path / "t.md"
+    code, out, err = cli("inst", "IMUL (R64, R64)", "ADD_01 (R64, R64)", "--compare", str(pub),
+                         "--format", "markdown", "-o", str(md), *FAST)
+    assert code == 0, err
+    text = md.read_text()
+    assert text.startswith("### instruction forms") and "| `IMUL (R64, R64)` |" in text
+    assert "✗ lat" in text                                             # 1 cycle measured vs 4 published
+    assert "latency matches 1/2, throughput 2/2" in text
+
+
+@pytest.mark.skipif(not (shutil.which("llvm-mca-16") or shutil.which("llvm-mca")), reason="llvm-mca not installed")
+def test_compare_llvm_mca(cli):
+    code, out, err = cli("inst", "IMUL (R64, R64)", "--compare-llvm-mca", "--format", "csv", *FAST)
+    assert code == 0, err
+    header, row = out.splitlines()[:2]
+    assert "mca_latency" in header and ",3," in row
+
+
+def test_seq_counts_instructions_and_reports_ipc(cli):
+    code, out, err = cli("seq", "cmp rax, rdx; jae 1f; mov rbx, [rsi]; 1:", "mov rbx, [rsi]", "--json", *FAST)
+    assert code == 0, err
+    doc = json.loads(out)
+    a, b = doc["sequences"]
+    assert (a["instructions"], b["instructions"]) == (3, 1)
+    assert a["ipc"] == pytest.approx(3 / a["cycles"]) and b["cycles"] > 0

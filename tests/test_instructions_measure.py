@@ -1,0 +1,134 @@
+"""Instruction characterisation: facts that hold on any modern x86-64 core, plus the bound
+arithmetic and dependency breakers checked with a fake measurement (no timing)."""
+from types import SimpleNamespace
+
+import pytest
+
+from cyclebench.instructions import Catalogue, latency_pairs
+from cyclebench.instructions import connectors as C
+from cyclebench.instructions.characterize import (Session, characterize, measure_pair,
+                                                  measure_throughput, value_init)
+
+FAST = dict(n_measurements=10, budget=0.5)
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return Catalogue.load()
+
+
+@pytest.fixture(scope="module")
+def session():
+    return Session(**FAST)
+
+
+def _pair(form, text):
+    return next(p for p in latency_pairs(form) if str(p) == text)
+
+
+# ------------------------------------------------------------------------------ on the real CPU
+
+def test_latency_chain_is_dependent_unroll_does_not_change_it(cat):
+    form = cat.get("IMUL (R64, R64)")
+    pair = _pair(form, "op1 (R64) -> op0 (R64)")
+    values = [measure_pair(Session(unroll=u, **FAST), form, pair)["value"] for u in (10, 40)]
+    assert min(values) >= 0.95                      # a latency is at least one cycle
+    assert abs(values[0] - values[1]) <= 0.05 * max(values)
+
+
+@pytest.mark.parametrize("name", ["ADD_01 (R64, R64)", "IMUL (R64, R64)"])
+def test_throughput_at_most_latency_for_single_uop_alu_forms(cat, session, name):
+    doc = characterize(cat.get(name), session)
+    assert doc["status"] == "ok"
+    assert doc["throughput"]["value"] <= doc["latency_max"]["value"] * 1.05
+    assert doc["uops"] is None and doc["ports"] is None and doc["uops_reason"]
+
+
+def test_spot_values_any_modern_core(cat, session):
+    # add r64: 1 cycle (the calibration's own assumption); imul r64, r64: 3 cycles since the P6
+    add = characterize(cat.get("ADD_01 (R64, R64)"), session, throughput=False)
+    imul = characterize(cat.get("IMUL (R64, R64)"), session, throughput=False)
+    assert add["latency_max"]["value"] == pytest.approx(1.0, abs=0.06)
+    assert imul["latency_max"]["value"] == pytest.approx(3.0, abs=0.15)
+    # op -> flags goes through a cmov connector whose latency the reference loop pins down
+    flags = next(p for p in add["latency"] if p["end"] == "flags")
+    assert flags["method"] == "chain + connector" and flags["bound"] == "exact"
+    assert flags["value"] == pytest.approx(1.0, abs=0.06)
+
+
+def test_skipped_form_has_a_reason(cat, session):
+    doc = characterize(cat.get("HLT"), session)
+    assert doc["status"] == "skipped" and "privileged" in doc["reason"]
+
+
+# ------------------------------------------------------------------------------ no timing
+
+class Fake:
+    """measure() stand-in: cycles per copy by the exact code, else by a substring of it."""
+
+    def __init__(self, table, default=1.0):
+        self.table, self.default, self.calls = table, default, []
+
+    def __call__(self, code, init=None, **kw):
+        self.calls.append((code, init))
+        v = self.table.get(code) or next((v for k, v in self.table.items() if k in code), self.default)
+        ev = SimpleNamespace(value=v, uncertainty=0.001, samples=[v] * 3)
+        return SimpleNamespace(events={"cycles": ev}, stable=True, warnings=[],
+                               backend={"name": "tsc", "reason": "no hardware PMU: test"})
+
+
+def test_connector_bounds_exact_and_upper(cat):
+    fake = Fake({"{load} vmovq xmm1, rbx": 9.0, "test rbx, rbx\ncmovc rbx, rbx": 2.0,
+                 "vmovq xmm1, rbx\nvmovq rbx, xmm1": 6.0, "cmovc": 4.0})
+    s = Session(measure_fn=fake)
+    # imul -> flags closed by cmovc: the reference loop (test + cmovc) takes 2 cycles -> exact
+    d = measure_pair(s, cat.get("IMUL (R64, R64)"), _pair(cat.get("IMUL (R64, R64)"), "op0 (R64) -> flags"))
+    assert d["bound"] == "exact" and d["value"] == pytest.approx(3.0)
+    # GPR -> XMM closed by vmovq r64, xmm: the reference round trip is 6 cycles -> only bounds
+    movq = cat.get("VMOVQ (XMM, R64)")
+    d = measure_pair(s, movq, latency_pairs(movq)[0])
+    assert d["bound"] == "upper" and d["value"] == pytest.approx(8.0) and d["lower"] == pytest.approx(4.0)
+
+
+def test_memory_steps_may_be_free(cat):
+    # Zen 2+ rename memory: a store/load pair may cost ~1 cycle, so their lower bound is 0
+    assert C.lower_bound("store_g64") == 0 and C.lower_bound("load_v128") == 0
+    assert C.lower_bound("alu") == 1
+
+
+def test_connectors_per_kind():
+    rbx, xmm1, k1 = (C.port_for_register(r) for r in ("rbx", "xmm1", "k1"))
+    mem = C.Port("MEM", bits=64, mem="[r14+0x40]")
+    assert C.connect(C.Port("FLAGS"), rbx, {"rbx"}).lines == ["cmovc rbx, rbx"]
+    assert C.connect(rbx, C.Port("FLAGS"), {"rbx"}).lines == ["test rbx, rbx"]
+    assert C.connect(xmm1, rbx, {"rbx"}).lines == ["vmovq rbx, xmm1"]
+    assert C.connect(rbx, mem, {"rbx"}).lines == ["mov qword ptr [r14+0x40], rbx"]
+    assert C.connect(mem, xmm1, set()).lines == ["vmovq xmm1, qword ptr [r14+0x40]"]
+    mask = C.port_for_register("k1", is_mask=True)
+    assert C.connect(C.port_for_register("zmm2"), mask, set()).lines == ["vpcmpuq k1, zmm2, zmm2, 5"]
+    addr = C.connect(xmm1, C.Port("ADDR", mem="[r14+0x40]"), {"rbx"})
+    assert addr.lines[1:] == ["add r14, r13", "sub r14, r13"] and addr.steps == ["vec2gpr", "alu", "alu"]
+    with pytest.raises(C.NoConnector):
+        C.connect(C.port_for_register("st(1)"), rbx, set())
+
+
+def test_throughput_breakers(cat):
+    fake = Fake({}, default=16.0)
+    s = Session(measure_fn=fake)
+    adc = measure_throughput(s, cat.get("ADC_11 (R64, R64)"))
+    assert adc["breakers"] and adc["breakers"][0].startswith("xor r13d")   # flags: zero idiom
+    assert adc["bound"] == "upper" and adc["value"] == pytest.approx(1.0)
+    mul = measure_throughput(s, cat.get("MUL (R64)"))
+    assert "xor eax, eax" in mul["breakers"]
+    div = measure_throughput(s, cat.get("DIV (R64)"))
+    assert "mov rax, 0x7fffffffffffffff" in div["breakers"] and "xor edx, edx" in div["breakers"]
+    imul = measure_throughput(s, cat.get("IMUL (R64, R64)"))
+    assert imul["breakers"] == [] and imul["bound"] == "exact"
+    assert len({line.split(",")[0] for line in imul["code"].splitlines()}) >= 10   # rotating dests
+
+
+def test_operand_values():
+    init = value_init(["paddd xmm1, xmm2"])
+    assert init[0] == "mov r15, 0x3ff000003ff00000" and init[-1] == "vzeroupper"
+    assert "vpbroadcastq zmm3, r15" in value_init(["vpaddq zmm3, zmm3, zmm4"])
+    assert value_init(["add rax, rbx"]) == []
