@@ -324,15 +324,16 @@ static void open_events(void) {
     if (ctl) ctl->read_fd = (uint64_t)-1;
 }
 
-/* The rdpmc index (ECX + 1) the kernel gave event i; 0 when user-space rdpmc is not allowed. */
-static uint64_t pmc_index(int i) {
+/* The rdpmc index (ECX + 1) the kernel gave event i: 0 when the event is not on a counter right
+ * now (multiplexed out; the times show it), -1 when user-space rdpmc is not allowed at all. */
+static int64_t pmc_index(int i) {
     struct perf_event_mmap_page *pg = pages[i];
-    uint32_t seq; uint64_t idx;
-    if (!pg) return 0;
+    uint32_t seq; int64_t idx;
+    if (!pg) return -1;
     do {
         seq = pg->lock;
         __sync_synchronize();
-        idx = pg->cap_user_rdpmc ? pg->index : 0;
+        idx = pg->cap_user_rdpmc ? (int64_t)pg->index : -1;
         __sync_synchronize();
     } while (pg->lock != seq);
     return idx;
@@ -347,9 +348,10 @@ static int load_pmc_indices(void) {
     int first = opt.group_first[g];
     for (int s = 0; s < MAX_EVENTS; s++) {
         int i = s < opt.group_n[g] ? first + s : first;
-        uint64_t idx = pmc_index(i);
-        if (!idx) die(EXIT_COUNTER, "counter", "index=%d rdpmc=unavailable", i);
-        if (ctl->pmc_idx[s] != idx) { ctl->pmc_idx[s] = idx; changed = 1; }
+        int64_t idx = pmc_index(i);
+        if (idx < 0) die(EXIT_COUNTER, "counter", "index=%d rdpmc=unavailable", i);
+        if (idx == 0 && !ctl->pmc_idx[s]) die(EXIT_COUNTER, "counter", "index=%d rdpmc=not-scheduled", i);
+        if (idx && ctl->pmc_idx[s] != (uint64_t)idx) { ctl->pmc_idx[s] = (uint64_t)idx; changed = 1; }
     }
     if (changed && opt.patch_table >= 0 && opt.patch_count > 0) {
         if (mprotect(blob, opt.code_size, PROT_READ | PROT_WRITE)) die(EXIT_LOAD, "load", "mprotect: %s", strerror(errno));
