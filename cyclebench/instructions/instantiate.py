@@ -273,8 +273,9 @@ def independent_copies(form: Form, n: int, avoid=()) -> Copies:
 
     Read-only register operands keep one register for all copies; written ones rotate through the
     rest of the class's pool (for EVEX forms including the 16 upper vector registers), never
-    one in ``avoid`` (names or enums: e.g. a scratch register for dependency breakers).  Written
-    memory gets a different 64-byte-aligned address per copy.  ``carried`` lists what cannot be
+    one in ``avoid`` (names or enums: e.g. a scratch register for dependency breakers).  Memory
+    that is read and written gets a different 64-byte line per copy; write-only stores share one
+    address (uops.info's convention).  ``carried`` lists what cannot be
     renamed apart: implicit registers that are read and written, flags that are read and
     written, x87 stack, memory read-modify-write beyond the distinct addresses."""
     avoid_regs = tuple(avoid)
@@ -300,7 +301,10 @@ def independent_copies(form: Form, n: int, avoid=()) -> Copies:
             pools[op.cls] = [r for r in pool if full_register(r) not in used]
     counters = {c: 0 for c in pools}
     mem = form.memory_operand
-    writes_mem = mem is not None and mem.kind == "mem" and mem.write
+    # read-modify-write memory gets a cache line per copy (else the copies chain through memory);
+    # write-only stores share one address, as uops.info does: stores to different lines commit
+    # at one line per cycle on Zen 4, which would hide the store throughput (2 per cycle)
+    writes_mem = mem is not None and mem.kind == "mem" and mem.write and mem.read
     out = []
     for i in range(n):
         regs = dict(ro_regs)
