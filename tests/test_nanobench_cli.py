@@ -223,3 +223,16 @@ def test_labels_follow_nanobench():
     assert nanobench.event_label("cycles", R) == "CORE_CYCLES"
     R.backend = {"name": "tsc"}
     assert nanobench.event_label("cycles", R) == "CORE_CYCLES (TSC-calibrated)"
+
+
+def test_config_event_named_core_cycles_does_not_clash():
+    from cyclebench.measurement.result import EventResult
+
+    def ev(name, v):
+        return EventResult(name, "count", v, 0.0, "avg", name, v, v, v, [v])
+
+    class R:
+        backend = {"name": "perf"}
+        parameters = {}
+        events = {"cycles": ev("cycles", 2.0), "CORE_CYCLES": ev("CORE_CYCLES", 2.0), "tsc": ev("tsc", 1.0)}
+    assert nanobench.render(R) == "Core cycles: 2.00\nCORE_CYCLES: 2.00\n"

@@ -261,6 +261,8 @@ def render(result) -> str:
         if name in ("tsc", "ns"):
             continue
         label = event_label(name, result)
+        if name == "cycles" and label == "CORE_CYCLES" and "CORE_CYCLES" in result.events:
+            label = "Core cycles"           # a config line is named CORE_CYCLES (nanoBench's own configs)
         if e.aggregate == "range":
             text = f"[{e.min:.2f};{e.max:.2f}]" if normalized else f"[{e.min:.0f};{e.max:.0f}]"
         else:
