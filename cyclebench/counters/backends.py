@@ -311,9 +311,21 @@ def select_backend(counters: str = "auto", events: list | None = None, *, user: 
 def _check_groups(groups):
     if not groups:
         return
-    res = probe((), groups)
-    for ev, r in zip((e for g in groups for e in g), res):
-        if not r.ok:
+    res = iter(probe((), groups))
+    for group in groups:
+        for ev in group:
+            r = next(res)
+            if r.ok:
+                continue
+            # a group that cannot be scheduled as a whole fails with EINVAL/ENOSPC although each
+            # event alone opens: say that, not that the CPU lacks the event
+            if r.errno in ("EINVAL", "ENOSPC") and len(group) > 1 and probe((ev,))[0].ok:
+                names = ", ".join(e.name for e in group)
+                raise CounterUnavailable(
+                    f"the events {names} do not fit the PMU's counters together (perf_event_open failed "
+                    f"with {r.errno} for '{ev.name}')",
+                    f"lower --group-size (libpfm4 says this PMU has {counter_limit()} programmable counters; "
+                    "the NMI watchdog may hold one: 'sudo sysctl kernel.nmi_watchdog=0')")
             raise CounterUnavailable(*explain_failure(ev, r))
 
 
