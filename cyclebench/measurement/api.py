@@ -24,6 +24,7 @@ from .result import EventResult, Result
 
 AUTO_LOOP_TICKS = 40_000      # B - A spans >= 4e4 TSC ticks: quantisation ~0.07% per sample
 CALIB_LOOP = 100              # x CALIB_UNROLL = 1e5 dependent adds per calibration difference
+CALIB_OUTLIER = 0.03          # a repetition's calibration this far from the run's median is dropped
 MAX_CODE_BYTES = 64 << 20
 MAX_ATTEMPTS = 40            # re-runs stop earlier when the budget (default 2 s) is spent
 AREA_NAMES = ("R14", "RDI", "RSI", "RBP", "RSP", "data")
@@ -291,7 +292,14 @@ def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_gh
         raw.update(ca=ca, cb=cb)
         adds = CALIB_UNROLL * CALIB_LOOP
         cpt = [adds / (y[0] - x[0]) for x, y in zip(ca, cb)]          # core cycles per TSC tick
-        cycles = [t * c / norm for t, c in zip(ticks, cpt)]
+        # A repetition whose calibration was interrupted gets a wrong cycles-per-tick figure;
+        # its cycles are left out (min/max/range would show it), the drift check still sees it.
+        med_cpt = statistics.median(cpt)
+        keep = [i for i, c in enumerate(cpt) if abs(c / med_cpt - 1) <= CALIB_OUTLIER]
+        if len(keep) < len(cpt) / 2:
+            keep = list(range(len(cpt)))
+        raw["calibration_outliers"] = [i for i in range(len(cpt)) if i not in keep]
+        cycles = [ticks[i] * cpt[i] / norm for i in keep]
         ghz_per_rep = [tsc_hz * c / 1e9 for c in cpt]
         step = stats.tick_step(ticks + [y[0] - x[0] for x, y in zip(ca, cb)])
         ghz = statistics.median(ghz_per_rep)
