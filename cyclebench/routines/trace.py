@@ -50,6 +50,7 @@ class CallTrace:
     rep_bytes: int           # bytes those iterations stored
     branches: int            # executed conditional branches
     taken: int               # ... of which taken
+    widest_store: int = 0    # bytes of the widest store instruction executed (64: a zmm store)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -66,6 +67,7 @@ class _Insn:
     rep_store_bytes: int     # element size of a rep-prefixed string store, else 0
     cond_branch: bool
     text: str
+    store_bytes: int = 0
 
 
 def _classify(code_hex: str, address: int) -> _Insn:
@@ -80,7 +82,9 @@ def _classify(code_hex: str, address: int) -> _Insn:
     rep = 0
     if store and (ins.has_rep_prefix or ins.has_repe_prefix) and ins.is_string_instruction:
         rep = _STRING_ELEMENT.get(str(ins).split()[-1], 1)
-    return _Insn(ins.len, store, rep, ins.flow_control == I.FlowControl.CONDITIONAL_BRANCH, str(ins))
+    width = I.MemorySizeExt.size(ins.memory_size) if store else 0
+    return _Insn(ins.len, store, rep, ins.flow_control == I.FlowControl.CONDITIONAL_BRANCH, str(ins),
+                 width)
 
 
 def trace_memset(routine: Routine, sizes: Iterable[int], aligns: Iterable[int] = (0,), *,
@@ -120,11 +124,12 @@ def trace_memset(routine: Routine, sizes: Iterable[int], aligns: Iterable[int] =
     out = []
     for c in cases:
         seq = c["seq"]
-        stores = branches = taken = rep_it = rep_bytes = 0
+        stores = branches = taken = rep_it = rep_bytes = widest = 0
         for k, (idx, count) in enumerate(seq):
             ins = table[idx]
             if ins.store:
                 stores += 1
+                widest = max(widest, ins.store_bytes)
                 if ins.rep_store_bytes:
                     rep_it += count
                     rep_bytes += count * ins.rep_store_bytes
@@ -135,7 +140,7 @@ def trace_memset(routine: Routine, sizes: Iterable[int], aligns: Iterable[int] =
                     taken += 1
                 taken += count - 1     # a branch to itself repeats only when taken
         out.append(CallTrace(c["size"], c["align"], len(seq), stores, rep_it, rep_bytes,
-                             branches, taken))
+                             branches, taken, widest))
     return out
 
 

@@ -1,0 +1,167 @@
+"""The memset study end to end in a tiny configuration, resume, the CLI's exit codes, and the
+table arithmetic. Facts only: files, keys, counts, signs of synthetic data; never timing values."""
+import json
+from dataclasses import replace
+
+import pytest
+
+from cyclebench.errors import ResultFileError
+from cyclebench.studies import memset
+from cyclebench.studies.memset import grid, report, study
+
+HL = grid.RANDOM_SIZE_TESTS.index(grid.HIGHLIGHTED_TEST)
+CLEAR = next(i for i, r in enumerate(grid.RANDOM_SIZE_TESTS)
+             if r.clear_l1 and r.granularity == 1 and r.max_size == 16)
+
+TINY = replace(study.QUICK, name="tiny", kernels=("libc", "nt_old", "new_sse", "heap_zero"), reps=3,
+               budget=0.0, fixed_sizes=(16, 64, 1024), random_rows=(HL, CLEAR), random_calls=2000,
+               learn_rows=(HL,), learn_calls=500, learn_kernels=("nt_old", "new_sse"),
+               trace_sizes=(16, 64), thresholds=(256, 800), sweep_streams=(study.SweepStream(256, 1024),),
+               sweep_calls=1000)
+
+
+def _lines(path):
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("memset-tiny")
+    return study.run_study(TINY, out, progress=False)
+
+
+def test_the_study_runs_end_to_end(tiny_run):
+    out = tiny_run.out
+    recs = _lines(out / "results.jsonl")
+    assert tiny_run.measured == len(recs) - 1 and tiny_run.skipped == 0    # + the info record
+    assert recs[0]["experiment"] == "info" and recs[0]["result"]["glibc"]["x86_rep_stosb_threshold"] > 0
+    kinds = {r["experiment"] for r in recs}
+    assert kinds == {"info", "fixed", "random", "trace", "learn", "threshold"}
+    for r in recs:
+        assert r["schema"] == study.SCHEMA and r["machine"]["cpu_model_name"]
+    fixed = [r for r in recs if r["experiment"] == "fixed"]
+    # heap_zero only at multiples of 16; every size for the others; serialized mode in quick
+    assert {(r["routine"], r["params"]["size"]) for r in fixed} == \
+        {(k, s) for k in TINY.kernels for s in TINY.fixed_sizes}
+    assert all(r["result"]["options"]["serialize"] for r in fixed)
+    rnd = [r for r in recs if r["experiment"] == "random"]
+    assert {r["routine"] for r in rnd if r["params"]["row"] == CLEAR} == {"libc", "nt_old", "new_sse"}
+    assert all(r["result"]["options"]["flush"] == "call" for r in rnd if r["params"]["row"] == CLEAR)
+    thr = [r for r in recs if r["experiment"] == "threshold"]
+    assert sorted(r["params"]["threshold"] for r in thr) == [256, 800]
+    assert len({r["spec"] for r in thr}) == 2            # one shared object per threshold
+
+
+def test_the_study_writes_tables_plots_json_and_summary(tiny_run):
+    out, o = tiny_run.out, tiny_run.outputs
+    for name in ("fixed_png", "threshold_png"):
+        assert o[name].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    table = (out / "fixed_sizes.txt").read_text()
+    assert "libc" in table and "nt_old" in table
+    lines = table.splitlines()
+    sep = next(i for i, ln in enumerate(lines) if ln.startswith("----"))
+    body = lines[sep + 1:lines.index("", sep)]
+    assert [ln.split()[0] for ln in body] == ["16", "64", "1024"]
+    rnd = (out / "random_sizes.txt").read_text()
+    assert "12.96" in rnd and "ref new/old %" in rnd and "new_sse vs glibc %" in rnd
+    assert (out / "fixed_sizes.csv").read_text().startswith("mode,size,routine")
+    doc = json.loads((out / "results.json").read_text())
+    assert set(doc["tables"]["fixed"]) == {"16", "64", "1024"}
+    row = next(r for r in doc["tables"]["random"] if r["row"] == HL)
+    assert row["reference_pct"] == 12.96 and set(row["cycles"]) >= {"nt_old", "new_sse", "libc"}
+    summary = (out / "summary.md").read_text()
+    assert "Does the reference's main finding hold?" in summary and "Where glibc stands" in summary
+    assert "rep stosb cut-over" in summary and "## Table: random sizes" in summary
+    if "hardware PMU" not in doc["info"]["pmu"] or "no hardware PMU" in doc["info"]["pmu"]:
+        assert "need a hardware PMU; this machine has none" in summary
+    stores = (out / "stores.txt").read_text()
+    assert "cond. branches" in stores and "penalty" in stores
+
+
+SMALL = replace(TINY, name="small", kernels=("libc", "nt_old"), experiments=("fixed",), fixed_sizes=(8, 32))
+
+
+def test_resume_skips_finished_records(tmp_path):
+    first = study.run_study(SMALL, tmp_path, progress=False)
+    assert first.measured == 4
+    again = study.run_study(SMALL, tmp_path, resume=True, progress=False)
+    assert (again.measured, again.skipped) == (0, 4)
+    # drop two records and leave a torn line, as a killed run would
+    path = tmp_path / "results.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[:-2]) + lines[-1][: len(lines[-1]) // 2])
+    third = study.run_study(SMALL, tmp_path, resume=True, progress=False)
+    assert (third.measured, third.skipped) == (2, 2)
+    recs = _lines(path)
+    assert len(recs) == 5 and len({r["key"] for r in recs}) == 5
+    # without --resume the old file is kept aside and everything is measured again
+    fresh = study.run_study(SMALL, tmp_path, progress=False)
+    assert fresh.measured == 4 and (tmp_path / "results.prev.jsonl").exists()
+
+
+def test_a_corrupt_results_file_is_refused(tmp_path):
+    (tmp_path / "results.jsonl").write_text('{"not": "a record"}\n{"schema": "x"}\n')
+    with pytest.raises(ResultFileError):
+        study.load_records(tmp_path / "results.jsonl")
+
+
+def test_cli_incorrect_routine_exits_11_and_nothing_is_timed(cli, tmp_path):
+    bugs = memset.build_planted_bugs().path
+    code, out, err = cli("study", "memset", "--quick", "--out", str(tmp_path), "--kernels", "libc",
+                         "--experiments", "fixed", "--routine", f"bad={bugs}:cb_bug_tail_off_by_one",
+                         "--no-progress")
+    assert code == 11
+    assert "error: bad is incorrect" in err and "hint:" in err
+    path = tmp_path / "results.jsonl"
+    assert not path.exists() or not path.read_text().strip()
+
+
+def test_cli_runs_and_resumes(cli, tmp_path):
+    args = ("study", "memset", "--quick", "--out", str(tmp_path), "--kernels", "nt_old,new_sse",
+            "--experiments", "stores", "-n", "3", "--no-progress")
+    code, out, err = cli(*args)
+    assert code == 0, err
+    assert "Stores and conditional branches per call" in out and "summary:" in out
+    code, out, err = cli(*args, "--resume")
+    assert code == 0 and "0 measurements made" in out
+
+
+def test_cli_bad_arguments(cli, tmp_path):
+    code, _, err = cli("study", "memset", "--out", str(tmp_path), "--routine", "nonsense")
+    assert code == 2 and "NAME=LIB.so:SYMBOL" in err
+    code, _, err = cli("study", "memset", "--out", str(tmp_path), "--kernels", "no_such")
+    assert code == 2
+    code, _, err = cli("study", "memset", "--out", str(tmp_path), "--experiments", "fixed,nope")
+    assert code == 2
+    (tmp_path / "results.jsonl").write_text("garbage\n")
+    code, _, err = cli("study", "memset", "--quick", "--out", str(tmp_path), "--kernels", "libc",
+                       "--experiments", "fixed", "--resume", "--no-progress")
+    assert code == 10
+
+
+def _rec(exp, routine, params, net, gross=None):
+    g = {"fastest10": gross if gross is not None else net + 5.0, "median": net + 5.0}
+    return {"experiment": exp, "routine": routine, "params": params,
+            "result": {"net": {"fastest10": net, "median": net, "minimum": net, "spread": 0.0},
+                       "gross": g, "empty": {"median": 5.0}, "options": {"flush": "none"},
+                       "calls": 10, "stable": True, "events": {}}}
+
+
+def test_table_arithmetic_on_synthetic_records():
+    p = {"row": HL, "name": "x"}
+    recs = [_rec("random", "nt_old", p, 40.0), _rec("random", "new_sse", p, 30.0),
+            _rec("random", "libc", p, 20.0), _rec("random", "new_avx512", p, 10.0)]
+    rnd = report.random_table(recs, ["libc", "nt_old", "new_sse", "new_avx512"])
+    (row,) = rnd["rows"]
+    assert row["ours_pct"] == pytest.approx(25.0)                  # (40 - 30) / 40
+    assert row["ours_gross_pct"] == pytest.approx(100 * (45 - 35) / 45)
+    assert row["vs_glibc_pct"]["new_avx512"] == pytest.approx(50.0)
+    assert row["vs_glibc_pct"]["nt_old"] == pytest.approx(-100.0)
+    fx = report.fixed_table([_rec("fixed", "libc", {"size": 8, "mode": "serialized"}, 4.0),
+                             _rec("fixed", "nt_old", {"size": 8, "mode": "serialized"}, 2.0),
+                             _rec("fixed", "nt_old", {"size": 8, "mode": "back-to-back"}, 9.0)])
+    assert fx["by_size"] == {8: {"libc": 4.0, "nt_old": 2.0}}
+    s = report.summarize_findings(fx, rnd, {"by_routine": {}, "long": []}, {"rows": []},
+                                  {"columns": []}, {}, [])
+    assert s["fixed_vs_glibc"][0]["verdict"] == "win" and s["new_vs_old"]["new_faster_rows"] == 1
+    assert s["random_vs_glibc"][0]["best"] == "new_avx512"
