@@ -7,7 +7,7 @@ import pytest
 from cyclebench.instructions import Catalogue, latency_pairs
 from cyclebench.instructions import connectors as C
 from cyclebench.instructions.characterize import (Session, characterize, measure_pair,
-                                                  measure_throughput, value_init)
+                                                  measure_throughput, value_init, value_pattern)
 
 FAST = dict(n_measurements=10, budget=0.5)
 
@@ -127,8 +127,12 @@ def test_throughput_breakers(cat):
     assert len({line.split(",")[0] for line in imul["code"].splitlines()}) >= 10   # rotating dests
 
 
-def test_operand_values():
+def test_operand_values(cat):
     init = value_init(["paddd xmm1, xmm2"])
-    assert init[0] == "mov r15, 0x3ff000003ff00000" and init[-1] == "vzeroupper"
+    assert init[0] == "mov r15, 0x3ff0000000000000" and init[-1] == "vzeroupper"
+    # 1.0 per element: a division chain x/1 never drifts into denormals (a slow path)
+    assert value_pattern(cat.get("VDIVPS (YMM, YMM, YMM)")) == 0x3F8000003F800000
+    assert value_pattern(cat.get("VDIVPD (YMM, YMM, YMM)")) == 0x3FF0000000000000
+    assert value_pattern(cat.get("VPSHUFD (YMM, YMM, I8)")) == 0x3FF0000000000000
     assert "vpbroadcastq zmm3, r15" in value_init(["vpaddq zmm3, zmm3, zmm4"])
     assert value_init(["add rax, rbx"]) == []
