@@ -135,3 +135,12 @@ def test_a_disturbed_calibration_is_replaced_by_the_run_median():
     raw_pmu = {"a": [[5, 100, 7]], "b": [[9, 300, 10]]}
     a, b, ev = timing.readings(_FakeResult(raw_pmu, events=["branch-misses"]))
     assert a[0] == 100 and b[0] == 300 and ev["branch-misses"][1][0] == 10
+
+
+def test_extra_events_are_reported_per_call():
+    # software events work without a PMU and go through the same path as branch-misses would
+    t = time_routine(memset.routine("nt_old"), fixed_stream(256, count=100),
+                     TimingOptions(n_measurements=3, events=("page-faults",)))
+    ev = t.events["page-faults"]
+    assert set(ev) == {"gross", "empty", "net"} and ev["gross"]["n"] == 3
+    assert t.options["events"] == ["page-faults"]

@@ -391,7 +391,7 @@ def _measure_pair(routine: Routine, stream: Stream, opts: TimingOptions, fixed: 
     data = (bytes(lay.data_offset) + stream.records[:1].tobytes()) if fixed else stream.to_bytes()
     return measure(code, init=init, libraries=libraries, symbols=symbols, data=data,
                    r14_size=lay.r14_size, unroll=1, loop=0, n_measurements=opts.n_measurements,
-                   warm_up=opts.warm_up, counters=opts.counters, events=list(opts.events) or None,
+                   warm_up=opts.warm_up, counters=opts.counters, events=",".join(opts.events) or None,
                    budget=opts.budget, timeout=opts.timeout, cpu=opts.cpu), lay
 
 
