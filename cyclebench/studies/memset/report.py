@@ -232,32 +232,35 @@ def _plt():
 
 
 def plot_fixed(fixed: dict, impls: list[str], path: Path, title: str) -> None:
+    """Two panels, log-x: up to 1 KiB with a linear y (the byte loop clipped off the top), and
+    1 B to 1 MiB log-log."""
     plt = _plt()
     by = fixed["by_size"]
     names = _order({n for v in by.values() for n in v}, impls)
+    colors = plt.get_cmap("tab20").colors
     fig, axes = plt.subplots(1, 2, figsize=(15, 6))
-    for ax, lo_hi, logy in ((axes[0], (1, 4096), False), (axes[1], (1, 1 << 30), True)):
-        for n in names:
-            pts = [(s, v[n]) for s, v in by.items() if n in v and lo_hi[0] <= s <= lo_hi[1]]
+    small = [v[n] for s, v in by.items() for n in v if s <= 1024 and n != "byte_loop"] or [0.0, 1.0]
+    small_min, small_max = min(min(small), 0.0), max(small)
+    for ax, hi, logy in ((axes[0], 1024, False), (axes[1], 1 << 30, True)):
+        for k, n in enumerate(names):
+            pts = [(s, v[n]) for s, v in by.items() if n in v and s <= hi and (v[n] > 0 or not logy)]
             if not pts:
                 continue
             xs, ys = zip(*pts)
-            if logy:
-                pts = [(x, y) for x, y in pts if y > 0]
-                if not pts:
-                    continue
-                xs, ys = zip(*pts)
-            style = "-" if n in (BASE, OLD, NEW) else "--"
-            ax.plot(xs, ys, style, marker=".", markersize=3, linewidth=1.4 if n in (BASE, OLD, NEW) else 1,
-                    label=n)
+            main = n in (BASE, OLD, NEW)
+            ax.plot(xs, ys, "-" if main else "--", marker=".", markersize=3, linewidth=1.6 if main else 1,
+                    color=colors[(2 * k) % 20 if k < 10 else (2 * k + 1) % 20], label=n)
         ax.set_xscale("log", base=2)
         if logy:
             ax.set_yscale("log")
+        else:
+            pad = 0.05 * (small_max - small_min or 1.0)
+            ax.set_ylim(bottom=small_min - pad, top=small_max + 3 * pad)
         ax.set_xlabel("size (bytes, log scale)")
         ax.set_ylabel("net cycles per call (fastest 10%)")
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_title("1 B .. 4 KiB (linear y)")
-    axes[1].set_title("1 B .. 1 MiB (log y)")
+    axes[0].set_title("1 B .. 1 KiB, linear y (byte_loop runs off the top)")
+    axes[1].set_title("1 B .. 1 MiB, log y")
     axes[0].legend(fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
@@ -455,6 +458,20 @@ def summarize_findings(fixed, rnd, tr, lt, thr, info, impls) -> dict:
         s["fixed_vs_glibc"] = fx
         s["fixed_segments"] = [{"from": a, "to": b, "verdict": lab} for a, b, lab in
                                _segments([(f["size"], f["verdict"]) for f in fx])]
+    # new vs old at fixed sizes, in the reference's size bands
+    bands = []
+    for lo, hi, label in ((1, 255, "under 256 B"), (256, 800, "256..800 B"), (801, 1 << 40, "above 800 B")):
+        d = [(size, v[OLD], v[NEW]) for size, v in fixed["by_size"].items()
+             if lo <= size <= hi and OLD in v and NEW in v]
+        if d:
+            bands.append({"band": label, "sizes": len(d),
+                          "new_faster": sum(o - n >= TIE_CYCLES and _pct(o, n) is not None and _pct(o, n) >= TIE_PCT
+                                            for _, o, n in d),
+                          "old_faster": sum(n - o >= TIE_CYCLES and _pct(n, o) is not None and _pct(n, o) >= TIE_PCT
+                                            for _, o, n in d),
+                          "median_pct": _median([_pct(o, n) for _, o, n in d])})
+    if bands:
+        s["fixed_new_vs_old"] = bands
     # stores: old/new against the reference's table
     if tr["by_routine"]:
         cmp = []
@@ -529,6 +546,12 @@ def write_summary(path: Path, s: dict, info: dict, machine: dict, cfg, tables_md
                      f"{hl['new']:.1f} cycles, **{hl['ours_pct']:+.1f}%** (reference {hl['reference_pct']:.2f}%).")
     else:
         L.append("- Not measured in this run (the random experiment or one of nt_old/new_sse was left out).")
+    if s.get("fixed_new_vs_old"):
+        parts = [f"{b['band']}: new faster at {b['new_faster']}, old faster at {b['old_faster']} of {b['sizes']} "
+                 f"sizes (median {b['median_pct']:+.0f}%)" for b in s["fixed_new_vs_old"] if b["median_pct"] is not None]
+        L.append("- Fixed sizes with trained predictors (serialized calls; the reference found new ahead under "
+                 "256 B, the two comparable or old ahead from 256 to about 800 B, and rep stosb ahead above): "
+                 + "; ".join(parts) + ".")
     L.append("")
     L.append("## Where glibc stands")
     L.append("")
