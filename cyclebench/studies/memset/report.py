@@ -628,7 +628,9 @@ def write_summary(path: Path, s: dict, info: dict, machine: dict, cfg, tables_md
     L.append("## Caveats")
     L.append("")
     L.append("- One machine, a KVM guest with a noisy neighbour; cycles are TSC-calibrated, not counted. "
-             "Differences under about 3% (or 1 cycle) are within run-to-run variation.")
+             "Serialized fixed-size figures repeat within about 3% or half a cycle; random-size figures of small "
+             "sizes moved by up to about 3 cycles per call between runs (each runner process gets another "
+             f"address layout); this run pooled {cfg.random_processes} process(es) per random-size row.")
     L.append("- The kernels are reconstructions from the reference's text, not Microsoft's code.")
     L.append("- \"Clear L1\" evicts only the L1d sets the destination can occupy, before every call; the "
              "reference does not say how it cleared L1, and the eviction noise limits those rows.")

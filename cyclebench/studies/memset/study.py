@@ -113,7 +113,7 @@ class StudyConfig:
     random_rows: tuple[int, ...] = tuple(range(len(grid.RANDOM_SIZE_TESTS)))
     random_calls: int = grid.RANDOM_TEST_CALLS
     random_byte_loop: bool = True
-    flush_processes: int = 3
+    random_processes: int = 3                        # runner processes pooled per random-size row
     # 3. stores and branches
     trace_sizes: tuple[int, ...] = TRACE_SIZES
     trace_all_aligns_max: int = 256                  # every alignment 0..63 up to this size
@@ -147,7 +147,7 @@ class StudyConfig:
 QUICK = StudyConfig(
     name="quick", reps=15, budget=0.3, fixed_sizes=QUICK_FIXED_SIZES, fixed_bytes_per_pass=4 << 20,
     fixed_modes=("serialized",),
-    random_rows=QUICK_ROWS, random_byte_loop=False, flush_processes=1,
+    random_rows=QUICK_ROWS, random_byte_loop=False, random_processes=1,
     trace_sizes=TRACE_SIZES, learn_rows=LEARN_ROWS_QUICK,
     thresholds=(256, 512, 640, 800, 1024, 1536, 2048, 3072, 4096), sweep_kernels=("new_sse",),
     sweep_streams=(SweepStream(256, 4096),))
@@ -296,7 +296,7 @@ def plan(cfg: StudyConfig, impls: list[Impl], sweep: list[tuple[str, int, Impl]]
         for idx in cfg.random_rows:
             row = grid.RANDOM_SIZE_TESTS[idx]
             opts = replace(base, flush="call" if row.clear_l1 else "none", events=events,
-                           processes=cfg.flush_processes if row.clear_l1 else 1)
+                           processes=cfg.random_processes)
             for impl in impls:
                 if impl.kernel == "byte_loop" and not cfg.random_byte_loop:
                     continue
