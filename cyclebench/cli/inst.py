@@ -41,7 +41,8 @@ def add_parser(sub):
                     help="append to FILE and skip the forms it already holds (created if missing)")
     rf.add_argument("--results", type=Path, metavar="FILE", help="write every finished form to a new FILE")
     r.add_argument("--jobs", type=int, metavar="N",
-                   help="parallel runners, one per CPU (default: 2 on a machine with 2 or more CPUs; --cpu N means 1)")
+                   help="parallel runners, one per CPU (default: 2 on a machine with 2 or more CPUs; at most one "
+                        "per CPU; --cpu N means 1)")
     c = p.add_argument_group("comparison")
     c.add_argument("--compare", type=Path, metavar="FILE",
                    help="published figures: uops.info CSV (instruction,latency,throughput,...) or instructions.xml")
@@ -86,7 +87,7 @@ def run(args) -> int:
     from ..instructions.bulk import default_cpus, run as run_forms
     cpus = [args.cpu] if args.cpu is not None else default_cpus()
     if args.jobs is not None:
-        cpus = (cpus * args.jobs)[:args.jobs] if args.cpu is None else cpus
+        cpus = cpus[:args.jobs]          # one runner per CPU: never two measuring on one CPU
     results = args.resume or args.results
     t0 = time.monotonic()
     with _Progress(len(sel)) as progress:

@@ -2,7 +2,8 @@
 
 * :func:`select` turns names / mnemonics / extensions / "all" into an ordered list of
   :class:`Selected` (the form, or why there is none);
-* :func:`run` measures them with one worker process per CPU (each runner pinned to its CPU; load
+* :func:`run` measures them with one worker process per CPU (the worker, its assembler runs and its
+  runner all pinned to that CPU, so no worker's preparation preempts the other's measurement; load
   on the other vCPU made no measurable difference on our machines, MEASURING.md), appends every
   finished form to the results file at once (one JSON document per line, flushed), skips forms
   already in that file when resuming, and records a form that fails with its reason.
@@ -129,6 +130,10 @@ def _worker_init(cpu_queue, kwargs, opts):
     global _SESSION, _CATALOGUE, _OPTS
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent handles Ctrl-C
     cpu = cpu_queue.get()
+    try:    # keep this worker's own work (Python, the assembler) off the other runner's CPU
+        os.sched_setaffinity(0, {cpu})
+    except (AttributeError, OSError):
+        pass
     _SESSION = Session(cpu=cpu, **kwargs)
     _CATALOGUE = Catalogue.load()
     _OPTS = opts
