@@ -147,7 +147,10 @@ def _characterize_one(form, session, opts, name) -> dict:
     try:
         return characterize(form, session, **opts)
     except Exception as e:  # one form's bug must not end a long run: record it and go on
-        doc = skipped_doc(form, name, f"internal error: {type(e).__name__}: {e}", status="failed")
+        import traceback
+        tb = traceback.extract_tb(e.__traceback__)
+        where = f" at {Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else ""
+        doc = skipped_doc(form, name, f"internal error: {type(e).__name__}: {e}{where}", status="failed")
         return doc
 
 
