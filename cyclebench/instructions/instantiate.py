@@ -320,7 +320,18 @@ def independent_copies(form: Form, n: int, avoid=()) -> Copies:
             taken.add(full_register(r))
         disp = 64 + (64 * i) % AREA_GUARD if writes_mem else None
         out.append(instantiate(form, regs=regs, displacement=disp))
-    carried = [imp.register for imp in form.implicit if imp.read and imp.write]
+    # an implicit register read under one name and written under another (imul r32: reads eax,
+    # writes rax/rdx) links the copies as much as one read and written under one name
+    by_full: dict[str, list[bool]] = {}
+    for imp in form.implicit:
+        try:
+            full = register_name(full_register(_reg(imp.register)))
+        except KeyError:
+            full = imp.register
+        rw = by_full.setdefault(full, [False, False])
+        rw[0] |= imp.read
+        rw[1] |= imp.write
+    carried = [name for name, (r, w) in by_full.items() if r and w]
     if form.flags_read & form.flags_written:
         carried.append("flags")
     if any(op.cls == "ST" for op in form.operands) or "FPU" in form.cpuid_features:
