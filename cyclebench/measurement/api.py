@@ -292,11 +292,12 @@ def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_gh
         raw.update(ca=ca, cb=cb)
         adds = CALIB_UNROLL * CALIB_LOOP
         cal = [y[0] - x[0] for x, y in zip(ca, cb)]
-        if min(cal) <= 0:   # B ran 1e5 more adds than A: a non-positive difference means a broken TSC
-            raise CounterUnavailable(f"the calibration chain took {min(cal)} TSC ticks",
+        if statistics.median(cal) <= 0:   # B runs 1e5 more adds than A in every repetition
+            raise CounterUnavailable(f"the calibration chain took {statistics.median(cal)} TSC ticks",
                                      "the TSC is not usable here (not constant, or not synchronised); "
                                      "check /proc/cpuinfo for constant_tsc")
-        cpt = [adds / c for c in cal]                                   # core cycles per TSC tick
+        # A preempted calibration A can make one difference zero or negative: an outlier, dropped below.
+        cpt = [adds / c if c > 0 else 0.0 for c in cal]                # core cycles per TSC tick
         # A repetition whose calibration was interrupted gets a wrong cycles-per-tick figure;
         # its cycles are left out (min/max/range would show it), the drift check still sees it.
         med_cpt = statistics.median(cpt)
