@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import ResultFileError, UnstableMeasurement
-from .options import add_measurement_options, code_parts, measurement_kwargs
+from ..errors import UnstableMeasurement
+from .options import add_measurement_options, code_parts, measurement_kwargs, output_format, write_output
 from .parser import subparser
 
 
@@ -35,7 +35,6 @@ def run(args) -> int:
         sys.stdout.write("\n".join(prepared.lines) + "\n")
         return 0
     from ..measurement.api import measure
-    from ..reports import get_reporter
     result = measure(parts.pop("code"), **parts, **kwargs)
     emit(result, args)
     return finish(result, args)
@@ -44,15 +43,12 @@ def run(args) -> int:
 def emit(result, args):
     """Print a result in the requested format and save it when asked (shared by subcommands)."""
     from ..reports import get_reporter
-    fmt = "json" if args.json else (args.format or "text")
+    fmt = output_format(args)
     sys.stdout.write(get_reporter(fmt, verbose=args.verbose).render([result]))
     for w in result.warnings:
         print(f"warning: {w}", file=sys.stderr)
     if args.output:
-        try:
-            args.output.write_text(result.to_json() + "\n")
-        except OSError as e:
-            raise ResultFileError(f"cannot write {args.output}: {e.strerror}", "check the path and permissions") from None
+        write_output(args.output, result.to_json() + "\n")
 
 
 def finish(result, args) -> int:

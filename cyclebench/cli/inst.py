@@ -5,8 +5,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import ResultFileError, UsageError
-from .options import add_measurement_options, measurement_kwargs
+from ..errors import UsageError
+from .options import add_measurement_options, measurement_kwargs, output_format, write_output
 from .parser import subparser
 
 BULK_MEASUREMENTS = 20     # repetitions per measurement when no -n is given (see bench/instruction_speed.py)
@@ -98,7 +98,6 @@ def run(args) -> int:
     measured = progress.measured
     comparisons, summary = {}, []
     if args.compare:
-        from ..instructions import published
         from ..instructions.compare import compare_published
         records = _read_published(args.compare, args.arch)
         label = f"uops.info ({args.arch})" if str(args.compare).lower().endswith(".xml") else "published"
@@ -137,7 +136,7 @@ def _read_published(path: Path, arch: str):
 def _emit(args, docs, comparisons, summary, run_info):
     from ..instructions.characterize import SCHEMA, SCHEMA_VERSION
     from ..reports.tables import get_table_reporter, instruction_table
-    fmt = "json" if args.json else (args.format or "text")
+    fmt = output_format(args)
     if fmt == "json":
         import json
         from ..machine.metadata import machine_metadata
@@ -149,10 +148,7 @@ def _emit(args, docs, comparisons, summary, run_info):
         table = instruction_table(docs, comparisons, summary)
         text = get_table_reporter(fmt).render([table])
     if args.output:
-        try:
-            args.output.write_text(text, encoding="utf-8")
-        except OSError as e:
-            raise ResultFileError(f"cannot write {args.output}: {e.strerror}", "check the path and permissions") from None
+        write_output(args.output, text)
         print(summary[-1])
         print(f"wrote {args.output}")
     else:

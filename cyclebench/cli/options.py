@@ -123,3 +123,16 @@ def code_parts(args) -> dict:
                              "give one of them")
         out[part] = path if path is not None else text
     return out
+
+
+def output_format(args) -> str:
+    return "json" if getattr(args, "json", False) else (getattr(args, "format", None) or "text")
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write a result file; a failure is a result-file error (exit 10), never a traceback."""
+    from ..errors import ResultFileError
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise ResultFileError(f"cannot write {path}: {e.strerror}", "check the path and permissions") from None

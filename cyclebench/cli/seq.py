@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import ResultFileError, UnstableMeasurement, UsageError
-from .options import add_measurement_options, measurement_kwargs
+from ..errors import UnstableMeasurement, UsageError
+from .options import add_measurement_options, measurement_kwargs, output_format, write_output
 from .parser import subparser
 
 
@@ -57,7 +57,7 @@ def run(args) -> int:
     kwargs = measurement_kwargs(args)
     rows = [measure_sequence(s, args.init, **kwargs) for s in args.sequences]
     from ..reports.tables import get_table_reporter, sequence_table
-    fmt = "json" if args.json else (args.format or "text")
+    fmt = output_format(args)
     table = sequence_table(rows)
     if fmt == "json":
         import json
@@ -66,10 +66,7 @@ def run(args) -> int:
     else:
         text = get_table_reporter(fmt).render([table])
     if args.output:
-        try:
-            args.output.write_text(text, encoding="utf-8")
-        except OSError as e:
-            raise ResultFileError(f"cannot write {args.output}: {e.strerror}", "check the path and permissions") from None
+        write_output(args.output, text)
         print(f"wrote {args.output}")
     else:
         sys.stdout.write(text)

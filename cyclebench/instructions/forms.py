@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import iced_x86
 from iced_x86 import OpKind, Register
 
-from .operands import POOLS, EVEX_EXTRA, MASK_POOL, NEVER_PICK, Slot, full_register, register_name
+from .operands import POOLS, EVEX_EXTRA, NEVER_PICK, Slot, full_register, register_name
 
 
 @dataclass(frozen=True)

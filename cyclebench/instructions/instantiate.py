@@ -34,7 +34,7 @@ from .catalogue import implicit_avoid
 from .forms import Choices, Form, build, encode, pick_registers
 from .gas import assemble_lines, split_slot
 from .operands import (EVEX_EXTRA, NEVER_PICK, POOLS, REGISTER_BY_NAME, full_register,
-                       register_class, register_name)
+                       register_name)
 
 _FMT = iced_x86.Formatter(iced_x86.FormatterSyntax.INTEL)
 _FMT.hex_prefix = "0x"

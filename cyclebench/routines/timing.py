@@ -100,7 +100,7 @@ import numpy as np
 from cyclebench.errors import CycleBenchError, UsageError
 from cyclebench.routines.build import Routine, empty_routine
 from cyclebench.routines.correctness import MemsetDomain, check_memset
-from cyclebench.routines.stats import fastest_mean, summarize
+from cyclebench.routines.stats import summarize
 from cyclebench.routines.streams import PAGE, RECORD_SIZE, Stream
 
 FLUSH_MODES = ("none", "call", "pass")

@@ -35,7 +35,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
