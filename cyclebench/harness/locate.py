@@ -18,11 +18,17 @@ def locate(offset: int, symbols: dict[str, int], parts: list[CodePart]) -> tuple
         copy2 = symbols.get(f"cb_{fn}_copy2")
         if copy2 and copy2 > body:
             offset = body + (offset - body) % (copy2 - body)
+    for part, src, lo, hi in statement_ranges(symbols, fn, parts):
+        if lo <= offset < hi:
+            return part.name, src
+    return None
+
+
+def statement_ranges(symbols: dict[str, int], fn: str, parts: list[CodePart]):
+    """(part, user statement, start, end) of each labelled statement of function ``fn``."""
     for part in parts:
-        srcs = part.sources()
-        for i, src in enumerate(srcs):
+        for i, src in enumerate(part.sources()):
             lo = symbols.get(f"cb_{fn}_{part.name}_{i}")
             hi = symbols.get(f"cb_{fn}_{part.name}_{i + 1}", symbols.get(f"cb_{fn}_{part.name}_end"))
-            if lo is not None and hi is not None and lo <= offset < hi:
-                return part.name, src
-    return None
+            if lo is not None and hi is not None and lo < hi:
+                yield part, src, lo, hi

@@ -14,7 +14,7 @@ from ..errors import (AssemblyError, CounterUnavailable, SnippetFault, SnippetTi
 from ..harness import HarnessSpec, generate
 from ..harness.codegen import CALIB_UNROLL, generate_check
 from ..harness.nomem import apply_magic, check_reserved_registers
-from ..harness.locate import locate
+from ..harness.locate import locate, statement_ranges
 from ..machine.cpu import cpu_info
 from ..machine.metadata import machine_metadata
 from ..snippet import assemble, parse_part
@@ -228,22 +228,16 @@ def _text(c):
 
 
 def _check_cpu(obj, parts, warnings):
-    syms = obj.symbols
-    for part in parts:
-        for i, src in enumerate(part.sources()):
-            lo = syms.get(f"cb_check_{part.name}_{i}")
-            hi = syms.get(f"cb_check_{part.name}_{i + 1}", syms.get(f"cb_check_{part.name}_end"))
-            if lo is None or hi is None or hi <= lo:
-                continue
-            lacking, mpx = check_features(obj.blob[lo:hi])
-            if mpx and not any("MPX" in w for w in warnings):
-                warnings.append(f"'{src}' is an MPX instruction and this CPU has no MPX (CPUID 7:EBX[14]): "
-                                "it runs as a hint-NOP, so the figure measures a NOP")
-            if lacking:
-                d, feats = lacking[0]
-                raise UnsupportedInstruction(
-                    f"instruction not supported by this CPU: '{src}' needs {', '.join(feats)}",
-                    f"this CPU ({cpu_info().model_name}) lacks {', '.join(f.lower() for f in feats)} in /proc/cpuinfo")
+    for _, src, lo, hi in statement_ranges(obj.symbols, "check", parts):
+        lacking, mpx = check_features(obj.blob[lo:hi])
+        if mpx and not any("MPX" in w for w in warnings):
+            warnings.append(f"'{src}' is an MPX instruction and this CPU has no MPX (CPUID 7:EBX[14]): "
+                            "it runs as a hint-NOP, so the figure measures a NOP")
+        if lacking:
+            _, feats = lacking[0]
+            raise UnsupportedInstruction(
+                f"instruction not supported by this CPU: '{src}' needs {', '.join(feats)}",
+                f"this CPU ({cpu_info().model_name}) lacks {', '.join(f.lower() for f in feats)} in /proc/cpuinfo")
 
 
 def _runner_args(obj, blob_path, data_path, backend: Backend, reps, warm_up, initial_warm_up,

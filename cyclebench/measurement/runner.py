@@ -87,14 +87,7 @@ def parse_output(text: str) -> RunnerOutput:
             out.probes.append((int(parts[1]), parts[2] == "ok", " ".join(parts[3:])))
         elif tag == "error" and len(parts) >= 2:
             out.error_kind = parts[1]
-            out.error = {}
-            rest = []
-            for p in parts[2:]:
-                k, eq, v = p.partition("=")
-                if eq:
-                    out.error[k] = v
-                else:
-                    rest.append(p)
+            out.error = {k: v for k, eq, v in (p.partition("=") for p in parts[2:]) if eq}
             out.error["message"] = " ".join(parts[2:])
         elif tag == "done":
             out.done = True

@@ -27,6 +27,11 @@ TIE_CYCLES = 0.5         # ... and absolute differences below this
 # ---------------------------------------------------------------------------------------------
 # formatting helpers
 
+
+def of_experiment(records: list[dict], experiment: str):
+    """The saved records of one experiment."""
+    return (r for r in records if r.get("experiment") == experiment)
+
 def _f(v, digits=1) -> str:
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
 
@@ -96,8 +101,8 @@ def _order(names, impls):
 def fixed_table(records: list[dict], mode: str = "serialized") -> dict:
     by = defaultdict(dict)
     long = []
-    for r in records:
-        if r.get("experiment") != "fixed" or r["params"].get("mode", "serialized") != mode:
+    for r in of_experiment(records, "fixed"):
+        if r["params"].get("mode", "serialized") != mode:
             continue
         size = r["params"]["size"]
         res = r["result"]
@@ -115,9 +120,7 @@ def random_table(records: list[dict], impls: list[str]) -> dict:
     gross = defaultdict(dict)
     misses = defaultdict(dict)
     long = []
-    for r in records:
-        if r.get("experiment") != "random":
-            continue
+    for r in of_experiment(records, "random"):
         idx = r["params"]["row"]
         res = r["result"]
         rows[idx][r["routine"]] = _net(r)
@@ -150,9 +153,7 @@ def random_table(records: list[dict], impls: list[str]) -> dict:
 def trace_table(records: list[dict], fixed: dict) -> dict:
     per = {}
     long = []
-    for r in records:
-        if r.get("experiment") != "trace":
-            continue
+    for r in of_experiment(records, "trace"):
         agg = {}
         for t in r["result"]["traces"]:
             a = agg.setdefault(t["size"], {"stores": [], "branches": [], "taken": [], "rep_bytes": [],
@@ -188,9 +189,7 @@ def trace_table(records: list[dict], fixed: dict) -> dict:
 
 def learn_table(records: list[dict]) -> dict:
     v = defaultdict(dict)
-    for r in records:
-        if r.get("experiment") != "learn":
-            continue
+    for r in of_experiment(records, "learn"):
         p = r["params"]
         v[(p["row"], r["routine"])][p["calls"]] = _net(r)
     rows = []
@@ -207,9 +206,7 @@ def learn_table(records: list[dict]) -> dict:
 
 def threshold_table(records: list[dict], glibc_threshold: int | None) -> dict:
     v = defaultdict(dict)
-    for r in records:
-        if r.get("experiment") != "threshold":
-            continue
+    for r in of_experiment(records, "threshold"):
         p = r["params"]
         v[(p["kernel"], p["label"])][p["threshold"]] = _net(r)
     cols = []
@@ -650,7 +647,7 @@ def thr_glibc(info) -> int | None:
 # ---------------------------------------------------------------------------------------------
 
 def write_outputs(cfg, records: list[dict], out: Path, impls: list[str]) -> dict[str, Path]:
-    info_rec = next((r for r in records if r.get("experiment") == "info"), {"result": {}, "machine": {}})
+    info_rec = next(of_experiment(records, "info"), {"result": {}, "machine": {}})
     info, machine = info_rec["result"], info_rec.get("machine", {})
     fixed = fixed_table(records, "serialized")
     b2b = fixed_table(records, "back-to-back")
