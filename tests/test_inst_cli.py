@@ -10,6 +10,7 @@ from cyclebench.instructions import bulk
 FAST = ["-n", "10", "--budget", "0.5"]
 
 
+@pytest.mark.measured
 def test_json_document(cli):
     code, out, err = cli("inst", "IMUL (R64, R64)", "--json", *FAST)
     assert code == 0, err
@@ -72,6 +73,7 @@ def test_failing_form_is_recorded_and_the_run_continues(tmp_path, monkeypatch):
     assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 2
 
 
+@pytest.mark.measured
 def test_markdown_file_and_comparison(cli, tmp_path):
     pub = tmp_path / "uops.csv"
     pub.write_text('instruction,latency,throughput\n"IMUL (R64, R64)",3,1.00\n"ADD_01 (R64, R64)",4,0.25\n')
@@ -81,9 +83,13 @@ def test_markdown_file_and_comparison(cli, tmp_path):
     assert code == 0, err
     text = md.read_text()
     assert text.startswith("### instruction forms") and "| `IMUL (R64, R64)` |" in text
-    assert "✗ lat" in text                                             # 1 cycle measured vs 4 published
-    # the latency verdicts are robust (3 vs 3, and 1 vs 4); throughput within 5% is a timing, not a fact
-    assert re.search(r"latency matches 1/2, throughput [0-2]/2", text)
+    rows = {r.split("|")[1].strip(): r for r in text.splitlines() if r.startswith("| `")}
+    assert "✗ lat" in rows["`ADD_01 (R64, R64)`"]                     # 1 cycle measured vs 4 published
+    # whether IMUL's 3 matches is a timing (a burst can push it past 10%), not a fact; the summary
+    # must agree with the rows whatever the timing was
+    lat_ok = sum("lat" not in r.split("|")[-3] for r in rows.values())
+    m = re.search(r"latency matches (\d)/2, throughput [0-2]/2", text)
+    assert m and int(m.group(1)) == lat_ok <= 1
 
 
 @pytest.mark.skipif(not (shutil.which("llvm-mca-16") or shutil.which("llvm-mca")), reason="llvm-mca not installed")
