@@ -11,3 +11,11 @@ def cli(capsys):
         out = capsys.readouterr()
         return code, out.out, out.err
     return run
+
+
+def pytest_collection_modifyitems(items):
+    """A `measured` test is re-run up to twice: a fact that holds fails all three runs, a run
+    disturbed by a burst of other work on the host does not fail CI."""
+    for item in items:
+        if item.get_closest_marker("measured"):
+            item.add_marker(pytest.mark.flaky(reruns=2))

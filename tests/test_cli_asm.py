@@ -1,6 +1,9 @@
 import json
 
+import pytest
 
+
+@pytest.mark.measured
 def test_raw_machine_code_file_measures_like_its_assembly(cli, tmp_path):
     f = tmp_path / "imul.bin"
     f.write_bytes(bytes.fromhex("480fafc0"))            # imul rax, rax

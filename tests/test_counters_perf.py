@@ -57,6 +57,7 @@ def test_cli_events_print_one_line_per_event(cli):
     assert labels[0].startswith("cycles") and labels[1:3] == ["page-faults", "task-clock"]
 
 
+@pytest.mark.measured
 def test_task_clock_grows_with_the_work():
     # task-clock counts nanoseconds of the task: 8x the copies take more of it (a fact, not a timing)
     small = cyclebench.measure("imul rax, rax", unroll=100, loop=100, events="task-clock",
@@ -266,6 +267,7 @@ RESUME = f".quad {RESUME_VALUE:#x}"
 CHAIN = "; ".join(["imul rbx, rbx"] * 100)         # 300 cycles on any core with 3-cycle imul
 
 
+@pytest.mark.measured
 def test_no_mem_measures_the_same():
     base = cyclebench.measure("imul rax, rax", **ROUGH).value()
     assert cyclebench.measure("imul rax, rax", no_mem=True, **ROUGH).value() == pytest.approx(base, rel=0.03)
@@ -295,6 +297,7 @@ def test_no_mem_refuses_read_path_events():
         cyclebench.measure("nop", events="page-faults", no_mem=True, **ROUGH)
 
 
+@pytest.mark.measured
 def test_pause_removes_the_paused_work():
     paused_chain = cyclebench.measure(f"imul rax, rax; {PAUSE}; {CHAIN}; {RESUME}", no_mem=True, **ROUGH).value()
     paused_nothing = cyclebench.measure(f"imul rax, rax; {PAUSE}; {RESUME}", no_mem=True, **ROUGH).value()
@@ -304,6 +307,7 @@ def test_pause_removes_the_paused_work():
     assert paused_chain < unpaused - 200
 
 
+@pytest.mark.measured
 def test_pause_in_raw_machine_code():
     imul_rax, imul_rbx = bytes.fromhex("480fafc0"), bytes.fromhex("480fafdb")
     raw = imul_rax + PAUSE_VALUE.to_bytes(8, "little") + imul_rbx * 100 + RESUME_VALUE.to_bytes(8, "little")

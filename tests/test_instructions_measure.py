@@ -28,6 +28,7 @@ def _pair(form, text):
 
 # ------------------------------------------------------------------------------ on the real CPU
 
+@pytest.mark.measured
 def test_latency_chain_is_dependent_unroll_does_not_change_it(cat):
     form = cat.get("IMUL (R64, R64)")
     pair = _pair(form, "op1 (R64) -> op0 (R64)")
@@ -36,6 +37,7 @@ def test_latency_chain_is_dependent_unroll_does_not_change_it(cat):
     assert abs(values[0] - values[1]) <= 0.05 * max(values)
 
 
+@pytest.mark.measured
 @pytest.mark.parametrize("name", ["ADD_01 (R64, R64)", "IMUL (R64, R64)"])
 def test_throughput_at_most_latency_for_single_uop_alu_forms(cat, session, name):
     doc = characterize(cat.get(name), session)
@@ -44,6 +46,7 @@ def test_throughput_at_most_latency_for_single_uop_alu_forms(cat, session, name)
     assert doc["uops"] is None and doc["ports"] is None and doc["uops_reason"]
 
 
+@pytest.mark.measured
 def test_spot_values_any_modern_core(cat, session):
     # add r64: 1 cycle (the calibration's own assumption); imul r64, r64: 3 cycles since the P6
     add = characterize(cat.get("ADD_01 (R64, R64)"), session, throughput=False)

@@ -57,6 +57,7 @@ def test_output_is_two_decimals_one_line_per_event(cli):
     assert re.fullmatch(r"CORE_CYCLES(?: \(TSC-calibrated\))?: \d+\.\d\d\n", out)
 
 
+@pytest.mark.measured
 def test_no_normalization_prints_whole_numbers(cli):
     rc, out, _ = cli("nanobench", "-asm", "imul rax, rax", "-unroll_count", "100", "-loop_count", "100",
                      "-no_normalization")
@@ -73,6 +74,7 @@ def test_range_prints_min_and_max(cli):
     assert lo <= hi
 
 
+@pytest.mark.measured
 def test_raw_code_file_and_abbreviated_init(cli, tmp_path):
     code = tmp_path / "imul.bin"
     code.write_bytes(bytes.fromhex("480fafc0"))         # imul rax, rax
@@ -80,6 +82,7 @@ def test_raw_code_file_and_abbreviated_init(cli, tmp_path):
     assert rc == 0 and cycles_of(out) == pytest.approx(3.0, abs=0.1)
 
 
+@pytest.mark.measured
 def test_pause_with_no_mem(cli):
     chain = "; ".join(["imul rbx, rbx"] * 100)
     rc, out, _ = cli("nanobench", "-no_mem", "-asm",
@@ -145,6 +148,7 @@ def test_bad_command_lines_exit_2(cli, argv, words):
     assert rc == 2 and words in err and "hint:" in err
 
 
+@pytest.mark.measured
 def test_value_forms(cli):
     for argv in (["-asm=imul rax, rax", "-unroll_count=50", "-l=100"],
                  ["--asm", "imul rax, rax", "--unroll_count", "50", "--loop_count", "100"]):

@@ -12,6 +12,7 @@ from cyclebench.studies import memset
 NOTHING = MemsetDomain(max_size=0, large_samples=0)   # size 0 only: writes nothing, returns dst
 
 
+@pytest.mark.measured
 def test_a_routine_that_does_nothing_costs_about_nothing_net():
     t = time_routine(empty_routine(), fixed_stream(0, count=1000), TimingOptions(n_measurements=15),
                      domain=NOTHING)
@@ -26,6 +27,7 @@ def test_a_routine_that_does_nothing_costs_about_nothing_net():
     assert t.to_dict()["net"] == t.net
 
 
+@pytest.mark.measured
 def test_the_routine_runs_in_b_and_the_empty_routine_in_a():
     # a byte loop over 512 bytes does hundreds of stores per call; the empty routine none
     t = time_routine(memset.routine("byte_loop"), fixed_stream(512, count=200),

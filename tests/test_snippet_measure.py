@@ -13,6 +13,7 @@ def cycles(code, **kw):
     return cyclebench.measure(code, **{**ROUGH, **kw}).value("cycles")
 
 
+@pytest.mark.measured
 def test_two_dependent_imuls_cost_twice_one():
     one = cycles("imul rax, rax")
     two = cycles("imul rax, rax; imul rax, rax")
@@ -20,26 +21,31 @@ def test_two_dependent_imuls_cost_twice_one():
     assert two / one == pytest.approx(2.0, rel=0.03)
 
 
+@pytest.mark.measured
 def test_result_does_not_depend_on_unroll_or_loop():
     base = cycles("imul rax, rax")
     for kw in (dict(unroll=10, loop=2000), dict(unroll=300, loop=50), dict(unroll=5000, loop=0)):
         assert cycles("imul rax, rax", **kw) == pytest.approx(base, rel=0.03), kw
 
 
+@pytest.mark.measured
 def test_init_code_is_not_counted():
     heavy_init = "; ".join(["imul rbx, rbx"] * 200)
     assert cycles("imul rax, rax", init=heavy_init) == pytest.approx(cycles("imul rax, rax"), rel=0.03)
 
 
+@pytest.mark.measured
 def test_late_init_cancels_in_the_difference():
     late = "; ".join(["imul rbx, rbx"] * 50)
     assert cycles("imul rax, rax", late_init=late) == pytest.approx(cycles("imul rax, rax"), rel=0.03)
 
 
+@pytest.mark.measured
 def test_basic_mode_gives_the_same_per_copy_cost():
     assert cycles("imul rax, rax", basic_mode=True) == pytest.approx(cycles("imul rax, rax"), rel=0.03)
 
 
+@pytest.mark.measured
 def test_no_normalization_scales_by_the_copies():
     r = cyclebench.measure("imul rax, rax", unroll=100, loop=10, no_normalization=True, **ROUGH)
     assert r.value() == pytest.approx(1000 * cycles("imul rax, rax"), rel=0.03)
