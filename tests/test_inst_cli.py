@@ -1,5 +1,6 @@
 """cyclebench inst / seq from the command line: output formats, resume, skips, failures, comparison."""
 import json
+import os
 import re
 import shutil
 
@@ -100,10 +101,31 @@ def test_compare_llvm_mca(cli):
     assert "mca_latency" in header and ",3," in row
 
 
-def test_seq_counts_instructions_and_reports_ipc(cli):
+HAS_PMU = os.path.exists("/sys/bus/event_source/devices/cpu")
+
+
+@pytest.mark.skipif(HAS_PMU, reason="this machine has a PMU: retired instructions are counted")
+def test_seq_static_count_and_ipc_bound_without_pmu(cli):
+    from cyclebench.instructions.sequence import retired_instructions_counter
+    assert retired_instructions_counter() is None
     code, out, err = cli("seq", "cmp rax, rdx; jae 1f; mov rbx, [rsi]; 1:", "mov rbx, [rsi]", "--json", *FAST)
     assert code == 0, err
     doc = json.loads(out)
     a, b = doc["sequences"]
     assert (a["instructions"], b["instructions"]) == (3, 1)
+    assert a["instructions_source"] == b["instructions_source"] == "static"
     assert a["ipc"] == pytest.approx(3 / a["cycles"]) and b["cycles"] > 0
+    # a taken jae skips the load: the static count can overstate what retires, so IPC is a bound
+    assert (a["branches"], a["ipc_bound"], b["ipc_bound"]) == (["jae"], "upper", "exact")
+    assert any("IPC is an upper bound" in n and "taken jae" in n for n in doc["notes"])
+    code, out, _ = cli("seq", "cmp rax, rdx; jae 1f; mov rbx, [rsi]; 1:", "--format", "csv", *FAST)
+    assert ",≤" in out.splitlines()[1]
+
+
+@pytest.mark.skipif(not HAS_PMU, reason="no hardware PMU on this machine")
+def test_seq_counts_retired_instructions_with_a_pmu(cli):
+    # rax = rdx = 0: jae is taken and the load never retires, so two instructions per copy
+    code, out, err = cli("seq", "cmp rax, rdx; jae 1f; mov rbx, [rsi]; 1:", "--json", *FAST)
+    assert code == 0, err
+    (a,) = json.loads(out)["sequences"]
+    assert a["instructions_source"] == "counted" and a["instructions"] == pytest.approx(2, abs=0.05)

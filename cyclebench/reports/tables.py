@@ -131,14 +131,20 @@ def sequence_table(rows_in: list[dict], title: str = "instruction sequences") ->
             Column("stable", "stable")]
     rows, notes = [], []
     for r in rows_in:
-        rows.append({"sequence": r["sequence"], "instructions": str(r["instructions"]),
+        counted = r.get("instructions_source") == "counted"
+        rows.append({"sequence": r["sequence"],
+                     "instructions": f"{r['instructions']:.2f}" if counted else str(r["instructions"]),
                      "cycles": f"{r['cycles']:.3f} ± {r['uncertainty']:.3f}",
-                     "ipc": f"{r['ipc']:.2f}", "stable": "yes" if r["stable"] else "NO", "_data": r})
+                     "ipc": ("≤" if r.get("ipc_bound") == "upper" else "") + f"{r['ipc']:.2f}",
+                     "stable": "yes" if r["stable"] else "NO", "_data": r})
         for w in r.get("warnings") or []:
             if w not in notes:
                 notes.append(w)
-    notes.insert(0, "independent copies of each sequence, unrolled; instructions counted by decoding "
-                    "one copy with iced-x86; IPC = instructions per core cycle")
+    how = ("retired instructions counted by the PMU" if rows_in and all(
+        r.get("instructions_source") == "counted" for r in rows_in)
+        else "instructions counted by decoding one copy with iced-x86 (static)")
+    notes.insert(0, f"independent copies of each sequence, unrolled; {how}; IPC = instructions per "
+                    "core cycle; ≤ marks an upper bound")
     return Table(title, cols, rows, notes)
 
 
