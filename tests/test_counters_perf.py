@@ -13,7 +13,7 @@ import pytest
 
 import cyclebench
 from cyclebench.counters import backends
-from cyclebench.counters.backends import (Event, FIXED_COUNTERS, HW_CYCLES, plan_groups, runner_event_arg,
+from cyclebench.counters.backends import (HW_CYCLES, plan_groups, runner_event_arg,
                                           select_backend, with_privilege)
 from cyclebench.counters.events import EventSpec, builtin_event
 from cyclebench.errors import CounterUnavailable, UsageError
