@@ -19,7 +19,7 @@ from ..machine.cpu import cpu_info
 from ..machine.metadata import machine_metadata
 from ..snippet import assemble, parse_part
 from ..snippet.features import check as check_features, decode
-from . import clock_history, runner, stability, stats
+from . import clock_history, linearity, runner, stability, stats
 from .result import EventResult, Result
 
 AUTO_LOOP_TICKS = 40_000      # B - A spans >= 4e4 TSC ticks: quantisation ~0.07% per sample
@@ -135,8 +135,12 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
             counters="auto", events=None, cpu=None, timeout=10.0, budget=2.0,
             data: bytes | None = None, symbols=None, libraries=None, r14_size=None,
             area_size=None, user=True, kernel=False, fixed_counters=False, group_size=None,
-            no_mem=False, remove_empty_events=False) -> Result:
+            no_mem=False, remove_empty_events=False, paired=False) -> Result:
     """Measure the cost per copy of ``code`` (assembly text or raw bytes); see docs/ARCHITECTURE.md.
+
+    ``paired``: the caller's code does different work in A and in B (the routine harness runs an
+    empty pass in A and the routine in B), so the checks that assume U and 2U copies of the same
+    work (linearity, resolution in copies) are skipped.
 
     Counter options (nanoBench's): ``events`` (names, EventSpecs, or a config file path),
     ``user``/``kernel`` (count user / kernel mode: nanoBench's -usr/-os), ``fixed_counters`` (instructions, ref-cycles),
@@ -165,7 +169,8 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
         while True:
             out = runner.run(args, timeout)
             _raise_for(out, obj, list(parts.values()), timeout)
-            attempts.append(_evaluate(out, backend, unroll, no_normalization, aggregate, ref))
+            attempts.append(_evaluate(out, backend, unroll, no_normalization, aggregate, ref,
+                                      no_slope=basic_mode or paired))
             if backend.calibration and attempts[-1]["stability"].stable:
                 clock_history.record(clock_key, attempts[-1]["ghz"])
             if attempts[-1]["stability"].stable or len(attempts) >= MAX_ATTEMPTS or time.monotonic() > deadline:
@@ -183,7 +188,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     if not st.stable:
         warnings.append("unstable measurement (" + "; ".join(st.reasons) + f") after {len(attempts)} attempts: "
                         "the figure may be off by more than its uncertainty; re-run on a quieter machine")
-    if best["diff_ticks"] < 5000:
+    if best["diff_ticks"] < 5000 and not paired:
         warnings.append(f"the two configurations differ by only {best['diff_ticks']:.0f} TSC ticks; "
                         "resolution is poor: raise --unroll or use a loop")
     warnings += best["warnings"]
@@ -213,7 +218,8 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     machine = machine_metadata()
     machine.update({"tsc_hz": best["tsc_hz"], "calibrated_core_ghz": best["ghz"], "counter_backend": backend.name})
     return Result(kind="snippet", parameters=params, backend=backend_info, events=events_out,
-                  stability=st.to_dict(), machine=machine, warnings=warnings,
+                  stability={**st.to_dict(), "linearity": best["linearity"] and best["linearity"].to_dict()},
+                  machine=machine, warnings=warnings,
                   raw={"attempts": [a["raw"] for a in attempts]},
                   attempts=[{"stable": a["stability"].stable, "spread": a["stability"].spread,
                              "cycles": a["events"]["cycles"].value, "calibrated_ghz": a["ghz"]} for a in attempts])
@@ -274,7 +280,8 @@ def _runner_args(obj, blob_path, data_path, backend: Backend, reps, warm_up, ini
     return args + backend.runner_args()
 
 
-def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_ghz=None) -> dict:
+def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_ghz=None,
+              no_slope=False) -> dict:
     loop = int(out.info["loop"][0])
     tsc_hz = float(out.info["tsc_hz"][0])
     a, b = out.samples["a"], out.samples["b"]
@@ -300,6 +307,7 @@ def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_gh
             keep = list(range(len(cpt)))
         raw["calibration_outliers"] = [i for i in range(len(cpt)) if i not in keep]
         cycles = [ticks[i] * cpt[i] / norm for i in keep]
+        gross = ([a[i][0] * cpt[i] for i in keep], [b[i][0] * cpt[i] for i in keep])
         ghz_per_rep = [tsc_hz * c / 1e9 for c in cpt]
         step = stats.tick_step(ticks + [y[0] - x[0] for x, y in zip(ca, cb)])
         ghz = statistics.median(ghz_per_rep)
@@ -307,6 +315,7 @@ def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_gh
         label = f"cycles (TSC-calibrated, {ghz:.2f} GHz)"
     else:
         cycles = [(bb[1] - aa[1]) / norm for aa, bb in zip(a, b)]
+        gross = ([aa[1] for aa in a], [bb[1] for bb in b])
         ghz_per_rep = None
         ghz = statistics.median((bb[1] - aa[1]) / t * tsc_hz / 1e9 for aa, bb, t in zip(a, b, ticks) if t)
         step, quantum = 1, 1 / norm
@@ -346,12 +355,17 @@ def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_gh
     if moves:
         warnings.append(f"the kernel moved an event to another counter during {moves} runs (rdpmc index changed); "
                         "those readings mix two counters")
+    # no_slope: basic mode runs 0 and U copies (no second point to check the slope against), or
+    # A and B run different work (paired routine passes)
+    lin = None if no_slope else linearity.check(*gross, unroll, loop)
+    if lin is not None and not lin.linear:
+        warnings.append(linearity.warning(lin, unroll, events["cycles"].value * (norm / unroll / max(loop, 1))))
     events["tsc"] = ev("tsc", "ticks", [t / norm for t in ticks], "TSC ticks", step / norm)
     events["ns"] = ev("ns", "ns", [t / tsc_hz * 1e9 / norm for t in ticks], "nanoseconds", step / tsc_hz * 1e9 / norm)
     return {"events": events, "stability": stability.assess(cycles, ghz_per_rep, ref_ghz), "loop": loop,
             "tsc_hz": tsc_hz, "ghz": ghz, "step": step, "norm": norm, "raw": raw,
             "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": statistics.median(ticks),
-            "groups": groups, "warnings": warnings}
+            "groups": groups, "warnings": warnings, "linearity": lin}
 
 
 def multiplexing(times: dict) -> dict:

@@ -52,7 +52,9 @@ class TextReporter(Reporter):
             out.append(f"# backend {r.backend['name']}: {r.backend['reason']}")
             out.append(f"# unroll {p['unroll']}, {loop}, {p['n_measurements']} measurements, "
                        f"aggregate {p['aggregate']}, {'stable' if r.stable else 'UNSTABLE'}"
-                       f" (spread {r.stability['spread']:.2%})")
+                       f" (spread {r.stability['spread']:.2%})"
+                       + ("" if (r.stability.get("linearity") or {}).get("linear", True)
+                          else ", NOT LINEAR in the copies (see the warning)"))
             if self.verbose:
                 out += _raw_lines(r)
         return "\n".join(out) + "\n"

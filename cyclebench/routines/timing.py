@@ -392,7 +392,7 @@ def _measure_pair(routine: Routine, stream: Stream, opts: TimingOptions, fixed: 
     return measure(code, init=init, libraries=libraries, symbols=symbols, data=data,
                    r14_size=lay.r14_size, unroll=1, loop=0, n_measurements=opts.n_measurements,
                    warm_up=opts.warm_up, counters=opts.counters, events=",".join(opts.events) or None,
-                   budget=opts.budget, timeout=opts.timeout, cpu=opts.cpu), lay
+                   budget=opts.budget, timeout=opts.timeout, cpu=opts.cpu, paired=True), lay
 
 
 def _chosen_attempt(result) -> dict:
