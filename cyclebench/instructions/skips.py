@@ -33,6 +33,8 @@ string                        movs, stos, lods, scas, cmps, ins, outs (with or w
                               and REP forms cost whatever RCX says
 VSIB                          gathers and scatters: need valid index vectors and mask set-up (later)
 absolute address              mov al/ax/eax/rax <-> moffs64: no R14-relative form
+32-bit address                clzero eax (a32): the memory areas lie above 4 GiB
+AMD prefetch group            reserved-NOP 0F 0D /r with a register operand: #UD on AMD
 control-state loads           ldmxcsr, vldmxcsr, fldcw, fldenv, frstor, fxrstor*, xrstor*: loading
                               arbitrary memory faults (#GP on reserved bits) or unmasks FP exceptions
 serializing                   instructions iced marks serializing (on AMD or Intel), except the
@@ -117,9 +119,22 @@ def skip_reason(oci: iced_x86.OpCodeInfo, ins: iced_x86.Instruction | None, mnem
         return "gather/scatter (VSIB memory): needs index vectors and masks set up (later)"
     if any(op.slot is not None and op.slot.special == "moffs" for op in operands):
         return "absolute 64-bit address (moffs): cannot address the R14 area"
+    if oci.address_size in (16, 32):
+        return "16/32-bit address size (clzero eax): the harness's memory areas lie above 4 GiB"
+    if operands and operands[0].kind == "reg" and _amd_prefetch_group(oci):
+        return "0F 0D with a register operand: #UD on AMD, where 0F 0D is the PREFETCH group"
     if mnemonic in CONTROL_STATE_LOADS:
         return ("loads control state from memory: arbitrary data faults or unmasks FP "
                 "exceptions")
     if (oci.is_serializing_amd or oci.is_serializing_intel) and mnemonic not in ALLOWED_SERIALIZING:
         return "serializing instruction (not on the allow-list CPUID, LFENCE, MFENCE, SERIALIZE)"
     return None
+
+
+def _amd_prefetch_group(oci: iced_x86.OpCodeInfo) -> bool:
+    """iced's RESERVEDNOP 0F 0D /r: with a register operand a reserved NOP on Intel, #UD on AMD."""
+    if not (oci.table == iced_x86.OpCodeTableKind.T0F and oci.op_code == 0x0D
+            and oci.instruction_string.upper().startswith("RESERVEDNOP")):
+        return False
+    from ..machine.cpu import cpu_info
+    return cpu_info().vendor == "AuthenticAMD"
