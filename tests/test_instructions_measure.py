@@ -69,14 +69,16 @@ def test_skipped_form_has_a_reason(cat, session):
 class Fake:
     """measure() stand-in: cycles per copy by the exact code, else by a substring of it."""
 
-    def __init__(self, table, default=1.0):
-        self.table, self.default, self.calls = table, default, []
+    def __init__(self, table, default=1.0, nonlinear=()):
+        self.table, self.default, self.calls, self.nonlinear = table, default, [], nonlinear
 
     def __call__(self, code, init=None, **kw):
         self.calls.append((code, init))
         v = self.table.get(code) or next((v for k, v in self.table.items() if k in code), self.default)
         ev = SimpleNamespace(value=v, uncertainty=0.001, samples=[v] * 3)
-        return SimpleNamespace(events={"cycles": ev}, stable=True, warnings=[],
+        linear = not any(k in code for k in self.nonlinear)
+        return SimpleNamespace(events={"cycles": ev}, stable=True, warnings=[] if linear else ["not linear"],
+                               stability={"stable": True, "linearity": {"linear": linear}},
                                backend={"name": "tsc", "reason": "no hardware PMU: test"})
 
 
@@ -139,3 +141,14 @@ def test_operand_values(cat):
     assert value_pattern(cat.get("VPSHUFD (YMM, YMM, I8)")) == 0x3FF0000000000000
     assert "vpbroadcastq zmm3, r15" in value_init(["vpaddq zmm3, zmm3, zmm4"])
     assert value_init(["add rax, rbx"]) == []
+
+
+def test_a_figure_that_is_not_linear_in_the_copies_is_noted(cat):
+    # only the throughput code (16 copies, rotating destinations) has "imul rdx, rcx"
+    fake = Fake({}, default=3.0, nonlinear=("imul rdx, rcx",))
+    doc = characterize(cat.get("IMUL (R64, R64)"), Session(measure_fn=fake))
+    assert doc["throughput"]["linear"] is False and doc["throughput"]["warnings"] == ["not linear"]
+    assert all(p["linear"] is True for p in doc["latency"])
+    assert any("changed with the number of copies (" in n and "throughput" in n for n in doc["notes"])
+    clean = characterize(cat.get("IMUL (R64, R64)"), Session(measure_fn=Fake({}, default=3.0)))
+    assert not any("number of copies" in n for n in clean["notes"])

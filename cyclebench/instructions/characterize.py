@@ -127,6 +127,7 @@ class Measured:
     backend: dict
     code: str
     init: str
+    linear: bool = True         # the cost grew linearly with the copies (measurement/linearity.py)
 
 
 class Session:
@@ -150,8 +151,10 @@ class Session:
         self.count += 1
         self.backend = r.backend
         ev = r.events["cycles"]
+        lin = r.stability.get("linearity") or {}
         return Measured(ev.value / per, ev.uncertainty / per, [s / per for s in ev.samples],
-                        r.stable, list(r.warnings), r.backend, code_text, init_text or "")
+                        r.stable, list(r.warnings), r.backend, code_text, init_text or "",
+                        lin.get("linear", True))
 
     def step_bounds(self, step: str) -> tuple[float, float | None]:
         """(lower, upper) latency of a connector step; upper None when its reference failed."""
@@ -217,7 +220,7 @@ def _notes(form: Form) -> list[str]:
 def _pair_doc(pair: LatencyPair) -> dict:
     return {"start": pair.start.label, "end": pair.end.label, "value": None, "bound": None,
             "lower": None, "upper": None, "uncertainty": None, "method": None, "code": None,
-            "init": None, "connector": None, "stable": None, "samples": [], "error": None}
+            "init": None, "connector": None, "stable": None, "samples": [], "warnings": [], "linear": None, "error": None}
 
 
 def measure_pair(session: Session, form: Form, pair: LatencyPair) -> dict:
@@ -243,7 +246,7 @@ def measure_pair(session: Session, form: Form, pair: LatencyPair) -> dict:
         doc.update(error=e.cause, code="\n".join(code))
         return doc
     doc.update(code=m.code, init=m.init, uncertainty=m.uncertainty, stable=m.stable,
-               samples=m.samples)
+               samples=m.samples, warnings=m.warnings, linear=m.linear)
     if not conn or not conn.steps:
         doc.update(value=m.value, bound="exact", lower=m.value, upper=m.value, method="chain")
         return doc
@@ -299,7 +302,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     self_latency = self_latency or {}
     doc = {"value": None, "bound": None, "uncertainty": None, "copies": THROUGHPUT_COPIES,
            "code": None, "init": None, "carried": [], "breakers": [], "stable": None,
-           "samples": [], "repeats": [], "note": None, "error": None}
+           "samples": [], "repeats": [], "warnings": [], "linear": None, "note": None, "error": None}
     scratch = C.scratch_gpr(used_gprs(*(i.register for i in form.implicit if i.read or i.write)))
     cps = independent_copies(form, THROUGHPUT_COPIES, avoid=(scratch,))
     verified(cps.instances)
@@ -315,12 +318,13 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             doc["repeats"] = [earlier["value"], m.value]
             if earlier["value"] < m.value:     # the less disturbed of two runs apart in time
                 m = Measured(earlier["value"], earlier["uncertainty"], earlier["samples"],
-                             earlier["stable"], [], {}, earlier["code"], earlier["init"])
+                             earlier["stable"], earlier["warnings"], {}, earlier["code"],
+                                 earlier["init"], earlier["linear"] is not False)
     except CycleBenchError as e:
         doc.update(error=e.cause, code="\n".join(code))
         return doc
     doc.update(value=m.value, uncertainty=m.uncertainty, code=m.code, init=m.init, stable=m.stable,
-               samples=m.samples, bound="exact")
+               samples=m.samples, warnings=m.warnings, linear=m.linear, bound="exact")
     notes = []
     if pre:
         doc["bound"] = "upper"
@@ -340,6 +344,10 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             break
     doc["note"] = "; ".join(notes) or None
     return doc
+
+
+def _nonlinear(d: dict) -> bool:
+    return d.get("linear") is False
 
 
 def _machine_reason(backend: dict | None) -> str:
@@ -402,5 +410,10 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
     if doc["throughput"] and doc["throughput"].get("stable") is False:
         unstable.append(doc["throughput"])
     doc["stable"] = not unstable
+    nonlinear = [f"{p['start']} -> {p['end']}" for p in doc["latency"] if _nonlinear(p)]
+    nonlinear += ["throughput"] if doc["throughput"] and _nonlinear(doc["throughput"]) else []
+    if nonlinear:
+        doc["notes"].append("the cost per copy changed with the number of copies (" + ", ".join(nonlinear) +
+                            "): those figures are not the cost of one instruction; see their warnings")
     doc["elapsed_s"] = round(time.monotonic() - t0, 3)
     return doc
