@@ -117,3 +117,21 @@ def test_interrupted_calibrations_do_not_reach_min_and_max():
     cyc = ev["events"]["cycles"]
     assert ev["raw"]["calibration_outliers"] == [4, 7]
     assert len(cyc.samples) == 8 and cyc.min == cyc.max
+
+
+def test_one_preempted_calibration_of_two_is_an_outlier_not_a_broken_tsc():
+    from cyclebench.errors import CounterUnavailable
+    from cyclebench.measurement import api
+    from cyclebench.measurement.runner import RunnerOutput
+    from cyclebench.counters.backends import Backend
+
+    def run(ca, cb):
+        n = len(ca)
+        out = RunnerOutput(info={"loop": ["1"], "tsc_hz": ["2.6e9"]},
+                           samples={"ca": ca, "cb": cb, "a": [[0]] * n, "b": [[210]] * n})
+        return api._evaluate(out, Backend("tsc", "test"), 100, False, "avg")
+    # calibration A of repetition 1 was preempted for ~3 ms: its difference is hugely negative
+    ev = run([[70000], [2_900_000]], [[140000], [140000]])
+    assert ev["raw"]["calibration_outliers"] == [1] and ev["events"]["cycles"].samples == [3.0]
+    with pytest.raises(CounterUnavailable, match="calibration chain took"):
+        run([[70000], [2_900_000], [2_900_000]], [[140000], [140000], [140000]])
