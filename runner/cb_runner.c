@@ -9,7 +9,8 @@
  * them into user-facing messages. Protocol (stdout, line oriented):
  *   info KEY VALUE...
  *   group G                        the samples that follow used event group G (0, 1, ...)
- *   sample REP KIND V0 V1 ...      KIND: ca cb (calibration A/B), a b (measurement A/B);
+ *   sample REP KIND V0 V1 ...      KIND: ca cb (calibration A/B), pa pb (contention probe A/B),
+ *                                  a b (measurement A/B);
  *                                  V0 = TSC ticks, then one value per event of the current group
  *   times REP KIND EN RUN          time_enabled / time_running of the group over that run (ns):
  *                                  RUN < EN means the kernel multiplexed (or could not schedule) it
@@ -79,7 +80,7 @@ typedef void (*entry_fn)(void);
 static struct {
     const char *blob_path;
     long code_size, ctl_off;
-    long e_one_time, e_a, e_b, e_ca, e_cb;
+    long e_one_time, e_a, e_b, e_ca, e_cb, e_pa, e_pb;
     long reps, warm_up, initial_warm_up, loop, calib_loop, auto_loop_ticks;
     long area_size, r14_size;
     int cpu;
@@ -95,7 +96,7 @@ static struct {
     int n_syms;
     int probe, use_rdpmc;
 } opt = {
-    .e_one_time = -1, .e_a = -1, .e_b = -1, .e_ca = -1, .e_cb = -1,
+    .e_one_time = -1, .e_a = -1, .e_b = -1, .e_ca = -1, .e_cb = -1, .e_pa = -1, .e_pb = -1,
     .reps = 10, .warm_up = 5, .loop = 0, .calib_loop = 0,
     .area_size = 1 << 20, .r14_size = 1 << 20, .cpu = -1, .timeout = 10.0, .event_cpu = -1,
     .patch_table = -1,
@@ -198,6 +199,8 @@ static void parse_args(int argc, char **argv) {
         else if (ARG("--run-b")) opt.e_b = num(v, k);
         else if (ARG("--calib-a")) opt.e_ca = num(v, k);
         else if (ARG("--calib-b")) opt.e_cb = num(v, k);
+        else if (ARG("--contention-a")) opt.e_pa = num(v, k);
+        else if (ARG("--contention-b")) opt.e_pb = num(v, k);
         else if (ARG("--reps")) opt.reps = num(v, k);
         else if (ARG("--warm-up")) opt.warm_up = num(v, k);
         else if (ARG("--initial-warm-up")) opt.initial_warm_up = num(v, k);
@@ -462,7 +465,7 @@ static uint64_t choose_loop(void) {
 }
 
 int main(int argc, char **argv) {
-    static struct reading ra, rb, rca, rcb;
+    static struct reading ra, rb, rca, rcb, rpa, rpb;
     stack_t ss;
     struct sigaction sa;
     page_size = sysconf(_SC_PAGESIZE);
@@ -519,13 +522,15 @@ int main(int argc, char **argv) {
      * runs in the first pass only: the other passes contribute their events, not cycles. */
     for (int g = 0; g < (opt.n_groups ? opt.n_groups : 1); g++) {
         if (opt.n_groups) { if (g) select_group(g); printf("group %d\n", g); }
-        int calib = opt.e_ca >= 0 && g == 0;
+        int calib = opt.e_ca >= 0 && g == 0, probe = opt.e_pa >= 0 && g == 0;
         for (long rep = -opt.warm_up; rep < opt.reps; rep++) {
             if (calib) { call(opt.e_ca, opt.calib_loop, &rca); call(opt.e_cb, opt.calib_loop, &rcb); }
+            if (probe) { call(opt.e_pa, opt.calib_loop, &rpa); call(opt.e_pb, opt.calib_loop, &rpb); }
             call(opt.e_a, loop, &ra);
             call(opt.e_b, loop, &rb);
             if (rep < 0) continue;
             if (calib) { print_reading(rep, "ca", &rca); print_reading(rep, "cb", &rcb); }
+            if (probe) { print_reading(rep, "pa", &rpa); print_reading(rep, "pb", &rpb); }
             print_reading(rep, "a", &ra);
             print_reading(rep, "b", &rb);
         }

@@ -18,6 +18,10 @@ LOOP_REGISTER = "r15"
 ZEROED = ("rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r15")
 CALIB_UNROLL = 1000
 CALIB_STATEMENT = "add rax, 1"      # 1 cycle latency on every x86 core since P6 (not P4)
+# The contention probe: four independent add chains, throughput-bound where the calibration is
+# latency-bound. A busy SMT sibling on the host slows it (shared issue, ALUs) far more than the
+# chain, so its cost relative to the chain exposes what the calibrated clock cannot.
+CONTENTION_STATEMENT = "add rax, 1; add rbx, 1; add rcx, 1; add rdx, 1"
 # Statement texts that stand for nanoBench's pause/resume magic bytes (see harness/magic.py);
 # they become the no-memory pause/resume sequences of counters/reads.py.
 PAUSE_MARK = "<cyclebench: pause counting>"
@@ -155,6 +159,9 @@ def generate(spec: HarnessSpec) -> tuple[list[str], dict[int, tuple[str, str]]]:
         chain = parse_part("calibration", CALIB_STATEMENT)
         _run_function(e, "calib_a", cal, CALIB_UNROLL, chain, empty, empty, False)
         _run_function(e, "calib_b", cal, 2 * CALIB_UNROLL, chain, empty, empty, False)
+        wide = parse_part("contention", CONTENTION_STATEMENT)
+        _run_function(e, "contention_a", cal, CALIB_UNROLL, wide, empty, empty, False)
+        _run_function(e, "contention_b", cal, 2 * CALIB_UNROLL, wide, empty, empty, False)
     _data(e, spec.symbols)
     return e.lines, e.origin
 

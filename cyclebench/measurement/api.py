@@ -166,13 +166,16 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
         deadline = time.monotonic() + budget
         clock_key = f"{cpu_info().model_name}-{cpu_info().microcode}-{cpu if cpu is not None else 'any'}"
         ref = clock_history.reference(clock_key) if backend.calibration else None
+        ref_con = clock_history.reference(clock_key, "contention") if backend.calibration else None
         while True:
             out = runner.run(args, timeout)
             _raise_for(out, obj, list(parts.values()), timeout)
             attempts.append(_evaluate(out, backend, unroll, no_normalization, aggregate, ref,
-                                      no_slope=basic_mode or paired))
+                                      no_slope=basic_mode or paired, ref_contention=ref_con))
             if backend.calibration and attempts[-1]["stability"].stable:
                 clock_history.record(clock_key, attempts[-1]["ghz"])
+                if attempts[-1]["contention"]:
+                    clock_history.record(clock_key, attempts[-1]["contention"], "contention")
             if attempts[-1]["stability"].stable or len(attempts) >= MAX_ATTEMPTS or time.monotonic() > deadline:
                 break
     finally:
@@ -218,11 +221,13 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     machine = machine_metadata()
     machine.update({"tsc_hz": best["tsc_hz"], "calibrated_core_ghz": best["ghz"], "counter_backend": backend.name})
     return Result(kind="snippet", parameters=params, backend=backend_info, events=events_out,
-                  stability={**st.to_dict(), "linearity": best["linearity"] and best["linearity"].to_dict()},
+                  stability={**st.to_dict(), "linearity": best["linearity"] and best["linearity"].to_dict(),
+                             "contention_probe": best["contention"], "contention_reference": ref_con},
                   machine=machine, warnings=warnings,
                   raw={"attempts": [a["raw"] for a in attempts]},
                   attempts=[{"stable": a["stability"].stable, "spread": a["stability"].spread,
-                             "cycles": a["events"]["cycles"].value, "calibrated_ghz": a["ghz"]} for a in attempts])
+                             "cycles": a["events"]["cycles"].value, "calibrated_ghz": a["ghz"],
+                             "contention_probe": a["contention"]} for a in attempts])
 
 
 def _text(c):
@@ -257,6 +262,7 @@ def _runner_args(obj, blob_path, data_path, backend: Backend, reps, warm_up, ini
         args += ["--one-time-init", str(s["cb_one_time"])]
     if backend.calibration:
         args += ["--calib-a", str(s["cb_calib_a"]), "--calib-b", str(s["cb_calib_b"]),
+                 "--contention-a", str(s["cb_contention_a"]), "--contention-b", str(s["cb_contention_b"]),
                  "--calib-loop", str(CALIB_LOOP)]
     if loop is None:
         args += ["--auto-loop-ticks", str(AUTO_LOOP_TICKS)]
@@ -281,7 +287,7 @@ def _runner_args(obj, blob_path, data_path, backend: Backend, reps, warm_up, ini
 
 
 def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_ghz=None,
-              no_slope=False) -> dict:
+              no_slope=False, ref_contention=None) -> dict:
     loop = int(out.info["loop"][0])
     tsc_hz = float(out.info["tsc_hz"][0])
     a, b = out.samples["a"], out.samples["b"]
@@ -309,6 +315,10 @@ def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_gh
             keep = list(range(len(cpt)))
         raw["calibration_outliers"] = [i for i in range(len(cpt)) if i not in keep]
         cycles = [ticks[i] * cpt[i] / norm for i in keep]
+        # the contention probe's cost relative to the chain, per kept repetition
+        pa, pb = out.samples.get("pa", []), out.samples.get("pb", [])
+        contention = [(pb[i][0] - pa[i][0]) / cal[i] for i in keep if i < len(pa) and i < len(pb)]
+        raw.update(pa=pa, pb=pb)
         gross = ([a[i][0] * cpt[i] for i in keep], [b[i][0] * cpt[i] for i in keep])
         ghz_per_rep = [tsc_hz * c / 1e9 for c in cpt]
         step = stats.tick_step(ticks + [y[0] - x[0] for x, y in zip(ca, cb)])
@@ -318,6 +328,7 @@ def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_gh
     else:
         cycles = [(bb[1] - aa[1]) / norm for aa, bb in zip(a, b)]
         gross = ([aa[1] for aa in a], [bb[1] for bb in b])
+        contention = []
         ghz_per_rep = None
         ghz = statistics.median((bb[1] - aa[1]) / t * tsc_hz / 1e9 for aa, bb, t in zip(a, b, ticks) if t)
         step, quantum = 1, 1 / norm
@@ -364,7 +375,9 @@ def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_gh
         warnings.append(linearity.warning(lin, unroll, events["cycles"].value * (norm / unroll / max(loop, 1))))
     events["tsc"] = ev("tsc", "ticks", [t / norm for t in ticks], "TSC ticks", step / norm)
     events["ns"] = ev("ns", "ns", [t / tsc_hz * 1e9 / norm for t in ticks], "nanoseconds", step / tsc_hz * 1e9 / norm)
-    return {"events": events, "stability": stability.assess(cycles, ghz_per_rep, ref_ghz), "loop": loop,
+    con = statistics.median(contention) if contention else None
+    return {"events": events, "stability": stability.assess(cycles, ghz_per_rep, ref_ghz, con, ref_contention),
+            "loop": loop, "contention": con,
             "tsc_hz": tsc_hz, "ghz": ghz, "step": step, "norm": norm, "raw": raw,
             "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": statistics.median(ticks),
             "groups": groups, "warnings": warnings, "linearity": lin}

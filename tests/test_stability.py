@@ -1,0 +1,51 @@
+"""Burst detection on known figures (no timing): spread, calibration drift, a slow clock, and a
+busy SMT sibling seen by the contention probe; and the per-machine history they compare with."""
+import pytest
+
+from cyclebench.measurement import clock_history
+from cyclebench.measurement.stability import assess
+
+QUIET = [3.0] * 20
+GHZ = [3.69] * 20
+
+
+def test_a_quiet_run_is_stable():
+    st = assess(QUIET, GHZ, 3.69, contention=1.0, reference_contention=1.0)
+    assert st.stable and st.reasons == []
+
+
+def test_each_burst_signal_names_itself():
+    assert "spread" in assess([3.0] * 10 + [3.5] * 10).reasons[0]
+    assert "drifted" in assess(QUIET, [3.69] * 10 + [3.4] * 10).reasons[0]
+    assert "below this machine's recent" in assess(QUIET, [3.5] * 20, 3.69).reasons[0]
+
+
+def test_contention_probe_above_the_machines_best_is_a_burst():
+    # 4 independent adds per chain add: 1.0 on a quiet 4-ALU core; a busy sibling slows the probe
+    st = assess(QUIET, GHZ, 3.69, contention=1.33, reference_contention=1.0)
+    assert not st.stable and "SMT sibling" in st.reasons[0] and "33.0%" in st.reasons[0]
+    assert assess(QUIET, GHZ, 3.69, contention=1.01, reference_contention=1.0).stable
+    # a CPU with three ALUs has a higher quiet ratio: only the rise over its own history counts
+    assert assess(QUIET, GHZ, 3.69, contention=1.34, reference_contention=1.333).stable
+    assert assess(QUIET, GHZ, 3.69, contention=1.33, reference_contention=None).stable
+
+
+def test_history_keeps_the_best_of_each_kind(tmp_path, monkeypatch):
+    monkeypatch.setattr(clock_history, "_cache_dir", lambda: tmp_path)
+    for ghz, con in ((3.60, 1.05), (3.69, 1.00), (3.65, 1.02)):
+        clock_history.record("cpu", ghz)
+        clock_history.record("cpu", con, "contention")
+    assert clock_history.reference("cpu") == pytest.approx(3.69)
+    assert clock_history.reference("cpu", "contention") == pytest.approx(1.00)
+    assert clock_history.reference("other") is None
+    (tmp_path / "contention-cpu.json").write_text("not json")
+    assert clock_history.reference("cpu", "contention") is None
+
+
+def test_a_measurement_reports_its_contention_probe():
+    import cyclebench
+    r = cyclebench.measure("add rax, rbx", n_measurements=10, budget=0.5)
+    if r.backend["name"] != "tsc":
+        pytest.skip("the probe runs with the TSC backend")
+    # recorded for the chosen attempt and for every attempt
+    assert 0 < r.stability["contention_probe"] and all("contention_probe" in a for a in r.attempts)
