@@ -220,7 +220,8 @@ def _notes(form: Form) -> list[str]:
 def _pair_doc(pair: LatencyPair) -> dict:
     return {"start": pair.start.label, "end": pair.end.label, "value": None, "bound": None,
             "lower": None, "upper": None, "uncertainty": None, "method": None, "code": None,
-            "init": None, "connector": None, "stable": None, "samples": [], "warnings": [], "linear": None, "error": None}
+            "init": None, "connector": None, "stable": None, "samples": [], "warnings": [],
+            "linear": None, "error": None}
 
 
 def measure_pair(session: Session, form: Form, pair: LatencyPair) -> dict:
@@ -319,7 +320,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             if earlier["value"] < m.value:     # the less disturbed of two runs apart in time
                 m = Measured(earlier["value"], earlier["uncertainty"], earlier["samples"],
                              earlier["stable"], earlier["warnings"], {}, earlier["code"],
-                                 earlier["init"], earlier["linear"] is not False)
+                             earlier["init"], earlier["linear"] is not False)
     except CycleBenchError as e:
         doc.update(error=e.cause, code="\n".join(code))
         return doc
@@ -344,10 +345,6 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             break
     doc["note"] = "; ".join(notes) or None
     return doc
-
-
-def _nonlinear(d: dict) -> bool:
-    return d.get("linear") is False
 
 
 def _machine_reason(backend: dict | None) -> str:
@@ -410,8 +407,8 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
     if doc["throughput"] and doc["throughput"].get("stable") is False:
         unstable.append(doc["throughput"])
     doc["stable"] = not unstable
-    nonlinear = [f"{p['start']} -> {p['end']}" for p in doc["latency"] if _nonlinear(p)]
-    nonlinear += ["throughput"] if doc["throughput"] and _nonlinear(doc["throughput"]) else []
+    nonlinear = [f"{p['start']} -> {p['end']}" for p in doc["latency"] if p["linear"] is False]
+    nonlinear += ["throughput"] if doc["throughput"] and doc["throughput"]["linear"] is False else []
     if nonlinear:
         doc["notes"].append("the cost per copy changed with the number of copies (" + ", ".join(nonlinear) +
                             "): those figures are not the cost of one instruction; see their warnings")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import UsageError
+from ..errors import CycleBenchError, UsageError
 
 
 @dataclass
@@ -27,12 +27,13 @@ def decode(code: str) -> Decoded:
         raise UsageError("an empty sequence", 'give statements, e.g. "mov rbx, [rsi]"')
     obj = assemble([".intel_syntax noprefix", ".text"] + part.lines())
     n, branches = 0, []
+    fmt = iced_x86.Formatter(iced_x86.FormatterSyntax.INTEL)
     for ins in iced_x86.Decoder(64, obj.blob):
         if ins.code == iced_x86.Code.INVALID:
             raise UsageError(f"cannot decode the assembled sequence '{code}'", "check the statements")
         n += 1
         if ins.flow_control != iced_x86.FlowControl.NEXT:
-            branches.append(iced_x86.Formatter(iced_x86.FormatterSyntax.INTEL).format_mnemonic(ins))
+            branches.append(fmt.format_mnemonic(ins))
     return Decoded(n, branches)
 
 
@@ -42,7 +43,7 @@ def retired_instructions_counter():
     ev = next(e for e in FIXED_COUNTERS if e.name == "instructions")
     try:
         (res,) = probe((ev,))
-    except Exception:               # no runner probe: the static count still works
+    except CycleBenchError:         # the probe itself failed: the static count still works
         return None
     return ev if res.ok else None
 
@@ -53,7 +54,7 @@ def measure_sequence(code: str, init: str | None = None, *, counted=None, **kwar
     from ..measurement.api import _resolve_events, measure
     static = decode(code)
     events = _resolve_events(kwargs.pop("events", None))
-    if counted is not None and not any(getattr(e, "name", e) == "instructions" for e in events):
+    if counted is not None and not any(e.name == "instructions" for e in events):
         events.append(counted)
     r = measure(code, init=init, events=events or None, **kwargs)
     ev = r.events["cycles"]

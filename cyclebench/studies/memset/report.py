@@ -397,6 +397,17 @@ def _segments(items: list[tuple[int, str]]) -> list[tuple[int, int, str]]:
     return out
 
 
+
+def _extremes(wins: list, losses: list, where) -> list[str]:
+    """The biggest win and the biggest loss against glibc, one summary line each."""
+    out = []
+    for kind, rows, pick in (("win", wins, max), ("loss", losses, min)):
+        if rows:
+            r = pick(rows, key=lambda x: x["pct"])
+            out.append(f"  - Biggest {kind}: {where(r)}: `{r['best']}` {r['best_cycles']:.1f} vs glibc "
+                       f"{r['glibc']:.1f} cycles ({r['pct']:+.0f}%).")
+    return out
+
 def _size(n: int) -> str:
     if n >= 1 << 20 and n % (1 << 20) == 0:
         return f"{n >> 20} MiB"
@@ -560,14 +571,7 @@ def write_summary(path: Path, s: dict, info: dict, machine: dict, cfg, tables_md
         L.append(f"- Random sizes: glibc's memset is the fastest implementation in {first} of {len(rr)} rows. The "
                  f"best implementation here beats it by {TIE_PCT:.0f}% or more in {len(wins)} rows and loses by "
                  f"{TIE_PCT:.0f}% or more in {len(losses)}.")
-        if wins:
-            w = max(wins, key=lambda r: r["pct"])
-            L.append(f"  - Biggest win: {w['label']}: `{w['best']}` {w['best_cycles']:.1f} vs glibc "
-                     f"{w['glibc']:.1f} cycles ({w['pct']:+.0f}%).")
-        if losses:
-            lo = min(losses, key=lambda r: r["pct"])
-            L.append(f"  - Biggest loss: {lo['label']}: best here `{lo['best']}` {lo['best_cycles']:.1f} vs glibc "
-                     f"{lo['glibc']:.1f} cycles ({lo['pct']:+.0f}%).")
+        L += _extremes(wins, losses, lambda r: r["label"])
     fx = s.get("fixed_vs_glibc")
     if fx:
         segs = s["fixed_segments"]
@@ -577,14 +581,7 @@ def write_summary(path: Path, s: dict, info: dict, machine: dict, cfg, tables_md
                  f"by size (a win or loss is {TIE_PCT:.0f}% and {TIE_CYCLES} cycles or more, else a tie): {desc}.")
         wins = [f for f in fx if f["verdict"] == "win" and f["pct"] is not None]
         losses = [f for f in fx if f["verdict"] == "loss" and f["pct"] is not None]
-        if wins:
-            w = max(wins, key=lambda f: f["pct"])
-            L.append(f"  - Largest win: {_size(w['size'])}: `{w['best']}` {w['best_cycles']:.1f} vs glibc "
-                     f"{w['glibc']:.1f} cycles ({w['pct']:+.0f}%).")
-        if losses:
-            lo = min(losses, key=lambda f: f["pct"])
-            L.append(f"  - Largest loss: {_size(lo['size'])}: best here `{lo['best']}` {lo['best_cycles']:.1f} vs "
-                     f"glibc {lo['glibc']:.1f} cycles ({lo['pct']:+.0f}%).")
+        L += _extremes(wins, losses, lambda f: _size(f["size"]))
     if not rr and not fx:
         L.append("- Not measured in this run.")
     L.append("")
