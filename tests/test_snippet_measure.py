@@ -135,3 +135,24 @@ def test_one_preempted_calibration_of_two_is_an_outlier_not_a_broken_tsc():
     assert ev["raw"]["calibration_outliers"] == [1] and ev["events"]["cycles"].samples == [3.0]
     with pytest.raises(CounterUnavailable, match="calibration chain took"):
         run([[70000], [2_900_000], [2_900_000]], [[140000], [140000], [140000]])
+
+
+def test_a_run_with_mostly_preempted_calibrations_is_run_again(monkeypatch):
+    from cyclebench.errors import CounterUnavailable
+    from cyclebench.measurement import api
+    real, calls = api._evaluate, []
+
+    def flaky(*a, **kw):
+        calls.append(1)
+        if len(calls) <= 2:
+            raise api.CalibrationInterrupted("the calibration chain took -56056 TSC ticks", "hint")
+        return real(*a, **kw)
+    monkeypatch.setattr(api, "_evaluate", flaky)
+    assert cyclebench.measure("nop", n_measurements=5, budget=0).value() is not None and len(calls) == 3
+
+    def broken(*a, **kw):
+        raise api.CalibrationInterrupted("the calibration chain took -5 TSC ticks", "check constant_tsc")
+    monkeypatch.setattr(api, "_evaluate", broken)
+    with pytest.raises(CounterUnavailable, match="-5 TSC ticks in 3 runs in a row") as e:
+        cyclebench.measure("nop", n_measurements=5, budget=0)
+    assert not isinstance(e.value, api.CalibrationInterrupted) and e.value.hint == "check constant_tsc"

@@ -24,6 +24,7 @@ from .result import EventResult, Result
 
 AUTO_LOOP_TICKS = 40_000      # B - A spans >= 4e4 TSC ticks: quantisation ~0.07% per sample
 CALIB_LOOP = 100              # x CALIB_UNROLL = 1e5 dependent adds per calibration difference
+CALIB_RETRIES = 3             # runs whose calibrations were mostly preempted, before giving up
 CALIB_OUTLIER = 0.03          # a repetition's calibration this far from the run's median is dropped
 MAX_CODE_BYTES = 64 << 20
 MAX_ATTEMPTS = 40            # re-runs stop earlier when the budget (default 2 s) is spent
@@ -61,6 +62,10 @@ def _resolve_events(events) -> list:
         from ..counters.resolve import resolve_events
         return resolve_events(events)
     return list(events)
+
+
+class CalibrationInterrupted(CounterUnavailable):
+    """Most calibration differences of one run were not positive: preempted, or a broken TSC."""
 
 
 @dataclass
@@ -167,11 +172,20 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
         clock_key = f"{cpu_info().model_name}-{cpu_info().microcode}-{cpu if cpu is not None else 'any'}"
         ref = clock_history.reference(clock_key) if backend.calibration else None
         ref_con = clock_history.reference(clock_key, "contention") if backend.calibration else None
+        interrupted = 0
         while True:
             out = runner.run(args, timeout)
             _raise_for(out, obj, list(parts.values()), timeout)
-            attempts.append(_evaluate(out, backend, unroll, no_normalization, aggregate, ref,
-                                      no_slope=basic_mode or paired, ref_contention=ref_con))
+            try:
+                attempts.append(_evaluate(out, backend, unroll, no_normalization, aggregate, ref,
+                                          no_slope=basic_mode or paired, ref_contention=ref_con))
+            except CalibrationInterrupted as e:
+                # most calibrations of this run were preempted: a burst, retried whatever the
+                # budget; a TSC that fails every time is reported as unusable
+                interrupted += 1
+                if interrupted >= CALIB_RETRIES:
+                    raise CounterUnavailable(f"{e.cause} in {CALIB_RETRIES} runs in a row", e.hint) from None
+                continue
             if backend.calibration and attempts[-1]["stability"].stable:
                 clock_history.record(clock_key, attempts[-1]["ghz"])
                 if attempts[-1]["contention"]:
@@ -303,9 +317,9 @@ def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_gh
         # difference zero or negative: an outlier, dropped below. Only when more than half are does
         # the TSC itself look unusable (with 2 repetitions, one outlier would decide the median).
         if sum(c > 0 for c in cal) < len(cal) / 2:
-            raise CounterUnavailable(f"the calibration chain took {statistics.median(cal)} TSC ticks",
-                                     "the TSC is not usable here (not constant, or not synchronised); "
-                                     "check /proc/cpuinfo for constant_tsc")
+            raise CalibrationInterrupted(f"the calibration chain took {statistics.median(cal)} TSC ticks",
+                                         "the TSC is not usable here (not constant, or not synchronised); "
+                                         "check /proc/cpuinfo for constant_tsc")
         cpt = [adds / c if c > 0 else 0.0 for c in cal]                # core cycles per TSC tick
         # A repetition whose calibration was interrupted gets a wrong cycles-per-tick figure;
         # its cycles are left out (min/max/range would show it), the drift check still sees it.
