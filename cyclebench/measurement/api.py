@@ -9,17 +9,17 @@ from dataclasses import dataclass
 
 from ..counters import reads
 from ..counters.backends import HW_CYCLES, Backend, select_backend
-from ..errors import (AssemblyError, CounterUnavailable, SnippetFault, SnippetTimeout,
-                      UnsupportedInstruction, UsageError)
+from ..errors import CounterUnavailable, UnsupportedInstruction, UsageError
 from ..harness import HarnessSpec, generate
 from ..harness.codegen import CALIB_UNROLL, generate_check
 from ..harness.nomem import apply_magic, check_reserved_registers
-from ..harness.locate import locate, statement_ranges
+from ..harness.locate import statement_ranges
 from ..machine.cpu import cpu_info
 from ..machine.metadata import machine_metadata
 from ..snippet import assemble, parse_part
-from ..snippet.features import check as check_features, decode
+from ..snippet.features import check as check_features
 from . import clock_history, linearity, runner, stability, stats
+from .failures import raise_for
 from .result import EventResult, Result
 
 AUTO_LOOP_TICKS = 40_000      # B - A spans >= 4e4 TSC ticks: quantisation ~0.07% per sample
@@ -28,7 +28,6 @@ CALIB_RETRIES = 3             # runs whose calibrations were mostly preempted, b
 CALIB_OUTLIER = 0.03          # a repetition's calibration this far from the run's median is dropped
 MAX_CODE_BYTES = 64 << 20
 MAX_ATTEMPTS = 40            # re-runs stop earlier when the budget (default 2 s) is spent
-AREA_NAMES = ("R14", "RDI", "RSI", "RBP", "RSP", "data")
 
 
 def _check_params(unroll, loop, n_measurements, warm_up, initial_warm_up, alignment_offset,
@@ -175,7 +174,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
         interrupted = 0
         while True:
             out = runner.run(args, timeout)
-            _raise_for(out, obj, list(parts.values()), timeout)
+            raise_for(out, obj, list(parts.values()), timeout)
             try:
                 attempts.append(_evaluate(out, backend, unroll, no_normalization, aggregate, ref,
                                           no_slope=basic_mode or paired, ref_contention=ref_con))
@@ -412,69 +411,3 @@ def multiplexing_warning(g: int, names: list[str], mux: dict) -> str:
             f"{mux['runs_multiplexed']} of {mux['runs']} runs: counted during as little as "
             f"{mux['min_running_fraction']:.0%} of the time it was enabled. Its values are NOT scaled "
             "and undercount; use fewer events per group or stop other PMU users")
-
-
-def _raise_for(out, obj, parts, timeout):
-    if out.returncode == 0 and out.done:
-        return
-    err = out.error or {}
-    kind = out.error_kind
-    where = None
-    if "rip_off" in err:
-        where = locate(int(err["rip_off"], 16), obj.symbols, parts)
-    stmt = f"'{where[1]}' ({where[0].replace('_', '-')})" if where else "the generated harness code"
-    if kind == "signal":
-        sig = err.get("sig")
-        if sig == "ILL":
-            off = int(err.get("rip_off", "0x0"), 16)
-            decoded = decode(obj.blob[off:off + 15], off)[:1] if "rip_off" in err else []
-            if decoded and decoded[0].text.split()[0] in ("ud0", "ud1", "ud2"):
-                raise UnsupportedInstruction(f"{stmt} raised SIGILL: {decoded[0].text.split()[0]} is undefined on purpose",
-                                             "remove it from the measured code")
-            feats = ", ".join(decoded[0].features) if decoded else "unknown"
-            raise UnsupportedInstruction(f"instruction not supported by this CPU: {stmt} raised SIGILL (#UD)",
-                                         f"it needs CPUID features {feats}; the CPU or the hypervisor does not offer it")
-        if sig == "FPE":
-            raise SnippetFault(f"division error (#DE) in {stmt}: divide by zero, or a quotient too big for the destination",
-                               "set the divisor in --init, e.g. 'mov rcx, 7', and zero rdx before div")
-        if sig in ("SEGV", "BUS"):
-            raise SnippetFault(f"{'segmentation fault' if sig == 'SEGV' else 'bus error'} in {stmt} "
-                               f"at address {int(err.get('addr', '0x0'), 16):#x}", _memory_hint(err, out.areas))
-        if sig == "TRAP":
-            raise SnippetFault(f"breakpoint or trap (SIGTRAP) in {stmt}", "remove int3 / the trap flag from the code")
-        raise SnippetFault(f"the measured code raised SIG{sig} in {stmt}", "check the code's memory accesses")
-    if kind == "timeout":
-        raise SnippetTimeout(f"the measured code did not finish within {timeout:g} s (it was in {stmt})",
-                             "an infinite loop? If it is just slow, raise --timeout or lower --unroll/--loop")
-    if kind == "counter":
-        raise CounterUnavailable(f"counter error in the runner: {err.get('message', '')}",
-                                 "try --counters tsc, or check perf_event_paranoid")
-    if kind in ("load", "symbol"):
-        raise AssemblyError(f"cannot load the code: {err.get('message', '')}",
-                            "check --symbol / --library names and that the shared object exists")
-    if kind == "usage":
-        raise UsageError(f"runner rejected the parameters: {err.get('message', '')}", "see cyclebench asm --help")
-    if out.returncode < 0:
-        raise SnippetFault(f"the runner was killed by signal {-out.returncode}",
-                           "the code may have used too much memory, or something killed the process")
-    raise SnippetFault(f"the measured code ended the runner process (exit status {out.returncode}) "
-                       "before the measurement finished",
-                       "measured code must not call exit/exec or close the runner's files")
-
-
-def _memory_hint(err, areas) -> str:
-    addr = int(err.get("addr", "0x0"), 16)
-    if int(err.get("code", "0x0"), 16) == 0x80 or (addr == 0 and err.get("code") == "0x80"):
-        return ("general-protection fault: a non-canonical address, or an unaligned operand for an "
-                "instruction that needs alignment (movaps, movdqa, vmovaps ...)")
-    if addr < 4096 * 16:
-        return ("address near zero: only R14, RDI, RSI, RBP and RSP point to memory (the middle of 1 MB "
-                "areas); other registers start at 0. Set pointers in --init")
-    for idx, (lo, hi) in areas.items():
-        name = AREA_NAMES[idx]
-        if lo - (1 << 20) <= addr < lo:
-            return f"{lo - addr} bytes below the {name} area [{lo:#x}, {hi:#x}); {name} starts at its middle"
-        if hi <= addr < hi + (1 << 20):
-            return f"{addr - hi} bytes past the end of the {name} area [{lo:#x}, {hi:#x}); {name} starts at its middle"
-    return ("not in any memory area: R14, RDI, RSI, RBP and RSP point to the middle of 1 MB areas "
-            "(the R14 area size can be raised with --r14-size)")

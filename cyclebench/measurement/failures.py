@@ -1,0 +1,77 @@
+"""Runner failures as user-facing errors: faults, timeouts and sandbox refusals mapped back to the
+user's statement, with a hint."""
+from __future__ import annotations
+
+from ..errors import (AssemblyError, CounterUnavailable, SnippetFault, SnippetTimeout,
+                      UnsupportedInstruction, UsageError)
+from ..harness.locate import locate
+from ..snippet.features import decode
+
+AREA_NAMES = ("R14", "RDI", "RSI", "RBP", "RSP", "data")
+
+
+def raise_for(out, obj, parts, timeout):
+    """Raise the user-facing error for a runner that failed; return if it finished."""
+    if out.returncode == 0 and out.done:
+        return
+    err = out.error or {}
+    kind = out.error_kind
+    where = None
+    if "rip_off" in err:
+        where = locate(int(err["rip_off"], 16), obj.symbols, parts)
+    stmt = f"'{where[1]}' ({where[0].replace('_', '-')})" if where else "the generated harness code"
+    if kind == "signal":
+        sig = err.get("sig")
+        if sig == "ILL":
+            off = int(err.get("rip_off", "0x0"), 16)
+            decoded = decode(obj.blob[off:off + 15], off)[:1] if "rip_off" in err else []
+            if decoded and decoded[0].text.split()[0] in ("ud0", "ud1", "ud2"):
+                raise UnsupportedInstruction(f"{stmt} raised SIGILL: {decoded[0].text.split()[0]} is undefined on purpose",
+                                             "remove it from the measured code")
+            feats = ", ".join(decoded[0].features) if decoded else "unknown"
+            raise UnsupportedInstruction(f"instruction not supported by this CPU: {stmt} raised SIGILL (#UD)",
+                                         f"it needs CPUID features {feats}; the CPU or the hypervisor does not offer it")
+        if sig == "FPE":
+            raise SnippetFault(f"division error (#DE) in {stmt}: divide by zero, or a quotient too big for the destination",
+                               "set the divisor in --init, e.g. 'mov rcx, 7', and zero rdx before div")
+        if sig in ("SEGV", "BUS"):
+            raise SnippetFault(f"{'segmentation fault' if sig == 'SEGV' else 'bus error'} in {stmt} "
+                               f"at address {int(err.get('addr', '0x0'), 16):#x}", memory_hint(err, out.areas))
+        if sig == "TRAP":
+            raise SnippetFault(f"breakpoint or trap (SIGTRAP) in {stmt}", "remove int3 / the trap flag from the code")
+        raise SnippetFault(f"the measured code raised SIG{sig} in {stmt}", "check the code's memory accesses")
+    if kind == "timeout":
+        raise SnippetTimeout(f"the measured code did not finish within {timeout:g} s (it was in {stmt})",
+                             "an infinite loop? If it is just slow, raise --timeout or lower --unroll/--loop")
+    if kind == "counter":
+        raise CounterUnavailable(f"counter error in the runner: {err.get('message', '')}",
+                                 "try --counters tsc, or check perf_event_paranoid")
+    if kind in ("load", "symbol"):
+        raise AssemblyError(f"cannot load the code: {err.get('message', '')}",
+                            "check --symbol / --library names and that the shared object exists")
+    if kind == "usage":
+        raise UsageError(f"runner rejected the parameters: {err.get('message', '')}", "see cyclebench asm --help")
+    if out.returncode < 0:
+        raise SnippetFault(f"the runner was killed by signal {-out.returncode}",
+                           "the code may have used too much memory, or something killed the process")
+    raise SnippetFault(f"the measured code ended the runner process (exit status {out.returncode}) "
+                       "before the measurement finished",
+                       "measured code must not call exit/exec or close the runner's files")
+
+
+def memory_hint(err, areas) -> str:
+    addr = int(err.get("addr", "0x0"), 16)
+    if int(err.get("code", "0x0"), 16) == 0x80 or (addr == 0 and err.get("code") == "0x80"):
+        return ("general-protection fault: a non-canonical address, or an unaligned operand for an "
+                "instruction that needs alignment (movaps, movdqa, vmovaps ...)")
+    if addr < 4096 * 16:
+        return ("address near zero: only R14, RDI, RSI, RBP and RSP point to memory (the middle of 1 MB "
+                "areas); other registers start at 0. Set pointers in --init")
+    for idx, (lo, hi) in areas.items():
+        name = AREA_NAMES[idx]
+        if lo - (1 << 20) <= addr < lo:
+            return f"{lo - addr} bytes below the {name} area [{lo:#x}, {hi:#x}); {name} starts at its middle"
+        if hi <= addr < hi + (1 << 20):
+            return f"{addr - hi} bytes past the end of the {name} area [{lo:#x}, {hi:#x}); {name} starts at its middle"
+    return ("not in any memory area: R14, RDI, RSI, RBP and RSP point to the middle of 1 MB areas "
+            "(the R14 area size can be raised with --r14-size)")
