@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 
-from .runner import _cache_dir
+from ..cache import cache_dir
 
 KEEP = 20
 
@@ -22,7 +22,7 @@ BEST = {"clock": max, "contention": min}
 
 def _path(key: str, kind: str):
     safe = "".join(ch if ch.isalnum() else "_" for ch in key)[:80]
-    return _cache_dir() / f"{kind}-{safe}.json"
+    return cache_dir() / f"{kind}-{safe}.json"
 
 
 def reference(key: str, kind: str = "clock") -> float | None:

@@ -9,14 +9,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cache import cache_dir
 from ..errors import CycleBenchError, SnippetTimeout, UsageError
 
 RUNNER_SRC = Path(__file__).resolve().parents[2] / "runner" / "cb_runner.c"
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "cyclebench"
 
 
 def runner_path() -> Path:
@@ -26,7 +22,7 @@ def runner_path() -> Path:
                               "install cyclebench from its source tree: bash setup.sh")
     src = RUNNER_SRC.read_bytes()
     digest = hashlib.sha256(src).hexdigest()[:16]
-    exe = _cache_dir() / f"cb-runner-{digest}"
+    exe = cache_dir() / f"cb-runner-{digest}"
     if exe.exists():
         return exe
     cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")

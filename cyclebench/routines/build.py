@@ -29,6 +29,8 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..cache import cache_dir as shared_cache_dir
 from typing import Iterable, Sequence
 
 from cyclebench.errors import AssemblyError, UsageError
@@ -43,15 +45,7 @@ _SOURCE_SUFFIXES = {".s", ".S", ".sx", ".asm", ".c"}
 
 def cache_dir() -> Path:
     """The directory holding built shared objects and helper programs (created on demand)."""
-    if os.environ.get("CYCLEBENCH_CACHE"):
-        root = Path(os.environ["CYCLEBENCH_CACHE"])
-    elif os.environ.get("XDG_CACHE_HOME"):
-        root = Path(os.environ["XDG_CACHE_HOME"]) / "cyclebench"
-    else:
-        root = Path.home() / ".cache" / "cyclebench"
-    path = root / "routines"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return shared_cache_dir("routines")
 
 
 @dataclass(frozen=True)
