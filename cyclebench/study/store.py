@@ -1,0 +1,268 @@
+"""The one JSON-lines results store (``results.jsonl``) of studies and ``cyclebench inst``.
+
+A file is a header line and one record per line::
+
+    {"cyclebench":"results","kind":"inst","schema":1,"meta":{...}}
+    {...record...}
+
+Every record is appended with one ``write`` to a descriptor opened with ``O_APPEND`` and synced,
+so a killed run loses at most the line it was writing. Reading (``load``):
+
+* a missing or empty file holds nothing;
+* a last line without its newline is torn (the run was killed while writing it): it is cut off the
+  file and ``notes`` says so; the first line is only cut when it is the start of our own header;
+* a foreign file (first line not our header: binary, other JSON, another kind, another schema)
+  and a malformed record (not a JSON object, or ``check_record`` says why) raise
+  ResultFileError (exit 10) naming the file and line; nothing is changed then;
+* reading is bounded: lines longer than MAX_LINE are refused without being held in memory, and
+  messages never quote file content.
+
+``start(meta, resume=False)`` refuses an existing non-empty file, ours or not (results are never
+overwritten or mixed into; a caller that wants to keep an old file aside moves it first);
+``start(meta, resume=True)`` continues our file (or starts a missing/empty one). Both check that
+the path can be written before any measurement: a folder, a device, a FIFO or an unwritable place
+raise ResultFileError at once. Files of the format before this header existed are refused with a
+hint to start a new results file.
+
+``check_output_path`` is the shared "can this output file be written" check for ``-o``/``--out``
+options, run before measuring.
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Callable
+
+from ..errors import ResultFileError
+
+MAX_LINE = 16 << 20          # bytes; no record we write comes near it (an inst form is ~2 KB)
+_CHUNK = 1 << 20
+_MAGIC = b'{"cyclebench":"results"'
+NEW_FILE_HINT = "give the file an earlier run of the same command wrote, or start a new results file"
+
+
+class ResultsStore:
+    """One results file: ``load``, ``start``, ``append``, ``close`` (see the module docstring)."""
+
+    def __init__(self, path, kind: str, schema_version: int, *,
+                 check_record: Callable[[dict], str | None] | None = None):
+        self.path = Path(path)
+        self.kind = kind
+        self.schema_version = schema_version
+        self.check_record = check_record
+        self.meta: dict | None = None       # the header's meta once loaded or started
+        self.notes: list[str] = []
+        self._fd: int | None = None
+
+    # ------------------------------------------------------------------------------ reading
+
+    def load(self) -> tuple[dict | None, list[dict]]:
+        """(header meta, records) of the file; (None, []) when it is missing or empty."""
+        if not self._stat_regular():
+            return None, []
+        try:
+            with open(self.path, "rb") as f:
+                return self._read(f)
+        except OSError as e:
+            raise ResultFileError(f"cannot read {self.path}: {e.strerror}",
+                                  "check the path and permissions") from None
+
+    def _stat_regular(self) -> bool:
+        """False if the path does not exist; an error if it is not a regular file."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        except OSError as e:
+            raise ResultFileError(f"cannot use {self.path}: {e.strerror}",
+                                  "check the path and permissions") from None
+        if not stat.S_ISREG(st.st_mode):
+            what = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise ResultFileError(f"{self.path} is {what}", "give the path of a results file (.jsonl)")
+        return True
+
+    def _read(self, f) -> tuple[dict | None, list[dict]]:
+        header, records = None, []
+        pos, lineno = 0, 0
+        while True:
+            line = f.readline(MAX_LINE + 1)
+            if not line:
+                break
+            lineno += 1
+            torn = not line.endswith(b"\n")
+            if torn and len(line) > MAX_LINE:         # over-long: is it the torn last line?
+                if header is None:
+                    raise self._bad(lineno, "is not a cyclebench results file")
+                if not self._skip_to_end(f):
+                    raise self._bad(lineno, f"is longer than {MAX_LINE >> 20} MiB")
+            if torn and (header is not None or _MAGIC.startswith(line[:len(_MAGIC)])):
+                self._cut(pos, lineno, len(line))
+                break
+            if header is None:
+                header = self._header(line, lineno)
+                self.meta = header.get("meta")
+            else:
+                records.append(self._record(line, lineno))
+            pos += len(line)
+        return (None if header is None else self.meta), records
+
+    def _skip_to_end(self, f) -> bool:
+        """Reads on to the end of an over-long line; True if it is the last line, unterminated."""
+        while True:
+            chunk = f.readline(_CHUNK)
+            if not chunk:
+                return True
+            if chunk.endswith(b"\n"):
+                return False
+
+    def _cut(self, pos: int, lineno: int, size: int) -> None:
+        try:
+            with open(self.path, "r+b") as g:
+                g.truncate(pos)
+        except OSError as e:
+            raise ResultFileError(f"cannot cut the torn last line {lineno} of {self.path}: {e.strerror}",
+                                  "make the file writable, or start a new results file") from None
+        self.notes.append(f"{self.path}: cut the torn last line {lineno} ({size} bytes): "
+                          "a run was killed while writing it; that record is made again")
+
+    def _bad(self, lineno: int, why: str, hint: str = NEW_FILE_HINT) -> ResultFileError:
+        return ResultFileError(f"{self.path}:{lineno} {why}", hint)
+
+    def _header(self, line: bytes, lineno: int) -> dict:
+        doc = _parse(line)
+        if not isinstance(doc, dict) or doc.get("cyclebench") != "results":
+            old = isinstance(doc, dict) and str(doc.get("schema", "")).startswith("cyclebench.")
+            why = ("was written by an older cyclebench (a results file without a header line)" if old
+                   else "is not a cyclebench results file")
+            raise self._bad(lineno, why, "start a new results file (another path)" if old else NEW_FILE_HINT)
+        if doc.get("kind") != self.kind:
+            raise self._bad(lineno, f"holds {_short(doc.get('kind'))} results, not {self.kind} results")
+        version = doc.get("schema")
+        if not isinstance(version, int) or isinstance(version, bool) or version != self.schema_version:
+            newer = isinstance(version, int) and version > self.schema_version
+            raise self._bad(lineno, f"has results schema {_short(version)}, this cyclebench writes "
+                            f"{self.schema_version}",
+                            "upgrade cyclebench" if newer else "start a new results file (another path)")
+        if not isinstance(doc.get("meta"), dict):
+            raise self._bad(lineno, "has a results header without its meta object")
+        return doc
+
+    def _record(self, line: bytes, lineno: int) -> dict:
+        rec = _parse(line)
+        if not isinstance(rec, dict):
+            raise self._bad(lineno, f"is not a {self.kind} record (not a JSON object)",
+                            "remove the line, or start a new results file")
+        why = self.check_record(rec) if self.check_record else None
+        if why:
+            raise self._bad(lineno, f"is not a {self.kind} record: {_short(why, 200)}",
+                            "remove the line, or start a new results file")
+        return rec
+
+    # ------------------------------------------------------------------------------ writing
+
+    def start(self, meta: dict, *, resume: bool) -> list[dict]:
+        """Open the file for appending and return the records it already holds (resume) or []."""
+        records: list[dict] = []
+        exists = self._stat_regular()
+        if exists and resume:
+            header, records = self.load()
+            exists = header is not None
+        elif exists and os.path.getsize(self.path):
+            raise ResultFileError(f"{self.path} already holds results",
+                                  "add --resume to continue that run, or give a new file")
+        else:
+            exists = False
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0),
+                               0o644)
+        except OSError as e:
+            raise ResultFileError(f"cannot write {self.path}: {e.strerror}",
+                                  "check the path and permissions") from None
+        if not exists:
+            self.meta = meta
+            self._write({"cyclebench": "results", "kind": self.kind, "schema": self.schema_version,
+                         "meta": meta})
+        return records
+
+    def append(self, record: dict) -> None:
+        """One line per record, written at once and synced."""
+        if self._fd is None:
+            raise RuntimeError("ResultsStore.append before start")
+        self._write(record)
+
+    def _write(self, doc: dict) -> None:
+        data = (json.dumps(doc, separators=(",", ":"), default=_json_default) + "\n").encode()
+        if len(data) > MAX_LINE:
+            raise ResultFileError(f"a record for {self.path} is longer than {MAX_LINE >> 20} MiB",
+                                  "this is a bug: please report it")
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
+            os.fsync(self._fd)
+        except OSError as e:
+            raise ResultFileError(f"cannot write {self.path}: {e.strerror}",
+                                  "check the free space and permissions; add --resume to continue later") from None
+
+    def close(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)
+
+    def __enter__(self) -> "ResultsStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _parse(line: bytes):
+    try:
+        return json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+
+
+def _short(value, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)[:limit + 1]
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _json_default(o):
+    if hasattr(o, "tolist"):             # numpy scalars and arrays, without importing numpy
+        return o.tolist()
+    return str(o)
+
+
+# ---------------------------------------------------------------------------------- output paths
+
+def check_output_path(path, option: str = "-o") -> None:
+    """Refuse, before anything is measured, an output file that cannot be written: a folder, a
+    missing or unwritable folder, an unwritable file. Creates nothing. (A full device is only
+    found out by writing; callers print what they could not write.)"""
+    p = Path(path)
+    if p.is_dir():
+        raise ResultFileError(f"{option} {p} is a folder", f"give {option} a file name")
+    if p.exists():
+        ok, where = os.access(p, os.W_OK), p
+    else:
+        parent = p.parent if str(p.parent) else Path(".")
+        if not parent.is_dir():
+            raise ResultFileError(f"{option} {p}: the folder {parent} does not exist",
+                                  "create the folder first, or give another path")
+        ok, where = os.access(parent, os.W_OK | os.X_OK), parent
+    if not ok:
+        raise ResultFileError(f"{option} {p}: {where} is not writable", "give a path you can write to")
+
+
+def same_file(a, b) -> bool:
+    """True if two paths name one file (after resolving links, or the same inode)."""
+    try:
+        if os.path.samefile(a, b):
+            return True
+    except OSError:
+        pass
+    return Path(a).resolve() == Path(b).resolve()
