@@ -45,6 +45,7 @@ from cyclebench.routines.build import Routine, resolve
 from cyclebench.routines.correctness import MemsetDomain, check_many
 from cyclebench.routines.streams import fixed_stream, random_stream
 from cyclebench.routines.timing import TimingOptions, mark_checked, time_routine
+from cyclebench.study.store import ResultsStore
 
 from . import KERNELS, grid, missing_features, routine as kernel_routine
 
@@ -359,65 +360,20 @@ def plan(cfg: StudyConfig, impls: list[Impl], sweep: list[tuple[str, int, Impl]]
 # ---------------------------------------------------------------------------------------------
 # results file
 
+def _check_record(rec: dict) -> str | None:
+    if rec.get("schema") != SCHEMA or rec.get("schema_version") != SCHEMA_VERSION:
+        return f"not a {SCHEMA} version {SCHEMA_VERSION} record"
+    return None if isinstance(rec.get("key"), str) else "no key"
+
+
+def results_store(path: Path) -> ResultsStore:
+    """The study's results.jsonl (cyclebench/study/store.py: torn last line cut, foreign refused)."""
+    return ResultsStore(path, "memset", SCHEMA_VERSION, check_record=_check_record)
+
+
 def load_records(path: Path) -> dict[str, dict]:
-    """Records by key. A torn last line (a run killed mid-write) is cut off the file; any other
-    damage raises ResultFileError (exit 10)."""
-    out: dict[str, dict] = {}
-    if not path.exists():
-        return out
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise ResultFileError(f"cannot read {path}: {e.strerror}", hint="check the path and permissions") from None
-    pos = 0
-    lineno = 0
-    while pos < len(data):
-        end = data.find(b"\n", pos)
-        torn = end < 0
-        line = data[pos:] if torn else data[pos:end]
-        lineno += 1
-        if line.strip():
-            try:
-                rec = json.loads(line)
-                if not isinstance(rec, dict) or rec.get("schema") != SCHEMA or "key" not in rec:
-                    raise ValueError("not a memset-study record")
-            except (ValueError, UnicodeDecodeError) as e:
-                if torn:                     # the run was killed while writing this line
-                    with open(path, "r+b") as f:
-                        f.truncate(pos)
-                    break
-                raise ResultFileError(f"{path}:{lineno} is not a memset-study record ({e})",
-                                      hint="fix or remove the line, or start afresh without --resume") from None
-            if rec.get("schema_version", 0) > SCHEMA_VERSION:
-                raise ResultFileError(f"{path}:{lineno} was written by a newer cyclebench",
-                                      hint="upgrade cyclebench or use another --out")
-            out[rec["key"]] = rec
-        if torn:
-            break
-        pos = end + 1
-    return out
-
-
-def _append(path: Path, rec: dict) -> None:
-    line = json.dumps(rec, default=_json_default) + "\n"
-    try:
-        with open(path, "a") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
-    except OSError as e:
-        raise ResultFileError(f"cannot write {path}: {e.strerror}", hint="check the path and free space") from None
-
-
-def _json_default(o):
-    import numpy as np
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    return str(o)
+    """Records by key; damage other than a torn last line raises ResultFileError (exit 10)."""
+    return {r["key"]: r for r in results_store(path).load()[1]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -447,7 +403,6 @@ def run_study(cfg: StudyConfig, out_dir: str | os.PathLike, *, resume: bool = Fa
               progress: bool = True) -> StudyRun:
     """Run (or resume) the study into out_dir and write its outputs; see the module docstring."""
     import time
-    from . import report
     t0 = time.monotonic()
     out = Path(out_dir)
     try:
@@ -455,12 +410,19 @@ def run_study(cfg: StudyConfig, out_dir: str | os.PathLike, *, resume: bool = Fa
     except OSError as e:
         raise ResultFileError(f"cannot create {out}: {e.strerror}", hint="choose another --out") from None
     path = out / RESULTS
-    if resume:
-        done = load_records(path)
-    else:
-        done = {}
-        if path.exists() and path.stat().st_size:
-            path.replace(out / "results.prev.jsonl")
+    if not resume and path.is_file() and path.stat().st_size:
+        path.replace(out / "results.prev.jsonl")
+    store = results_store(path)
+    done = {r["key"]: r for r in store.start({"config": cfg.name}, resume=resume)}
+    try:
+        return _run(cfg, out, store, done, progress, t0)
+    finally:
+        store.close()
+
+
+def _run(cfg: StudyConfig, out: Path, store: ResultsStore, done: dict, progress: bool, t0: float) -> StudyRun:
+    import time
+    from . import report
 
     impls = implementations(cfg)
     if not impls:
@@ -480,7 +442,7 @@ def run_study(cfg: StudyConfig, out_dir: str | os.PathLike, *, resume: bool = Fa
         rec = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "key": info_key, "experiment": "info",
                "result": {"glibc": glibc, "pmu_events": list(events), "pmu": pmu_reason},
                "machine": machine, "recorded": _now(), "config": cfg.name}
-        _append(path, rec)
+        store.append(rec)
         done[info_key] = rec
 
     measured = 0
@@ -492,7 +454,7 @@ def run_study(cfg: StudyConfig, out_dir: str | os.PathLike, *, resume: bool = Fa
             rec = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "key": task.key,
                    "experiment": task.experiment, **body, "machine": machine, "recorded": _now(),
                    "config": cfg.name}
-            _append(path, rec)
+            store.append(rec)
             done[task.key] = rec
             measured += 1
             prog.advance(bar)
