@@ -21,14 +21,18 @@ any MSR on AMD, and AnyT on AMD are refused with a ConfigError naming the line.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..textfile import quote, read_text
 from .events import PERF_TYPE_RAW, EventSpec
 
 CONFIG_DIR = Path(__file__).with_name("configs")
+MAX_CONFIG_BYTES = 1 << 20      # the largest shipped config is a few KiB
+MAX_LISTED = 10                 # bad lines named in one error; the rest are counted
 FORMAT_HINT = ("expected `EvtSel.UMASK[.CMSK=n][.AnyT][.EDG][.INV][.TakenAlone][.CTR=n]"
                "[.MSR_3F6H=v][.MSR_PF=v][.MSR_RSP0=v][.MSR_RSP1=v] Name`, e.g. `0E.01 UOPS_ISSUED.ANY`")
 
@@ -93,22 +97,26 @@ def parse_config(text: str, path: str = "<config>", vendor: str | None = None) -
 def load_config(path: str | Path, vendor: str | None = None) -> list[EventSpec]:
     """Parse a config file; a bare file name is also looked up among the shipped configs."""
     file = Path(path)
-    if not file.exists() and not file.parent.name and (CONFIG_DIR / file.name).exists():
+    # os.path.exists: False (not an OSError) for names too long or with NUL bytes
+    if not os.path.exists(file) and not file.parent.name and os.path.exists(CONFIG_DIR / file.name):
         file = CONFIG_DIR / file.name
-    try:
-        text = file.read_text()
-    except OSError as err:
-        shipped = ", ".join(sorted(p.name for p in CONFIG_DIR.glob("cfg_*.txt")))
-        raise ConfigError(f"cannot read counter config {path}: {err.strerror or err}",
-                          hint=f"give a path, or one of the shipped configs: {shipped}") from None
-    return parse_config(text, str(file), vendor)
+    shipped = ", ".join(sorted(p.name for p in CONFIG_DIR.glob("cfg_*.txt")))
+    text = read_text(file, "counter config", limit=MAX_CONFIG_BYTES, error=ConfigError,
+                     hint=f"a counter config is a small text file of nanoBench lines: give its "
+                          f"path, or one of the shipped configs: {shipped}")
+    specs = parse_config(text, str(file), vendor)
+    if not specs:
+        raise ConfigError(f"the counter config {quote(str(file), 200)} has no event lines",
+                          hint=f"{FORMAT_HINT}; lines starting with # are comments")
+    return specs
 
 
 def _vendor_of(text: str, vendor: str | None) -> str:
     if vendor:
         vendor = vendor.lower()
         if vendor not in VENDORS:
-            raise ValueError(f"vendor must be one of {VENDORS}, not {vendor!r}")
+            raise ConfigError(f"vendor '{quote(vendor, 20)}' is not one of {', '.join(VENDORS)}",
+                              hint="give vendor='intel' or 'amd', or None to read `# vendor:`")
         return vendor
     match = _VENDOR.search(text)
     if match:
@@ -134,13 +142,13 @@ def _parse_line(line: str, vendor: str, where: str) -> EventSpec:
         key, eq, value = field.partition("=")
         ukey = key.upper()
         if (_FLAGS.get(ukey) or _VALUES.get(ukey)) in opts:
-            raise _LineError(f"{key} given twice")
+            raise _LineError(f"{quote(key, 20)} given twice")
         if not eq and ukey in _FLAGS:
             opts[_FLAGS[ukey]] = True
         elif eq and ukey in _VALUES:
             opts[_VALUES[ukey]] = _int(key, value)
         else:
-            raise _LineError(f"unknown field '{field}'")
+            raise _LineError(f"unknown field '{quote(field, 20)}'")
     return _spec(name, vendor, event, umask, opts, where)
 
 
@@ -184,10 +192,11 @@ def _spec(name, vendor, event, umask, opts, where) -> EventSpec:
 def _hex(text: str, what: str, limit: int, vendor: str) -> int:
     match = _HEX.fullmatch(text)
     if not match:
-        raise _LineError(f"{what} '{text}' is not hexadecimal")
+        raise _LineError(f"{what} '{quote(text, 20)}' is not hexadecimal")
     value = int(match.group(1), 16)
     if value > limit:
-        raise _LineError(f"{what} {value:#x} is larger than {vendor.upper()} allows ({limit:#x})",
+        shown = f"{value:#x}" if value < 1 << 64 else f"0x{quote(match.group(1), 20)}"
+        raise _LineError(f"{what} {shown} is larger than {vendor.upper()} allows ({limit:#x})",
                          "AMD event selects have 12 bits, Intel ones 8; check `# vendor:`"
                          if what == "event select" else FORMAT_HINT)
     return value
@@ -195,20 +204,24 @@ def _hex(text: str, what: str, limit: int, vendor: str) -> int:
 
 def _int(key: str, text: str) -> int:
     try:
+        if len(text) > 24:      # wider than any field; a huge int would not even print
+            raise ValueError(text)
         return int(text, 0)
     except ValueError:
-        raise _LineError(f"{key}={text} is not a number",
+        raise _LineError(f"{quote(key, 20)}={quote(text, 20)} is not a number",
                          "write decimal (12) or hex with 0x (0x0c)") from None
 
 
 def _config_error(path: str, problems: list[Problem]) -> ConfigError:
     if len(problems) == 1:
         p = problems[0]
-        return ConfigError(f"{path}, line {p.line}: {p.problem}: '{p.text}'", hint=p.hint,
+        return ConfigError(f"{path}, line {p.line}: {p.problem}: '{quote(p.text)}'", hint=p.hint,
                            problems=problems)
     lines = [f"{len(problems)} bad lines in counter config {path}:"]
-    lines += [f"  line {p.line}: {p.problem}: '{p.text}'"
-              + (f" ({p.hint})" if p.hint != FORMAT_HINT else "") for p in problems]
+    lines += [f"  line {p.line}: {p.problem}: '{quote(p.text)}'"
+              + (f" ({p.hint})" if p.hint != FORMAT_HINT else "") for p in problems[:MAX_LISTED]]
+    if len(problems) > MAX_LISTED:
+        lines.append(f"  ... and {len(problems) - MAX_LISTED} more")
     return ConfigError("\n".join(lines), hint=FORMAT_HINT, problems=problems)
 
 

@@ -6,10 +6,12 @@ file, or ends in ``.txt``, is a nanoBench config file instead.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CounterUnavailable, UsageError
+from ..textfile import quote
 from . import libpfm
 from .events import GENERIC_EVENTS, SOFTWARE_EVENTS, EventSpec, builtin_event
 from .nanobench_config import CONFIG_DIR, load_config
@@ -26,7 +28,7 @@ def resolve_events(spec: str | Path | list[str]) -> list[EventSpec]:
     seen = set()
     for s in specs:
         if s.name in seen:
-            raise UsageError(f"event '{s.name}' is given twice", hint="list each event once")
+            raise UsageError(f"event '{quote(s.name)}' is given twice", hint="list each event once")
         seen.add(s.name)
     return specs
 
@@ -41,7 +43,7 @@ def resolve_name(name: str) -> EventSpec:
     except CounterUnavailable as err:
         known = ", ".join(sorted({e.name for e in (*GENERIC_EVENTS.values(),
                                                     *SOFTWARE_EVENTS.values())}))
-        raise CounterUnavailable(f"unknown event '{name}': it is not a perf generic or software "
+        raise CounterUnavailable(f"unknown event '{quote(name)}': it is not a perf generic or software "
                                  f"event, and {err.cause}",
                                  hint=f"{err.hint}; names that need no libpfm: {known}") from None
     return pfm.encode(name)
@@ -55,7 +57,8 @@ def _split(text: str) -> list[str]:
 def _is_config_file(text: str) -> bool:
     if "," in text:
         return False
-    return text.endswith(".txt") or Path(text).is_file() or (CONFIG_DIR / text).is_file()
+    # os.path.isfile: False (not an OSError) for names too long or with NUL bytes
+    return text.endswith(".txt") or os.path.isfile(text) or os.path.isfile(CONFIG_DIR / text)
 
 
 @dataclass(frozen=True)
