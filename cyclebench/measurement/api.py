@@ -6,6 +6,7 @@ import os
 import statistics
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..counters import reads
 from ..counters.backends import HW_CYCLES, Backend, select_backend
@@ -20,6 +21,7 @@ from ..snippet import assemble, parse_part
 from ..snippet.features import check as check_features
 from . import clock_history, linearity, runner, stability, stats
 from .failures import raise_for
+from .params import check as check_params
 from .result import EventResult, Result
 
 AUTO_LOOP_TICKS = 40_000      # B - A spans >= 4e4 TSC ticks: quantisation ~0.07% per sample
@@ -30,37 +32,16 @@ MAX_CODE_BYTES = 64 << 20
 MAX_ATTEMPTS = 40            # re-runs stop earlier when the budget (default 2 s) is spent
 
 
-def _check_params(unroll, loop, n_measurements, warm_up, initial_warm_up, alignment_offset,
-                  aggregate, timeout, budget, cpu):
-    def bad(cause, hint):
-        raise UsageError(cause, hint)
-    if unroll is not None and not 1 <= unroll <= 10_000_000:
-        bad(f"unroll count {unroll} is out of range", "use 1 <= --unroll <= 10000000 (omit it to choose automatically)")
-    if loop is not None and not 0 <= loop <= 10**12:
-        bad(f"loop count {loop} is out of range", "use 0 (no loop) <= --loop <= 1e12 (omit it to choose automatically)")
-    if n_measurements is not None and not 1 <= n_measurements <= 100_000:
-        bad(f"{n_measurements} measurements is out of range", "use 1 <= --n-measurements <= 100000")
-    if not 0 <= warm_up <= 100_000 or not 0 <= initial_warm_up <= 100_000:
-        bad("warm-up counts must be between 0 and 100000", "e.g. --warm-up 5")
-    if not 0 <= alignment_offset < 64:
-        bad(f"alignment offset {alignment_offset} is out of range", "the measured code is 64-byte aligned plus 0..63")
-    if aggregate not in stats.AGGREGATES:
-        bad(f"unknown aggregate '{aggregate}'", "use one of " + ", ".join(stats.AGGREGATES))
-    if not 0 < timeout <= 86_400:
-        bad(f"timeout {timeout} s is out of range", "use 0 < --timeout <= 86400")
-    if not 0 <= budget <= 3600:
-        bad(f"re-run budget {budget} s is out of range", "use 0 <= --budget <= 3600")
-    if cpu is not None and not 0 <= cpu < (os.cpu_count() or 1):
-        bad(f"CPU {cpu} does not exist", f"this machine has CPUs 0..{(os.cpu_count() or 1) - 1}")
-
-
 def _resolve_events(events) -> list:
+    """Names (one comma-separated str or a list), a config file path, or EventSpecs -> EventSpecs."""
     if not events:
         return []
-    if isinstance(events, str):
-        from ..counters.resolve import resolve_events
+    from ..counters.resolve import resolve_events
+    if isinstance(events, (str, Path)):
         return resolve_events(events)
-    return list(events)
+    names = [e for e in events if isinstance(e, str)]
+    resolved = iter(resolve_events(names) if names else [])
+    return [next(resolved) if isinstance(e, str) else e for e in events]
 
 
 class CalibrationInterrupted(CounterUnavailable):
@@ -87,15 +68,17 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
             events=None, cpu=None, timeout=10.0, budget=2.0, symbols=None, user=True, kernel=False,
             fixed_counters=False, group_size=None, no_mem=False, **_ignored) -> Prepared:
     """Validate, choose the backend and counts, and assemble the harness (nothing runs)."""
-    _check_params(unroll, loop, n_measurements, warm_up, initial_warm_up, alignment_offset,
-                  aggregate, timeout, budget, cpu)
+    check_params(code=code, init=init, late_init=late_init, one_time_init=one_time_init, unroll=unroll,
+                 loop=loop, n_measurements=n_measurements, warm_up=warm_up, initial_warm_up=initial_warm_up,
+                 alignment_offset=alignment_offset, aggregate=aggregate, basic_mode=basic_mode,
+                 drain_frontend=drain_frontend, counters=counters, events=events, cpu=cpu, timeout=timeout,
+                 budget=budget, symbols=symbols, user=user, kernel=kernel, fixed_counters=fixed_counters,
+                 group_size=group_size, no_mem=no_mem, **_ignored)
     parts = {name: parse_part(name, c) for name, c in
              (("code", code), ("init", init), ("late_init", late_init), ("one_time_init", one_time_init))}
     if parts["code"].empty:
         raise UsageError("there is no code to measure", 'give a snippet, e.g. cyclebench asm "imul rax, rax"')
     symbols = list(symbols or [])
-    if len(symbols) > 16:
-        raise UsageError("at most 16 symbols can be resolved", "call the rest through a table in data")
     backend = select_backend(counters, _resolve_events(events), user=bool(user), kernel=bool(kernel),
                              fixed_counters=fixed_counters, group_size=group_size, no_mem=no_mem)
     warnings: list[str] = list(backend.warnings)
@@ -107,6 +90,9 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     check_lines, check_origin = generate_check(list(parts.values()), symbols)
     checked = assemble(check_lines, check_origin)
     copy_bytes = checked.symbols["cb_check_code_end"] - checked.symbols["cb_check_code_0"]
+    if copy_bytes == 0:     # e.g. ".set x, 1" or a lone label: B - A would time nothing
+        raise UsageError("the code assembles to no instruction bytes: there is nothing to measure",
+                         'give at least one instruction, e.g. cyclebench asm "nop"')
     _check_cpu(checked, list(parts.values()), warnings)
     warnings += checked.warnings
     if no_mem:
@@ -151,6 +137,8 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     ``group_size`` (events per perf_event group; default from the PMU), ``no_mem`` (readings in
     registers R8-R13, pause/resume magic bytes), ``remove_empty_events`` (drop events that did not
     occur)."""
+    check_params(data=data, libraries=libraries, r14_size=r14_size, area_size=area_size,
+                 no_normalization=no_normalization, remove_empty_events=remove_empty_events, paired=paired)
     p = prepare(code, init=init, late_init=late_init, one_time_init=one_time_init, unroll=unroll,
                 loop=loop, n_measurements=n_measurements, warm_up=warm_up,
                 initial_warm_up=initial_warm_up, alignment_offset=alignment_offset,
