@@ -40,14 +40,16 @@ def test_resume_skips_finished_forms(cli, tmp_path):
     code, out, err = cli("inst", "ADD_01 (R64, R64)", "--resume", str(results), "--format", "csv", *FAST)
     assert code == 0, err
     first = results.read_text().splitlines()
-    assert len(first) == 1 and json.loads(first[0])["form"] == "ADD_01 (R64, R64)"
+    assert len(first) == 2 and json.loads(first[0])["kind"] == "inst"          # the header, one form
+    assert json.loads(first[1])["form"] == "ADD_01 (R64, R64)"
     with open(results, "a") as f:
         f.write('{"form": "IMUL (R64, R64)", "stat')          # a line cut short by Ctrl-C
     code, out, err = cli("inst", "ADD_01 (R64, R64)", "SHLX (R64, R64, R64)", "--resume", str(results), *FAST)
     assert code == 0, err
-    lines = [json.loads(x) for x in results.read_text().splitlines()[:1] + results.read_text().splitlines()[2:]]
-    assert [d["form"] for d in lines] == ["ADD_01 (R64, R64)", "SHLX (R64, R64, R64)"]
-    assert results.read_text().splitlines()[0] == first[0]           # not measured again
+    assert "note:" in err and "torn last line 3" in err
+    lines = results.read_text().splitlines()
+    assert lines[:2] == first                                          # not measured again
+    assert [json.loads(x)["form"] for x in lines[2:]] == ["SHLX (R64, R64, R64)"]   # the torn line is gone
     assert "1 characterised" in out and out.count("ADD_01 (R64, R64)") == 1
     # a results file that is not ours is an error (exit 10), and --results refuses to overwrite
     bad = tmp_path / "bad.jsonl"
@@ -71,7 +73,7 @@ def test_failing_form_is_recorded_and_the_run_continues(tmp_path, monkeypatch):
     docs = bulk.run(sel, results=tmp_path / "r.jsonl", cpus=[0], measure_kwargs={"n_measurements": 10})
     assert [d["status"] for d in docs] == ["failed", "ok"]
     assert "boom" in docs[0]["reason"]
-    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 2
+    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 3        # the header and two forms
 
 
 @pytest.mark.measured

@@ -5,7 +5,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import ResultFileError, UsageError
 from .options import add_measurement_options, measurement_kwargs, output_format, write_output
 from .parser import subparser
 
@@ -81,6 +81,9 @@ def run(args) -> int:
             reason = s.form.reason if s.form else s.why
             print(s.name + (f"    # skipped: {reason}" if reason else ""))
         return 0
+    results = args.resume or args.results
+    _check_outputs(args.output, results)
+    published = _read_published(args.compare, args.arch) if args.compare else None     # before measuring
     kwargs = measurement_kwargs(args)
     if kwargs.get("n_measurements") is None:
         kwargs["n_measurements"] = BULK_MEASUREMENTS
@@ -88,20 +91,19 @@ def run(args) -> int:
     cpus = [args.cpu] if args.cpu is not None else default_cpus()
     if args.jobs is not None:
         cpus = cpus[:args.jobs]          # one runner per CPU: never two measuring on one CPU
-    results = args.resume or args.results
     t0 = time.monotonic()
     with _Progress(len(sel)) as progress:
         docs = run_forms(sel, results=results, resume=args.resume is not None, cpus=cpus,
                          measure_kwargs=kwargs, latency=not args.throughput_only,
-                         throughput=not args.latency_only, progress=progress.update)
+                         throughput=not args.latency_only, progress=progress.update,
+                         notice=lambda text: print(f"note: {text}", file=sys.stderr))
     elapsed = time.monotonic() - t0
     measured = progress.measured
     comparisons, summary = {}, []
     if args.compare:
         from ..instructions.compare import compare_published
-        records = _read_published(args.compare, args.arch)
         label = f"uops.info ({args.arch})" if str(args.compare).lower().endswith(".xml") else "published"
-        comparisons["published"] = compare_published(docs, records, label, args.tolerance, cat)
+        comparisons["published"] = compare_published(docs, published, label, args.tolerance, cat)
         summary.append(comparisons["published"]["text"])
     if args.compare_llvm_mca:
         from ..instructions.compare import compare_llvm_mca
@@ -121,6 +123,17 @@ def run(args) -> int:
         from ..errors import UnstableMeasurement
         raise UnstableMeasurement("some forms stayed unstable", "re-run them on a quieter machine")
     return 0
+
+
+def _check_outputs(output: Path | None, results: Path | None) -> None:
+    """Refuse, before measuring, an -o file that cannot be written or that is the results file."""
+    from ..study.store import check_output_path, same_file
+    if output is None:
+        return
+    if results is not None and same_file(output, results):
+        raise UsageError(f"-o {output} is the results file",
+                         "give -o another file: the table would overwrite the results")
+    check_output_path(output, "-o")
 
 
 def _read_published(path: Path, arch: str):
@@ -148,7 +161,11 @@ def _emit(args, docs, comparisons, summary, run_info):
         table = instruction_table(docs, comparisons, summary)
         text = get_table_reporter(fmt).render([table])
     if args.output:
-        write_output(args.output, text)
+        try:
+            write_output(args.output, text)
+        except ResultFileError as e:        # found out only by writing (a full disk): keep the table
+            sys.stdout.write(text)
+            raise ResultFileError(e.cause, "the table was printed on standard output instead") from None
         print(summary[-1])
         print(f"wrote {args.output}")
     else:

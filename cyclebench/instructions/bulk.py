@@ -13,7 +13,6 @@ with their reason without running anything.
 """
 from __future__ import annotations
 
-import json
 import multiprocessing as mp
 import os
 import signal
@@ -22,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..errors import ResultFileError, UsageError
+from ..errors import UsageError
+from ..study.store import ResultsStore
 from .catalogue import Catalogue
-from .characterize import Session, characterize, skipped_doc
+from .characterize import SCHEMA, SCHEMA_VERSION, Session, characterize, skipped_doc
 from .forms import Form
 from .notation import by_extension, by_mnemonic, resolve
 
@@ -63,60 +63,53 @@ def select(catalogue: Catalogue, names: Iterable[str] = (), mnemonics: Iterable[
     return out
 
 
-def read_results(path: Path) -> dict[str, dict]:
-    """Finished forms in a results file: {name: document}.  A truncated last line (the process was
-    killed while writing it) is ignored; any other bad line is an error."""
-    done: dict[str, dict] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return done
-    except OSError as e:
-        raise ResultFileError(f"cannot read {path}: {e.strerror}", "check the path and permissions") from None
-    for i, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            doc = json.loads(line)
-            name = doc["form"]
-        except (ValueError, KeyError, TypeError):
-            if i == len(lines):
-                continue
-            raise ResultFileError(f"{path}:{i}: not a cyclebench instruction result",
-                                  "give the JSONL file an earlier --resume run wrote, or a new path") from None
-        done[name] = doc
-    return done
+_STATUSES = ("ok", "skipped", "failed")
+_NUM = (int, float)
 
 
-class ResultsFile:
-    """Appends one document per line and flushes at once (Ctrl-C loses nothing finished)."""
+def _value_error(v, where: str) -> str | None:
+    """Why a latency/throughput entry is not what the table reads, or None."""
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        return f"{where} is not an object"
+    if v.get("value") is not None and (not isinstance(v["value"], _NUM) or isinstance(v["value"], bool)):
+        return f"{where}.value is not a number"
+    if not isinstance(v.get("bound"), (str, type(None))):
+        return f"{where}.bound is not a string"
+    return None
 
-    def __init__(self, path: Path | None):
-        self.path = path
-        self.f = None
-        if path is not None:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                if path.exists() and path.stat().st_size:
-                    with open(path, "rb") as g:       # finish a truncated last line
-                        g.seek(-1, os.SEEK_END)
-                        missing_newline = g.read(1) != b"\n"
-                else:
-                    missing_newline = False
-                self.f = open(path, "a", encoding="utf-8")
-                if missing_newline:
-                    self.f.write("\n")
-            except OSError as e:
-                raise ResultFileError(f"cannot write {path}: {e.strerror}", "check the path and permissions") from None
 
-    def write(self, doc: dict) -> None:
-        if self.f:
-            self.f.write(json.dumps(doc, separators=(",", ":")) + "\n")
-            self.f.flush()
+def check_doc(doc: dict) -> str | None:
+    """None if ``doc`` is a form document of this schema with the fields the tables read, else why
+    not (the results file's check_record)."""
+    if doc.get("schema") != SCHEMA or doc.get("schema_version") != SCHEMA_VERSION:
+        return f"not a {SCHEMA} version {SCHEMA_VERSION} document"
+    if not isinstance(doc.get("form"), str):
+        return "'form' is not a string"
+    if doc.get("status") not in _STATUSES:
+        return f"'status' is not one of {', '.join(_STATUSES)}"
+    for key in ("extensions", "notes", "latency"):
+        if not isinstance(doc.get(key, []), list):
+            return f"'{key}' is not a list"
+    if not all(isinstance(x, str) for x in doc.get("extensions", []) + doc.get("notes", [])):
+        return "'extensions' and 'notes' must hold strings"
+    for key in ("latency_max", "throughput"):
+        why = _value_error(doc.get(key), key)
+        if why:
+            return why
+    for i, p in enumerate(doc.get("latency", [])):
+        why = _value_error(p, f"latency[{i}]")
+        if why or not (isinstance(p.get("start"), str) and isinstance(p.get("end"), str)):
+            return why or f"latency[{i}] lacks its start and end operands"
+    if doc.get("uops") is not None and not isinstance(doc["uops"], _NUM):
+        return "'uops' is not a number"
+    return None
 
-    def close(self):
-        if self.f:
-            self.f.close()
+
+def results_store(path: Path) -> ResultsStore:
+    """The JSON-lines results file of ``cyclebench inst`` (cyclebench/study/store.py)."""
+    return ResultsStore(path, "inst", SCHEMA_VERSION, check_record=check_doc)
 
 
 # ------------------------------------------------------------------------------------ workers
@@ -165,31 +158,34 @@ def default_cpus() -> list[int]:
 def run(selected: list[Selected], results: Path | None = None, resume: bool = False,
         cpus: list[int] | None = None, measure_kwargs: dict | None = None,
         latency: bool = True, throughput: bool = True,
-        progress: Callable[[dict, int, int], None] | None = None) -> list[dict]:
+        progress: Callable[[dict, int, int], None] | None = None,
+        notice: Callable[[str], None] | None = None) -> list[dict]:
     """Measure ``selected`` and return one document per form, in selection order.
 
-    ``results``: JSONL file every finished form is appended to; with ``resume`` forms already in it
-    are not measured again (their stored documents are returned).  ``cpus``: one worker per CPU
-    (default: up to two).  ``progress(doc, done, total)`` is called after every form."""
+    ``results``: JSONL file (a ResultsStore) every finished form is appended to; with ``resume``
+    forms already in it are not measured again (their stored documents are returned); it is opened,
+    and checked, before anything is measured.  ``cpus``: one worker per CPU (default: up to two).
+    ``progress(doc, done, total)`` is called after every form; ``notice(text)`` with what reading
+    the results file noted (a torn last line cut)."""
     measure_kwargs = dict(measure_kwargs or {})
     measure_kwargs.pop("cpu", None)
     opts = {"latency": latency, "throughput": throughput}
     done: dict[str, dict] = {}
-    if results is not None and resume:
-        done = read_results(results)
-    elif results is not None and results.exists() and results.stat().st_size:
-        raise ResultFileError(f"{results} already holds results",
-                              "add --resume to continue that run, or give a new file")
+    sink = results_store(results) if results is not None else None
+    if sink is not None:
+        done = {d["form"]: d for d in sink.start(dict(opts), resume=resume)}
+        for note in sink.notes if notice else ():
+            notice(note)
     out: dict[str, dict] = {s.name: done[s.name] for s in selected if s.name in done}
     todo = [s for s in selected if s.name not in done]
     total, count = len(selected), len(out)
-    sink = ResultsFile(results)
 
     def finish(doc):
         nonlocal count
         count += 1
         out[doc["form"]] = doc
-        sink.write(doc)
+        if sink is not None:
+            sink.append(doc)
         if progress:
             progress(doc, count, total)
 
@@ -224,7 +220,8 @@ def run(selected: list[Selected], results: Path | None = None, resume: bool = Fa
             finally:
                 pool.join()
     finally:
-        sink.close()
+        if sink is not None:
+            sink.close()
     return [out[s.name] for s in selected if s.name in out]
 
 
