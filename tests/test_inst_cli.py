@@ -131,3 +131,9 @@ def test_seq_counts_retired_instructions_with_a_pmu(cli):
     assert code == 0, err
     (a,) = json.loads(out)["sequences"]
     assert a["instructions_source"] == "counted" and a["instructions"] == pytest.approx(2, abs=0.05)
+
+
+def test_a_table_that_cannot_be_written_is_printed_instead(cli):
+    code, out, err = cli("inst", "HLT", "--format", "csv", "-o", "/dev/full")    # HLT: skipped, not measured
+    assert code == 10 and "error: cannot write /dev/full" in err
+    assert "HLT" in out and "skipped: privileged" in out
