@@ -1,53 +1,13 @@
 """Tables: one row model for instruction tables (``cyclebench inst``) and sequence IPC
-(``cyclebench seq``), rendered by every format from the same rows.
+(``cyclebench seq``), rendered by every format (reports/registry.py) from the same rows.
 
-A :class:`Table` has columns (key, header, alignment) and rows (dicts of *display strings* keyed by
-column, plus a ``_data`` entry with the raw values for JSON), and notes printed under it.  The
-reporters here implement :class:`reports.base.Reporter`'s ``render()`` for tables: rich console
-text, Markdown, CSV and JSON.
-
-Number notation follows uops.info: ``3.00`` exact, ``≤5.00`` an upper bound, ``≥2.00`` a lower
-bound, ``—`` not measured.
+Rows are dicts of *display strings* keyed by column, plus a ``_data`` entry with the raw values
+for JSON. Number notation follows uops.info (see reports/model.py).
 """
 from __future__ import annotations
 
-import csv
-import io
-import json
-from dataclasses import dataclass, field
-
-from ..errors import UsageError
-from .base import Reporter
-
-BOUND_MARK = {"exact": "", "upper": "≤", "lower": "≥", None: ""}
-NONE = "—"
-
-
-def num(value, bound=None, digits: int = 2) -> str:
-    if value is None:
-        return NONE
-    return f"{BOUND_MARK.get(bound, '')}{value:.{digits}f}"
-
-
-@dataclass
-class Column:
-    key: str
-    header: str
-    align: str = "left"       # left | right
-
-
-@dataclass
-class Table:
-    title: str
-    columns: list[Column]
-    rows: list[dict] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    data: dict = field(default_factory=dict)     # extra JSON (schema, machine, summary ...)
-
-    def cell(self, row: dict, key: str) -> str:
-        v = row.get(key)
-        return NONE if v is None or v == "" else str(v)
-
+from .model import NONE, Column, Table, num
+from .registry import get_reporter
 
 # ------------------------------------------------------------------------------ instruction rows
 
@@ -65,7 +25,7 @@ def instruction_table(docs: list[dict], comparisons: dict[str, dict] | None = No
     key -> {form name: {"latency": str, "throughput": str, "match": str}} from
     instructions/compare.py."""
     comparisons = comparisons or {}
-    cols = [Column("form", "form"), Column("extension", "extension"),
+    cols = [Column("form", "form", code=True), Column("extension", "extension"),
             Column("latency", "latency", "right"), Column("pairs", "latency per operand pair"),
             Column("throughput", "throughput", "right"), Column("uops", "µops", "right"),
             Column("ports", "ports")]
@@ -126,7 +86,7 @@ def _status(d: dict) -> str:
 def sequence_table(rows_in: list[dict], title: str = "instruction sequences") -> Table:
     """``rows_in``: per sequence {"sequence", "instructions", "cycles", "uncertainty", "ipc",
     "stable", "warnings"}."""
-    cols = [Column("sequence", "sequence"), Column("instructions", "instructions/copy", "right"),
+    cols = [Column("sequence", "sequence", code=True), Column("instructions", "instructions/copy", "right"),
             Column("cycles", "cycles/copy", "right"), Column("ipc", "IPC", "right"),
             Column("stable", "stable")]
     rows, notes = [], []
@@ -150,88 +110,6 @@ def sequence_table(rows_in: list[dict], title: str = "instruction sequences") ->
 
 # ------------------------------------------------------------------------------------ reporters
 
-class TableTextReporter(Reporter):
-    """A rich console table (boxed when the output is a terminal, plain ASCII otherwise)."""
-    name = "text"
-
-    def __init__(self, width: int | None = None, color: bool = False):
-        self.width = width
-        self.color = color
-
-    def render(self, tables: list[Table]) -> str:
-        from rich import box
-        from rich.console import Console
-        from rich.table import Table as RichTable
-        from rich.text import Text
-        out = io.StringIO()
-        console = Console(file=out, width=self.width or 200, force_terminal=self.color,
-                          no_color=not self.color, highlight=False, soft_wrap=False)
-        for t in tables:
-            rt = RichTable(title=Text(t.title), box=box.SIMPLE_HEAVY, show_lines=False)
-            for c in t.columns:
-                rt.add_column(c.header, justify=c.align, overflow="fold")
-            for row in t.rows:
-                rt.add_row(*(Text(t.cell(row, c.key)) for c in t.columns))   # no markup: [rsi]
-            console.print(rt)
-            for n in t.notes:
-                console.print(f"# {n}", markup=False)
-        return out.getvalue()
-
-
-class TableMarkdownReporter(Reporter):
-    name = "markdown"
-
-    def render(self, tables: list[Table]) -> str:
-        out = []
-        for t in tables:
-            out.append(f"### {t.title}\n")
-            out.append("| " + " | ".join(c.header for c in t.columns) + " |")
-            out.append("| " + " | ".join("---:" if c.align == "right" else "---" for c in t.columns) + " |")
-            for row in t.rows:
-                out.append("| " + " | ".join(_md(t.cell(row, c.key), c.key) for c in t.columns) + " |")
-            if t.notes:
-                out.append("")
-                out += [f"- {n}" for n in t.notes]
-            out.append("")
-        return "\n".join(out)
-
-
-def _md(text: str, key: str) -> str:
-    text = text.replace("|", "\\|").replace("\n", " ")
-    return f"`{text}`" if key in ("form", "sequence") and text != NONE else text
-
-
-class TableCsvReporter(Reporter):
-    name = "csv"
-
-    def render(self, tables: list[Table]) -> str:
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        for i, t in enumerate(tables):
-            if i:
-                w.writerow([])
-            w.writerow([c.key for c in t.columns])
-            for row in t.rows:
-                w.writerow(["" if t.cell(row, c.key) == NONE else t.cell(row, c.key) for c in t.columns])
-        return buf.getvalue()
-
-
-class TableJsonReporter(Reporter):
-    """The raw row data (each row's ``_data``) plus the table's notes and extra data."""
-    name = "json"
-
-    def render(self, tables: list[Table]) -> str:
-        docs = [{"title": t.title, **t.data, "notes": t.notes,
-                 "rows": [r.get("_data", {k: v for k, v in r.items() if not k.startswith("_")})
-                          for r in t.rows]} for t in tables]
-        return json.dumps(docs[0] if len(docs) == 1 else docs, indent=2, ensure_ascii=False) + "\n"
-
-
-TABLE_FORMATS = {c.name: c for c in (TableTextReporter, TableMarkdownReporter, TableCsvReporter,
-                                     TableJsonReporter)}
-
-
-def get_table_reporter(name: str, **kwargs) -> Reporter:
-    if name not in TABLE_FORMATS:
-        raise UsageError(f"unknown output format '{name}'", "use one of " + ", ".join(TABLE_FORMATS))
-    return TABLE_FORMATS[name](**kwargs) if name == "text" else TABLE_FORMATS[name]()
+def get_table_reporter(name: str, **kwargs):
+    """The reporter for a format (cli/inst.py and cli/seq.py call it by this name)."""
+    return get_reporter(name, **kwargs)

@@ -1,0 +1,64 @@
+"""Plots: a Figure drawn with matplotlib (Agg) as PNG or SVG. One figure per file."""
+from __future__ import annotations
+
+import io
+
+from ..errors import UsageError
+from .base import Reporter
+from .model import Figure, Report
+
+
+class PlotReporter(Reporter):
+    binary = True
+
+    def export(self, report: Report) -> bytes:
+        if len(report.figures) != 1:
+            raise UsageError(f"a {self.name} file holds one figure, not {len(report.figures)}",
+                             "write each figure to its own file")
+        return draw(report.figures[0], self.name)
+
+
+class PngReporter(PlotReporter):
+    name = "png"
+    suffix = ".png"
+
+
+class SvgReporter(PlotReporter):
+    name = "svg"
+    suffix = ".svg"
+
+
+def draw(fig: Figure, fmt: str) -> bytes:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    mfig, axes = plt.subplots(1, len(fig.panels), figsize=fig.size, squeeze=False)
+    for ax, p in zip(axes[0], fig.panels):
+        for s in p.series:
+            ax.plot(s.x, s.y, label=s.label, **s.style)
+        for x, label, style in p.vlines:
+            ax.axvline(x, label=label, **style)
+        if p.xlog:
+            ax.set_xscale("log", base=p.xlog)
+        if p.ylog:
+            ax.set_yscale("log")
+        if p.ylim:
+            ax.set_ylim(*p.ylim)
+        ax.set_xlabel(p.xlabel)
+        ax.set_ylabel(p.ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+        if p.title:
+            ax.set_title(p.title)
+        if p.legend and (p.series or p.vlines):
+            ax.legend(fontsize=8)
+    if len(fig.panels) > 1:
+        mfig.suptitle(fig.title)
+    elif fig.title and not fig.panels[0].title:
+        axes[0][0].set_title(fig.title)
+    mfig.tight_layout()
+    buf = io.BytesIO()
+    # an SVG without a date and with fixed ids: the same figure gives the same file
+    with matplotlib.rc_context({"svg.hashsalt": "cyclebench"}):
+        mfig.savefig(buf, format=fmt, dpi=fig.dpi, metadata={"Date": None} if fmt == "svg" else None)
+    plt.close(mfig)
+    return buf.getvalue()
