@@ -30,6 +30,7 @@ CALIB_RETRIES = 3             # runs whose calibrations were mostly preempted, b
 CALIB_OUTLIER = 0.03          # a repetition's calibration this far from the run's median is dropped
 MAX_CODE_BYTES = 64 << 20
 MAX_ATTEMPTS = 40            # re-runs stop earlier when the budget (default 2 s) is spent
+POOR_TICKS = 5000            # B - A below this many TSC ticks: poor resolution
 
 
 def _resolve_events(events) -> list:
@@ -187,12 +188,18 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     # The stable attempt if there is one; else the least disturbed: with the TSC backend the one
     # with the fastest calibrated clock (bursts slow it), with a PMU the one with the least spread.
     best = min(attempts, key=lambda a: (not a["stability"].stable,
-                                        -a["ghz"] if backend.calibration else a["stability"].spread))
+                                        -a["ghz"] if backend.calibration else _spread(a)))
     st = best["stability"]
     if not st.stable:
         warnings.append("unstable measurement (" + "; ".join(st.reasons) + f") after {len(attempts)} attempts: "
                         "the figure may be off by more than its uncertainty; re-run on a quieter machine")
-    if best["diff_ticks"] < 5000 and not paired:
+    bound = best["events"]["cycles"].upper_bound
+    if bound is not None:
+        limited = f" at loop {best['loop']}, the longest the runner would run" if best["loop_limited"] is not None else ""
+        warnings.append(f"the code costs less than the resolution: < {bound:.2g} cycles per copy, not distinguishable "
+                        f"from zero (B - A was {best['diff_ticks']:.0f} TSC ticks{limited}). To resolve it, raise "
+                        "--unroll: in a loop, A and B both run at the loop's own speed when the copies are nearly free")
+    elif best["diff_ticks"] < POOR_TICKS and not paired:
         warnings.append(f"the two configurations differ by only {best['diff_ticks']:.0f} TSC ticks; "
                         "resolution is poor: raise --unroll or use a loop")
     warnings += best["warnings"]
@@ -222,7 +229,8 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     machine = machine_metadata()
     machine.update({"tsc_hz": best["tsc_hz"], "calibrated_core_ghz": best["ghz"], "counter_backend": backend.name})
     return Result(kind="snippet", parameters=params, backend=backend_info, events=events_out,
-                  stability={**st.to_dict(), "linearity": best["linearity"] and best["linearity"].to_dict(),
+                  stability={**st.to_dict(), "loop_limited": best["loop_limited"],
+                             "linearity": best["linearity"] and best["linearity"].to_dict(),
                              "contention_probe": best["contention"], "contention_reference": ref_con},
                   machine=machine, warnings=warnings,
                   raw={"attempts": [a["raw"] for a in attempts]},
@@ -376,12 +384,37 @@ def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_gh
         warnings.append(linearity.warning(lin, unroll, events["cycles"].value * (norm / unroll / max(loop, 1))))
     events["tsc"] = ev("tsc", "ticks", [t / norm for t in ticks], "TSC ticks", step / norm)
     events["ns"] = ev("ns", "ns", [t / tsc_hz * 1e9 / norm for t in ticks], "nanoseconds", step / tsc_hz * 1e9 / norm)
+    # Nearly free code, or a loop that sets the pace of A and B alike: B - A stays within the
+    # resolution (the runner says loop_limited when it stopped growing the loop), so the answer
+    # is a bound, not a figure.
+    limited = _loop_limited(out.info)
+    force = limited is not None and limited < POOR_TICKS
+    below = stats.upper_bound(events["cycles"].value, events["cycles"].uncertainty, quantum, force) is not None
+    if below:
+        for name, q in (("cycles", quantum), ("tsc", step / norm), ("ns", step / tsc_hz * 1e9 / norm)):
+            events[name].upper_bound = stats.upper_bound(events[name].value, events[name].uncertainty, q, True)
     con = statistics.median(contention) if contention else None
-    return {"events": events, "stability": stability.assess(cycles, ghz_per_rep, ref_ghz, con, ref_contention),
-            "loop": loop, "contention": con,
+    return {"events": events, "stability": stability.assess(cycles, ghz_per_rep, ref_ghz, con, ref_contention, below),
+            "loop": loop, "contention": con, "loop_limited": limited,
             "tsc_hz": tsc_hz, "ghz": ghz, "step": step, "norm": norm, "raw": raw,
             "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": statistics.median(ticks),
             "groups": groups, "warnings": warnings, "linearity": lin}
+
+
+def _spread(attempt) -> float:
+    spread = attempt["stability"].spread
+    return float("inf") if spread is None else spread
+
+
+def _loop_limited(info: dict) -> float | None:
+    """B - A ticks of the runner's last loop probe when it stopped growing the loop (a long run
+    whose B - A stayed below the target), else None."""
+    if "loop_limited" not in info:
+        return None
+    try:
+        return float(info["loop_limited"][0])
+    except (IndexError, ValueError):
+        return 0.0
 
 
 def multiplexing(times: dict) -> dict:

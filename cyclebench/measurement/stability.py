@@ -2,13 +2,15 @@
 below this machine's recent clock, and a busy SMT sibling seen by the contention probe."""
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field
 
 from .stats import quartiles
 
 MAX_REL_SPREAD = 0.02        # relative IQR of the per-repetition values
-MIN_ABS_SPREAD = 0.01        # cycles: below this a spread is quantisation, not noise
+MIN_ABS_SPREAD = 0.01        # cycles: below this a spread is quantisation, not noise...
+MAX_ANY_SPREAD = 1.0         # ...unless it exceeds the figure itself: then it is never stable
 MAX_CLOCK_DROP = 0.015       # below this machine's recent calibrated clock: a burst for the whole run
 MAX_CALIB_DRIFT = 0.02       # relative 10th-90th percentile range of the calibrated clock
 MAX_CONTENTION_RISE = 0.02   # the contention probe, relative to the chain, above this machine's recent best
@@ -19,24 +21,33 @@ MAX_CONTENTION_RISE = 0.02   # the contention probe, relative to the chain, abov
 @dataclass
 class Stability:
     stable: bool
-    spread: float                    # relative IQR of the main figure
+    spread: float | None             # relative IQR of the main figure (None: the median is 0)
     calibration_drift: float | None  # relative P10-P90 range of the calibrated GHz (TSC backend)
     reasons: list[str] = field(default_factory=list)
+    # the figure is not distinguishable from zero: its relative spread means nothing, and the
+    # result is an upper bound (EventResult.upper_bound), neither a stable nor an unstable figure
+    below_resolution: bool = False
 
     def to_dict(self) -> dict:
-        return {"stable": self.stable, "spread": self.spread,
+        return {"stable": self.stable, "spread": self.spread, "below_resolution": self.below_resolution,
                 "calibration_drift": self.calibration_drift, "reasons": self.reasons}
 
 
 def assess(values: list[float], ghz: list[float] | None = None,
            reference_ghz: float | None = None, contention: float | None = None,
-           reference_contention: float | None = None) -> Stability:
+           reference_contention: float | None = None, below_resolution: bool = False) -> Stability:
+    """``below_resolution``: the figure is within its resolution of zero (stats.upper_bound); the
+    host checks still apply, the spread check does not."""
     med = statistics.median(values)
     q1, q3 = quartiles(values)
     iqr = q3 - q1
-    rel = iqr / abs(med) if med else (0.0 if iqr == 0 else float("inf"))
+    rel = iqr / abs(med) if med else (0.0 if iqr == 0 else math.inf)
     reasons = []
-    if rel > MAX_REL_SPREAD and iqr > MIN_ABS_SPREAD:
+    if below_resolution:
+        pass
+    elif not math.isfinite(rel):
+        reasons.append("repetitions spread around a median of zero (or a figure that is not a number)")
+    elif rel > MAX_ANY_SPREAD or (rel > MAX_REL_SPREAD and iqr > MIN_ABS_SPREAD):
         reasons.append(f"repetitions spread {rel:.1%} (interquartile range / median)")
     drift = None
     if ghz:
@@ -55,4 +66,4 @@ def assess(values: list[float], ghz: list[float] | None = None,
         reasons.append(f"the contention probe (4 independent add chains) ran {contention / reference_contention - 1:.1%} "
                        "slower relative to the calibration chain than this machine's recent best: another "
                        "thread shares the core (a busy SMT sibling on the host), so throughput-bound code is slowed")
-    return Stability(not reasons, rel, drift, reasons)
+    return Stability(not reasons, rel if math.isfinite(rel) else None, drift, reasons, below_resolution)

@@ -52,6 +52,15 @@ def uncertainty(values: list[float], quantum: float = 0.0) -> float:
     return 1.96 * 1.2533 * sigma / math.sqrt(len(values))
 
 
+def upper_bound(value: float, uncertainty: float, quantum: float = 0.0, force: bool = False) -> float | None:
+    """``X`` in "the code costs less than X" when ``value`` is not distinguishable from zero: within
+    its 95% uncertainty or within one counter quantum of it (``force``: the runner could not make
+    B - A long enough to tell). None when the figure is resolved."""
+    if not force and abs(value) > max(uncertainty, quantum):
+        return None
+    return max(abs(value) + (uncertainty if math.isfinite(uncertainty) else 0.0), quantum)
+
+
 def tick_step(ints: list[int]) -> int:
     """The counter's granularity: the gcd of the raw differences (26 on our KVM guests' TSC)."""
     g = reduce(math.gcd, (abs(i) for i in ints if i), 0)
