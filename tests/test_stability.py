@@ -31,7 +31,7 @@ def test_contention_probe_above_the_machines_best_is_a_burst():
 
 
 def test_history_keeps_the_best_of_each_kind(tmp_path, monkeypatch):
-    monkeypatch.setattr(clock_history, "_cache_dir", lambda: tmp_path)
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
     for ghz, con in ((3.60, 1.05), (3.69, 1.00), (3.65, 1.02)):
         clock_history.record("cpu", ghz)
         clock_history.record("cpu", con, "contention")
@@ -49,3 +49,20 @@ def test_a_measurement_reports_its_contention_probe():
         pytest.skip("the probe runs with the TSC backend")
     # recorded for the chosen attempt and for every attempt
     assert 0 < r.stability["contention_probe"] and all("contention_probe" in a for a in r.attempts)
+
+
+def test_a_spread_around_zero_or_beyond_the_figure_is_never_stable():
+    # --unroll 1 "xor eax,eax" printed "stable (spread 200.02%)": the IQR was below 0.01 cycles
+    st = assess([0.0, 0.005, 0.01] * 10, GHZ, 3.69)
+    assert not st.stable and "spread 200.0%" in st.reasons[0]
+    st = assess([-0.001, 0.0, 0.001] * 10)
+    assert not st.stable and st.spread is None and "median of zero" in st.reasons[0]
+    assert not assess([float("nan")] * 5).stable
+
+
+def test_a_figure_below_the_resolution_is_neither_stable_spread_nor_unstable_spread():
+    st = assess([-0.001, 0.0, 0.001] * 10, GHZ, 3.69, below_resolution=True)
+    assert st.stable and st.below_resolution and st.spread is None and st.to_dict()["below_resolution"]
+    # the host checks still apply
+    st = assess([-0.001, 0.0, 0.001] * 10, [3.5] * 20, 3.69, below_resolution=True)
+    assert not st.stable and "below this machine's recent" in st.reasons[0]

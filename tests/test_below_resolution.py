@@ -1,0 +1,73 @@
+"""Nearly free code (`asm --unroll 2 nop`: A and B both run at the loop's own speed) gets an
+explicit answer, an upper bound, instead of `-0.0000 ± 0.0000 ... stable (spread inf%)`.
+The runner's output is fabricated: these are facts about the arithmetic, not timings."""
+import json
+
+import pytest
+
+import cyclebench
+from cyclebench.counters.backends import Backend
+from cyclebench.measurement import api, runner, stats
+from cyclebench.measurement.runner import RunnerOutput
+
+LOOP = 1 << 20
+
+
+def fabricated(diffs, limited=None, loop=LOOP) -> RunnerOutput:
+    """50 repetitions at 1e5 adds per 70000 TSC ticks; B - A of each repetition is given."""
+    n = len(diffs)
+    info = {"loop": [str(loop)], "tsc_hz": ["2596000000"], "cpu": ["0"]}
+    if limited is not None:
+        info["loop_limited"] = [str(limited)]
+    return RunnerOutput(info=info, done=True, samples={
+        "ca": [[70000]] * n, "cb": [[140000]] * n, "pa": [[70000]] * n, "pb": [[140000]] * n,
+        "a": [[3_000_000]] * n, "b": [[3_000_000 + d] for d in diffs]})
+
+
+JITTER = [26 * ((i % 3) - 1) for i in range(50)]      # B - A: -1, 0, +1 TSC quanta
+
+
+def evaluate(out, unroll=2):
+    return api._evaluate(out, Backend("tsc", "test"), unroll, False, "avg", no_slope=True)
+
+
+def test_the_bound_is_the_top_of_the_interval_and_at_least_one_quantum():
+    assert stats.upper_bound(0.0001, 0.0005, 0.00001) == pytest.approx(0.0006)
+    assert stats.upper_bound(-0.0001, 0.00001, 0.001) == pytest.approx(0.001)
+    assert stats.upper_bound(0.25, 0.001, 0.0001) is None
+    assert stats.upper_bound(0.25, 0.001, 0.0001, force=True) == pytest.approx(0.251)
+
+
+def test_a_difference_within_the_quantisation_is_an_upper_bound():
+    ev = evaluate(fabricated(JITTER, limited=26))
+    for name in ("cycles", "tsc", "ns"):
+        e = ev["events"][name]
+        assert e.upper_bound is not None and e.upper_bound > abs(e.value)
+    assert ev["events"]["cycles"].upper_bound < 1e-4
+    st = ev["stability"]
+    assert st.below_resolution and st.stable and st.spread is None and ev["loop_limited"] == 26
+
+
+def test_without_the_runners_line_the_figure_decides():
+    assert evaluate(fabricated(JITTER))["events"]["cycles"].upper_bound is not None
+    # 3 cycles per copy, resolved: no bound, even if the runner stopped growing the loop
+    resolved = fabricated([3 * 2 * LOOP * 70000 // 100000] * 50, limited=30000)
+    ev = evaluate(resolved)
+    assert ev["events"]["cycles"].upper_bound is None and not ev["stability"].below_resolution
+    assert ev["events"]["cycles"].value == pytest.approx(3.0, rel=1e-3)
+
+
+def test_a_loop_limited_run_with_tiny_b_minus_a_is_a_bound_even_if_it_looks_resolved():
+    ev = evaluate(fabricated([260] * 50, limited=260))
+    assert ev["events"]["cycles"].upper_bound >= ev["events"]["cycles"].value > 0
+
+
+def test_measure_says_the_code_costs_less_than_the_resolution(monkeypatch):
+    monkeypatch.setattr(runner, "run", lambda args, timeout: fabricated(JITTER, limited=26))
+    r = cyclebench.measure("nop", unroll=2, counters="tsc", budget=0)
+    assert r.below_resolution and r.stable and r.stability["below_resolution"]
+    assert any("costs less than the resolution" in w and "raise --unroll" in w for w in r.warnings)
+    doc = json.loads(r.to_json())
+    assert doc["events"]["cycles"]["upper_bound"] == r.events["cycles"].upper_bound
+    assert doc["stability"]["spread"] is None and doc["stability"]["loop_limited"] == 26
+    assert cyclebench.Result.from_json(r.to_json()).below_resolution
