@@ -21,6 +21,7 @@ requested architecture is kept.
 from __future__ import annotations
 
 import csv
+import math
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -75,15 +76,22 @@ def parse_value(text: str) -> Value | None:
         a, b = (_BOUND.match(p) for p in parts)
         if not a or not b:
             raise ValueError(f"bad range {text!r}")
-        lo, hi = float(a["v"]), float(b["v"])
+        lo, hi = _finite(a["v"], text), _finite(b["v"], text)
         if lo > hi:
             raise ValueError(f"range goes down: {text!r}")
         return Value(lo, hi, bool(a["le"]), bool(b["le"]), text.strip())
     m = _BOUND.match(s)
     if not m:
         raise ValueError(f"not a number, range or bound: {text!r}")
-    v = float(m["v"])
+    v = _finite(m["v"], text)
     return Value(v, v, bool(m["le"]), bool(m["le"]), text.strip())
+
+
+def _finite(digits: str, text: str) -> float:
+    v = float(digits)
+    if not math.isfinite(v):
+        raise ValueError(f"number too large: {text[:40]!r}")
+    return v
 
 
 def parse_pair(text: str) -> tuple[Value | None, Value | None]:
@@ -127,6 +135,7 @@ class Published:
 
 
 _REQUIRED = "instruction"
+MAX_PROBLEMS = 20
 _KNOWN = ("latency", "throughput", "uops", "ports")
 
 
@@ -135,59 +144,22 @@ def read_csv(path: str, collect: bool = False):
 
     With ``collect=False`` (default) bad rows raise one ConfigError listing them (file:line: why);
     with ``collect=True`` returns ``(records, [ConfigError, ...])``."""
-    records: dict[str, Published] = {}
-    problems: list[ConfigError] = []
     try:
-        f = open(path, newline="", encoding="utf-8")
+        f = open(path, newline="", encoding="utf-8-sig")
     except OSError as e:
         raise ConfigError(f"cannot read comparison file {path}: {e.strerror}",
                           hint="give the path of a CSV exported from uops.info's table")
     with f:
-        reader = csv.reader(f, skipinitialspace=True)
-        header = None
-        for row in reader:
-            line = reader.line_num
-            if not row or all(not c.strip() for c in row) or row[0].lstrip().startswith("#"):
-                continue
-            if header is None:
-                header = [h.strip().lower() for h in row]
-                if _REQUIRED not in header or not any(k in header for k in _KNOWN):
-                    raise ConfigError(
-                        f"{path}:{line}: header must name an 'instruction' column and at least one "
-                        f"of {', '.join(_KNOWN)}",
-                        hint="first row like: instruction,latency,throughput,uops,ports")
-                continue
-            if len(row) != len(header):
-                problems.append(ConfigError(
-                    f"{path}:{line}: {len(row)} columns, header has {len(header)}",
-                    hint="quote fields that contain commas", file=path, line=line))
-                continue
-            cells = {h: c.strip() for h, c in zip(header, row)}
-            name = cells["instruction"]
-            if not name:
-                problems.append(ConfigError(f"{path}:{line}: empty instruction name",
-                                            file=path, line=line))
-                continue
-            try:
-                tp, tp2 = parse_pair(cells.get("throughput", ""))
-                up, up2 = parse_pair(cells.get("uops", ""))
-                rec = Published(
-                    name=normalize_name(name), source=f"{path}:{line}",
-                    latency=parse_value(cells.get("latency", "")), throughput=tp,
-                    throughput_alt=tp2, uops=up, uops_alt=up2,
-                    ports=parse_ports(cells.get("ports", "")), ports_text=cells.get("ports", ""),
-                    extra={k: v for k, v in cells.items() if k not in _KNOWN + (_REQUIRED,)})
-            except ValueError as e:
-                problems.append(ConfigError(f"{path}:{line}: {name}: {e}", file=path, line=line))
-                continue
-            if rec.name in records:
-                problems.append(ConfigError(
-                    f"{path}:{line}: {name} already given at {records[rec.name].source}",
-                    file=path, line=line))
-                continue
-            records[rec.name] = rec
-    if header is None:
-        problems.append(ConfigError(f"{path}: no header row (empty file)", file=path, line=0))
+        try:
+            records, problems = _read_rows(path, f)
+        except (UnicodeDecodeError, csv.Error) as e:
+            why = "not UTF-8 text" if isinstance(e, UnicodeDecodeError) else _short(str(e))
+            raise ConfigError(f"{path}: not a CSV table ({why})",
+                              hint="give a CSV exported from uops.info's table, saved as UTF-8") from None
+    if collect and len(problems) > MAX_PROBLEMS:      # each is printed as a warning: keep that readable
+        more = len(problems) - MAX_PROBLEMS
+        problems = problems[:MAX_PROBLEMS] + [ConfigError(f"{path}: {more} more bad rows not listed",
+                                                          file=path)]
     if collect:
         return records, problems
     if problems:
@@ -198,10 +170,71 @@ def read_csv(path: str, collect: bool = False):
     return records
 
 
+def _short(text: str, limit: int = 80) -> str:
+    """A file's text quoted in a message, cut so that a huge field cannot flood the terminal."""
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _read_rows(path: str, f) -> tuple[dict[str, Published], list[ConfigError]]:
+    records: dict[str, Published] = {}
+    problems: list[ConfigError] = []
+    reader = csv.reader(f, skipinitialspace=True)
+    header = None
+    for row in reader:
+        line = reader.line_num
+        if not row or all(not c.strip() for c in row) or row[0].lstrip().startswith("#"):
+            continue
+        if header is None:
+            header = [h.strip().lower() for h in row]
+            if _REQUIRED not in header or not any(k in header for k in _KNOWN):
+                raise ConfigError(
+                    f"{path}:{line}: header must name an 'instruction' column and at least one "
+                    f"of {', '.join(_KNOWN)}",
+                    hint="first row like: instruction,latency,throughput,uops,ports")
+            continue
+        if len(row) != len(header):
+            problems.append(ConfigError(
+                f"{path}:{line}: {len(row)} columns, header has {len(header)}",
+                hint="quote fields that contain commas", file=path, line=line))
+            continue
+        cells = {h: c.strip() for h, c in zip(header, row)}
+        name = cells["instruction"]
+        if not name:
+            problems.append(ConfigError(f"{path}:{line}: empty instruction name",
+                                        file=path, line=line))
+            continue
+        try:
+            tp, tp2 = parse_pair(cells.get("throughput", ""))
+            up, up2 = parse_pair(cells.get("uops", ""))
+            rec = Published(
+                name=normalize_name(name), source=f"{path}:{line}",
+                latency=parse_value(cells.get("latency", "")), throughput=tp,
+                throughput_alt=tp2, uops=up, uops_alt=up2,
+                ports=parse_ports(cells.get("ports", "")), ports_text=cells.get("ports", ""),
+                extra={k: v for k, v in cells.items() if k not in _KNOWN + (_REQUIRED,)})
+        except ValueError as e:
+            problems.append(ConfigError(f"{path}:{line}: {_short(name)}: {_short(str(e))}",
+                                        file=path, line=line))
+            continue
+        if rec.name in records:
+            problems.append(ConfigError(
+                f"{path}:{line}: {_short(name)} already given at {records[rec.name].source}",
+                file=path, line=line))
+            continue
+        records[rec.name] = rec
+    if header is None:
+        problems.append(ConfigError(f"{path}: no header row (empty file)", file=path, line=0))
+    return records, problems
+
+
 def _attr_value(el, key: str) -> Value | None:
     if key not in el.attrib:
         return None
-    v = float(el.attrib[key])
+    try:
+        v = _finite(el.attrib[key], el.attrib[key])
+    except ValueError:
+        raise ConfigError(f"latency attribute {key}={_short(el.attrib[key], 40)!r} is not a number",
+                          hint="give uops.info's instructions.xml") from None
     ub = el.attrib.get(f"{key}_is_upper_bound") == "1"
     return Value(v, v, ub, ub)
 
