@@ -35,7 +35,8 @@ TOUCH_PAGE = "mov byte ptr [rdi], 1; add rdi, 4096"
 
 def touch(pages, events, **kw):
     return cyclebench.measure(TOUCH_PAGE, init=FRESH_PAGES_INIT, unroll=pages, loop=0, events=events,
-                              basic_mode=True, no_normalization=True, n_measurements=5, **kw)
+                              basic_mode=True, no_normalization=True, n_measurements=5,
+                              allow_syscalls=True, **kw)   # madvise in init
 
 
 # --- software events by name, through the group path ------------------------------------------
@@ -360,7 +361,7 @@ def test_cli_no_mem(cli):
 
 def test_cli_privilege_and_group_options(cli):
     rc, out, _ = cli("asm", "--usr", "0", "--os", "1", "--events", "page-faults,task-clock", "--group-size", "1",
-                     "--json", "-n", "5", "--init", FRESH_PAGES_INIT, "--unroll", "4", "--loop", "0",
+                     "--json", "-n", "5", "--allow-syscalls", "--init", FRESH_PAGES_INIT, "--unroll", "4", "--loop", "0",
                      "--basic-mode", "--no-normalization", TOUCH_PAGE)
     assert rc == 0
     import json

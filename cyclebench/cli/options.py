@@ -12,6 +12,16 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
 
 
+def byte_size(text: str) -> int:
+    """A size in bytes, with an optional K, M or G suffix (powers of 1024): 64M, 4G, 1048576."""
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(t[-1:], 1)
+    try:
+        return int(t[:-1] if scale > 1 else t, 0) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a size (bytes, or with K/M/G, e.g. 64M)") from None
+
+
 def zero_one(text: str) -> int:
     if text not in ("0", "1"):
         raise argparse.ArgumentTypeError(f"'{text}' is not 0 or 1")
@@ -73,6 +83,15 @@ def add_measurement_options(p: argparse.ArgumentParser, code_parts: bool = True)
     c.add_argument("--budget", type=float, default=2.0, metavar="S",
                    help="time allowed for automatic re-runs when the host is noisy (default 2)")
     c.add_argument("--require-stable", action="store_true", help="exit 8 if the result is still unstable")
+    s = p.add_argument_group("memory and sandbox (see the README's Safety section)")
+    s.add_argument("--r14-size", type=byte_size, metavar="SIZE",
+                   help="size of the area R14 points into the middle of (default 1M; nanoBench's r14_size)")
+    s.add_argument("--max-memory", type=byte_size, metavar="SIZE",
+                   help="address-space cap of the measuring process, areas included (default 4G)")
+    s.add_argument("--allow-syscalls", action="store_true",
+                   help="let the code make any system call except process creation, exec, signals to other "
+                        "processes, ptrace, sockets, file-system changes and machine-wide settings "
+                        "(default: only side-effect-free calls such as getpid)")
     o = p.add_argument_group("output")
     o.add_argument("--json", action="store_true", help="print one versioned JSON document")
     o.add_argument("--format", choices=("text", "json", "markdown", "csv"), default=None, help="output format")
@@ -88,7 +107,8 @@ def measurement_kwargs(args) -> dict:
                 drain_frontend=args.drain_frontend, counters=args.counters, events=event_list(args),
                 cpu=args.cpu, timeout=args.timeout, budget=args.budget,
                 user=bool(args.usr), kernel=bool(args.os), fixed_counters=args.fixed_counters,
-                group_size=args.group_size, no_mem=args.no_mem, remove_empty_events=args.remove_empty_events)
+                group_size=args.group_size, no_mem=args.no_mem, remove_empty_events=args.remove_empty_events,
+                r14_size=args.r14_size, max_memory=args.max_memory, allow_syscalls=args.allow_syscalls)
 
 
 def event_list(args):

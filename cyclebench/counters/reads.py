@@ -25,9 +25,10 @@ The end reading then yields the counted time or events only.
 from __future__ import annotations
 
 from ..harness.layout import (GRP_END, GRP_START, PMC_END, PMC_IDX, PMC_START, READ_FD,
-                              READ_RET, READ_SIZE, SCRATCH, TSC_END, TSC_START, dfield, field)
+                              READ_RET, READ_SIZE, SCRATCH, SYS_TOKEN, TSC_END, TSC_START, dfield,
+                              field)
 
-_SAVE_ORDER = ("rax", "rcx", "rdx", "rsi", "rdi", "r11")
+_SAVE_ORDER = ("rax", "rcx", "rdx", "rsi", "rdi", "r11", "r9")
 NO_MEM_REGISTERS = ("r8", "r9", "r10", "r11", "r12", "r13")   # reserved as in nanoBench (AMD)
 NO_MEM_TSC_REGISTER = "r8"
 MAX_NO_MEM_COUNTERS = len(NO_MEM_REGISTERS) - 1               # R9-R13 for rdpmc
@@ -54,14 +55,16 @@ def tsc(phase: str) -> list[str]:
 
 def group_read(phase: str) -> list[str]:
     """read() of the perf_event group leader (PERF_FORMAT_GROUP): works for every event,
-    software ones included; its fixed cost cancels in the differencing."""
+    software ones included; its fixed cost cancels in the differencing. R9 carries the runner's
+    token, without which the sandbox refuses read() (runner/cb_runner.c, install_sandbox)."""
     off = GRP_START if phase == "start" else GRP_END
-    regs = ("rax", "rcx", "rdx", "rsi", "rdi", "r11")
+    regs = ("rax", "rcx", "rdx", "rsi", "rdi", "r11", "r9")
     return (_save(regs) + [
         "mov eax, 0",                      # SYS_read; mov leaves flags alone (xor would not)
         f"mov rdi, {field(READ_FD)}",
         f"lea rsi, [rip + cb_ctl + {off}]",
         f"mov rdx, {field(READ_SIZE)}",
+        f"mov r9, {field(SYS_TOKEN)}",
         "syscall",
         f"mov {field(READ_RET)}, rax",
     ] + _restore(regs))

@@ -126,8 +126,13 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
             counters="auto", events=None, cpu=None, timeout=10.0, budget=2.0,
             data: bytes | None = None, symbols=None, libraries=None, r14_size=None,
             area_size=None, user=True, kernel=False, fixed_counters=False, group_size=None,
-            no_mem=False, remove_empty_events=False, paired=False) -> Result:
+            no_mem=False, remove_empty_events=False, paired=False, allow_syscalls=False,
+            max_memory=None) -> Result:
     """Measure the cost per copy of ``code`` (assembly text or raw bytes); see docs/ARCHITECTURE.md.
+
+    ``allow_syscalls``: lift the sandbox's allow-list of system calls (process creation, signals to
+    other processes, sockets and file-system changes stay refused); ``max_memory``: the runner's
+    address-space cap in bytes (default 4 GiB). See the README's "Safety" section.
 
     ``paired``: the caller's code does different work in A and in B (the routine harness runs an
     empty pass in A and the routine in B), so the checks that assume U and 2U copies of the same
@@ -154,7 +159,8 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     data_path = runner.write_temp(data, ".dat") if data is not None else None
     try:
         args = _runner_args(obj, blob_path, data_path, backend, n_measurements, warm_up,
-                            initial_warm_up, loop, cpu, timeout, symbols, libraries, r14_size, area_size)
+                            initial_warm_up, loop, cpu, timeout, symbols, libraries, r14_size, area_size,
+                            allow_syscalls, max_memory)
         attempts = []
         deadline = time.monotonic() + budget
         clock_key = f"{cpu_info().model_name}-{cpu_info().microcode}-{cpu if cpu is not None else 'any'}"
@@ -163,7 +169,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
         interrupted = 0
         while True:
             out = runner.run(args, timeout)
-            raise_for(out, obj, list(parts.values()), timeout)
+            raise_for(out, obj, list(parts.values()), timeout, allow_syscalls)
             try:
                 attempts.append(_evaluate(out, backend, unroll, no_normalization, aggregate, ref,
                                           no_slope=basic_mode or paired, ref_contention=ref_con))
@@ -261,7 +267,8 @@ def _check_cpu(obj, parts, warnings):
 
 
 def _runner_args(obj, blob_path, data_path, backend: Backend, reps, warm_up, initial_warm_up,
-                 loop, cpu, timeout, symbols, libraries, r14_size, area_size) -> list[str]:
+                 loop, cpu, timeout, symbols, libraries, r14_size, area_size, allow_syscalls=False,
+                 max_memory=None) -> list[str]:
     s = obj.symbols
     args = [blob_path, "--code-size", str(s["cb_data_pages"]), "--ctl", str(s["cb_ctl"]),
             "--run-a", str(s["cb_run_a"]), "--run-b", str(s["cb_run_b"]),
@@ -292,6 +299,10 @@ def _runner_args(obj, blob_path, data_path, backend: Backend, reps, warm_up, ini
         args += ["--r14-size", str(int(r14_size))]
     if area_size:
         args += ["--area-size", str(int(area_size))]
+    if allow_syscalls:
+        args.append("--allow-syscalls")
+    if max_memory:
+        args += ["--max-memory", str(int(max_memory))]
     return args + backend.runner_args()
 
 

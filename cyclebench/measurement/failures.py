@@ -5,12 +5,19 @@ from __future__ import annotations
 from ..errors import (AssemblyError, CounterUnavailable, SnippetFault, SnippetTimeout,
                       UnsupportedInstruction, UsageError)
 from ..harness.locate import locate
+from ..machine import syscalls
 from ..snippet.features import decode
 
 AREA_NAMES = ("R14", "RDI", "RSI", "RBP", "RSP", "data")
 
 
-def raise_for(out, obj, parts, timeout):
+ALLOWED_EXAMPLES = "getpid, gettid, clock_gettime, sched_yield, ..."
+# refused even with --allow-syscalls (runner/cb_runner.c, refused_calls and the argument rules)
+ALWAYS_REFUSED = ("process creation and exec, signals to other processes, ptrace, sockets, opening files for "
+                  "writing and other file-system changes, and machine-wide settings")
+
+
+def raise_for(out, obj, parts, timeout, allow_syscalls=False):
     """Raise the user-facing error for a runner that failed; return if it finished."""
     if out.returncode == 0 and out.done:
         return
@@ -20,6 +27,15 @@ def raise_for(out, obj, parts, timeout):
     if "rip_off" in err:
         where = locate(int(err["rip_off"], 16), obj.symbols, parts)
     stmt = f"'{where[1]}' ({where[0].replace('_', '-')})" if where else "the generated harness code"
+    if kind == "syscall":
+        raise _sandbox_refusal(err, stmt, allow_syscalls)
+    if kind == "memory":
+        raise UsageError(f"the runner needs {int(err.get('need', 0)) >> 20} MiB before the code runs, more than "
+                         f"the address-space cap of {int(err.get('max', 0)) >> 20} MiB",
+                         "raise --max-memory (bytes, e.g. 8G), or use smaller --r14-size / data")
+    if kind == "sandbox":
+        raise UsageError(f"the sandbox could not be installed: {err.get('message', '')}",
+                         "the kernel needs seccomp filters (CONFIG_SECCOMP_FILTER); rebuild the runner: bash setup.sh")
     if kind == "signal":
         sig = err.get("sig")
         if sig == "ILL":
@@ -75,3 +91,17 @@ def memory_hint(err, areas) -> str:
             return f"{addr - hi} bytes past the end of the {name} area [{lo:#x}, {hi:#x}); {name} starts at its middle"
     return ("not in any memory area: R14, RDI, RSI, RBP and RSP point to the middle of 1 MB areas "
             "(the R14 area size can be raised with --r14-size)")
+
+
+def _sandbox_refusal(err, stmt, allow_syscalls) -> SnippetFault:
+    nr = int(err.get("nr", "0x0"), 16)
+    arch = int(err.get("arch", "0x0"), 16)
+    name = syscalls.name(nr, arch) or "unknown"
+    where = stmt if "rip_off" in err else "code outside the generated code (a library or routine it called)"
+    abi = "" if arch == syscalls.AUDIT_ARCH_X86_64 else f" of the {syscalls.ARCH_NAMES.get(arch, hex(arch))} ABI"
+    cause = f"the snippet made the system call {name} ({nr}){abi} in {where}, which the sandbox forbids"
+    if allow_syscalls:
+        hint = f"even with --allow-syscalls the sandbox refuses {ALWAYS_REFUSED}"
+    else:
+        hint = f"only side-effect-free calls ({ALLOWED_EXAMPLES}) may be timed; see --allow-syscalls"
+    return SnippetFault(cause, hint)
