@@ -9,8 +9,8 @@ from .parser import build_parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         return args.run(args) or 0
     except CycleBenchError as e:
         print(f"error: {e.cause}", file=sys.stderr)

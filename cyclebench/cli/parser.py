@@ -5,7 +5,7 @@ import argparse
 import importlib
 
 from .. import __version__
-from ..errors import EXIT_CODES
+from ..errors import EXIT_CODES, UsageError
 
 # Subcommand modules (cyclebench.cli.<name>), each with add_parser(subparsers) and run(args).
 SUBCOMMANDS = ["asm", "nanobench", "inst", "seq", "study"]
@@ -15,13 +15,20 @@ def exit_code_help() -> str:
     return "exit codes:\n" + "\n".join(f"  {k:3d}  {v}" for k, v in EXIT_CODES.items())
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's errors as cyclebench's: one `error:` line, one `hint:` line, exit 2 (not a usage dump)."""
+
+    def error(self, message):
+        raise UsageError(message, f"see '{self.prog} --help'")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="cyclebench", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="What x86-64 machine code costs in CPU cycles, with or without a hardware PMU.",
         epilog=exit_code_help())
     p.add_argument("--version", action="version", version=f"cyclebench {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
     for name in SUBCOMMANDS:
         try:
             mod = importlib.import_module(f".{name}", __package__)
