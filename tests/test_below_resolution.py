@@ -35,7 +35,9 @@ def test_the_bound_is_the_top_of_the_interval_and_at_least_one_quantum():
     assert stats.upper_bound(0.0001, 0.0005, 0.00001) == pytest.approx(0.0006)
     assert stats.upper_bound(-0.0001, 0.00001, 0.001) == pytest.approx(0.001)
     assert stats.upper_bound(0.25, 0.001, 0.0001) is None
-    assert stats.upper_bound(0.25, 0.001, 0.0001, force=True) == pytest.approx(0.251)
+    # rounded up to two significant digits: still a bound, and short when printed
+    assert stats.upper_bound(0.25, 0.001, 0.0001, force=True) == 0.26
+    assert stats.upper_bound(9.71e-06, 0.0, 0.0, force=True) == 9.8e-06
 
 
 def test_a_difference_within_the_quantisation_is_an_upper_bound():
@@ -71,3 +73,9 @@ def test_measure_says_the_code_costs_less_than_the_resolution(monkeypatch):
     assert doc["events"]["cycles"]["upper_bound"] == r.events["cycles"].upper_bound
     assert doc["stability"]["spread"] is None and doc["stability"]["loop_limited"] == 26
     assert cyclebench.Result.from_json(r.to_json()).below_resolution
+    from cyclebench.reports import get_reporter
+    text = get_reporter("text").render([r])
+    bound = r.events["cycles"].upper_bound
+    assert f": < {bound:.2g} per copy (upper bound" in text and "below resolution" in text
+    assert "stable (spread" not in text and "inf%" not in text
+    assert f"{bound:.2g}" in get_reporter("markdown").render([r])

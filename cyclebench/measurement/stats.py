@@ -58,7 +58,15 @@ def upper_bound(value: float, uncertainty: float, quantum: float = 0.0, force: b
     B - A long enough to tell). None when the figure is resolved."""
     if not force and abs(value) > max(uncertainty, quantum):
         return None
-    return max(abs(value) + (uncertainty if math.isfinite(uncertainty) else 0.0), quantum)
+    return _round_up(max(abs(value) + (uncertainty if math.isfinite(uncertainty) else 0.0), quantum))
+
+
+def _round_up(x: float, digits: int = 2) -> float:
+    """x rounded up to ``digits`` significant digits: still a bound, and short when printed."""
+    if not math.isfinite(x) or x <= 0:
+        return x
+    e = math.floor(math.log10(x)) - digits + 1
+    return float(f"{math.ceil(x / 10 ** e - 1e-9)}e{e}")
 
 
 def tick_step(ints: list[int]) -> int:

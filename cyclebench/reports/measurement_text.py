@@ -13,8 +13,12 @@ def value_text(v: float, u: float) -> str:
 
 def result_lines(r, verbose: bool = False, heading: bool = False) -> list[str]:
     out = [f"== {r.parameters.get('code')}"] if heading else []
+    per = "per run" if r.parameters.get("no_normalization") else "per copy"
     for e in r.events.values():
-        if e.aggregate == "range":
+        if getattr(e, "upper_bound", None) is not None:
+            out.append(f"{e.label}: < {e.upper_bound:.2g} {per} (upper bound: the code costs less than "
+                       f"the resolution){_mux(e)}")
+        elif e.aggregate == "range":
             out.append(f"{e.label}: {e.min:.4f} - {e.max:.4f}{_mux(e)}")
         else:
             out.append(f"{e.label}: {value_text(e.value, e.uncertainty)}{_mux(e)}")
@@ -22,13 +26,22 @@ def result_lines(r, verbose: bool = False, heading: bool = False) -> list[str]:
     loop = f"loop {p['loop']}{' (auto)' if p.get('loop_auto') else ''}" if p.get("use_loop") else "no loop"
     out.append(f"# backend {r.backend['name']}: {r.backend['reason']}")
     out.append(f"# unroll {p['unroll']}, {loop}, {p['n_measurements']} measurements, "
-               f"aggregate {p['aggregate']}, {'stable' if r.stable else 'UNSTABLE'}"
-               f" (spread {r.stability['spread']:.2%})"
+               f"aggregate {p['aggregate']}, {_verdict(r)}"
                + ("" if (r.stability.get("linearity") or {}).get("linear", True)
                   else ", NOT LINEAR in the copies (see the warning)"))
     if verbose:
         out += raw_lines(r)
     return out
+
+
+def _verdict(r) -> str:
+    """Stable or not; a figure below the resolution has no meaningful relative spread."""
+    st = r.stability
+    if st.get("below_resolution"):
+        return "below resolution" + ("" if r.stable else ", UNSTABLE")
+    spread = st.get("spread")
+    return (("stable" if r.stable else "UNSTABLE")
+            + (f" (spread {spread:.2%})" if spread is not None else " (spread around a median of zero)"))
 
 
 def _mux(e) -> str:

@@ -129,9 +129,10 @@ def result_table(results: list) -> Table:
             Column("value", align="right", digits=4), Column("uncertainty", "±", "right", 4),
             Column("unit"), Column("aggregate"), Column("min", align="right", digits=4),
             Column("median", align="right", digits=4), Column("max", align="right", digits=4),
-            Column("stable")]
+            Column("stable"), Column("upper_bound", "< (below resolution)", "right")]
     rows = [{"code": r.parameters.get("code"), "event": e.name, "label": e.label, "value": e.value,
              "uncertainty": e.uncertainty, "unit": e.unit, "aggregate": e.aggregate, "min": e.min,
-             "median": e.median, "max": e.max, "stable": r.stable}
+             "median": e.median, "max": e.max, "stable": r.stable,
+             "upper_bound": getattr(e, "upper_bound", None)}
             for r in results for e in r.events.values()]
     return Table("", cols, rows)
