@@ -227,7 +227,8 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
               "cpu": best["cpu"], "timeout": timeout, "budget": budget, "copy_bytes": copy_bytes,
               "normalization": best["norm"], "symbols": symbols, "user": bool(user), "kernel": bool(kernel),
               "fixed_counters": fixed_counters, "group_size": group_size, "no_mem": no_mem,
-              "remove_empty_events": remove_empty_events, "removed_events": removed}
+              "remove_empty_events": remove_empty_events, "removed_events": removed,
+              "allow_syscalls": bool(allow_syscalls), "max_memory": max_memory}
     backend_info = {"name": backend.name, "reason": backend.reason, "rdpmc": backend.use_rdpmc,
                     "tsc_hz": best["tsc_hz"], "calibrated_ghz": best["ghz"],
                     "tick_step": best["step"], "label": best["events"]["cycles"].label,
