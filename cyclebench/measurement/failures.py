@@ -57,8 +57,17 @@ def raise_for(out, obj, parts, timeout, allow_syscalls=False):
             raise SnippetFault(f"breakpoint or trap (SIGTRAP) in {stmt}", "remove int3 / the trap flag from the code")
         raise SnippetFault(f"the measured code raised SIG{sig} in {stmt}", "check the code's memory accesses")
     if kind == "timeout":
+        # repetitions already printed: the code does finish, their number times the loop is the cause
+        done = len(out.samples.get("b", []))
+        if done:
+            loop = f" at loop {out.info['loop'][0]}" if out.info.get("loop") else ""
+            raise SnippetTimeout(f"the measurement did not finish within {timeout:g} s: the code runs ({done} "
+                                 f"repetitions{loop} were done), but -n repetitions of it take longer",
+                                 "-n (repetitions) x the loop is too much work for --timeout: lower -n, --loop "
+                                 "or --unroll, or raise --timeout")
         raise SnippetTimeout(f"the measured code did not finish within {timeout:g} s (it was in {stmt})",
-                             "an infinite loop? If it is just slow, raise --timeout or lower --unroll/--loop")
+                             "an infinite loop? If it is just slow, raise --timeout, or lower -n (repetitions), "
+                             "--loop or --unroll")
     if kind == "counter":
         raise CounterUnavailable(f"counter error in the runner: {err.get('message', '')}",
                                  "try --counters tsc, or check perf_event_paranoid")
