@@ -143,8 +143,9 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     ``group_size`` (events per perf_event group; default from the PMU), ``no_mem`` (readings in
     registers R8-R13, pause/resume magic bytes), ``remove_empty_events`` (drop events that did not
     occur)."""
-    check_params(data=data, libraries=libraries, r14_size=r14_size, area_size=area_size,
-                 no_normalization=no_normalization, remove_empty_events=remove_empty_events, paired=paired)
+    check_params(data=data, libraries=libraries, r14_size=r14_size, area_size=area_size, max_memory=max_memory,
+                 no_normalization=no_normalization, remove_empty_events=remove_empty_events, paired=paired,
+                 allow_syscalls=allow_syscalls)
     p = prepare(code, init=init, late_init=late_init, one_time_init=one_time_init, unroll=unroll,
                 loop=loop, n_measurements=n_measurements, warm_up=warm_up,
                 initial_warm_up=initial_warm_up, alignment_offset=alignment_offset,

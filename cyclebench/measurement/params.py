@@ -134,5 +134,6 @@ def check(**kw) -> None:
                  f"use {MIN_AREA >> 10} KiB <= --{name.replace('_', '-')} <= {MAX_AREA >> 30} GiB (in bytes)")
     if "max_memory" in kw:
         _int("max_memory", g("max_memory"), MIN_MEMORY, 1 << 48,
-             f"give None (the default cap) or a number of bytes >= {MIN_MEMORY >> 20} MiB",
+             f"use --max-memory of at least {MIN_MEMORY >> 20}M (API: max_memory=None for the default cap, "
+             f"or bytes >= {MIN_MEMORY >> 20} MiB)",
              f"a memory cap of {g('max_memory')} bytes is out of range")
