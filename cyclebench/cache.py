@@ -23,8 +23,8 @@ def _configured() -> Path | None:
     if os.environ.get("XDG_CACHE_HOME", "").startswith("/"):
         return Path(os.environ["XDG_CACHE_HOME"]) / "cyclebench"
     home = os.environ.get("HOME", "")
-    if not home.startswith("/") or home == "/":
-        return None       # HOME='' would mean /.cache: not ours to create
+    if not home.startswith("/") or os.path.realpath(home) == "/":
+        return None       # HOME='' (or '/', '//') would mean /.cache: not ours to create
     return Path(home) / ".cache" / "cyclebench"
 
 

@@ -1,5 +1,8 @@
 """Burst detection on known figures (no timing): spread, calibration drift, a slow clock, and a
 busy SMT sibling seen by the contention probe; and the per-machine history they compare with."""
+import json
+import os
+
 import pytest
 
 from cyclebench.measurement import clock_history
@@ -66,3 +69,35 @@ def test_a_figure_below_the_resolution_is_neither_stable_spread_nor_unstable_spr
     # the host checks still apply
     st = assess([-0.001, 0.0, 0.001] * 10, [3.5] * 20, 3.69, below_resolution=True)
     assert not st.stable and "below this machine's recent" in st.reasons[0]
+
+
+@pytest.mark.parametrize("content", ["{}", "null", "5", '"str"', '["a"]', "[1e999]", "[NaN]", "[true]",
+                                     "[0.01]", "[99.0]", "not json", "[" * 5000, "\xff\xfe"])
+def test_a_damaged_history_file_is_ignored_then_rewritten(tmp_path, monkeypatch, content):
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
+    for kind, good in (("clock", 3.69), ("contention", 1.0)):
+        path = tmp_path / f"{kind}-cpu.json"
+        path.write_text(content, errors="surrogateescape")
+        assert clock_history.reference("cpu", kind) is None
+        clock_history.record("cpu", good, kind)
+        assert json.loads(path.read_text()) == [good] and clock_history.reference("cpu", kind) == good
+
+
+def test_plausible_values_are_kept_and_implausible_ones_never_recorded(tmp_path, monkeypatch):
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
+    (tmp_path / "clock-cpu.json").write_text('[3.5, "x", 1e999, 3.6, 12.0]')
+    assert clock_history.reference("cpu") == 3.6
+    clock_history.record("cpu", float("inf"))
+    clock_history.record("cpu", 0.0)
+    clock_history.record("cpu", 3.7)
+    assert json.loads((tmp_path / "clock-cpu.json").read_text()) == [3.5, 3.6, 3.7]
+
+
+def test_a_folder_or_fifo_where_the_file_should_be_is_no_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
+    (tmp_path / "clock-cpu.json").mkdir()
+    os.mkfifo(tmp_path / "contention-cpu.json")
+    assert clock_history.reference("cpu") is None and clock_history.reference("cpu", "contention") is None
+    clock_history.record("cpu", 3.7)
+    clock_history.record("cpu", 1.0, "contention")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clock-cpu.json", "contention-cpu.json"]

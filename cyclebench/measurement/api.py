@@ -164,7 +164,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
                             allow_syscalls, max_memory)
         attempts = []
         deadline = time.monotonic() + budget
-        clock_key = f"{cpu_info().model_name}-{cpu_info().microcode}-{cpu if cpu is not None else 'any'}"
+        clock_key = clock_history.machine_key(cpu)
         ref = clock_history.reference(clock_key) if backend.calibration else None
         ref_con = clock_history.reference(clock_key, "contention") if backend.calibration else None
         interrupted = 0

@@ -10,14 +10,24 @@ best is treated as unstable and re-run.
 from __future__ import annotations
 
 import json
+import math
 import os
 
 from ..cache import cache_dir
+from ..machine.cpu import cpu_info
 
 KEEP = 20
-
+MAX_FILE = 64 << 10          # a history file is a short list; anything bigger is not ours
 
 BEST = {"clock": max, "contention": min}
+# Plausible values: a calibrated clock in GHz, the probe's cost relative to the chain. A file
+# holding anything else ({}, null, "str", [1e999]) is ignored, and rewritten by the next record.
+PLAUSIBLE = {"clock": (0.1, 10.0), "contention": (0.5, 5.0)}
+
+
+def machine_key(cpu: int | None = None) -> str:
+    """Whose history: this CPU model and microcode, and the pinned CPU (or 'any')."""
+    return f"{cpu_info().model_name}-{cpu_info().microcode}-{cpu if cpu is not None else 'any'}"
 
 
 def _path(key: str, kind: str):
@@ -25,25 +35,43 @@ def _path(key: str, kind: str):
     return cache_dir() / f"{kind}-{safe}.json"
 
 
-def reference(key: str, kind: str = "clock") -> float | None:
+def _plausible(v, kind: str) -> bool:
+    lo, hi = PLAUSIBLE[kind]
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and lo <= v <= hi
+
+
+def _load(p, kind: str) -> list[float]:
+    """The plausible values recorded in ``p``; [] for a missing, unreadable or foreign file."""
     try:
-        values = json.loads(_path(key, kind).read_text())
-        return BEST[kind](values) if values else None
-    except (OSError, ValueError, TypeError):
-        return None
+        if not p.is_file():           # a folder or a FIFO where the file should be: not ours
+            return []
+        with open(p, "rb") as f:
+            text = f.read(MAX_FILE + 1)
+        values = json.loads(text) if len(text) <= MAX_FILE else None
+    except (OSError, ValueError, RecursionError):
+        return []
+    return [float(v) for v in values if _plausible(v, kind)] if isinstance(values, list) else []
+
+
+def reference(key: str, kind: str = "clock") -> float | None:
+    """This machine's recent best (highest clock, lowest contention ratio), or None."""
+    values = _load(_path(key, kind), kind)
+    return BEST[kind](values) if values else None
 
 
 def record(key: str, value: float, kind: str = "clock") -> None:
+    """Add a stable run's value (an implausible one is not kept); the file keeps the last KEEP."""
+    if not _plausible(value, kind):
+        return
     p = _path(key, kind)
-    try:
-        values = json.loads(p.read_text()) if p.exists() else []
-    except (OSError, ValueError):
-        values = []
-    values = (values + [round(value, 4)])[-KEEP:]
+    values = (_load(p, kind) + [round(value, 4)])[-KEEP:]
+    tmp = p.with_suffix(f".tmp{os.getpid()}")
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_suffix(f".tmp{os.getpid()}")
         tmp.write_text(json.dumps(values))
         os.replace(tmp, p)
-    except OSError:
-        pass          # a read-only cache only costs us this check
+    except OSError:   # a read-only cache, or a folder where the file should be: only this check is lost
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
