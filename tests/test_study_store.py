@@ -4,7 +4,7 @@ import json
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from cyclebench.errors import ResultFileError
 from cyclebench.study import store as S
@@ -206,3 +206,33 @@ def test_any_bytes_load_or_raise_result_file_error(tmp_path, content):
     else:
         assert meta is None or isinstance(meta, dict)
         assert all(isinstance(r, dict) for r in recs)
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                        st.sampled_from(["value", "bound", "note", "start", "end", "error"]) | st.text(max_size=4),
+                        inner, max_size=4),
+                    max_leaves=12)
+VALUE = st.fixed_dictionaries({}, optional={k: JSON for k in ("value", "bound", "note", "start", "end", "error")})
+INST_KEYS = ("form", "status", "reason", "extensions", "latency", "latency_max", "throughput", "notes",
+             "uops", "ports", "stable")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(fields=st.fixed_dictionaries(
+    {"form": st.text(max_size=8), "status": st.sampled_from(["ok", "skipped", "failed"])},
+    optional={k: JSON | st.lists(VALUE, max_size=2) | VALUE for k in INST_KEYS[2:]}))
+@example(fields={"form": "x", "status": "ok", "throughput": {"note": [1]}})
+@example(fields={"form": "x", "status": "ok", "latency": [None]})
+def test_inst_records_are_refused_or_render_in_the_table(tmp_path, fields):
+    from cyclebench.instructions import bulk
+    from cyclebench.instructions.characterize import SCHEMA, SCHEMA_VERSION
+    from cyclebench.reports.tables import get_table_reporter, instruction_table
+    p = tmp_path / "inst.jsonl"
+    rec = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, **fields}
+    p.write_bytes(b'{"cyclebench":"results","kind":"inst","schema":1,"meta":{}}\n' + json.dumps(rec).encode() + b"\n")
+    try:
+        _, docs = bulk.results_store(p).load()
+    except ResultFileError:
+        return
+    get_table_reporter("text").render([instruction_table(docs)])      # what --resume then does with them

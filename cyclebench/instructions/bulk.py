@@ -75,8 +75,9 @@ def _value_error(v, where: str) -> str | None:
         return f"{where} is not an object"
     if v.get("value") is not None and (not isinstance(v["value"], _NUM) or isinstance(v["value"], bool)):
         return f"{where}.value is not a number"
-    if not isinstance(v.get("bound"), (str, type(None))):
-        return f"{where}.bound is not a string"
+    for key in ("bound", "note", "error"):
+        if not isinstance(v.get(key), (str, type(None))):
+            return f"{where}.{key} is not a string"
     return None
 
 
@@ -99,7 +100,7 @@ def check_doc(doc: dict) -> str | None:
         if why:
             return why
     for i, p in enumerate(doc.get("latency", [])):
-        why = _value_error(p, f"latency[{i}]")
+        why = _value_error(p, f"latency[{i}]") if p is not None else f"latency[{i}] is null"
         if why or not (isinstance(p.get("start"), str) and isinstance(p.get("end"), str)):
             return why or f"latency[{i}] lacks its start and end operands"
     if doc.get("uops") is not None and not isinstance(doc["uops"], _NUM):
