@@ -7,6 +7,7 @@
  * the measurement loop and prints raw counter differences, one line per run. Faults, timeouts
  * and bad parameters become one "error ..." line and a distinct exit code; the Python side turns
  * them into user-facing messages. Protocol (stdout, line oriented):
+ *   protocol N                     always the first line; N = RUNNER_PROTOCOL
  *   info KEY VALUE...
  *   group G                        the samples that follow used event group G (0, 1, ...)
  *   sample REP KIND V0 V1 ...      KIND: ca cb (calibration A/B), pa pb (contention probe A/B),
@@ -30,6 +31,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <math.h>
+#include <stddef.h>
 #include <seccomp.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -58,6 +60,8 @@
 #define MAX_SYMS 16
 #define MAX_LIBS 8
 #define MAX_SAMPLES 100000
+
+#define RUNNER_PROTOCOL 2      /* cyclebench/measurement/runner.py checks it: bump on any change */
 
 enum { EXIT_OK = 0, EXIT_USAGE = 2, EXIT_LOAD = 3, EXIT_SIGNAL = 5, EXIT_TIMEOUT = 6, EXIT_COUNTER = 7 };
 
@@ -106,7 +110,7 @@ static struct {
     int n_libs;
     const char *syms[MAX_SYMS];
     int n_syms;
-    int probe, use_rdpmc;
+    int probe, use_rdpmc, layout;
 } opt = {
     .e_one_time = -1, .e_a = -1, .e_b = -1, .e_ca = -1, .e_cb = -1, .e_pa = -1, .e_pb = -1,
     .reps = 10, .warm_up = 5, .loop = 0, .calib_loop = 0,
@@ -258,6 +262,7 @@ static void parse_args(int argc, char **argv) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         #define ARG(name) (!strcmp(k, name) && v && ++i)
         if (!strcmp(k, "--probe")) opt.probe = 1;
+        else if (!strcmp(k, "--layout")) opt.layout = 1;
         else if (!strcmp(k, "--rdpmc")) opt.use_rdpmc = 1;
         else if (!strcmp(k, "--group")) new_group();
         else if (ARG("--event-cpu")) opt.event_cpu = (int)num(v, k);
@@ -652,12 +657,26 @@ static void install_sandbox(void) {
     /* ctx is not released: freeing could make an unmarked system call (munmap) */
 }
 
+/* --layout: struct ctl as the compiler laid it out, for the test that checks harness/layout.py */
+static void print_layout(void) {
+    #define F(name, field) out("layout %s %zu\n", name, offsetof(struct ctl, field))
+    F("saved_rsp", saved_rsp); F("loop_count", loop_count); F("reg_init", reg_init); F("scratch", scratch);
+    F("read_fd", read_fd); F("read_size", read_size); F("read_ret", read_ret); F("data_ptr", data_ptr);
+    F("data_size", data_size); F("sym", sym); F("tsc_start", tsc_start); F("tsc_end", tsc_end);
+    F("grp_start", grp_start); F("grp_end", grp_end); F("pmc_idx", pmc_idx); F("pmc_start", pmc_start);
+    F("pmc_end", pmc_end); F("sys_token", sys_token);
+    #undef F
+    out("layout size %zu\nlayout max_events %d\nlayout max_syms %d\n", sizeof(struct ctl), MAX_EVENTS, MAX_SYMS);
+}
+
 int main(int argc, char **argv) {
     static struct reading ra, rb, rca, rcb, rpa, rpb;
     stack_t ss;
     struct sigaction sa;
     page_size = sysconf(_SC_PAGESIZE);
+    out("protocol %d\n", RUNNER_PROTOCOL);
     parse_args(argc, argv);
+    if (opt.layout) { print_layout(); oflush(); return 0; }
 
     if (opt.probe) { open_events(); out("done\n"); oflush(); return 0; }
     if (!opt.blob_path || opt.e_a < 0 || opt.e_b < 0) die(EXIT_USAGE, "usage", "need BLOB, --run-a and --run-b");

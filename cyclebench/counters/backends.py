@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field, replace
 
 from ..errors import CounterUnavailable, UsageError
+from ..harness.layout import MAX_EVENTS
 from ..machine.cpu import cpu_info
 from ..measurement import runner
 from . import reads
@@ -30,7 +31,7 @@ PERF_COUNT_HW_CPU_CYCLES = 0
 PERF_COUNT_HW_INSTRUCTIONS = 1
 PERF_COUNT_HW_REF_CPU_CYCLES = 9
 _KERNEL_SIDE_SW = (3, 4)          # context-switches, cpu-migrations: raised in kernel context
-MAX_GROUP_EVENTS = 16             # the runner's limit per group (MAX_EVENTS in cb_runner.c)
+MAX_GROUP_EVENTS = MAX_EVENTS     # the runner's limit per group
 DEFAULT_COUNTERS = 4              # programmable counters when libpfm cannot tell (Intel minimum with HT)
 
 

@@ -1,5 +1,6 @@
-"""Offsets in the runner's control block (struct ctl in runner/cb_runner.c; the C side asserts
-its size). The generated code addresses these fields RIP-relative as ``cb_ctl + offset``."""
+"""Offsets in the runner's control block (struct ctl in runner/cb_runner.c). ``cb-runner --layout``
+prints the compiled offsets; tests/test_runner_protocol.py checks them against these. The
+generated code addresses these fields RIP-relative as ``cb_ctl + offset``."""
 SAVED_RSP = 0
 LOOP_COUNT = 8
 REG_INIT = {"r14": 16, "rdi": 24, "rsi": 32, "rbp": 40, "rsp": 48}
