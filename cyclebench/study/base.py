@@ -1,0 +1,106 @@
+"""The interface a study implements, and the pieces it hands the engine.
+
+A study (one folder under cyclebench/studies/, its ``study.py`` registering a Study subclass) is
+five steps, each a method:
+
+``configure(options)``    the shared options (quick, n) and its own -> a config (``to_dict()`` for
+                          the metadata block, ``name`` for file names and the summary)
+``prepare(config)``       build and check its implementations before anything is timed; returns
+                          a Prepared (whatever ``plan`` needs, and facts for the summary)
+``plan(config, prep)``    -> Tasks; a task's key names everything that changes its figure, so a
+                          resumed run measures exactly what is missing
+``analyse(config, records, facts)``  -> an Analysis: tables, figures, findings and which files
+                          they go to
+``summarise(config, analysis, facts)``  -> its own summary sections; the Machine, Method and
+                          Caveats sections come from the run's recorded facts (study/summary.py)
+
+A task's ``run()`` returns the body of its record: ``{"routine", "params", "result", ...}``. A
+``result`` with ``backend``, ``options``, ``stable`` and ``warnings`` (a routines Timing, a
+measurement Result) counts as a measurement in the summary's facts.
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..reports.model import Figure, Table
+
+
+@dataclass
+class Task:
+    key: str
+    experiment: str
+    label: str                        # what the progress bar shows while it runs
+    run: Callable[[], dict]
+
+
+@dataclass
+class Prepared:
+    state: Any = None                 # the study's own (implementations ...)
+    facts: dict = field(default_factory=dict)   # stored in the metadata block, e.g. library versions
+
+
+@dataclass
+class OutputFile:
+    """One file of a study's output: a name and the tables or figure that go in it."""
+    name: str                         # e.g. "fixed_sizes.txt"; the suffix picks the format
+    tables: list[Table] = field(default_factory=list)
+    figure: Figure | None = None
+
+
+@dataclass
+class Analysis:
+    files: list[OutputFile] = field(default_factory=list)
+    console: list[Table] = field(default_factory=list)    # printed after the run, and tables.txt
+    summary_tables: list[Table] = field(default_factory=list)   # appended to summary.md
+    findings: dict = field(default_factory=dict)           # numbers the summary quotes
+    data: dict = field(default_factory=dict)               # the study's own part of results.json
+
+
+@dataclass
+class Section:
+    title: str
+    lines: list[str]
+
+
+class Study:
+    """Subclass this in cyclebench/studies/<name>/study.py and decorate it with @register."""
+    name = ""
+    title = ""                        # one line for --list and the summary heading
+    description = ""                  # --help text
+    schema_version = 1                # of its records in results.jsonl
+
+    def add_options(self, parser: argparse.ArgumentParser) -> None:
+        """Its own command-line options (the shared ones are added by the registry)."""
+
+    def configure(self, options: argparse.Namespace):
+        raise NotImplementedError
+
+    def prepare(self, config) -> Prepared:
+        return Prepared()
+
+    def plan(self, config, prepared: Prepared) -> list[Task]:
+        raise NotImplementedError
+
+    def check_record(self, record: dict) -> str | None:
+        """Why a stored record is not one of ours (None when it is)."""
+        return None if isinstance(record.get("key"), str) else "no key"
+
+    def analyse(self, config, records: list[dict], facts) -> Analysis:
+        raise NotImplementedError
+
+    def machine(self, config, facts) -> list[str]:
+        """Its lines of the Machine section (library versions ...)."""
+        return []
+
+    def method(self, config, facts) -> list[str]:
+        """Its lines of the Method section (how a figure is made)."""
+        return []
+
+    def caveats(self, config, facts) -> list[str]:
+        """Its lines of the Caveats section."""
+        return []
+
+    def summarise(self, config, analysis: Analysis, facts) -> list[Section]:
+        return []
