@@ -3,7 +3,8 @@
 Every function saves the C callee-saved state, sets the documented initial registers, runs init
 code, reads the counters, runs late-init code and the unrolled (optionally looped) copies, reads
 the counters again and restores everything. Labels mark each user statement of the first copy so
-that a fault address maps back to the statement (see locate.py).
+that a fault address maps back to the statement (see locate.py). Every name emitted here starts
+with ``cb_`` (snippet/checks.py RESERVED_PREFIX), which user code may not define.
 """
 from __future__ import annotations
 

@@ -13,9 +13,18 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import AssemblyError
+from ..errors import AssemblyError, UsageError
+from ..textfile import quote
 
-_MSG = re.compile(r"^[^:]*:(\d+): (Error|Warning): (.*)$")
+_MSG = re.compile(r"^[^:]*:(?:(\d+):)? (Error|Warning): (.*)$")
+_RELOC_SECTION = re.compile(r"^Relocation section '\.rela?([^']*)'")
+_LISTING = re.compile(r"^\s*(\d+) ([0-9a-f]{4,}) [0-9A-F]")
+_OUT_OF_MEMORY = re.compile(r"memory exhausted|out of memory|Cannot allocate", re.IGNORECASE)
+MAX_BLOB = 256 << 20            # above any harness the measurement layer builds (64 MiB of copies)
+AS_TIMEOUT = 120                # seconds; 100k statements per part assemble in a few seconds
+AS_MEMORY_KB = 2 << 20          # 2 GiB of address space for as
+_EXPANSION_HINT = ("the code expands too much: lower the counts of .rept, .fill or n*|x|, and use "
+                   "--unroll or --loop for more copies")
 
 
 @dataclass
@@ -33,69 +42,175 @@ def _tool(name: str) -> str:
     return path
 
 
-def assemble(lines: list[str], origin: dict[int, tuple[str, str]] | None = None) -> AssembledObject:
-    """Assemble ``lines``; ``origin`` maps 1-based line numbers to (part name, user statement)."""
+def assemble(lines: list[str], origin: dict[int, tuple[str, str]] | None = None,
+             max_bytes: int = MAX_BLOB) -> AssembledObject:
+    """Assemble ``lines``; ``origin`` maps 1-based line numbers to (part name, user statement).
+
+    A .text larger than ``max_bytes`` is refused before its bytes are read."""
     origin = origin or {}
     with tempfile.TemporaryDirectory(prefix="cyclebench-") as tmp:
         src, obj, binf = Path(tmp, "code.s"), Path(tmp, "code.o"), Path(tmp, "code.bin")
-        src.write_text("\n".join(lines) + "\n")
-        proc = subprocess.run([_tool("as"), "--64", "-o", str(obj), str(src)],
-                              capture_output=True, text=True)
-        errors, warnings = [], []
-        for raw in proc.stderr.splitlines():
-            m = _MSG.match(raw)
-            if not m:
-                continue
-            line, kind, msg = int(m.group(1)), m.group(2), m.group(3)
-            where = origin.get(line)
-            text = f"{where[0]}: '{where[1]}': {msg}" if where else msg
-            (errors if kind == "Error" else warnings).append(text)
+        deps = Path(tmp, "code.d")
+        src.write_text("\n".join(lines) + "\n", encoding="ascii", errors="backslashreplace")
+        proc = _run_as(src, obj, "--MD", str(deps))
+        errors, warnings, first_error = _messages(proc.stderr, origin)
         if proc.returncode != 0:
-            first = errors[0] if errors else proc.stderr.strip().splitlines()[-1]
-            more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-            raise AssemblyError(f"assembler error in {first}{more}",
-                                "statements use GNU as Intel syntax without % prefixes, "
-                                "separated by ';' or newlines, e.g. \"add rax, rbx; imul rcx, rcx\"",
-                                errors=errors)
-        elf = subprocess.run([_tool("readelf"), "-sWr", str(obj)], capture_output=True, text=True, check=True).stdout
-        symbols, undefined, relocs = _parse_readelf(elf)
+            raise _assembly_error(errors, first_error, proc.stderr)
+        _check_dependencies(deps, src)
+        elf = _output([_tool("readelf"), "-sSWr", str(obj)])
+        symbols, undefined, relocs, text_size = _parse_readelf(elf)
         if undefined:
             name = undefined[0]
-            users = [f"{part}: '{stmt}'" for part, stmt in origin.values() if re.search(rf"\b{re.escape(name)}\b", stmt)]
+            users = [f"{part}: '{quote(stmt)}'" for part, stmt in origin.values()
+                     if re.search(rf"(?<![\w.$]){re.escape(name)}(?![\w.$])", stmt)]
             where = f" in {users[0]}" if users else ""
-            raise AssemblyError(f"the code refers to undefined symbol '{name}'{where}",
+            raise AssemblyError(f"the code refers to undefined symbol '{quote(name, 40)}'{where}",
                                 "a misspelt register reads as a symbol; measured code is loaded without linking, so "
                                 "use labels inside the snippet, or symbols=[...] for a call slot")
         if relocs:
-            raise AssemblyError(f"the code needs a relocation ({relocs[0]})",
-                                "measured code must be position independent: address labels "
-                                "RIP-relative, e.g. 'lea rax, [rip + 1f]' instead of 'mov rax, offset 1f'")
-        subprocess.run([_tool("objcopy"), "-O", "binary", "-j", ".text", str(obj), str(binf)],
-                       capture_output=True, check=True)
+            raise _relocation_error(relocs[0], src, origin, tmp)
+        if text_size > max_bytes:
+            raise UsageError(f"the code assembles to {text_size >> 20} MiB, over {max_bytes >> 20} MiB",
+                             "lower --unroll, use --loop, or shorten .rept/.fill in the code")
+        _output([_tool("objcopy"), "-O", "binary", "-j", ".text", str(obj), str(binf)])
         blob = binf.read_bytes() if binf.exists() else b""
     return AssembledObject(blob, symbols, warnings)
 
 
-def _parse_readelf(text: str) -> tuple[dict[str, int], list[str], list[str]]:
+def _run_as(src: Path, obj: Path, *extra: str) -> subprocess.CompletedProcess:
+    """GNU as under a memory cap and a timeout: '.rept 100000000' must fail, not eat the machine."""
+    cmd = ["/bin/sh", "-c", 'ulimit -v "$0" && exec "$@"', str(AS_MEMORY_KB),
+           _tool("as"), "--64", *extra, "-o", str(obj), str(src)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                              timeout=AS_TIMEOUT, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise AssemblyError(f"the assembler did not finish within {AS_TIMEOUT} s",
+                            _EXPANSION_HINT) from None
+    if proc.returncode != 0 and _OUT_OF_MEMORY.search(proc.stderr):
+        raise AssemblyError(f"the assembler ran out of memory ({AS_MEMORY_KB >> 20} GiB)",
+                            _EXPANSION_HINT)
+    return proc
+
+
+def _output(cmd: list[str]) -> str:
+    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=AS_TIMEOUT)
+    if proc.returncode != 0:
+        raise AssemblyError(f"{Path(cmd[0]).name} failed: {quote(proc.stderr.strip())}",
+                            "check the binutils installation (bash setup.sh)")
+    return proc.stdout
+
+
+def _messages(stderr: str, origin: dict) -> tuple[list[str], list[str], tuple | None]:
+    """(errors, warnings, (message, part, statement) of the first error) from as's stderr."""
+    errors, warnings, first = [], [], None
+    for raw in stderr.splitlines():
+        m = _MSG.match(raw)
+        if not m:
+            continue
+        line, kind, msg = int(m.group(1) or 0), m.group(2), m.group(3)
+        where = origin.get(line)
+        text = f"{where[0]}: '{quote(where[1])}': {quote(msg, 200)}" if where else quote(msg, 200)
+        if kind == "Error" and first is None:
+            first = (msg, *where) if where else (msg, None, None)
+        (errors if kind == "Error" else warnings).append(text)
+    return errors, warnings, first
+
+
+def _assembly_error(errors: list[str], first: tuple | None, stderr: str) -> AssemblyError:
+    if not errors:
+        tail = stderr.strip().splitlines()
+        errors = [quote(tail[-1], 200) if tail else "the assembler failed without a message"]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    msg, part, stmt = first or ("", None, None)
+    defined = re.search(r"symbol `(.*)' is already defined", msg)
+    if defined and part:
+        return AssemblyError(f"the label '{quote(defined.group(1), 40)}' is defined more than once, "
+                             f"in {part}: '{quote(stmt)}'",
+                             "the code is unrolled (copied many times, in both runs A and B), so a "
+                             "named label is defined once per copy; use numeric labels: '1:' with "
+                             "'jmp 1b' (backward) or 'jmp 1f' (forward)", errors=errors)
+    if re.search(r"local label .* is not defined", msg):
+        return AssemblyError(f"assembler error: {errors[0]}{more}",
+                             "a numeric label reference '1f' needs a '1:' after it, and '1b' one "
+                             "before it, in the same code part", errors=errors)
+    return AssemblyError(f"assembler error in {errors[0]}{more}",
+                         "statements use GNU as Intel syntax without % prefixes, "
+                         "separated by ';' or newlines, e.g. \"add rax, rbx; imul rcx, rcx\"",
+                         errors=errors)
+
+
+def _check_dependencies(deps: Path, src: Path) -> None:
+    """as --MD lists every file it read: a macro can spell '.incbin' where checks.py cannot see it."""
+    try:
+        listed = deps.read_text(errors="replace").replace("\\\n", " ").split(":", 1)[1].split()
+    except (OSError, IndexError):
+        return
+    read = [f for f in listed if Path(f).name != src.name]
+    if read:
+        raise AssemblyError(f"the code reads the file '{quote(read[0], 120)}' through the assembler",
+                            "a snippet cannot read files: give raw machine code with --code-file FILE "
+                            "(API: pass bytes)")
+
+
+def _relocation_error(reloc: tuple[str, int, str, str], src: Path, origin: dict, tmp: str) -> AssemblyError:
+    section, offset, kind, target = reloc
+    where = ""
+    if section == ".text":
+        line = _line_at(src, offset, tmp)
+        if line in origin:
+            part, stmt = origin[line]
+            where = f" in {part}: '{quote(stmt)}'"
+    return AssemblyError(f"the code needs a relocation ({kind} against {quote(target, 40)}){where}",
+                         "measured code is loaded at an address chosen at run time: jump to labels "
+                         "in the snippet ('1:' ... 'jmp 1b'), address them RIP-relative ('lea rax, "
+                         "[rip + 1f]', not 'offset 1f'), and call functions through a call slot "
+                         "(API: symbols=['NAME'], then 'call [rip + cb_sym_NAME]')")
+
+
+def _line_at(src: Path, offset: int, tmp: str) -> int | None:
+    """The source line whose bytes hold .text ``offset``, from an assembler listing."""
+    listing = Path(tmp, "code.lst")
+    _run_as(src, Path(tmp, "listing.o"), f"-aln={listing}")
+    best = None
+    try:
+        rows = listing.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for row in rows:
+        m = _LISTING.match(row)
+        if m and int(m.group(2), 16) <= offset:
+            best = int(m.group(1))
+    return best
+
+
+def _parse_readelf(text: str) -> tuple[dict[str, int], list[str], list[tuple], int]:
+    """(symbols, undefined names, relocations as (section, offset, type, target), .text size)."""
     symbols: dict[str, int] = {}
     undefined: list[str] = []
-    relocs: list[str] = []
-    in_relocs = False
+    relocs: list[tuple[str, int, str, str]] = []
+    text_size = 0
+    section = None
     for line in text.splitlines():
-        if line.startswith("Relocation section"):
-            in_relocs = True
+        header = _RELOC_SECTION.match(line)
+        if header:
+            section = header.group(1)
             continue
         if line.startswith("Symbol table"):
-            in_relocs = False
+            section = None
             continue
         parts = line.split()
-        if in_relocs and len(parts) >= 5 and parts[2].startswith("R_X86_64"):
-            relocs.append(f"{parts[2]} against {parts[4]}")
-        elif not in_relocs and len(parts) >= 8 and parts[0].endswith(":") and parts[7:]:
+        if section is not None and len(parts) >= 3 and parts[2].startswith("R_X86_64"):
+            # With no symbol (an absolute target: 'jmp 0x1234') readelf prints 4 fields.
+            target = " ".join(parts[4:]) if len(parts) >= 5 else "an absolute address"
+            relocs.append((section, int(parts[0], 16), parts[2], target))
+        elif section is None and len(parts) >= 8 and parts[0].endswith(":") and parts[7:]:
             name, ndx = parts[7], parts[6]
             if ndx == "UND":
                 if name:
                     undefined.append(name)
             elif parts[3] in ("NOTYPE", "FUNC", "OBJECT"):
                 symbols[name] = int(parts[1], 16)
-    return symbols, undefined, relocs
+        elif section is None and len(parts) >= 6 and parts[1] == ".text" and parts[0].startswith("["):
+            text_size = int(parts[5], 16)
+    return symbols, undefined, relocs, text_size

@@ -2,7 +2,8 @@
 
 ``|n`` (1 <= n <= 15) is an n-byte NOP; ``n*|x|`` repeats the statements x n times (no nesting).
 Statements are separated by ``;`` or newlines, as GNU as does for x86. Each expanded statement
-remembers the user's original text so errors and faults can name it.
+remembers the user's original text so errors and faults can name it. The expanded size is capped
+before expanding (statements, text, raw bytes): the harness copies a part several times more.
 """
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import AssemblyError, UsageError
+from ..textfile import MiB, quote, read_bytes
+from .checks import check_statement
 
 # Canonical multi-byte NOPs (AMD/Intel recommended forms); longer ones add 0x66 prefixes.
 _NOPS = {
@@ -63,7 +66,14 @@ class CodePart:
         return [s.source for s in self.statements]
 
 
-_REPEAT = re.compile(r"(\d+)\s*\*\s*\|(.*?)\|")
+# (?<!\d): a long run of digits is tried from its start only (linear, not quadratic)
+_REPEAT = re.compile(r"(?<![0-9])([0-9]+)\s*\*\s*\|(.*?)\|")
+MAX_REPEAT = 100_000
+MAX_STATEMENTS = 100_000    # per part, expanded; 100k statements take ~4 s to assemble
+MAX_TEXT = 4 * MiB          # per part, expanded statement text
+MAX_RAW = 4 * MiB           # raw machine code per part (bytes or a code file)
+_TOO_BIG_HINT = ("the harness copies the code itself: use --unroll or --loop for more copies "
+                 "instead of a large n*|x|")
 
 
 def _split(text: str) -> list[str]:
@@ -74,38 +84,63 @@ def _split(text: str) -> list[str]:
     return [p for p in out if p]
 
 
-def _expand(stmt: str) -> list[Statement]:
-    m = re.fullmatch(r"\|\s*(\d+)", stmt)
+def _expand(name: str, stmt: str) -> list[Statement]:
+    m = re.fullmatch(r"\|\s*([0-9]+)", stmt)
     if m:
+        if len(m.group(1)) > 2:
+            raise UsageError(f"'{quote(stmt, 20)}' is not a NOP length", "nanoBench's |n takes 1 <= n <= 15")
         return [Statement(nop_directive(int(m.group(1))), stmt)]
     if "|" in stmt:
-        raise AssemblyError(f"cannot read '{stmt}'",
+        raise AssemblyError(f"cannot read '{quote(stmt)}'",
                             "nanoBench's extensions are '|n' (an n-byte NOP) and 'n*|code|' (repeat code n times)")
+    check_statement(name, stmt)
     return [Statement(stmt, stmt)]
+
+
+def _statements(name: str, text: str) -> list[Statement]:
+    return [s for t in _split(text) for s in _expand(name, t)]
+
+
+def _check_size(name: str, statements: int, chars: int) -> None:
+    if statements > MAX_STATEMENTS or chars > MAX_TEXT:
+        what = "the code" if name == "code" else f"the {name.replace('_', '-')} code"
+        raise UsageError(f"{what} would expand to {statements} statements "
+                         f"({chars / MiB:.1f} MiB of text); at most {MAX_STATEMENTS} statements and "
+                         f"{MAX_TEXT // MiB} MiB are measured", _TOO_BIG_HINT)
 
 
 def parse_part(name: str, code: str | bytes | Path | None) -> CodePart:
     """Parse one code part. ``bytes`` or a Path are raw machine code, a str is assembly."""
     if code is None:
         return CodePart(name)
+    label = name.replace("_", "-")
     if isinstance(code, Path):
-        try:
-            code = code.read_bytes()
-        except OSError as e:
-            raise UsageError(f"cannot read the {name.replace('_', '-')} file {code}: {e.strerror}",
-                             "give a file of raw x86-64 machine code") from None
+        code = read_bytes(code, f"{label} file", limit=MAX_RAW, error=UsageError,
+                          hint=f"give a file of raw x86-64 machine code, at most {MAX_RAW // MiB} MiB")
     if isinstance(code, (bytes, bytearray)):
+        if len(code) > MAX_RAW:
+            raise UsageError(f"the {label} machine code is {len(code)} bytes, over {MAX_RAW // MiB} MiB",
+                             _TOO_BIG_HINT)
         return CodePart(name, raw=bytes(code))
+    if len(code) > MAX_TEXT:
+        _check_size(name, code.count(";") + code.count("\n") + 1, len(code))
     stmts: list[Statement] = []
-    pos = 0
+    chars = pos = 0
+
+    def add(new: list[Statement], times: int = 1, source: str | None = None):
+        nonlocal chars
+        size = times * sum(len(s.text) for s in new)
+        _check_size(name, len(stmts) + times * len(new), chars + size)   # before expanding
+        chars += size
+        stmts.extend(s if source is None else Statement(s.text, source) for _ in range(times) for s in new)
+
     for m in _REPEAT.finditer(code):
-        stmts += [s for t in _split(code[pos:m.start()]) for s in _expand(t)]
-        count = int(m.group(1))
-        if count > 100_000:
-            raise UsageError(f"'{m.group(0)[:40]}' repeats {count} times",
-                             "keep n*|x| below 100000; use --unroll or --loop for more copies")
-        inner = [s for t in _split(m.group(2)) for s in _expand(t)]
-        stmts += [Statement(s.text, m.group(0)) for _ in range(count) for s in inner]
+        add(_statements(name, code[pos:m.start()]))
+        digits = m.group(1).lstrip("0")
+        if len(digits) > 6 or int(digits or 0) > MAX_REPEAT:
+            raise UsageError(f"'{quote(m.group(0), 40)}' repeats {quote(digits, 20)} times",
+                             f"keep n*|x| at most {MAX_REPEAT}; use --unroll or --loop for more copies")
+        add(_statements(name, m.group(2)), int(digits or 0), m.group(0))
         pos = m.end()
-    stmts += [s for t in _split(code[pos:]) for s in _expand(t)]
+    add(_statements(name, code[pos:]))
     return CodePart(name, stmts)
