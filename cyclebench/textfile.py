@@ -67,16 +67,17 @@ def read_text(path: str | Path, what: str, *, limit: int = MiB,
               error: type[CycleBenchError], hint: str) -> str:
     """A small UTF-8 text file (see ``read_bytes``); NUL bytes or bad UTF-8 mean a binary file."""
     data = read_bytes(path, what, limit=limit, error=error, hint=hint)
-    nul = data.find(b"\0")
     try:
-        if nul >= 0:
-            raise UnicodeDecodeError("utf-8", data, nul, nul + 1, "NUL byte")
-        return data.decode("utf-8")
+        text, bad = data.decode("utf-8"), len(data)
     except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        raise error(f"the {what} {quote(str(path), 200)} is not a text file (byte "
-                    f"0x{data[err.start]:02x} on line {line}: binary data, or not UTF-8)",
-                    hint) from None
+        text, bad = None, err.start
+    nul = data.find(b"\0", 0, bad)
+    if nul < 0 and text is not None:
+        return text
+    bad = nul if nul >= 0 else bad
+    line = data.count(b"\n", 0, bad) + 1
+    raise error(f"the {what} {quote(str(path), 200)} is not a text file (byte 0x{data[bad]:02x} "
+                f"on line {line}: binary data, or not UTF-8)", hint)
 
 
 def _size(n: int) -> str:

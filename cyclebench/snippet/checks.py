@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from ..errors import AssemblyError
-from ..textfile import quote
+from ..errors import AssemblyError, UsageError
+from ..textfile import MiB, quote
 
 RESERVED_PREFIX = "cb_"
 PUBLIC_NAMES = re.compile(r"cb_data_ptr|cb_data_size|cb_sym_[A-Za-z0-9_.$]+")
@@ -25,6 +25,11 @@ _NAME = re.compile(r"(?<![\w.$\\])cb_[\w.$]*")
 # `name:` (a label), `name =` / `name ==`, or `.set name,` and its relatives
 _DEFINED = re.compile(r"(?<![\w.$])(cb_[\w.$]*)\s*(?::(?!:)|==?)|"
                       r"\.(?:set|equ|equiv|eqv|comm|lcomm)\s+(cb_[\w.$]*)", re.IGNORECASE)
+
+# A literal count the assembler would spend minutes and gigabytes on (as has its own caps too).
+_COUNT = re.compile(r"(?<![\w.$])\.(rept|fill|skip|space|zero)\s+(0[xX][0-9a-fA-F]+|[0-9]+)",
+                    re.IGNORECASE)
+_COUNT_LIMITS = {"rept": 100_000, "fill": 4 * MiB, "skip": 4 * MiB, "space": 4 * MiB, "zero": 4 * MiB}
 
 _CODE_FILE_HINT = ("a snippet cannot read files: give raw machine code with --code-file FILE "
                    "(API: pass bytes), or write the bytes as '.byte 0x90, ...'")
@@ -65,6 +70,12 @@ def check_statement(part: str, stmt: str) -> None:
             refused = ("with a subsection moves code out of order", _LAYOUT_HINT)
         if refused and not _HARMLESS.fullmatch(code[m.start():].strip()):
             raise AssemblyError(f"'.{m.group(1)}' {refused[0]}, in {where}", refused[1])
+    for m in _COUNT.finditer(code):
+        limit = _COUNT_LIMITS[m.group(1).lower()]
+        if len(m.group(2)) > 12 or _as_int(m.group(2)) > limit:
+            raise UsageError(f"'.{m.group(1)} {quote(m.group(2), 20)}' is over {limit}, in {where}",
+                             "the harness copies the code itself: use --unroll or --loop for more "
+                             "copies")
     names = _NAME.findall(code)
     defined = {a or b for a, b in _DEFINED.findall(code)}
     for name in names:
@@ -72,3 +83,13 @@ def check_statement(part: str, stmt: str) -> None:
             raise AssemblyError(f"'{quote(name, 40)}' is a name of the measurement harness, in {where}",
                                 "names starting with cb_ belong to the harness: rename yours; code "
                                 "may only read cb_data_ptr, cb_data_size and cb_sym_NAME")
+
+
+def _as_int(text: str) -> int:
+    """GNU as integer literal: 0x hex, leading-0 octal, else decimal (-1 when malformed: as says)."""
+    try:
+        if text[:2].lower() == "0x":
+            return int(text, 16)
+        return int(text, 8) if text.startswith("0") else int(text)
+    except ValueError:
+        return -1
