@@ -1,5 +1,6 @@
-"""The memset study end to end in a tiny configuration, resume, the CLI's exit codes, and the
-table arithmetic. Facts only: files, keys, counts, signs of synthetic data; never timing values."""
+"""The memset study end to end in a tiny configuration, resume, the CLI's exit codes, the table
+arithmetic and the summary's facts. Facts only: files, keys, counts, signs of synthetic data;
+never timing values."""
 import json
 from dataclasses import replace
 
@@ -7,16 +8,19 @@ import pytest
 
 from cyclebench.errors import ResultFileError
 from cyclebench.studies import memset
-from cyclebench.studies.memset import grid, report, study
+from cyclebench.studies.memset import analysis, config, grid, study
+from cyclebench.study.base import Analysis
+from cyclebench.study.facts import run_facts
+from cyclebench.study.summary import build_summary
 
 HL = grid.RANDOM_SIZE_TESTS.index(grid.HIGHLIGHTED_TEST)
 CLEAR = next(i for i, r in enumerate(grid.RANDOM_SIZE_TESTS)
              if r.clear_l1 and r.granularity == 1 and r.max_size == 16)
 
-TINY = replace(study.QUICK, name="tiny", kernels=("libc", "nt_old", "new_sse", "heap_zero"), reps=3,
+TINY = replace(config.QUICK, name="tiny", kernels=("libc", "nt_old", "new_sse", "heap_zero"), reps=3,
                budget=0.0, fixed_sizes=(16, 64, 1024), random_rows=(HL, CLEAR), random_calls=2000,
                learn_rows=(HL,), learn_calls=500, learn_kernels=("nt_old", "new_sse"),
-               trace_sizes=(16, 64), thresholds=(256, 800), sweep_streams=(study.SweepStream(256, 1024),),
+               trace_sizes=(16, 64), thresholds=(256, 800), sweep_streams=(config.SweepStream(256, 1024),),
                sweep_calls=1000)
 
 
@@ -36,12 +40,12 @@ def tiny_run(tmp_path_factory):
 def test_the_study_runs_end_to_end(tiny_run):
     out = tiny_run.out
     recs = _lines(out / "results.jsonl")
-    assert tiny_run.measured == len(recs) - 1 and tiny_run.skipped == 0    # + the info record
-    assert recs[0]["experiment"] == "info" and recs[0]["result"]["glibc"]["x86_rep_stosb_threshold"] > 0
+    assert tiny_run.measured == len(recs) and tiny_run.skipped == 0
+    header = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    assert header["kind"] == "memset" and header["meta"]["machine"]["cpu_model_name"]
+    assert header["meta"]["prepared"]["glibc"]["x86_rep_stosb_threshold"] > 0
     kinds = {r["experiment"] for r in recs}
-    assert kinds == {"info", "fixed", "random", "trace", "learn", "threshold"}
-    for r in recs:
-        assert r["schema"] == study.SCHEMA and r["machine"]["cpu_model_name"]
+    assert kinds == {"fixed", "random", "trace", "learn", "threshold"}
     fixed = [r for r in recs if r["experiment"] == "fixed"]
     # heap_zero only at multiples of 16; every size for the others; serialized mode in quick
     assert {(r["routine"], r["params"]["size"]) for r in fixed} == \
@@ -58,26 +62,29 @@ def test_the_study_runs_end_to_end(tiny_run):
 @pytest.mark.measured
 def test_the_study_writes_tables_plots_json_and_summary(tiny_run):
     out, o = tiny_run.out, tiny_run.outputs
-    for name in ("fixed_png", "threshold_png"):
+    for name in ("fixed_sizes.png", "threshold.png"):
         assert o[name].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     table = (out / "fixed_sizes.txt").read_text()
     assert "libc" in table and "nt_old" in table
-    lines = table.splitlines()
-    sep = next(i for i, ln in enumerate(lines) if ln.startswith("----"))
-    body = lines[sep + 1:lines.index("", sep)]
-    assert [ln.split()[0] for ln in body] == ["16", "64", "1024"]
+    assert [ln.split()[0] for ln in table.splitlines() if ln.split() and ln.split()[0].isdigit()] == \
+        ["16", "64", "1024"]
     rnd = (out / "random_sizes.txt").read_text()
     assert "12.96" in rnd and "ref new/old %" in rnd and "new_sse vs glibc %" in rnd
     assert (out / "fixed_sizes.csv").read_text().startswith("mode,size,routine")
     doc = json.loads((out / "results.json").read_text())
     assert set(doc["tables"]["fixed"]) == {"16", "64", "1024"}
+    assert doc["metadata"]["parameters"]["name"] == "tiny" and doc["metadata"]["machine"]["cpu_model_name"]
     row = next(r for r in doc["tables"]["random"] if r["row"] == HL)
     assert row["reference_pct"] == 12.96 and set(row["cycles"]) >= {"nt_old", "new_sse", "libc"}
     summary = (out / "summary.md").read_text()
     assert "Does the reference's main finding hold?" in summary and "Where glibc stands" in summary
     assert "rep stosb cut-over" in summary and "## Table: random sizes" in summary
-    if "hardware PMU" not in doc["info"]["pmu"] or "no hardware PMU" in doc["info"]["pmu"]:
-        assert "need a hardware PMU; this machine has none" in summary
+    for section in ("## Machine", "## Method", "## Caveats", "glibc"):
+        assert section in summary
+    if tiny_run.facts.tsc:         # what the summary says of counters follows what the run used
+        assert "TSC-calibrated core cycles" in summary
+    if not tiny_run.facts.counted("branch-misses"):
+        assert "Branch mispredictions per call were not counted in this run" in summary
     stores = (out / "stores.txt").read_text()
     assert "cond. branches" in stores and "penalty" in stores
 
@@ -97,7 +104,7 @@ def test_resume_skips_finished_records(tmp_path):
     third = study.run_study(SMALL, tmp_path, resume=True, progress=False)
     assert (third.measured, third.skipped) == (2, 2)
     recs = _lines(path)
-    assert len(recs) == 5 and len({r["key"] for r in recs}) == 5
+    assert len(recs) == 4 and len({r["key"] for r in recs}) == 4
     # without --resume the old file is kept aside and everything is measured again
     fresh = study.run_study(SMALL, tmp_path, progress=False)
     assert fresh.measured == 4 and (tmp_path / "results.prev.jsonl").exists()
@@ -116,7 +123,7 @@ def test_cli_incorrect_routine_exits_11_and_nothing_is_timed(cli, tmp_path):
                          "--no-progress")
     assert code == 11
     assert "error: bad is incorrect" in err and "hint:" in err
-    assert study.results_store(tmp_path / "results.jsonl").load()[1] == []     # the header only
+    assert not (tmp_path / "results.jsonl").exists()      # the check comes before the results file
 
 
 def test_cli_runs_and_resumes(cli, tmp_path):
@@ -154,17 +161,38 @@ def test_table_arithmetic_on_synthetic_records():
     p = {"row": HL, "name": "x"}
     recs = [_rec("random", "nt_old", p, 40.0), _rec("random", "new_sse", p, 30.0),
             _rec("random", "libc", p, 20.0), _rec("random", "new_avx512", p, 10.0)]
-    rnd = report.random_table(recs, ["libc", "nt_old", "new_sse", "new_avx512"])
+    rnd = analysis.random_table(recs, ["libc", "nt_old", "new_sse", "new_avx512"])
     (row,) = rnd["rows"]
     assert row["ours_pct"] == pytest.approx(25.0)                  # (40 - 30) / 40
     assert row["ours_gross_pct"] == pytest.approx(100 * (45 - 35) / 45)
     assert row["vs_glibc_pct"]["new_avx512"] == pytest.approx(50.0)
     assert row["vs_glibc_pct"]["nt_old"] == pytest.approx(-100.0)
-    fx = report.fixed_table([_rec("fixed", "libc", {"size": 8, "mode": "serialized"}, 4.0),
-                             _rec("fixed", "nt_old", {"size": 8, "mode": "serialized"}, 2.0),
-                             _rec("fixed", "nt_old", {"size": 8, "mode": "back-to-back"}, 9.0)])
+    fx = analysis.fixed_table([_rec("fixed", "libc", {"size": 8, "mode": "serialized"}, 4.0),
+                               _rec("fixed", "nt_old", {"size": 8, "mode": "serialized"}, 2.0),
+                               _rec("fixed", "nt_old", {"size": 8, "mode": "back-to-back"}, 9.0)])
     assert fx["by_size"] == {8: {"libc": 4.0, "nt_old": 2.0}}
-    s = report.summarize_findings(fx, rnd, {"by_routine": {}, "long": []}, {"rows": []},
-                                  {"columns": []}, {}, [])
+    s = analysis.summarize_findings(fx, rnd, {"by_routine": {}, "long": []}, {"rows": []}, {"columns": []})
     assert s["fixed_vs_glibc"][0]["verdict"] == "win" and s["new_vs_old"]["new_faster_rows"] == 1
     assert s["random_vs_glibc"][0]["best"] == "new_avx512"
+
+
+def test_the_summary_reports_branch_misses_when_a_pmu_counted_them():
+    """The summary once said "no PMU" and "TSC" whatever the run used; it follows the facts now."""
+    p = {"row": HL, "name": "x"}
+    recs = [_rec("random", n, p, c) for n, c in (("nt_old", 40.0), ("new_sse", 30.0), ("libc", 20.0))]
+    for r, misses in zip(recs, (2.5, 1.5, 0.5)):
+        r["result"].update(backend={"name": "perf", "reason": "hardware PMU"}, warnings=[],
+                           options={"flush": "none", "n_measurements": 15},
+                           events={"branch-misses": {"net": {"median": misses}}})
+    st = study.MemsetStudy()
+    facts = run_facts("memset", "tiny", {"machine": {"cpu_model_name": "Fake"}}, recs,
+                      {"glibc": {"version": "glibc 2.36", "x86_rep_stosb_threshold": 2048},
+                       "pmu_events": ["branch-misses"], "implementations": ["libc", "nt_old", "new_sse"]})
+    a = st.analyse(TINY, recs, facts)
+    assert a.findings["branch_misses"]["nt_old"]["median_per_call"] == 2.5
+    text = build_summary(st, TINY, a, facts)
+    assert "counted by the hardware PMU" in text and "`branch-misses`" in text
+    assert "`nt_old` 2.50" in text and "TSC" not in text and "not counted" not in text
+    tsc = run_facts("memset", "tiny", {"machine": {}}, [], {"pmu": "no hardware PMU: a VM"})
+    text = build_summary(st, TINY, Analysis(), tsc)
+    assert "were not counted in this run: no hardware PMU: a VM" in text

@@ -1,84 +1,76 @@
-"""cyclebench study: run a reproduced study (today: memset) and write its results and report."""
+"""cyclebench study: run a study (cyclebench/studies/<name>/) and write its results and report."""
 from __future__ import annotations
 
+import argparse
 import sys
+import time
 from pathlib import Path
 
 from ..errors import UsageError
+from ..study import registry
+from ..study.engine import run_study
 from .options import positive_int
-from .parser import subparser
-
-STUDIES = ("memset",)
+from .parser import exit_code_help, subparser
 
 
 def add_parser(sub):
-    p = subparser(sub, "study", "run a reproduced study (memset) and write tables, plots and a summary",
+    p = subparser(sub, "study", "run a study (e.g. memset) and write tables, plots and a summary",
                   "Run a study: every implementation is checked for correctness first, then timed; each\n"
                   "measurement is appended to OUT/results.jsonl as it is made, and the tables (text, CSV),\n"
-                  "results.json, PNG plots and summary.md are written next to it at the end.\n"
+                  "results.json, plots and summary.md are written next to it at the end.\n"
+                  f"studies: {', '.join(registry.names())}\n"
+                  "the options of one study: cyclebench study NAME --help\n"
                   "example: cyclebench study memset --quick")
-    p.add_argument("name", choices=STUDIES, metavar="STUDY", help="the study: memset")
-    p.add_argument("--quick", action="store_true",
-                   help="a subset of sizes, rows and thresholds with fewer repetitions (about 2 minutes)")
-    p.add_argument("--out", type=Path, metavar="DIR",
-                   help="output directory (default: cyclebench-results/memset or .../memset-quick)")
-    p.add_argument("--resume", action="store_true",
-                   help="keep OUT/results.jsonl and measure only what it lacks (without it, an old file "
-                        "is moved to results.prev.jsonl)")
-    p.add_argument("--kernels", metavar="LIST",
-                   help="comma-separated kernels to include (default: every one this CPU supports)")
-    p.add_argument("--routine", action="append", default=[], metavar="NAME=LIB.so:SYMBOL",
-                   help="add your own memset (void *fn(void *, int, size_t)); repeatable")
-    p.add_argument("--experiments", metavar="LIST",
-                   help="comma-separated subset of fixed,random,stores,threshold (default: all)")
-    p.add_argument("-n", "--n-measurements", type=positive_int, metavar="N",
-                   help="repetitions per measurement (default 15 with --quick, else 30)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--list", action="store_true", help="list the studies and exit")
+    p.add_argument("name", nargs="?", metavar="STUDY", help="the study to run")
+    p.add_argument("options", nargs=argparse.REMAINDER, metavar="...",
+                   help="--quick, --out DIR, --resume, -n N, --no-progress and the study's own options")
     p.set_defaults(run=run)
 
 
-def _list(text: str | None) -> tuple[str, ...] | None:
-    if text is None:
-        return None
-    items = tuple(x.strip() for x in text.split(",") if x.strip())
-    if not items:
-        raise UsageError("an empty list was given", hint="e.g. --kernels libc,nt_old,new_sse")
-    return items
-
-
 def run(args) -> int:
-    import time
-    from dataclasses import replace
-
-    from ..studies.memset import study
+    if args.list:
+        for name, title in registry.listing():
+            print(f"{name:12s} {title}")
+        return 0
+    if not args.name:
+        raise UsageError("no study named", "give one of " + ", ".join(registry.names()) + " (see --list)")
+    study = registry.get(args.name)
+    opts = study_parser(study).parse_args(args.options)
     t0 = time.monotonic()
-    cfg = study.QUICK if args.quick else study.FULL
-    extra = []
-    for item in args.routine:
-        name, sep, spec = item.partition("=")
-        if not sep or not name or ":" not in spec:
-            raise UsageError(f"--routine {item!r} is not NAME=LIB.so:SYMBOL",
-                             hint="e.g. --routine mine=./libmymemset.so:my_memset (or mine=libc:memset)")
-        extra.append((name, spec))
-    changes = {}
-    if args.kernels is not None:
-        changes["kernels"] = _list(args.kernels)
-    if extra:
-        changes["extra"] = tuple(extra)
-    if args.experiments is not None:
-        changes["experiments"] = _list(args.experiments)
-    if args.n_measurements:
-        changes["reps"] = args.n_measurements
-    if changes:
-        cfg = replace(cfg, **changes)
-    out = args.out or Path("cyclebench-results") / ("memset-quick" if args.quick else "memset")
-    res = study.run_study(cfg, out, resume=args.resume, progress=not args.no_progress)
-    tables = res.outputs.get("tables")
-    if tables and tables.exists():
-        sys.stdout.write(tables.read_text())
-    wall = time.monotonic() - t0
-    print(f"\n{res.measured} measurements made, {res.skipped} already in {res.out / study.RESULTS}; "
-          f"wall time {wall:.0f} s")
+    config = study.configure(opts)
+    out = opts.out or Path("cyclebench-results") / (f"{study.name}-quick" if opts.quick else study.name)
+    res = run_study(study, config, out, resume=opts.resume, progress=not opts.no_progress)
+    sys.stdout.write(res.outputs["tables"].read_text())
+    print(f"\n{res.measured} measurements made, {res.skipped} already in {res.outputs['results']}; "
+          f"wall time {time.monotonic() - t0:.0f} s")
     print(f"summary: {res.outputs['summary']}")
-    print("outputs: " + ", ".join(sorted(p.name for k, p in res.outputs.items() if k not in ("summary",))))
+    print("outputs: " + ", ".join(sorted(p.name for k, p in res.outputs.items() if k != "summary")))
     return 0
+
+
+class _StudyParser(argparse.ArgumentParser):
+    """A bad study option is a UsageError: one error line and one hint line, exit 2."""
+
+    def error(self, message):
+        raise UsageError(message, f"see: {self.prog} --help")
+
+
+def study_parser(study) -> argparse.ArgumentParser:
+    """The shared options of every study, then the study's own."""
+    p = _StudyParser(prog=f"cyclebench study {study.name}", description=study.description or study.title,
+                     epilog=exit_code_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    shared = p.add_argument_group("options of every study")
+    shared.add_argument("--quick", action="store_true",
+                        help="a smaller grid with fewer repetitions, to try the study out")
+    shared.add_argument("--out", type=Path, metavar="DIR",
+                        help=f"output folder (default: cyclebench-results/{study.name}, or "
+                             f"cyclebench-results/{study.name}-quick with --quick)")
+    shared.add_argument("--resume", action="store_true",
+                        help="keep OUT/results.jsonl and measure only what it lacks (without it, an "
+                             "old file is moved to results.prev.jsonl)")
+    shared.add_argument("-n", "--n-measurements", type=positive_int, metavar="N",
+                        help="repetitions per measurement (default: the study's)")
+    shared.add_argument("--no-progress", action="store_true", help="no progress bar")
+    study.add_options(p.add_argument_group(f"options of the {study.name} study"))
+    return p

@@ -25,444 +25,179 @@ wrong one stops the study with RoutineIncorrect (exit 11). Records are appended 
 A key names the experiment, the routine and its shared object (which carries a hash of its sources
 and flags), the parameters and the timing options, so changed kernels or settings are measured
 again. Outputs (tables, CSV, JSON, PNG plots, ``summary.md``) are written next to the results by
-``report.write_outputs``.
+``analyse`` below and the framework (cyclebench/study/).
 """
 from __future__ import annotations
 
-import datetime as _dt
-import hashlib
-import json
 import os
-import re
-import subprocess
-from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
-from typing import Callable
-
-from cyclebench.errors import CycleBenchError, ResultFileError, UsageError
-from cyclebench.machine import machine_metadata
-from cyclebench.routines.build import Routine, resolve
-from cyclebench.routines.correctness import MemsetDomain, check_many
-from cyclebench.routines.streams import fixed_stream, random_stream
-from cyclebench.routines.timing import TimingOptions, mark_checked, time_routine
-from cyclebench.study.store import ResultsStore
-
-from . import KERNELS, grid, missing_features, routine as kernel_routine
-
-SCHEMA = "cyclebench.memset-study.record"
-SCHEMA_VERSION = 1
-RESULTS = "results.jsonl"
-EXPERIMENTS = ("fixed", "random", "stores", "threshold")
-FIXED_MODES = ("serialized", "back-to-back")
-
-# the reference's table of stores per size, plus the sizes where the designs change paths
-TRACE_SIZES = (8, 16, 24, 32, 36, 48, 64, 80, 96, 128, 144, 160, 176, 192, 256, 512, 1024, 4096)
-QUICK_FIXED_SIZES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 36, 48, 64, 80, 96, 128, 144, 160, 176, 192,
-                     256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 8192, 16384, 32768, 65536,
-                     131072, 262144, 524288, 1048576)
-FULL_FIXED_SIZES = tuple(s for s in grid.FIXED_SIZES if s > 0)
-
-
-def _row(gran, lo, hi, off, clear) -> int:
-    for i, r in enumerate(grid.RANDOM_SIZE_TESTS):
-        if (r.granularity, r.min_size, r.max_size, r.max_offset, r.clear_l1) == (gran, lo, hi, off, clear):
-            return i
-    raise KeyError((gran, lo, hi, off, clear))
-
-
-QUICK_ROWS = (_row(1, 1, 16, 0, False), _row(1, 1, 64, 0, False), _row(1, 1, 128, 0, False),
-              _row(1, 1, 256, 4095, False), _row(1, 1, 1024, 0, False), _row(16, 32, 256, 0, False),
-              _row(16, 256, 512, 0, False), _row(16, 1024, 4096, 0, False), _row(1, 1, 128, 0, True))
-LEARN_ROWS_QUICK = (_row(1, 1, 64, 0, False), _row(16, 256, 512, 0, False))
-LEARN_ROWS_FULL = (_row(1, 1, 16, 0, False), _row(1, 1, 64, 0, False), _row(1, 1, 256, 0, False),
-                   _row(16, 256, 512, 0, False), _row(16, 1024, 4096, 0, False))
-
-
-@dataclass(frozen=True)
-class SweepStream:
-    min_size: int
-    max_size: int
-    granularity: int = 1
-    max_offset: int = 0
-
-    @property
-    def label(self) -> str:
-        return (f"random {self.min_size}..{self.max_size} B" + (f" /{self.granularity}" if self.granularity > 1 else "")
-                + (f", offsets 0..{self.max_offset}" if self.max_offset else ""))
-
-
-@dataclass(frozen=True)
-class StudyConfig:
-    name: str = "full"
-    kernels: tuple[str, ...] | None = None          # None: every kernel this CPU supports
-    extra: tuple[tuple[str, str], ...] = ()         # (name, "lib.so:symbol") routines to add
-    experiments: tuple[str, ...] = EXPERIMENTS
-    reps: int = 30
-    budget: float = 1.0
-    seed: int = 0
-    # 1. fixed sizes
-    fixed_sizes: tuple[int, ...] = FULL_FIXED_SIZES
-    fixed_calls: int = grid.FIXED_SIZE_CALLS
-    fixed_bytes_per_pass: int = 16 << 20
-    fixed_min_calls: int = 16
-    byte_loop_max: int = 4096
-    # "serialized": lfence after every call, each call timed in isolation like the reference's
-    # per-call timing (the primary figures); "back-to-back": calls overlap, what a loop pays
-    fixed_modes: tuple[str, ...] = ("serialized", "back-to-back")
-    # 2. random sizes
-    random_rows: tuple[int, ...] = tuple(range(len(grid.RANDOM_SIZE_TESTS)))
-    random_calls: int = grid.RANDOM_TEST_CALLS
-    random_byte_loop: bool = True
-    random_processes: int = 3                        # runner processes pooled per random-size row
-    # 3. stores and branches
-    trace_sizes: tuple[int, ...] = TRACE_SIZES
-    trace_all_aligns_max: int = 256                  # every alignment 0..63 up to this size
-    learn_rows: tuple[int, ...] = LEARN_ROWS_FULL
-    learn_calls: int = 5000
-    learn_kernels: tuple[str, ...] = ("nt_old", "new_sse", "new_avx512", "libc")
-    # 4. rep stosb threshold
-    thresholds: tuple[int, ...] = grid.STOSB_THRESHOLDS
-    sweep_kernels: tuple[str, ...] = ("new_sse", "new_avx512")
-    sweep_streams: tuple[SweepStream, ...] = (SweepStream(256, 4096), SweepStream(256, 1024),
-                                              SweepStream(512, 2048, 16))
-    sweep_calls: int = grid.RANDOM_TEST_CALLS
-
-    def __post_init__(self):
-        if any(m not in FIXED_MODES for m in self.fixed_modes) or not self.fixed_modes:
-            raise UsageError(f"fixed_modes must be from {', '.join(FIXED_MODES)}")
-        bad = [e for e in self.experiments if e not in EXPERIMENTS]
-        if bad:
-            raise UsageError(f"unknown experiment {bad[0]!r}", hint="use " + ", ".join(EXPERIMENTS))
-        if self.kernels is not None:
-            for k in self.kernels:
-                if k not in KERNELS:
-                    raise UsageError(f"unknown memset kernel {k!r}", hint="one of " + ", ".join(KERNELS))
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["sweep_streams"] = [asdict(s) for s in self.sweep_streams]
-        return d
-
-
-QUICK = StudyConfig(
-    name="quick", reps=15, budget=0.3, fixed_sizes=QUICK_FIXED_SIZES, fixed_bytes_per_pass=4 << 20,
-    fixed_modes=("serialized",),
-    random_rows=QUICK_ROWS, random_byte_loop=False, random_processes=1,
-    trace_sizes=TRACE_SIZES, learn_rows=LEARN_ROWS_QUICK,
-    thresholds=(256, 512, 640, 800, 1024, 1536, 2048, 3072, 4096), sweep_kernels=("new_sse",),
-    sweep_streams=(SweepStream(256, 4096),))
-FULL = StudyConfig()
-
-
-# ---------------------------------------------------------------------------------------------
-# routines
-
-@dataclass
-class Impl:
-    """One implementation in the study: its routine and the domain it was checked on."""
-    name: str
-    routine: Routine
-    domain: MemsetDomain
-    kernel: str | None          # the KERNELS name, None for --routine extras
-
-
-def _selected_kernels(cfg: StudyConfig) -> list[str]:
-    names = list(cfg.kernels) if cfg.kernels is not None else list(KERNELS)
-    return [n for n in names if not missing_features(KERNELS[n])]
-
-
-def implementations(cfg: StudyConfig) -> list[Impl]:
-    out = [Impl(n, kernel_routine(n), KERNELS[n].domain, n) for n in _selected_kernels(cfg)]
-    for name, spec in cfg.extra:
-        out.append(Impl(name, resolve(spec, name=name), MemsetDomain(), None))
-    return out
-
-
-def _threshold_impls(cfg: StudyConfig, selected: list[str]) -> list[tuple[str, int, Impl]]:
-    out = []
-    for k in cfg.sweep_kernels:
-        if k not in selected or not KERNELS[k].uses_stosb_threshold:
-            continue
-        for t in cfg.thresholds:
-            out.append((k, t, Impl(f"{k}@{t}", kernel_routine(k, t), KERNELS[k].domain, k)))
-    return out
-
-
-def check_all(impls: list[Impl]) -> None:
-    """Check every implementation (in parallel) before anything is timed; raise the first failure."""
-    results = check_many([(i.routine, i.domain) for i in impls])
-    for impl, res in zip(impls, results):
-        if isinstance(res, CycleBenchError):
-            raise res
-        mark_checked(impl.routine, impl.domain, res)
-
-
-# ---------------------------------------------------------------------------------------------
-# glibc facts
-
-def glibc_info() -> dict:
-    """glibc's version and its rep stosb threshold tunable (``ld.so --list-tunables``)."""
-    info = {"version": os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None,
-            "x86_rep_stosb_threshold": None, "x86_rep_stosb_threshold_source": None,
-            "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES")}
-    for ld in ("/lib64/ld-linux-x86-64.so.2", "/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"):
-        if not Path(ld).exists():
-            continue
-        try:
-            out = subprocess.run([ld, "--list-tunables"], capture_output=True, text=True, timeout=10).stdout
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        m = re.search(r"glibc\.cpu\.x86_rep_stosb_threshold:\s*(0x[0-9a-fA-F]+|\d+)", out)
-        if m:
-            info["x86_rep_stosb_threshold"] = int(m.group(1), 0)
-            info["x86_rep_stosb_threshold_source"] = f"{ld} --list-tunables"
-            break
-    if info["x86_rep_stosb_threshold"] is None:
-        info["x86_rep_stosb_threshold"] = 2048
-        info["x86_rep_stosb_threshold_source"] = "glibc's documented default (ld.so --list-tunables unavailable)"
-    return info
-
-
-def pmu_events() -> tuple[tuple[str, ...], str]:
-    """(events to count, why): branch-misses when a hardware PMU works, else none and the reason."""
-    try:
-        from cyclebench.counters.backends import select_backend
-        from cyclebench.counters.resolve import resolve_events
-        b = select_backend("auto")
-        if b.name != "perf":
-            return (), b.reason
-        select_backend("auto", resolve_events("branch-misses"))
-        return ("branch-misses",), "hardware PMU available: branch-misses counted"
-    except CycleBenchError as e:
-        return (), e.cause
-
-
-# ---------------------------------------------------------------------------------------------
-# the plan
-
-@dataclass
-class Task:
-    key: str
-    experiment: str
-    label: str
-    run: Callable[[], dict]        # -> {"routine", "spec", "params", "result"}
-
-
-def _digest(obj) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:12]
-
-
-def _key(experiment: str, impl: Impl, params: dict, opts) -> str:
-    lib = Path(impl.routine.library).name
-    return f"{experiment}|{impl.name}|{lib}:{impl.routine.symbol}|{_digest(params)}|{_digest(opts)}"
-
-
-def fixed_calls(cfg: StudyConfig, size: int) -> int:
-    return max(cfg.fixed_min_calls, min(cfg.fixed_calls, cfg.fixed_bytes_per_pass // max(size, 1)))
-
-
-def _heap_zero_ok(impl: Impl, sizes_step: int, offsets_zero: bool) -> bool:
-    d = impl.domain
-    return (sizes_step % d.size_step == 0) and (offsets_zero or d.align_step == 1)
-
-
-def plan(cfg: StudyConfig, impls: list[Impl], sweep: list[tuple[str, int, Impl]],
-         events: tuple[str, ...] = ()) -> list[Task]:
-    tasks: list[Task] = []
-    base = TimingOptions(n_measurements=cfg.reps, budget=cfg.budget)
-
-    def timing_task(exp, impl, params, stream_fn, opts, label):
-        def run():
-            t = time_routine(impl.routine, stream_fn(), opts, domain=impl.domain)
-            return {"routine": impl.name, "spec": impl.routine.spec, "params": params, "result": t.to_dict()}
-        tasks.append(Task(_key(exp, impl, params, opts.key()), exp, label, run))
-
-    if "fixed" in cfg.experiments:
-        for mode in cfg.fixed_modes:
-            opts = replace(base, serialize=mode == "serialized")
-            for size in cfg.fixed_sizes:
-                n = fixed_calls(cfg, size)
-                for impl in impls:
-                    if impl.kernel == "byte_loop" and size > cfg.byte_loop_max:
-                        continue
-                    if size % impl.domain.size_step:
-                        continue
-                    params = {"size": size, "calls": n, "value": 0, "mode": mode}
-                    timing_task("fixed", impl, params,
-                                lambda size=size, n=n: fixed_stream(size, count=n, value=0), opts,
-                                f"fixed {size} B {mode}: {impl.name}")
-
-    if "random" in cfg.experiments:
-        for idx in cfg.random_rows:
-            row = grid.RANDOM_SIZE_TESTS[idx]
-            opts = replace(base, flush="call" if row.clear_l1 else "none", events=events,
-                           processes=cfg.random_processes)
-            for impl in impls:
-                if impl.kernel == "byte_loop" and not cfg.random_byte_loop:
-                    continue
-                if impl.domain.size_step > 1 and not (row.granularity % impl.domain.size_step == 0
-                                                      and row.min_size % impl.domain.size_step == 0
-                                                      and row.max_offset == 0):
-                    continue
-                params = {"row": idx, "name": row.name, "calls": cfg.random_calls, "seed": cfg.seed,
-                          **{k: getattr(row, k) for k in ("granularity", "min_size", "max_size",
-                                                          "min_offset", "max_offset", "clear_l1")}}
-                timing_task("random", impl, params,
-                            lambda row=row: row.stream(count=cfg.random_calls, seed=cfg.seed), opts,
-                            f"random {row.min_size}..{row.max_size}{' clearL1' if row.clear_l1 else ''}: {impl.name}")
-
-    if "stores" in cfg.experiments:
-        from cyclebench.routines.trace import trace_memset
-        for impl in impls:
-            sizes = [s for s in cfg.trace_sizes if s % impl.domain.size_step == 0
-                     and not (impl.kernel == "byte_loop" and s > 256)]
-            step = impl.domain.align_step
-            small = [s for s in sizes if s <= cfg.trace_all_aligns_max]
-            large = [s for s in sizes if s > cfg.trace_all_aligns_max]
-            params = {"sizes": sizes, "all_aligns_max": cfg.trace_all_aligns_max, "align_step": step}
-
-            def run(impl=impl, small=small, large=large, step=step, params=params):
-                rows = []
-                if small:
-                    rows += [t.as_dict() for t in trace_memset(impl.routine, small, range(0, 64, step))]
-                if large:
-                    aligns = sorted({a for a in (0, 1, 16, 63) if a % step == 0} | {63 // step * step})
-                    rows += [t.as_dict() for t in trace_memset(impl.routine, large, aligns)]
-                return {"routine": impl.name, "spec": impl.routine.spec, "params": params,
-                        "result": {"traces": rows}}
-            tasks.append(Task(_key("trace", impl, params, {}), "trace", f"trace: {impl.name}", run))
-        learn_impls = [i for i in impls if i.name in cfg.learn_kernels]
-        for idx in cfg.learn_rows:
-            row = grid.RANDOM_SIZE_TESTS[idx]
-            for calls in (cfg.learn_calls, cfg.random_calls):
-                for impl in learn_impls:
-                    params = {"row": idx, "name": row.name, "calls": calls, "seed": cfg.seed + 1,
-                              "min_size": row.min_size, "max_size": row.max_size,
-                              "granularity": row.granularity}
-                    timing_task("learn", impl, params,
-                                lambda row=row, calls=calls: row.stream(count=calls, seed=cfg.seed + 1),
-                                base, f"learn {row.min_size}..{row.max_size} x{calls}: {impl.name}")
-
-    if "threshold" in cfg.experiments:
-        for kernel, t, impl in sweep:
-            for ss in cfg.sweep_streams:
-                params = {"kernel": kernel, "threshold": t, "stream": asdict(ss), "label": ss.label,
-                          "calls": cfg.sweep_calls, "seed": cfg.seed}
-                timing_task("threshold", impl, params,
-                            lambda ss=ss: random_stream(min_size=ss.min_size, max_size=ss.max_size,
-                                                        granularity=ss.granularity,
-                                                        max_offset=ss.max_offset, value=0,
-                                                        count=cfg.sweep_calls, seed=cfg.seed),
-                            base, f"threshold {t} ({ss.label}): {kernel}")
-    return tasks
-
-
-# ---------------------------------------------------------------------------------------------
-# results file
-
-def _check_record(rec: dict) -> str | None:
-    if rec.get("schema") != SCHEMA or rec.get("schema_version") != SCHEMA_VERSION:
-        return f"not a {SCHEMA} version {SCHEMA_VERSION} record"
-    return None if isinstance(rec.get("key"), str) else "no key"
-
-
-def results_store(path: Path) -> ResultsStore:
-    """The study's results.jsonl (cyclebench/study/store.py: torn last line cut, foreign refused)."""
-    return ResultsStore(path, "memset", SCHEMA_VERSION, check_record=_check_record)
-
-
-def load_records(path: Path) -> dict[str, dict]:
-    """Records by key; damage other than a torn last line raises ResultFileError (exit 10)."""
-    return {r["key"]: r for r in results_store(path).load()[1]}
-
-
-# ---------------------------------------------------------------------------------------------
-# running
-
-@dataclass
-class StudyRun:
-    out: Path
-    measured: int
-    skipped: int
-    records: list[dict]
-    outputs: dict[str, Path] = field(default_factory=dict)
-    elapsed: float = 0.0
-
-
-def _progress(enabled: bool):
-    from rich.console import Console
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
-    console = Console(stderr=True)
-    return Progress(TextColumn("[bold]memset[/]"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.description}"),
-                    console=console, disable=not enabled, transient=False)
+from dataclasses import replace
+
+from cyclebench.errors import UsageError
+from cyclebench.reports.model import Table
+from cyclebench.study import engine
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, Task
+from cyclebench.study.facts import RunFacts
+from cyclebench.study.registry import register
+
+from . import KERNELS
+from . import summary as summ
+from .analysis import (fixed_table, learn_table, random_table, summarize_findings, threshold_table,
+                       trace_table)
+from .config import EXPERIMENTS, FULL, QUICK, StudyConfig
+from .experiments import plan
+from .implementations import check_all, glibc_info, implementations, pmu_events, threshold_impls
+from .plots import fixed_figure, threshold_figure
+from .tables import fixed_view, learn_view, random_view, stores_view, threshold_view
+
+RESULTS = engine.RESULTS
+
+
+def _list(text: str | None) -> tuple[str, ...] | None:
+    if text is None:
+        return None
+    items = tuple(x.strip() for x in text.split(",") if x.strip())
+    if not items:
+        raise UsageError("an empty list was given", hint="e.g. --kernels libc,nt_old,new_sse")
+    return items
+
+
+@register
+class MemsetStudy(Study):
+    name = "memset"
+    title = "memset study"
+    description = ("The reference's old and new NT memset designs, their AVX widenings, rep stosb and an "
+                   "RtlHeapZero-like routine against glibc: fixed sizes, the reference's random-size grid, "
+                   "stores and branches per call, and the rep stosb cut-over.")
+    schema_version = 1
+
+    def add_options(self, group) -> None:
+        group.add_argument("--kernels", metavar="LIST",
+                           help="comma-separated kernels to include (default: every one this CPU supports)")
+        group.add_argument("--routine", action="append", default=[], metavar="NAME=LIB.so:SYMBOL",
+                           help="add your own memset (void *fn(void *, int, size_t)); repeatable")
+        group.add_argument("--experiments", metavar="LIST",
+                           help=f"comma-separated subset of {','.join(EXPERIMENTS)} (default: all)")
+
+    def configure(self, options) -> StudyConfig:
+        cfg = QUICK if options.quick else FULL
+        extra = []
+        for item in options.routine:
+            name, sep, spec = item.partition("=")
+            if not sep or not name or ":" not in spec:
+                raise UsageError(f"--routine {item!r} is not NAME=LIB.so:SYMBOL",
+                                 hint="e.g. --routine mine=./libmymemset.so:my_memset (or mine=libc:memset)")
+            extra.append((name, spec))
+        changes = {}
+        if options.kernels is not None:
+            changes["kernels"] = _list(options.kernels)
+        if extra:
+            changes["extra"] = tuple(extra)
+        if options.experiments is not None:
+            changes["experiments"] = _list(options.experiments)
+        if options.n_measurements:
+            changes["reps"] = options.n_measurements
+        return replace(cfg, **changes) if changes else cfg
+
+    def prepare(self, cfg: StudyConfig) -> Prepared:
+        impls = implementations(cfg)
+        if not impls:
+            raise UsageError("no implementation to study on this CPU", hint="check --kernels")
+        selected = [i.kernel for i in impls if i.kernel]
+        sweep = threshold_impls(cfg, selected) if "threshold" in cfg.experiments else []
+        check_all(impls + [i for _, _, i in sweep])        # correctness before any timing
+        events, why = pmu_events() if "random" in cfg.experiments else ((), "")
+        return Prepared((impls, sweep, events), {"glibc": glibc_info(), "pmu_events": list(events), "pmu": why,
+                                                 "implementations": [i.name for i in impls]})
+
+    def plan(self, cfg: StudyConfig, prepared: Prepared) -> list[Task]:
+        impls, sweep, events = prepared.state
+        return plan(cfg, impls, sweep, events)
+
+    def check_record(self, rec: dict) -> str | None:
+        if not isinstance(rec.get("key"), str) or not isinstance(rec.get("experiment"), str):
+            return "no key or experiment"
+        return None if isinstance(rec.get("result"), dict) else "no result"
+
+    def analyse(self, cfg: StudyConfig, records: list[dict], facts: RunFacts) -> Analysis:
+        impls = facts.prepared.get("implementations") or list(KERNELS)
+        cpu = facts.machine.get("cpu_model_name", "")
+        fixed, b2b = fixed_table(records, "serialized"), fixed_table(records, "back-to-back")
+        if not fixed["long"] and b2b["long"]:
+            fixed, b2b = b2b, {"long": [], "by_size": {}}
+        rnd = random_table(records, impls)
+        tr = trace_table(records, fixed)
+        lt = learn_table(records)
+        thr = threshold_table(records, summ.glibc_threshold(facts))
+        a = Analysis(findings=summarize_findings(fixed, rnd, tr, lt, thr))
+        md_titles: list[tuple[str, Table]] = []
+        if fixed["long"]:
+            views = [fixed_view(fixed, impls)]
+            md_titles.append((f"fixed sizes, {fixed['mode']} (net cycles per call)", views[0]))
+            a.files.append(OutputFile("fixed_sizes.png", figure=fixed_figure(
+                fixed, impls, "fixed_sizes", f"memset, fixed sizes, {fixed['mode']}: net cycles per call ({cpu})")))
+            if b2b["long"]:
+                views.append(fixed_view(b2b, impls))
+                md_titles.append(("fixed sizes, back to back", views[1]))
+                a.files.append(OutputFile("fixed_sizes_back_to_back.png", figure=fixed_figure(
+                    b2b, impls, "fixed_sizes_back_to_back",
+                    f"memset, fixed sizes, back to back: net cycles per call ({cpu})")))
+            a.files += [OutputFile("fixed_sizes.txt", views),
+                        OutputFile("fixed_sizes.csv", [Table.of_records("fixed", fixed["long"] + b2b["long"])])]
+            a.console += views
+        if rnd["rows"]:
+            view = random_view(rnd)
+            md_titles.append(("random sizes", view))
+            a.files += [OutputFile("random_sizes.txt", [view]),
+                        OutputFile("random_sizes.csv", [Table.of_records("random", rnd["long"])])]
+            a.console.append(view)
+        if tr["long"] or lt["rows"]:
+            views = []
+            if tr["long"]:
+                views.append(stores_view(tr, impls, summ.misses_text(facts)))
+                md_titles.append(("stores and branches per call", views[-1]))
+            if lt["rows"]:
+                views.append(learn_view(lt))
+                md_titles.append(("unpredictable sizes", views[-1]))
+            a.files += [OutputFile("stores.txt", views), OutputFile("stores.csv", [Table.of_records(
+                "stores", tr["long"] + [dict(r, kind="learn") for r in lt["rows"]])])]
+            a.console += views
+        if thr["columns"]:
+            view = threshold_view(thr)
+            md_titles.append(("rep stosb threshold", view))
+            long = [{"kernel": c["kernel"], "stream": c["stream"], "threshold": t, "net_fastest10": v,
+                     "best": t == c["best"]} for c in thr["columns"] for t, v in c["cycles"].items()]
+            a.files += [OutputFile("threshold.txt", [view]),
+                        OutputFile("threshold.csv", [Table.of_records("threshold", long)]),
+                        OutputFile("threshold.png", figure=threshold_figure(
+                            thr, "threshold", "memset: rep stosb cut-over sweep"))]
+            a.console.append(view)
+        a.summary_tables = [replace(t, title=title) for title, t in md_titles]
+        a.data = {"tables": {"fixed": {str(k): v for k, v in fixed["by_size"].items()},
+                             "fixed_back_to_back": {str(k): v for k, v in b2b.get("by_size", {}).items()},
+                             "random": rnd["rows"],
+                             "stores": {n: {str(k): v for k, v in d.items()} for n, d in tr["by_routine"].items()},
+                             "learn": lt["rows"], "threshold": thr}}
+        return a
+
+    def machine(self, cfg, facts):
+        return summ.machine_lines(facts)
+
+    def method(self, cfg, facts):
+        return summ.method_lines(cfg)
+
+    def caveats(self, cfg, facts):
+        return summ.caveat_lines(cfg)
+
+    def summarise(self, cfg, analysis: Analysis, facts: RunFacts):
+        return summ.sections(analysis.findings, facts)
 
 
 def run_study(cfg: StudyConfig, out_dir: str | os.PathLike, *, resume: bool = False,
-              progress: bool = True) -> StudyRun:
-    """Run (or resume) the study into out_dir and write its outputs; see the module docstring."""
-    import time
-    t0 = time.monotonic()
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise ResultFileError(f"cannot create {out}: {e.strerror}", hint="choose another --out") from None
-    path = out / RESULTS
-    if not resume and path.is_file() and path.stat().st_size:
-        path.replace(out / "results.prev.jsonl")
-    store = results_store(path)
-    done = {r["key"]: r for r in store.start({"config": cfg.name}, resume=resume)}
-    try:
-        return _run(cfg, out, store, done, progress, t0)
-    finally:
-        store.close()
+              progress: bool = True) -> engine.StudyRun:
+    """Run (or resume) the memset study with ``cfg`` into ``out_dir`` (the CLI's path, for the API)."""
+    return engine.run_study(MemsetStudy(), cfg, out_dir, resume=resume, progress=progress)
 
 
-def _run(cfg: StudyConfig, out: Path, store: ResultsStore, done: dict, progress: bool, t0: float) -> StudyRun:
-    import time
-    from . import report
-
-    impls = implementations(cfg)
-    if not impls:
-        raise UsageError("no implementation to study on this CPU", hint="check --kernels")
-    selected = [i.kernel for i in impls if i.kernel]
-    sweep = _threshold_impls(cfg, selected) if "threshold" in cfg.experiments else []
-    check_all(impls + [i for _, _, i in sweep])        # correctness before any timing
-
-    events, pmu_reason = pmu_events() if "random" in cfg.experiments else ((), "")
-    glibc = glibc_info()
-    machine = machine_metadata()
-    tasks = plan(cfg, impls, sweep, events)
-    info_key = f"info|{_digest([glibc, machine.get('cpu_model_name')])}"
-    todo = [t for t in tasks if t.key not in done]
-    skipped = len(tasks) - len(todo)
-    if info_key not in done:
-        rec = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "key": info_key, "experiment": "info",
-               "result": {"glibc": glibc, "pmu_events": list(events), "pmu": pmu_reason},
-               "machine": machine, "recorded": _now(), "config": cfg.name}
-        store.append(rec)
-        done[info_key] = rec
-
-    measured = 0
-    with _progress(progress) as prog:
-        bar = prog.add_task("", total=len(tasks), completed=skipped)
-        for task in todo:
-            prog.update(bar, description=task.label)
-            body = task.run()
-            rec = {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "key": task.key,
-                   "experiment": task.experiment, **body, "machine": machine, "recorded": _now(),
-                   "config": cfg.name}
-            store.append(rec)
-            done[task.key] = rec
-            measured += 1
-            prog.advance(bar)
-        prog.update(bar, description="writing outputs")
-    records = [done[info_key]] + [done[t.key] for t in tasks]
-    outputs = report.write_outputs(cfg, records, out, impls=[i.name for i in impls])
-    return StudyRun(out, measured, skipped, records, outputs, time.monotonic() - t0)
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+def load_records(path) -> dict[str, dict]:
+    """The records of a memset results.jsonl by key (ResultFileError if it is not one)."""
+    return {r["key"]: r for r in engine.results_store(MemsetStudy(), path).load()[1]}
