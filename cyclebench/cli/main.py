@@ -1,15 +1,44 @@
-"""cyclebench's entry point: parse, dispatch, and turn user errors into one-line messages."""
+"""cyclebench's entry point: parse, dispatch, and turn user errors into one-line messages.
+
+Ctrl-C at any moment prints the "interrupted" line and gives exit code 130, never a traceback:
+nothing is imported before the guarded block but what the interpreter has already loaded (even
+``signal`` and ``errors`` are imported inside it), and a second Ctrl-C while the process ends is
+ignored.
+"""
 from __future__ import annotations
 
-import os
 import sys
 
-from ..errors import CycleBenchError
-from .parser import build_parser
+INTERRUPTED = "interrupted: results saved so far are kept"
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line (``argv`` None: this process's arguments) -> exit code."""
     try:
+        return _dispatch(argv)
+    except KeyboardInterrupt:
+        return interrupted(process_ends=argv is None)
+
+
+def interrupted(process_ends: bool = True) -> int:
+    """Say so and give 130; when the process is ending, a second Ctrl-C cannot cut that short."""
+    if process_ends:
+        import signal
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        except ValueError:            # not the main thread: nothing to protect
+            pass
+    try:
+        print(INTERRUPTED, file=sys.stderr)
+    except (OSError, ValueError):     # stderr closed
+        pass
+    return 130
+
+
+def _dispatch(argv: list[str] | None) -> int:
+    from ..errors import CycleBenchError       # here, not at the top: an early Ctrl-C is caught
+    try:
+        from .parser import build_parser
         args = build_parser().parse_args(argv)
         return args.run(args) or 0
     except CycleBenchError as e:
@@ -17,12 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         if e.hint:
             print(f"hint: {e.hint}", file=sys.stderr)
         return e.exit_code
-    except KeyboardInterrupt:
-        print("interrupted: results saved so far are kept", file=sys.stderr)
-        return 130
     except BrokenPipeError:
         return 0
     except Exception as e:  # a bug: say so plainly; the traceback only on request
+        import os
         if os.environ.get("CYCLEBENCH_DEBUG"):
             raise
         print(f"error: internal error: {type(e).__name__}: {e}", file=sys.stderr)
