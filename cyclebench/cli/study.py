@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -58,7 +59,7 @@ class _StudyParser(argparse.ArgumentParser):
 
 def study_parser(study) -> argparse.ArgumentParser:
     """The shared options of every study, then the study's own."""
-    p = _StudyParser(prog=f"cyclebench study {study.name}", description=study.description or study.title,
+    p = _StudyParser(prog=f"cyclebench study {study.name}", description=textwrap.fill(study.description or study.title, 100, break_on_hyphens=False),
                      epilog=exit_code_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     shared = p.add_argument_group("options of every study")
     shared.add_argument("--quick", action="store_true",
