@@ -30,9 +30,10 @@ def machine_key(cpu: int | None = None) -> str:
     return f"{cpu_info().model_name}-{cpu_info().microcode}-{cpu if cpu is not None else 'any'}"
 
 
-def _path(key: str, kind: str):
+def _path(key: str, kind: str, root=None):
+    """The history file of ``key`` in the cache folder (or in ``root``)."""
     safe = "".join(ch if ch.isalnum() else "_" for ch in key)[:80]
-    return cache_dir() / f"{kind}-{safe}.json"
+    return (root or cache_dir()) / f"{kind}-{safe}.json"
 
 
 def _plausible(v, kind: str) -> bool:

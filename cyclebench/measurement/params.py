@@ -73,6 +73,16 @@ def _names(name: str, v, types, hint: str):
         _bad(f"{name} must be a list of names, not {type(v).__name__} {_show(v)}", hint)
 
 
+def bind(fn, args: tuple, kwargs: dict) -> None:
+    """A call that does not fit ``fn``'s signature (a misspelt keyword, code missing, extra
+    positional arguments) as a UsageError, not Python's TypeError."""
+    import inspect
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as e:
+        _bad(f"{fn.__name__}(): {e}", f"see help(cyclebench.{fn.__name__}) for its arguments")
+
+
 def check(**kw) -> None:
     """Check the keyword arguments given (only those present); raise UsageError on the first bad one."""
     for part in CODE_PARTS:
