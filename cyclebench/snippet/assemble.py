@@ -146,7 +146,7 @@ def _check_dependencies(deps: Path, src: Path) -> None:
         listed = deps.read_text(errors="replace").replace("\\\n", " ").split(":", 1)[1].split()
     except (OSError, IndexError):
         return
-    read = [f for f in listed if Path(f).name != src.name]
+    read = [f for f in listed if f != str(src)]
     if read:
         raise AssemblyError(f"the code reads the file '{quote(read[0], 120)}' through the assembler",
                             "a snippet cannot read files: give raw machine code with --code-file FILE "
