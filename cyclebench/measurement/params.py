@@ -60,8 +60,9 @@ def _code(name: str, v):
 def _events(v):
     if v is None or isinstance(v, (str, Path)):
         return
+    from ..counters.backends import Event
     from ..counters.events import EventSpec
-    if not isinstance(v, (list, tuple)) or not all(isinstance(e, (str, EventSpec)) for e in v):
+    if not isinstance(v, (list, tuple)) or not all(isinstance(e, (str, EventSpec, Event)) for e in v):
         _bad(f"events must be names (a comma-separated str or a list of str), EventSpecs or a config file "
              f"path, not {type(v).__name__} {_show(v)}", 'e.g. events="page-faults,task-clock"')
 
