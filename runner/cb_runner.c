@@ -725,6 +725,7 @@ int main(int argc, char **argv) {
     for (long i = 0; i < opt.initial_warm_up; i++) call(opt.e_b, opt.loop, NULL);
     uint64_t loop = opt.auto_loop_ticks ? choose_loop() : (uint64_t)opt.loop;
     out("info loop %llu\n", (unsigned long long)loop);
+    oflush();
 
     /* One pass per group (one pass with no group when there are no events); the TSC calibration
      * runs in the first pass only: the other passes contribute their events, not cycles. */
@@ -741,6 +742,7 @@ int main(int argc, char **argv) {
             if (probe) { print_reading(rep, "pa", &rpa); print_reading(rep, "pb", &rpb); }
             print_reading(rep, "a", &ra);
             print_reading(rep, "b", &rb);
+            oflush();     /* between runs: a timeout then still shows how far the run got */
         }
     }
     if (cur_group >= 0) sys3(SYS_ioctl, fds[opt.group_first[cur_group]], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
