@@ -176,9 +176,13 @@ def _mentions_r15(part) -> bool:
         return False
     if isinstance(part, Path):
         import iced_x86
-        try:
-            code = part.read_bytes()
-        except OSError:
+
+        from ..errors import CycleBenchError
+        from ..snippet.parse import MAX_RAW
+        from ..textfile import read_bytes
+        try:      # capped: -code /dev/zero must not read forever
+            code = read_bytes(part, "code file", limit=MAX_RAW, error=UsageError, hint="")
+        except CycleBenchError:
             return False                    # measure() reports the unreadable file
         factory = iced_x86.InstructionInfoFactory()
         return any(iced_x86.RegisterExt.full_register(u.register) == iced_x86.Register.R15

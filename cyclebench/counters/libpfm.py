@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 
 from ..errors import CounterUnavailable
+from ..textfile import quote
 from .events import ATTR_BIT, PERF_ATTR_SIZE_VER7, EventSpec
 
 APT_HINT = ("install libpfm4 (Debian/Ubuntu: apt-get install libpfm4), or use generic names such "
@@ -277,7 +278,7 @@ class Libpfm:
             # libpfm encodes pmu-qualified names of absent PMUs; their codes mean nothing here.
             here = ", ".join(p.name for p in self.pmus()) or "none"
             raise CounterUnavailable(
-                f"event '{name}' belongs to the {pmu.description} PMU ({pmu.name}), which this "
+                f"event '{quote(name)}' belongs to the {pmu.description} PMU ({pmu.name}), which this "
                 f"machine does not have", hint=f"this machine's PMUs: {here}; {LIST_HINT}")
         return EventSpec(
             name=name, type=attr.type, config=attr.config, config1=attr.config1,
@@ -296,15 +297,15 @@ class Libpfm:
             close = self.closest(name)
             hint = (f"closest names: {', '.join(close)}; " if close else "") + LIST_HINT
             pmus = ", ".join(p.name for p in self.pmus()) or "none"
-            return CounterUnavailable(f"unknown event '{name}' (libpfm4 PMUs here: {pmus})",
+            return CounterUnavailable(f"unknown event '{quote(name)}' (libpfm4 PMUs here: {pmus})",
                                       hint=hint)
         if ret == PFM_ERR_UMASK:
-            return CounterUnavailable(f"event '{name}': missing or invalid unit mask",
+            return CounterUnavailable(f"event '{quote(name)}': missing or invalid unit mask",
                                       hint=self._umask_hint(event))
         if ret in (PFM_ERR_ATTR, PFM_ERR_ATTR_VAL, PFM_ERR_ATTR_SET, PFM_ERR_FEATCOMB):
-            return CounterUnavailable(f"event '{name}': {self.strerror(ret)}",
+            return CounterUnavailable(f"event '{quote(name)}': {self.strerror(ret)}",
                                       hint=self._umask_hint(event))
-        return CounterUnavailable(f"libpfm4 cannot encode '{name}': {self.strerror(ret)}",
+        return CounterUnavailable(f"libpfm4 cannot encode '{quote(name)}': {self.strerror(ret)}",
                                   hint=LIST_HINT)
 
     def _umask_hint(self, event: str) -> str:

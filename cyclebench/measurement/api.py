@@ -90,7 +90,7 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
 
     # One copy of every part: clean assembler errors, the copy size, and a CPUID check.
     check_lines, check_origin = generate_check(list(parts.values()), symbols)
-    checked = assemble(check_lines, check_origin)
+    checked = assemble(check_lines, check_origin, max_bytes=MAX_CODE_BYTES // 2)   # one copy of each part
     copy_bytes = checked.symbols["cb_check_code_end"] - checked.symbols["cb_check_code_0"]
     if copy_bytes == 0:     # e.g. ".set x, 1" or a lone label: B - A would time nothing
         raise UsageError("the code assembles to no instruction bytes: there is nothing to measure",

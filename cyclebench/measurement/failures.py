@@ -6,6 +6,7 @@ from ..errors import (AssemblyError, CounterUnavailable, SnippetFault, SnippetTi
                       UnsupportedInstruction, UsageError)
 from ..harness.locate import locate
 from ..machine import syscalls
+from ..textfile import quote
 from ..snippet.features import decode
 
 AREA_NAMES = ("R14", "RDI", "RSI", "RBP", "RSP", "data")
@@ -26,7 +27,7 @@ def raise_for(out, obj, parts, timeout, allow_syscalls=False):
     where = None
     if "rip_off" in err:
         where = locate(int(err["rip_off"], 16), obj.symbols, parts)
-    stmt = f"'{where[1]}' ({where[0].replace('_', '-')})" if where else "the generated harness code"
+    stmt = f"'{quote(where[1])}' ({where[0].replace('_', '-')})" if where else "the generated harness code"
     if kind == "syscall":
         raise _sandbox_refusal(err, stmt, allow_syscalls)
     if kind == "memory":
