@@ -1,6 +1,16 @@
+import os
+import tempfile
+
 import pytest
 
 from cyclebench.cli.main import main
+
+
+def pytest_configure(config):
+    """Tests get their own cache folder: the clock and contention history they record (some from
+    fabricated runner output) must never become the reference of the user's real measurements."""
+    if "CYCLEBENCH_CACHE" not in os.environ:
+        os.environ["CYCLEBENCH_CACHE"] = tempfile.mkdtemp(prefix="cyclebench-test-cache-")
 
 
 @pytest.fixture
