@@ -1,4 +1,5 @@
 import os
+import shutil
 import tempfile
 
 import pytest
@@ -10,7 +11,14 @@ def pytest_configure(config):
     """Tests get their own cache folder: the clock and contention history they record (some from
     fabricated runner output) must never become the reference of the user's real measurements."""
     if "CYCLEBENCH_CACHE" not in os.environ:
-        os.environ["CYCLEBENCH_CACHE"] = tempfile.mkdtemp(prefix="cyclebench-test-cache-")
+        config._cyclebench_cache = tempfile.mkdtemp(prefix="cyclebench-test-cache-")
+        os.environ["CYCLEBENCH_CACHE"] = config._cyclebench_cache
+
+
+def pytest_unconfigure(config):
+    cache = getattr(config, "_cyclebench_cache", None)
+    if cache:
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 @pytest.fixture
