@@ -1,5 +1,4 @@
 import os
-import shutil
 import tempfile
 
 import pytest
@@ -8,17 +7,13 @@ from cyclebench.cli.main import main
 
 
 def pytest_configure(config):
-    """Tests get their own cache folder: the clock and contention history they record (some from
-    fabricated runner output) must never become the reference of the user's real measurements."""
+    """Tests get a cache folder of their own (kept between runs, so built runners and routines are
+    reused): the clock and contention history that tests record must never become the reference
+    of the user's real measurements, nor the user's history that of the tests."""
     if "CYCLEBENCH_CACHE" not in os.environ:
-        config._cyclebench_cache = tempfile.mkdtemp(prefix="cyclebench-test-cache-")
-        os.environ["CYCLEBENCH_CACHE"] = config._cyclebench_cache
-
-
-def pytest_unconfigure(config):
-    cache = getattr(config, "_cyclebench_cache", None)
-    if cache:
-        shutil.rmtree(cache, ignore_errors=True)
+        home = os.path.expanduser("~")
+        base = os.path.join(home, ".cache") if home.startswith("/") and home != "/" else tempfile.gettempdir()
+        os.environ["CYCLEBENCH_CACHE"] = os.path.join(base, "cyclebench-tests")
 
 
 @pytest.fixture
