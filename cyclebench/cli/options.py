@@ -100,6 +100,11 @@ def add_measurement_options(p: argparse.ArgumentParser, code_parts: bool = True)
 
 
 def measurement_kwargs(args) -> dict:
+    """The measure() keywords from the shared options; an -o file that cannot be written is refused
+    here, before anything is measured."""
+    if getattr(args, "output", None):
+        from ..study.store import check_output_path
+        check_output_path(args.output, "-o")
     return dict(unroll=args.unroll, loop=args.loop, n_measurements=args.n_measurements,
                 warm_up=args.warm_up, initial_warm_up=args.initial_warm_up,
                 alignment_offset=args.alignment_offset, aggregate=args.aggregate,

@@ -55,4 +55,7 @@ CASES = [
     # a full disk is found only by writing: the table goes to standard output instead
     Case("output-dev-full", ["inst", "HLT", "-o", "/dev/full"], 10, "cannot write /dev/full",
          "printed on standard output"),
+    # asm and seq check -o before measuring too (the measurement would otherwise be wasted)
+    Case("asm-output-folder-missing", ["asm", "-o", "{tmp}/no/r.json", "add rax, rbx"], 10, "does not exist"),
+    Case("seq-output-is-a-folder", ["seq", "-o", "{tmp}", "add rax, rbx"], 10, "is a folder"),
 ]
