@@ -26,11 +26,11 @@ import shlex
 import shutil
 import struct
 import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cache import cache_dir as shared_cache_dir
+from ..toolchain import compile_cached
 from typing import Iterable, Sequence
 
 from cyclebench.errors import AssemblyError, UsageError
@@ -184,36 +184,17 @@ def _build(kind: str, sources: Iterable[str | os.PathLike], *, cc: str | None,
     out = cache_dir() / f"{stem}-{key[:16]}{suffix}"
     extra = _SHARED_FLAGS if kind == "shared" else ()
     command = (cc, *flags, *extra, "-o", str(out), *map(str, srcs), *link)
-    if out.exists():
-        return Built(out, key, srcs, command, cached=True)
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{stem}-", suffix=suffix, dir=out.parent)
-    os.close(fd)
-    try:
-        run_cmd = (cc, *flags, *extra, "-o", tmp, *map(str, srcs), *link)
-        try:
-            proc = subprocess.run(run_cmd, capture_output=True, text=True, timeout=300)
-        except FileNotFoundError:
-            raise UsageError(f"compiler {cc!r} not found",
-                             hint="install it or pass another compiler with cc= / $CC") from None
-        except subprocess.TimeoutExpired:
-            raise AssemblyError(f"building {stem} took more than 300 s",
-                                hint="is the compiler waiting for input?") from None
-        if proc.returncode != 0:
-            output = (proc.stderr or "") + (proc.stdout or "")
-            log = out.with_suffix(".log")
-            log.write_text(" ".join(shlex.quote(c) for c in command) + "\n\n" + output)
-            raise AssemblyError(
-                f"building {stem} failed: {_first_error_line(output)}",
-                hint=_hint_for(output, srcs, log),
-                command=command, output=output, log=str(log),
-            )
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return Built(out, key, srcs, command, cached=False)
+    proc = compile_cached(out, cc, (*flags, *extra), (*map(str, srcs), *link))
+    if proc is not None and proc.returncode != 0:
+        output = (proc.stderr or "") + (proc.stdout or "")
+        log = out.with_suffix(".log")
+        log.write_text(" ".join(shlex.quote(c) for c in command) + "\n\n" + output)
+        raise AssemblyError(
+            f"building {stem} failed: {_first_error_line(output)}",
+            hint=_hint_for(output, srcs, log),
+            command=command, output=output, log=str(log),
+        )
+    return Built(out, key, srcs, command, cached=proc is None)
 
 
 def build_shared(sources: Iterable[str | os.PathLike], *, cc: str | None = None,
