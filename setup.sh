@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything cyclebench needs on a fresh Debian machine of ours: apt packages,
-# the Python package (editable, with test extras) and the C runner. Safe to run again.
+# the Python package (editable, with test extras) and the C runner (cyclebench/runner/). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")"
 pkgs=$(grep -v '^\s*#' apt-packages.txt | xargs)
@@ -12,4 +12,5 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
-make -s -C runner
+# the runner is built into the cache now, so the first measurement does not wait for it
+python3 -c "from cyclebench.runner.build import runner_path; runner_path()"

@@ -7,8 +7,9 @@ import pytest
 
 import cyclebench
 from cyclebench.counters.backends import Backend
-from cyclebench.measurement import api, runner, stats
-from cyclebench.measurement.runner import RunnerOutput
+from cyclebench import runner
+from cyclebench.measurement import api, stats
+from cyclebench.runner import RunnerOutput
 
 LOOP = 1 << 20
 

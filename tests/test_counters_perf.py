@@ -20,7 +20,8 @@ from cyclebench.errors import CounterUnavailable, UsageError
 from cyclebench.harness import HarnessSpec, generate
 from cyclebench.harness.codegen import PAUSE_MARK, RESUME_MARK
 from cyclebench.harness.nomem import PAUSE_VALUE, RESUME_VALUE
-from cyclebench.measurement import api, runner
+from cyclebench import runner
+from cyclebench.measurement import api
 from cyclebench.snippet import assemble, parse_part
 
 HAS_PMU = os.path.exists("/sys/bus/event_source/devices/cpu")

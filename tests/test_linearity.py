@@ -5,7 +5,7 @@ import pytest
 from cyclebench.counters.backends import Backend
 from cyclebench.measurement import api
 from cyclebench.measurement.linearity import check
-from cyclebench.measurement.runner import RunnerOutput
+from cyclebench.runner import RunnerOutput
 
 
 def readings(per_copy_a, per_copy_b, overhead=150, unroll=100, loop=100, n=10):

@@ -5,9 +5,9 @@ import subprocess
 
 import pytest
 
-from cyclebench.harness import layout
-from cyclebench.measurement import runner
-from cyclebench.measurement.runner import PROTOCOL, RunnerProtocolError, parse_output
+from cyclebench import runner
+from cyclebench.runner import layout
+from cyclebench.runner.protocol import PROTOCOL, RunnerProtocolError, parse_output
 
 FIELDS = {"saved_rsp": layout.SAVED_RSP, "loop_count": layout.LOOP_COUNT, "reg_init": layout.REG_INIT["r14"],
           "scratch": layout.SCRATCH, "read_fd": layout.READ_FD, "read_size": layout.READ_SIZE,

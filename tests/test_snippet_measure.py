@@ -105,7 +105,7 @@ def test_mpx_on_a_cpu_without_mpx_is_labelled_a_nop():
 
 def test_interrupted_calibrations_do_not_reach_min_and_max():
     from cyclebench.measurement import api
-    from cyclebench.measurement.runner import RunnerOutput
+    from cyclebench.runner import RunnerOutput
     from cyclebench.counters.backends import Backend
     # 10 repetitions of a 3-cycle snippet; repetition 4's calibration B was interrupted (ticks inflated)
     ca = [[70000]] * 10
@@ -123,7 +123,7 @@ def test_interrupted_calibrations_do_not_reach_min_and_max():
 def test_one_preempted_calibration_of_two_is_an_outlier_not_a_broken_tsc():
     from cyclebench.errors import CounterUnavailable
     from cyclebench.measurement import api
-    from cyclebench.measurement.runner import RunnerOutput
+    from cyclebench.runner import RunnerOutput
     from cyclebench.counters.backends import Backend
 
     def run(ca, cb):

@@ -19,9 +19,9 @@ import os
 from dataclasses import dataclass, field, replace
 
 from ..errors import CounterUnavailable, UsageError
-from ..harness.layout import MAX_EVENTS
 from ..machine.cpu import cpu_info
-from ..measurement import runner
+from .. import runner
+from ..runner.layout import MAX_EVENTS
 from . import reads
 
 PERF_TYPE_HARDWARE = 0

@@ -24,7 +24,7 @@ The end reading then yields the counted time or events only.
 """
 from __future__ import annotations
 
-from ..harness.layout import (GRP_END, GRP_START, PMC_END, PMC_IDX, PMC_START, READ_FD,
+from ..runner.layout import (GRP_END, GRP_START, PMC_END, PMC_IDX, PMC_START, READ_FD,
                               READ_RET, READ_SIZE, SCRATCH, SYS_TOKEN, TSC_END, TSC_START, dfield,
                               field)
 
@@ -56,7 +56,7 @@ def tsc(phase: str) -> list[str]:
 def group_read(phase: str) -> list[str]:
     """read() of the perf_event group leader (PERF_FORMAT_GROUP): works for every event,
     software ones included; its fixed cost cancels in the differencing. R9 carries the runner's
-    token, without which the sandbox refuses read() (runner/cb_runner.c, install_sandbox)."""
+    token, without which the sandbox refuses read() (cyclebench/runner/cb_runner.c, install_sandbox)."""
     off = GRP_START if phase == "start" else GRP_END
     regs = ("rax", "rcx", "rdx", "rsi", "rdi", "r11", "r9")
     return (_save(regs) + [

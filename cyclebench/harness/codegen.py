@@ -12,7 +12,7 @@ from dataclasses import dataclass, field as dfield
 
 from ..counters import reads
 from ..snippet.parse import CodePart, nop_directive, parse_part
-from . import layout
+from ..runner import layout
 
 LOOP_REGISTER = "r15"
 # Registers the harness sets to zero; R14, RDI, RSI, RBP and RSP point into memory areas.

@@ -19,7 +19,8 @@ from ..machine.cpu import cpu_info
 from ..machine.metadata import machine_metadata
 from ..snippet import assemble, parse_part
 from ..snippet.features import check as check_features
-from . import clock_history, linearity, runner, stability, stats
+from .. import runner
+from . import clock_history, linearity, stability, stats
 from .multiplexing import multiplexing, multiplexing_warning
 from .failures import raise_for
 from .params import check as check_params
@@ -143,7 +144,12 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     ``user``/``kernel`` (count user / kernel mode: nanoBench's -usr/-os), ``fixed_counters`` (instructions, ref-cycles),
     ``group_size`` (events per perf_event group; default from the PMU), ``no_mem`` (readings in
     registers R8-R13, pause/resume magic bytes), ``remove_empty_events`` (drop events that did not
-    occur)."""
+    occur).
+
+    ``result.raw["attempts"][result.raw["chosen"]]`` is the run the figures come from; its
+    ``cycles_a``/``cycles_b`` are the core cycles of each kept repetition's A and B readings, and
+    ``kept`` the indices of those repetitions (a TSC calibration more than CALIB_OUTLIER off the
+    run's median drops its repetition)."""
     check_params(data=data, libraries=libraries, r14_size=r14_size, area_size=area_size, max_memory=max_memory,
                  no_normalization=no_normalization, remove_empty_events=remove_empty_events, paired=paired,
                  allow_syscalls=allow_syscalls)
@@ -242,7 +248,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
                              "linearity": best["linearity"] and best["linearity"].to_dict(),
                              "contention_probe": best["contention"], "contention_reference": ref_con},
                   machine=machine, warnings=warnings,
-                  raw={"attempts": [a["raw"] for a in attempts]},
+                  raw={"attempts": [a["raw"] for a in attempts], "chosen": attempts.index(best)},
                   attempts=[{"stable": a["stability"].stable, "spread": a["stability"].spread,
                              "cycles": a["events"]["cycles"].value, "calibrated_ghz": a["ghz"],
                              "contention_probe": a["contention"]} for a in attempts])
@@ -356,6 +362,8 @@ def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_gh
         ghz = statistics.median((bb[1] - aa[1]) / t * tsc_hz / 1e9 for aa, bb, t in zip(a, b, ticks) if t)
         step, quantum = 1, 1 / norm
         label = "cycles (PMU" + (", rdpmc)" if backend.use_rdpmc else ", read())")
+    # the per-repetition core cycles of A and B (one definition of a cycle for every caller)
+    raw.update(cycles_a=gross[0], cycles_b=gross[1], kept=keep if backend.calibration else list(range(len(a))))
 
     def ev(name, unit, values, label, q=0.0, **extra):
         return EventResult(name, unit, stats.aggregate(values, aggregate), stats.uncertainty(values, q),

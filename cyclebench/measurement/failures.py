@@ -13,7 +13,7 @@ AREA_NAMES = ("R14", "RDI", "RSI", "RBP", "RSP", "data")
 
 
 ALLOWED_EXAMPLES = "getpid, gettid, clock_gettime, sched_yield, ..."
-# refused even with --allow-syscalls (runner/cb_runner.c, refused_calls and the argument rules)
+# refused even with --allow-syscalls (cyclebench/runner/cb_runner.c, refused_calls and the argument rules)
 ALWAYS_REFUSED = ("process creation and exec, signals to other processes, ptrace, sockets, opening files for "
                   "writing and other file-system changes, and machine-wide settings")
 

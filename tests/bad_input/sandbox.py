@@ -1,4 +1,4 @@
-"""Snippets the sandbox refuses (runner/cb_runner.c, install_sandbox), and the options around it.
+"""Snippets the sandbox refuses (cyclebench/runner/cb_runner.c, install_sandbox), and the options around it.
 
 The fork case lives in tests/test_sandbox.py, which first checks that a harmless forbidden call is
 refused and runs fork only under a pids cgroup."""

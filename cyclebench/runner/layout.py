@@ -1,4 +1,4 @@
-"""Offsets in the runner's control block (struct ctl in runner/cb_runner.c). ``cb-runner --layout``
+"""Offsets in the runner's control block (struct ctl in cb_runner.c). ``cb-runner --layout``
 prints the compiled offsets; tests/test_runner_protocol.py checks them against these. The
 generated code addresses these fields RIP-relative as ``cb_ctl + offset``."""
 SAVED_RSP = 0

@@ -61,11 +61,11 @@
 #define MAX_LIBS 8
 #define MAX_SAMPLES 100000
 
-#define RUNNER_PROTOCOL 2      /* cyclebench/measurement/runner.py checks it: bump on any change */
+#define RUNNER_PROTOCOL 2      /* cyclebench/runner/protocol.py checks it: bump on any change */
 
 enum { EXIT_OK = 0, EXIT_USAGE = 2, EXIT_LOAD = 3, EXIT_SIGNAL = 5, EXIT_TIMEOUT = 6, EXIT_COUNTER = 7 };
 
-/* Shared with cyclebench/harness/layout.py: the generated code addresses these fields RIP-relative. */
+/* Shared with cyclebench/runner/layout.py: the generated code addresses these fields RIP-relative. */
 struct ctl {
     uint64_t saved_rsp;        /* 0 */
     uint64_t loop_count;       /* 8 */
@@ -657,7 +657,7 @@ static void install_sandbox(void) {
     /* ctx is not released: freeing could make an unmarked system call (munmap) */
 }
 
-/* --layout: struct ctl as the compiler laid it out, for the test that checks harness/layout.py */
+/* --layout: struct ctl as the compiler laid it out, for the test that checks cyclebench/runner/layout.py */
 static void print_layout(void) {
     #define F(name, field) out("layout %s %zu\n", name, offsetof(struct ctl, field))
     F("saved_rsp", saved_rsp); F("loop_count", loop_count); F("reg_init", reg_init); F("scratch", scratch);

@@ -1,56 +1,10 @@
-"""Building and invoking the C runner, and reading its line protocol (see runner/cb_runner.c)."""
+"""The runner's line protocol (cb_runner.c prints it): one record per line, parsed into a
+``RunnerOutput``; a line that does not parse is a bug and fails loudly."""
 from __future__ import annotations
 
-import errno
-import hashlib
-import os
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from ..cache import cache_dir
-from ..errors import CycleBenchError, SnippetTimeout, UsageError
-
-RUNNER_SRC = Path(__file__).resolve().parents[2] / "runner" / "cb_runner.c"
-CFLAGS = ("-O2", "-std=gnu11")          # as runner/Makefile
-LIBS = ("-ldl", "-lseccomp", "-lm")
-
-
-def _usable(exe: Path) -> bool:
-    """A cached runner can be empty or garbage (a crash mid-copy, a full disk): check its ELF magic."""
-    try:
-        with open(exe, "rb") as f:
-            return f.read(4) == b"\x7fELF" and os.access(exe, os.X_OK)
-    except OSError:
-        return False
-
-
-def runner_path(rebuild: bool = False) -> Path:
-    """The runner binary for the current source, built on first use (keyed by source hash); a
-    cached binary that is not a usable executable is built again."""
-    if not RUNNER_SRC.exists():
-        raise CycleBenchError(f"runner source not found at {RUNNER_SRC}",
-                              "install cyclebench from its source tree: bash setup.sh")
-    src = RUNNER_SRC.read_bytes()
-    digest = hashlib.sha256(src).hexdigest()[:16]
-    exe = cache_dir() / f"cb-runner-{digest}"
-    if not rebuild and _usable(exe):
-        return exe
-    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-    if not cc:
-        raise CycleBenchError("no C compiler found to build the runner",
-                              "install gcc (bash setup.sh does it)")
-    tmp = exe.with_suffix(f".tmp{os.getpid()}")
-    proc = subprocess.run([cc, *CFLAGS, "-o", str(tmp), str(RUNNER_SRC), *LIBS],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise CycleBenchError("building the runner failed: " + (proc.stderr.strip().splitlines() or ["?"])[0],
-                              "install the build dependencies (gcc, libseccomp-dev): bash setup.sh")
-    os.replace(tmp, exe)
-    return exe
-
+from ..errors import CycleBenchError
 
 @dataclass
 class RunnerOutput:
@@ -68,7 +22,7 @@ class RunnerOutput:
     stderr: str = ""
 
 
-PROTOCOL = 2      # RUNNER_PROTOCOL in runner/cb_runner.c
+PROTOCOL = 2      # RUNNER_PROTOCOL in cb_runner.c
 
 
 class RunnerProtocolError(CycleBenchError):
@@ -131,31 +85,3 @@ def parse_output(text: str) -> RunnerOutput:
         raise RunnerProtocolError(f"the runner's output does not follow its protocol ({where})",
                                   "this is a bug in cyclebench (or a stale runner): bash setup.sh, then report it")
     return out
-
-
-def run(args: list[str], timeout: float) -> RunnerOutput:
-    """Run the runner; the runner's own timer fires first, this kill is the backstop."""
-    for attempt in (0, 1):
-        cmd = [str(runner_path(rebuild=attempt == 1))] + args
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout + 5,
-                                  stdin=subprocess.DEVNULL)
-            break
-        except subprocess.TimeoutExpired:
-            raise SnippetTimeout(f"the runner did not finish within {timeout + 5:.0f} s and was killed",
-                                 "the measured code may loop forever or block; raise --timeout if it is just slow") from None
-        except OSError as e:
-            if attempt == 0 and e.errno in (errno.ENOEXEC, errno.EACCES, errno.ENOENT):
-                continue            # a broken cached binary: build it again, once
-            raise UsageError(f"cannot start the runner: {e.strerror}", "rebuild it: bash setup.sh") from None
-    out = parse_output(proc.stdout)
-    out.returncode = proc.returncode
-    out.stderr = proc.stderr
-    return out
-
-
-def write_temp(data: bytes, suffix: str) -> str:
-    fd, path = tempfile.mkstemp(prefix="cyclebench-", suffix=suffix)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    return path
