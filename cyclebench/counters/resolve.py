@@ -33,6 +33,18 @@ def resolve_events(spec: str | Path | list[str]) -> list[EventSpec]:
     return specs
 
 
+def event_specs(events) -> list:
+    """What ``measure(events=...)`` accepts -> EventSpecs: names (one comma-separated str or a
+    list), a config file path, or EventSpecs (and names) mixed in a list."""
+    if not events:
+        return []
+    if isinstance(events, (str, Path)):
+        return resolve_events(events)
+    names = [e for e in events if isinstance(e, str)]
+    resolved = iter(resolve_events(names) if names else [])
+    return [next(resolved) if isinstance(e, str) else e for e in events]
+
+
 def resolve_name(name: str) -> EventSpec:
     """One event: software/generic perf name first, then libpfm4."""
     builtin = builtin_event(name)

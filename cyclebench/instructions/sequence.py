@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import iced_x86
+
+from ..counters.backends import FIXED_COUNTERS, probe
+from ..counters.resolve import event_specs
 from ..errors import CycleBenchError, UsageError
+from ..measurement.api import measure
+from ..snippet import assemble, parse_part
 
 
 @dataclass
@@ -20,8 +26,6 @@ class Decoded:
 
 def decode(code: str) -> Decoded:
     """One copy of ``code``: assembled with GNU as, decoded with iced-x86."""
-    import iced_x86
-    from ..snippet import assemble, parse_part
     part = parse_part("code", code)
     if part.empty:
         raise UsageError("an empty sequence", 'give statements, e.g. "mov rbx, [rsi]"')
@@ -39,7 +43,6 @@ def decode(code: str) -> Decoded:
 
 def retired_instructions_counter():
     """The PMU's retired-instructions event if this machine can count it, else None."""
-    from ..counters.backends import FIXED_COUNTERS, probe
     ev = next(e for e in FIXED_COUNTERS if e.name == "instructions")
     try:
         (res,) = probe((ev,))
@@ -51,9 +54,8 @@ def retired_instructions_counter():
 def measure_sequence(code: str, init: str | None = None, *, counted=None, **kwargs) -> dict:
     """Measure ``code`` as unrolled copies. ``counted``: the retired-instructions event to read
     (see retired_instructions_counter()), or None for the static count."""
-    from ..measurement.api import _resolve_events, measure
     static = decode(code)
-    events = _resolve_events(kwargs.pop("events", None))
+    events = event_specs(kwargs.pop("events", None))
     if counted is not None and not any(e.name == "instructions" for e in events):
         events.append(counted)
     r = measure(code, init=init, events=events or None, **kwargs)

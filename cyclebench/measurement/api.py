@@ -6,10 +6,10 @@ import os
 import statistics
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..counters import reads
 from ..counters.backends import HW_CYCLES, Backend, select_backend
+from ..counters.resolve import event_specs
 from ..errors import CounterUnavailable, UnsupportedInstruction, UsageError
 from ..harness import HarnessSpec, generate
 from ..harness.codegen import CALIB_UNROLL, generate_check
@@ -33,18 +33,6 @@ CALIB_OUTLIER = 0.03          # a repetition's calibration this far from the run
 MAX_CODE_BYTES = 64 << 20
 MAX_ATTEMPTS = 40            # re-runs stop earlier when the budget (default 2 s) is spent
 POOR_TICKS = 5000            # B - A below this many TSC ticks: poor resolution
-
-
-def _resolve_events(events) -> list:
-    """Names (one comma-separated str or a list), a config file path, or EventSpecs -> EventSpecs."""
-    if not events:
-        return []
-    from ..counters.resolve import resolve_events
-    if isinstance(events, (str, Path)):
-        return resolve_events(events)
-    names = [e for e in events if isinstance(e, str)]
-    resolved = iter(resolve_events(names) if names else [])
-    return [next(resolved) if isinstance(e, str) else e for e in events]
 
 
 class CalibrationInterrupted(CounterUnavailable):
@@ -82,7 +70,7 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     if parts["code"].empty:
         raise UsageError("there is no code to measure", 'give a snippet, e.g. cyclebench asm "imul rax, rax"')
     symbols = list(symbols or [])
-    backend = select_backend(counters, _resolve_events(events), user=bool(user), kernel=bool(kernel),
+    backend = select_backend(counters, event_specs(events), user=bool(user), kernel=bool(kernel),
                              fixed_counters=fixed_counters, group_size=group_size, no_mem=no_mem)
     warnings: list[str] = list(backend.warnings)
     if no_mem and "bmi2" not in cpu_info().flags:
