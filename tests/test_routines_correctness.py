@@ -4,7 +4,7 @@ import pytest
 
 from cyclebench.errors import AssemblyError, RoutineIncorrect, UnsupportedInstruction, UsageError
 from cyclebench.routines import MemsetDomain, check_memset, resolve
-from cyclebench.studies import memset
+from routines_kernels import kernel, planted_bugs
 
 # small domain for quick negative tests where the bug shows early
 QUICK = MemsetDomain(max_size=300, large_samples=0)
@@ -12,7 +12,7 @@ QUICK = MemsetDomain(max_size=300, large_samples=0)
 
 @pytest.fixture(scope="module")
 def bugs():
-    return memset.build_planted_bugs().path
+    return planted_bugs()
 
 
 def _fail(bugs, symbol, domain=None, **kw):
@@ -101,7 +101,7 @@ def test_sigill_is_unsupported_instruction(bugs):
 
 def test_domain_restricts_the_check():
     # heap_zero is only correct on 16-aligned dst and sizes: the full domain rejects it
-    hz = memset.routine("heap_zero")
+    hz = kernel("heap_zero")
     with pytest.raises(RoutineIncorrect):
         check_memset(hz, QUICK)
     res = check_memset(hz, MemsetDomain.heap_zero())

@@ -4,10 +4,12 @@ import numpy as np
 import pytest
 
 from cyclebench.errors import RoutineIncorrect, UsageError
-from cyclebench.routines import MemsetDomain, empty_routine, fixed_stream, random_stream, resolve
-from cyclebench.routines import timing
-from cyclebench.routines.timing import TimingOptions, layout_for, pass_code, time_routine
-from cyclebench.studies import memset
+from cyclebench.routines import (CallableChecker, MemsetDomain, array_shape, build_shared, dispatch_shape,
+                                 empty_routine, fixed_stream, make_stream, random_stream, resolve)
+from cyclebench.routines import passes, timing
+from cyclebench.routines.passes import layout_for, pass_code
+from cyclebench.routines.timing import TimingOptions, time_routine
+from routines_kernels import HEAP_ZERO_DOMAIN, kernel, planted_bugs
 
 NOTHING = MemsetDomain(max_size=0, large_samples=0)   # size 0 only: writes nothing, returns dst
 
@@ -15,9 +17,10 @@ NOTHING = MemsetDomain(max_size=0, large_samples=0)   # size 0 only: writes noth
 @pytest.mark.measured
 def test_a_routine_that_does_nothing_costs_about_nothing_net():
     t = time_routine(empty_routine(), fixed_stream(0, count=1000), TimingOptions(n_measurements=15),
-                     domain=NOTHING)
+                     checker=NOTHING)
     assert t.calls == 1000 and t.mode == "fixed"
-    assert len(t.samples["pass"]) == len(t.samples["empty"]) == 15
+    # measure() may drop a repetition whose calibration was disturbed: A and B go together
+    assert 8 <= len(t.samples["pass"]) == len(t.samples["empty"]) <= 15
     empty = t.empty["median"]
     assert empty > 0 and t.gross["median"] > 0
     # both figures are reported, and the net is gross minus empty
@@ -30,7 +33,7 @@ def test_a_routine_that_does_nothing_costs_about_nothing_net():
 @pytest.mark.measured
 def test_the_routine_runs_in_b_and_the_empty_routine_in_a():
     # a byte loop over 512 bytes does hundreds of stores per call; the empty routine none
-    t = time_routine(memset.routine("byte_loop"), fixed_stream(512, count=200),
+    t = time_routine(kernel("byte_loop"), fixed_stream(512, count=200),
                      TimingOptions(n_measurements=5))
     assert t.gross["median"] > 10 * t.empty["median"]
     assert t.net["median"] > 0 and t.cycles == t.net["fastest10"]
@@ -48,14 +51,13 @@ def test_replayed_array_and_fixed_stream_modes():
 
 
 def test_an_incorrect_routine_is_not_timed(monkeypatch):
-    bad = resolve("cb_bug_tail_off_by_one", library=memset.build_planted_bugs().path)
-    import cyclebench.measurement.api as api
+    bad = resolve("cb_bug_tail_off_by_one", library=planted_bugs())
 
     def boom(*a, **k):
         raise AssertionError("measure() must not run for an incorrect routine")
-    monkeypatch.setattr(api, "measure", boom)
+    monkeypatch.setattr(timing, "measure", boom)
     with pytest.raises(RoutineIncorrect) as e:
-        time_routine(bad, fixed_stream(64, count=100), domain=MemsetDomain(max_size=128, large_samples=0))
+        time_routine(bad, fixed_stream(64, count=100), checker=MemsetDomain(max_size=128, large_samples=0))
     assert e.value.exit_code == 11
 
 
@@ -72,19 +74,19 @@ def test_correctness_is_checked_once_per_routine_and_domain(monkeypatch):
 
 
 def test_stream_outside_the_checked_domain_is_refused():
-    hz = memset.routine("heap_zero")
+    hz = kernel("heap_zero")
     with pytest.raises(UsageError, match="outside"):
         time_routine(hz, random_stream(min_size=16, max_size=64, granularity=16, max_offset=100,
-                                       count=10), domain=memset.KERNELS["heap_zero"].domain)
+                                       count=10), checker=HEAP_ZERO_DOMAIN)
     with pytest.raises(UsageError, match="outside"):
-        time_routine(hz, fixed_stream(24, count=10), domain=memset.KERNELS["heap_zero"].domain)
+        time_routine(hz, fixed_stream(24, count=10), checker=HEAP_ZERO_DOMAIN)
 
 
 def test_pass_code_and_layout():
     opts = TimingOptions(flush="call")
     s = random_stream(min_size=1, max_size=16, count=10)
     lay = layout_for(s, opts)
-    g = timing.l1d_geometry()
+    g = passes.l1d_geometry()
     assert lay.evict_lines == 1 and lay.evict_ways == 2 * g.ways
     assert lay.evict_offset % 4096 == 0 and lay.evict_offset >= lay.buffer
     assert lay.ctl >= lay.evict_offset + lay.evict_ways * g.set_span
@@ -119,32 +121,92 @@ def test_options_are_validated():
 
 
 class _FakeResult:
+    """measure()'s raw contract: the chosen attempt's kept repetitions and their core cycles."""
+
     def __init__(self, raw, events=()):
-        self.raw = {"attempts": [raw]}
-        self.attempts = [{"calibrated_ghz": 1.0, "cycles": 1.0}]
-        self.backend = {"calibrated_ghz": 1.0}
-        self.events = {"cycles": type("E", (), {"value": 1.0})()}
+        self.raw = {"attempts": [{"a": [], "b": []}, raw], "chosen": 1}
         self.parameters = {"n_measurements": len(raw["a"]), "events": list(events)}
 
 
-def test_a_disturbed_calibration_is_replaced_by_the_run_median():
-    from cyclebench.harness.codegen import CALIB_UNROLL
-    from cyclebench.measurement.api import CALIB_LOOP
-    adds = CALIB_UNROLL * CALIB_LOOP
-    good = int(adds * 0.7)                      # 0.7 ticks per cycle
-    raw = {"a": [[100], [100], [100]], "b": [[200], [200], [200]],
-           "ca": [[0], [0], [0]], "cb": [[good], [good], [good // 2]]}   # the third is disturbed
-    a, b, ev = timing.readings(_FakeResult(raw))
-    assert np.allclose(b, 200 / 0.7, rtol=1e-4) and np.allclose(a, 100 / 0.7, rtol=1e-4)
-    raw_pmu = {"a": [[5, 100, 7]], "b": [[9, 300, 10]]}
+def test_readings_are_measures_kept_repetitions():
+    # TSC rows [tsc, events...]: the second repetition was dropped by measure() (its calibration)
+    raw = {"a": [[100, 1], [100, 2], [100, 3]], "b": [[200, 4], [200, 5], [200, 6]],
+           "ca": [[0]] * 3, "cb": [[70000]] * 3, "kept": [0, 2],
+           "cycles_a": [142.0, 143.0], "cycles_b": [285.0, 286.0]}
+    a, b, ev = timing.readings(_FakeResult(raw, events=["page-faults"]))
+    assert a.tolist() == [142.0, 143.0] and b.tolist() == [285.0, 286.0]
+    assert ev["page-faults"][0].tolist() == [1, 3] and ev["page-faults"][1].tolist() == [4, 6]
+    # PMU rows [tsc, cycles, events...]
+    raw_pmu = {"a": [[5, 100, 7]], "b": [[9, 300, 10]], "kept": [0], "cycles_a": [100], "cycles_b": [300]}
     a, b, ev = timing.readings(_FakeResult(raw_pmu, events=["branch-misses"]))
     assert a[0] == 100 and b[0] == 300 and ev["branch-misses"][1][0] == 10
 
 
+def test_routines_have_no_calibration_of_their_own():
+    assert not hasattr(timing, "TSC_CALIBRATION_TOLERANCE")
+    assert "CALIB_LOOP" not in vars(timing) and "CALIB_UNROLL" not in vars(timing)
+
+
 def test_extra_events_are_reported_per_call():
     # software events work without a PMU and go through the same path as branch-misses would
-    t = time_routine(memset.routine("nt_old"), fixed_stream(256, count=100),
+    t = time_routine(kernel("nt_old"), fixed_stream(256, count=100),
                      TimingOptions(n_measurements=3, events=("page-faults",)))
     ev = t.events["page-faults"]
     assert set(ev) == {"gross", "empty", "net"} and ev["gross"]["n"] == 3
     assert t.options["events"] == ["page-faults"]
+
+
+def test_other_call_shapes_load_their_registers():
+    lay_opts = TimingOptions()
+    idx = make_stream(dispatch_shape(), "idx", index=[0, 1, 2, 1])
+    _, code = pass_code("dispatch", "cb_routine_empty", len(idx), lay_opts, layout_for(idx, lay_opts),
+                        fixed=False, shape=idx.shape)
+    lines = code.splitlines()
+    assert "mov edi, [r12 + 0]" in lines and "add r12, 8" in lines and "add rdi, rbx" not in lines
+    arr = make_stream(array_shape(8), "arr", array_offset=64, length=[10, 1100], index=[3, 1099])
+    assert arr.buffer_size == 3 * 4096               # 64 + 1100 x 8 bytes, in whole pages
+    _, code = pass_code("get", "cb_routine_empty", len(arr), lay_opts, layout_for(arr, lay_opts),
+                        fixed=False, shape=arr.shape)
+    lines = code.splitlines()
+    assert lines[lines.index("mov rdi, [r12 + 0]") + 1] == "add rdi, rbx"
+    assert "mov rsi, [r12 + 8]" in lines and "mov rdx, [r12 + 16]" in lines and "add r12, 24" in lines
+    # other shapes have no default checker
+    with pytest.raises(UsageError, match="checker"):
+        time_routine(empty_routine(), idx)
+
+
+DISPATCHER = """
+        .intel_syntax noprefix
+        .text
+        .globl cb_dispatch
+        .type cb_dispatch, @function
+cb_dispatch:                       # int cb_dispatch(unsigned index): calls target[index & 3]
+        and edi, 3
+        lea rax, [rip + table]
+        jmp qword ptr [rax + 8 * rdi]
+t0:     mov eax, 10
+        ret
+t1:     mov eax, 11
+        ret
+t2:     mov eax, 12
+        ret
+t3:     mov eax, 13
+        ret
+        .section .data.rel.ro, "aw"
+table:  .quad t0, t1, t2, t3
+        .section .note.GNU-stack, "", @progbits
+"""
+
+
+def test_a_dispatcher_is_timed_over_an_index_stream(tmp_path):
+    src = tmp_path / "dispatch.S"
+    src.write_text(DISPATCHER)
+    r = resolve("cb_dispatch", library=build_shared([src], name="test_dispatch").path)
+    checked = []
+    stream = make_stream(dispatch_shape(), "idx", index=np.arange(400) % 4)
+    admitted = []
+    checker = CallableChecker(lambda rt: checked.append(rt.symbol) or True,
+                              lambda s, rt: admitted.append(len(s)))
+    t = time_routine(r, stream, TimingOptions(n_measurements=3), checker=checker)
+    assert checked == ["cb_dispatch"] and admitted == [400]
+    assert t.mode == "replay" and t.calls == 400 and len(t.samples["pass"]) >= 2

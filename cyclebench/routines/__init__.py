@@ -1,26 +1,38 @@
-"""The routine benchmark harness: build a routine, check it, feed it input streams, time it.
+"""The routine benchmark harness: build a routine, check it, feed it input streams, time it; and
+time whole programs built from C.
 
-* ``build``: compile assembly/C into a cached shared object; resolve ``libc:memset`` or
+* ``build``: compile assembly/C into a cached shared object or program; resolve ``libc:memset`` or
   ``lib.so:symbol`` to a Routine.
-* ``correctness``: check a memset-like routine on its whole domain in a native child process.
-* ``streams``: argument streams (fixed, random with the reference's parameters, from a size
-  distribution file) as packed little-endian u64 triples.
+* ``shape``: call shapes: which argument registers a routine takes (memset's dst/c/n, a
+  dispatcher's index, an array kernel's pointer/length/index).
+* ``streams``: argument streams of a shape, as packed little-endian u64 records (memset's: fixed,
+  random with the reference's parameters, from a size distribution file).
+* ``checking``: the checker interface and the memo of checked routines; ``correctness``: the
+  memset checker (a native whole-domain check in a child process).
+* ``passes``: the generated pass over a stream, the paired empty pass, L1d eviction.
+* ``timing``: cycles per call over a stream through ``cyclebench.measure``, minus the empty pass
+  measured in the same runner process; correctness checked first.
+* ``program``: a whole program built from C with given flags, run pinned and resource-limited,
+  timed with the TSC; per-iteration core cycles with measure()'s calibration.
 * ``stats``: the mean of the fastest 10%, median, minimum, spread, per-call cost.
-* ``timing``: cycles per call over a stream through ``cyclebench.measure``, minus the empty-call
-  pass measured in the same runner process; optional L1d eviction; correctness checked first.
+* ``trace``: stores and branches of one memset-like call, by single-stepping.
 """
 from cyclebench.routines.build import (Built, Routine, build_executable, build_shared, cache_dir,
                                        empty_routine, resolve)
+from cyclebench.routines.checking import CallableChecker, Checker, ensure_correct, mark_checked
 from cyclebench.routines.correctness import CheckResult, MemsetDomain, check_many, check_memset
+from cyclebench.routines.shape import MEMSET, Arg, CallShape, array_shape, dispatch_shape
 from cyclebench.routines.stats import Summary, fastest_mean, improvement_percent, per_call, summarize
-from cyclebench.routines.streams import (Stream, distribution_stream, fixed_stream, parse_distribution,
-                                         random_stream)
+from cyclebench.routines.streams import (Stream, distribution_stream, fixed_stream, make_stream,
+                                         parse_distribution, random_stream)
 from cyclebench.routines.timing import Timing, TimingOptions, time_routine
 
 __all__ = [
     "Built", "Routine", "build_executable", "build_shared", "cache_dir", "empty_routine", "resolve",
+    "CallableChecker", "Checker", "ensure_correct", "mark_checked",
     "CheckResult", "MemsetDomain", "check_many", "check_memset",
+    "MEMSET", "Arg", "CallShape", "array_shape", "dispatch_shape",
     "Summary", "fastest_mean", "improvement_percent", "per_call", "summarize",
-    "Stream", "distribution_stream", "fixed_stream", "parse_distribution", "random_stream",
+    "Stream", "distribution_stream", "fixed_stream", "make_stream", "parse_distribution", "random_stream",
     "Timing", "TimingOptions", "time_routine",
 ]

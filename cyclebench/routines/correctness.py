@@ -18,6 +18,9 @@ down.
 A routine with a narrower contract is checked only on its domain: ``MemsetDomain.heap_zero()``
 (16-byte-aligned dst, sizes a multiple of 16, fill 0) is the domain of an RtlHeapZero-like routine.
 
+``MemsetDomain`` is the memset checker of ``checking`` (``key``/``check``/``admits``): timing a
+routine over a stream checks it first and refuses a stream outside the domain.
+
 A wrong routine raises ``RoutineIncorrect`` (exit 11) naming the routine, the first failing size,
 alignment and fill (sizes ascending, then alignments, then fills), and what was wrong. A SIGILL
 raises ``UnsupportedInstruction`` (exit 4) instead: the routine needs a CPU feature this CPU lacks.
@@ -36,6 +39,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
+
+import numpy as np
 
 from cyclebench.errors import AssemblyError, CycleBenchError, RoutineIncorrect, UnsupportedInstruction, UsageError
 from cyclebench.routines.build import Routine, build_executable, resolve
@@ -82,6 +87,31 @@ class MemsetDomain:
         n_sizes = self.max_size // self.size_step + 1
         n_aligns = self.max_align // self.align_step + 1
         return n_sizes * n_aligns * len(self.fills) + self.large_samples
+
+    # the checker interface (routines.checking)
+    def key(self) -> str:
+        return f"memset:{self!r}"
+
+    def check(self, routine: Routine) -> "CheckResult":
+        return check_memset(routine, self)
+
+    def admits(self, stream, routine: Routine) -> None:
+        """UsageError unless every call of the (memset-shaped) stream lies in this domain."""
+        sizes, offsets = stream.sizes, stream.offsets
+        biggest = int(sizes.max())
+        limit = self.large_max if self.large_samples else self.max_size
+        why = None
+        if biggest > limit:
+            why = f"sizes up to {biggest} B, but it was checked only up to {limit} B"
+        elif self.size_step > 1 and np.any(sizes % self.size_step):
+            why = f"sizes that are not multiples of {self.size_step}"
+        elif self.align_step > 1 and np.any(offsets % self.align_step):
+            why = f"destinations not aligned to {self.align_step} bytes"
+        elif self.zero_only and np.any(stream.values & 0xFF):
+            why = "non-zero fill values, but it was checked for zero fills only"
+        if why:
+            raise UsageError(f"stream {stream.name} is outside {routine.name}'s checked domain: it has {why}",
+                             hint="time a routine only on inputs its correctness check covered")
 
     def args(self) -> list[str]:
         return ["--max-size", str(self.max_size), "--size-step", str(self.size_step),

@@ -1,7 +1,10 @@
 """Input streams for routine benchmarks: the argument sets a timed pass walks through.
 
-A stream is N argument sets for ``fn(dst, c, n)``. It is stored as a packed array of little-endian
-u64 triples in argument order, ready for generated code to walk 24 bytes at a time::
+A stream is N argument sets of a call shape (``shape.CallShape``), stored as a packed array of
+little-endian u64 fields in argument order. ``make_stream(shape, name, **columns)`` builds one for
+any shape (a dispatcher's index stream, an array kernel's pointer/length/index streams). The
+constructors below build streams of the memset shape ``fn(dst, c, n)``: u64 triples, ready for
+generated code to walk 24 bytes at a time::
 
     struct { uint64_t dst_offset; uint64_t value; uint64_t size; } records[N];
 
@@ -46,32 +49,39 @@ from pathlib import Path
 import numpy as np
 
 from cyclebench.errors import ConfigError, UsageError
+from cyclebench.routines.shape import MEMSET, CallShape
 
 DEFAULT_COUNT = 50_000
 MAX_COUNT = 50_000_000
 PAGE = 4096
 
-RECORD = np.dtype([("dst_offset", "<u8"), ("value", "<u8"), ("size", "<u8")])
+RECORD = MEMSET.dtype           # the memset shape's record: dst_offset, value, size
 RECORD_SIZE = RECORD.itemsize  # 24 bytes
 
 
 @dataclass(frozen=True, eq=False)
 class Stream:
-    """N argument sets (dst_offset, value, size) and how they were made."""
+    """N argument sets of ``shape`` and how they were made."""
 
     records: np.ndarray
     name: str
     params: dict = field(default_factory=dict)
+    shape: CallShape = MEMSET
 
     def __post_init__(self):
-        if self.records.dtype != RECORD or self.records.ndim != 1:
-            raise TypeError("records must be a 1-d array of streams.RECORD")
+        if self.records.dtype != self.shape.dtype or self.records.ndim != 1:
+            raise TypeError(f"records must be a 1-d array of the {self.shape.name} shape's dtype")
         if len(self.records) == 0:
             raise UsageError("a stream needs at least one argument set")
 
     def __len__(self) -> int:
         return len(self.records)
 
+    def column(self, name: str) -> np.ndarray:
+        """One argument's values over the stream."""
+        return self.records[name]
+
+    # the memset shape's columns, by their meaning
     @property
     def sizes(self) -> np.ndarray:
         return self.records["size"]
@@ -86,8 +96,8 @@ class Stream:
 
     @property
     def buffer_size(self) -> int:
-        """Bytes the destination buffer needs: the furthest end, rounded up to whole pages."""
-        end = int((self.offsets + self.sizes).max())
+        """Bytes the buffer needs: the furthest end a pointer argument reaches, in whole pages."""
+        end = self.shape.buffer_end(self.records)
         return max(PAGE, -(-end // PAGE) * PAGE)
 
     @property
@@ -95,19 +105,43 @@ class Stream:
         return int(self.sizes.sum())
 
     def to_bytes(self) -> bytes:
-        """The packed little-endian u64 triples, N * 24 bytes."""
+        """The packed little-endian u64 records, N * shape.record_size bytes."""
         return np.ascontiguousarray(self.records).tobytes()
 
     @classmethod
-    def from_bytes(cls, blob: bytes, name: str = "stream") -> "Stream":
-        if len(blob) % RECORD_SIZE:
+    def from_bytes(cls, blob: bytes, name: str = "stream", shape: CallShape = MEMSET) -> "Stream":
+        if len(blob) % shape.record_size:
             raise ConfigError(f"stream blob of {len(blob)} bytes is not a whole number of "
-                              f"{RECORD_SIZE}-byte records", hint="was it written by Stream.to_bytes?")
-        return cls(np.frombuffer(blob, dtype=RECORD).copy(), name)
+                              f"{shape.record_size}-byte records", hint="was it written by Stream.to_bytes?")
+        return cls(np.frombuffer(blob, dtype=shape.dtype).copy(), name, shape=shape)
 
     def digest(self) -> str:
         """sha256 of the blob: identifies the exact stream in results."""
         return hashlib.sha256(self.to_bytes()).hexdigest()
+
+
+def make_stream(shape: CallShape, name: str, params: dict | None = None, **columns) -> Stream:
+    """A stream of ``shape`` from one column per argument: arrays of equal length, or numbers
+    (repeated; at least one column must be an array, or ``count=`` must be given)."""
+    count = columns.pop("count", None)
+    if set(columns) != set(shape.fields):
+        raise UsageError(f"a {shape.name} stream needs the columns {', '.join(shape.fields)}, "
+                         f"got {', '.join(columns) or 'none'}")
+    lengths = {len(v) for v in columns.values() if np.ndim(v) == 1}
+    if count is not None:
+        lengths.add(int(count))
+    if len(lengths) != 1:
+        raise UsageError(f"the columns of a {shape.name} stream differ in length ({sorted(lengths)})"
+                         if lengths else "give count= when every column is a number")
+    n = lengths.pop()
+    _check_count(n)
+    rec = np.empty(n, dtype=shape.dtype)
+    for k, v in columns.items():
+        a = np.asarray(v)
+        if np.any(a < 0):
+            raise UsageError(f"column {k} of a {shape.name} stream has negative values")
+        rec[k] = a
+    return Stream(rec, name, dict(params or {}), shape=shape)
 
 
 def _records(offsets, values, sizes) -> np.ndarray:

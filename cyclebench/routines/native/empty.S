@@ -1,6 +1,7 @@
 /* cb_routine_empty: the empty call for the baseline pass of a routine benchmark. It has the
- * memset signature, writes nothing and returns dst, so a pass calling it costs the loop, the
- * argument loads, the call and the return: what is subtracted from a pass over the real routine.
+ * memset signature (and serves any call shape: it reads no argument), writes nothing and returns
+ * its first argument, so a pass calling it costs the loop, the argument loads, the call and the
+ * return: what is subtracted from a pass over the real routine.
  * SysV: void *cb_routine_empty(void *dst (rdi), int c (esi), size_t n (rdx)); returns dst.
  */
         .intel_syntax noprefix

@@ -38,7 +38,7 @@ def plan(cfg: StudyConfig, impls: list[Impl], sweep: list[tuple[str, int, Impl]]
 
     def timing_task(exp, impl, params, stream_fn, opts, label):
         def run():
-            t = time_routine(impl.routine, stream_fn(), opts, domain=impl.domain)
+            t = time_routine(impl.routine, stream_fn(), opts, checker=impl.domain)
             return {"routine": impl.name, "spec": impl.routine.spec, "params": params, "result": t.to_dict()}
         tasks.append(Task(_key(exp, impl, params, opts.key()), exp, label, run))
 

@@ -15,7 +15,7 @@ from cyclebench.counters.resolve import resolve_events
 from cyclebench.errors import CycleBenchError
 from cyclebench.routines.build import Routine, resolve
 from cyclebench.routines.correctness import MemsetDomain, check_many
-from cyclebench.routines.timing import mark_checked
+from cyclebench.routines.checking import mark_checked
 
 from . import KERNELS, missing_features, routine as kernel_routine
 from .config import StudyConfig
