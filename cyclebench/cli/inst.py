@@ -1,11 +1,14 @@
 """cyclebench inst: latency and throughput of instruction forms (an instruction table)."""
 from __future__ import annotations
 
+import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
-from ..errors import ResultFileError, UsageError
+from ..errors import ResultFileError, UnstableMeasurement, UsageError
+from ..study.store import check_output_path, same_file
 from .options import add_measurement_options, measurement_kwargs, output_format, write_output
 from .parser import subparser
 
@@ -109,7 +112,6 @@ def run(args) -> int:
         from ..instructions.compare import compare_llvm_mca
         comparisons["mca"] = compare_llvm_mca(docs, cat, args.mcpu, args.tolerance)
         summary.append(comparisons["mca"]["text"])
-    from collections import Counter
     workers = min(len(cpus), max(measured, 1))
     counts = Counter(d["status"] for d in docs)
     rate = 60.0 * measured / elapsed if measured and elapsed > 0 else None
@@ -120,14 +122,12 @@ def run(args) -> int:
     _emit(args, docs, comparisons, summary, {"elapsed_s": round(elapsed, 3), "forms_per_minute": rate,
                                               "cpus": cpus, "n_measurements": kwargs["n_measurements"]})
     if args.require_stable and any(d.get("stable") is False for d in docs):
-        from ..errors import UnstableMeasurement
         raise UnstableMeasurement("some forms stayed unstable", "re-run them on a quieter machine")
     return 0
 
 
 def _check_outputs(output: Path | None, results: Path | None) -> None:
     """Refuse, before measuring, an -o file that cannot be written or that is the results file."""
-    from ..study.store import check_output_path, same_file
     if output is None:
         return
     if results is not None and same_file(output, results):
@@ -151,7 +151,6 @@ def _emit(args, docs, comparisons, summary, run_info):
     from ..reports.tables import get_table_reporter, instruction_table
     fmt = output_format(args)
     if fmt == "json":
-        import json
         from ..machine.metadata import machine_metadata
         doc = {"schema": SCHEMA + ".table", "schema_version": SCHEMA_VERSION, "machine": machine_metadata(),
                "run": run_info, "summary": summary,

@@ -28,7 +28,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import CycleBenchError, UsageError
+from ..snippet.parse import MAX_RAW
+from ..textfile import read_bytes
 from .parser import exit_code_help
 
 VALUE_OPTIONS = {
@@ -176,10 +178,6 @@ def _mentions_r15(part) -> bool:
         return False
     if isinstance(part, Path):
         import iced_x86
-
-        from ..errors import CycleBenchError
-        from ..snippet.parse import MAX_RAW
-        from ..textfile import read_bytes
         try:      # capped: -code /dev/zero must not read forever
             code = read_bytes(part, "code file", limit=MAX_RAW, error=UsageError, hint="")
         except CycleBenchError:
@@ -300,11 +298,11 @@ def run(args) -> int:
     result = measure(code, **kwargs)
     sys.stdout.write(render(result))
     if "verbose" in parsed.flags:
-        from ..reports.base import _raw_lines
+        from ..reports.measurement_text import raw_lines
         p = result.parameters
         sys.stdout.write(f"# unroll {p['unroll']}, loop {p['loop'] if p['use_loop'] else 0}, "
                          f"{p['n_measurements']} measurements, backend {result.backend['name']}\n")
-        sys.stdout.write("\n".join(_raw_lines(result)) + "\n")
+        sys.stdout.write("\n".join(raw_lines(result)) + "\n")
     for w in notes + result.warnings:
         for ours, theirs in _OPTION_NAMES:
             w = w.replace(ours, theirs)

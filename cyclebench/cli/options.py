@@ -4,6 +4,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..errors import ResultFileError, UsageError
+from ..study.store import check_output_path
+
 
 def positive_int(text: str) -> int:
     try:
@@ -103,7 +106,6 @@ def measurement_kwargs(args) -> dict:
     """The measure() keywords from the shared options; an -o file that cannot be written is refused
     here, before anything is measured."""
     if getattr(args, "output", None):
-        from ..study.store import check_output_path
         check_output_path(args.output, "-o")
     return dict(unroll=args.unroll, loop=args.loop, n_measurements=args.n_measurements,
                 warm_up=args.warm_up, initial_warm_up=args.initial_warm_up,
@@ -129,7 +131,6 @@ def event_list(args):
     seen = set()
     for s in specs:
         if s.name in seen:
-            from ..errors import UsageError
             raise UsageError(f"event '{s.name}' is given twice (--events and --config)", "list each event once")
         seen.add(s.name)
     return specs
@@ -137,7 +138,6 @@ def event_list(args):
 
 def code_parts(args) -> dict:
     """The four code parts from text options or raw-code files; both for one part is an error."""
-    from ..errors import UsageError
     out = {}
     for part, text_opt, file_opt in (("code", "code", "code_file"), ("init", "init", "init_file"),
                                      ("late_init", "late_init", "late_init_file"),
@@ -156,7 +156,6 @@ def output_format(args) -> str:
 
 def write_output(path: Path, text: str) -> None:
     """Write a result file; a failure is a result-file error (exit 10), never a traceback."""
-    from ..errors import ResultFileError
     try:
         path.write_text(text, encoding="utf-8")
     except OSError as e:

@@ -7,7 +7,9 @@ import importlib
 from .. import __version__
 from ..errors import EXIT_CODES, UsageError
 
-# Subcommand modules (cyclebench.cli.<name>), each with add_parser(subparsers) and run(args).
+# Subcommand modules (cyclebench.cli.<name>), each with add_parser(subparsers) and run(args). Every
+# one is imported to build the parser, so each imports the measuring machinery inside run(): start-up
+# (and --help) stays fast.
 SUBCOMMANDS = ["asm", "nanobench", "inst", "seq", "study"]
 
 

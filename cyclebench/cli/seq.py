@@ -1,6 +1,7 @@
 """cyclebench seq: IPC and cycles per copy of short instruction sequences, side by side."""
 from __future__ import annotations
 
+import json
 import sys
 
 from ..errors import UnstableMeasurement
@@ -38,7 +39,6 @@ def run(args) -> int:
     fmt = output_format(args)
     table = sequence_table(rows)
     if fmt == "json":
-        import json
         text = json.dumps({"schema": "cyclebench.seq", "schema_version": 1, "notes": table.notes,
                            "sequences": rows}, indent=2, ensure_ascii=False) + "\n"
     else:

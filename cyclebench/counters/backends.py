@@ -22,7 +22,7 @@ from ..errors import CounterUnavailable, UsageError
 from ..machine.cpu import cpu_info
 from .. import runner
 from ..runner.layout import MAX_EVENTS
-from . import reads
+from . import libpfm, reads
 
 PERF_TYPE_HARDWARE = 0
 PERF_TYPE_SOFTWARE = 1
@@ -105,7 +105,6 @@ def plan_groups(events: list, limit: int, counts=uses_counter, leading: list | t
 def counter_limit() -> int:
     """Programmable counters of this machine's core PMU as libpfm4 knows them (Zen: 6; Intel: 4
     with SMT on, 8 with it off), else DEFAULT_COUNTERS."""
-    from . import libpfm
     try:
         if libpfm.available():
             cores = [p for p in libpfm.get().pmus() if p.kind == "core" and p.n_counters]

@@ -17,6 +17,7 @@ import multiprocessing as mp
 import os
 import signal
 import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
@@ -141,7 +142,6 @@ def _characterize_one(form, session, opts, name) -> dict:
     try:
         return characterize(form, session, **opts)
     except Exception as e:  # one form's bug must not end a long run: record it and go on
-        import traceback
         tb = traceback.extract_tb(e.__traceback__)
         where = f" at {Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else ""
         doc = skipped_doc(form, name, f"internal error: {type(e).__name__}: {e}{where}", status="failed")

@@ -36,7 +36,7 @@ import iced_x86
 from . import skips
 from ..machine.features import CpuFeatures, feature_name, this_cpu
 from .forms import LEA_MODES, Choices, Form, ImplicitOperand, Operand, build, encode, pick_registers
-from .operands import (CODE_NAMES, ENCODING_NAMES, MNEMONIC_NAMES, full_register,
+from .operands import (CODE_NAMES, ENCODING_NAMES, MNEMONIC_NAMES, REGISTER_BY_NAME, full_register,
                        reg_notation, register_class, register_name, slot_of)
 
 _CC = {"A": "NBE", "AE": "NB", "B": "B", "BE": "BE", "E": "Z", "G": "NLE", "GE": "NL", "L": "L",
@@ -174,7 +174,6 @@ def _finish(form: Form, ins: iced_x86.Instruction, regs: dict[int, int]) -> None
 
 def implicit_avoid(form: Form) -> frozenset[int]:
     """Full registers an instantiation must not pick for explicit operands (used implicitly)."""
-    from .operands import REGISTER_BY_NAME
     out = set()
     for imp in form.implicit:
         n = imp.register.upper()

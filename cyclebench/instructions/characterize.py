@@ -42,6 +42,8 @@ import time
 from dataclasses import dataclass
 
 from ..errors import CycleBenchError
+from ..machine.features import this_cpu
+from ..measurement.api import measure
 from . import connectors as C
 from .forms import Form
 from .instantiate import (Instance, LatencyPair, Ref, chain, independent_copies, instantiate,
@@ -134,14 +136,11 @@ class Session:
     """Measures snippets on one CPU and caches the connector reference loops."""
 
     def __init__(self, measure_fn=None, **measure_kwargs):
-        if measure_fn is None:
-            from ..measurement.api import measure as measure_fn
-        self.measure_fn = measure_fn
+        self.measure_fn = measure_fn or measure
         self.kwargs = {k: v for k, v in measure_kwargs.items() if v is not None}
         self.refs: dict[str, dict] = {}
         self.backend: dict | None = None
         self.count = 0
-        from ..machine.features import this_cpu
         self.avx512 = bool(this_cpu().has("AVX512F"))
 
     def measure(self, code: list[str], init: list[str], per: int = 1, pattern: int = F64_ONE) -> Measured:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import published as pub
 from .catalogue import Catalogue, normalize_name
+from .llvm_mca import LlvmMcaFailed, predict
 
 TOLERANCE = 0.10
 ABS_TOLERANCE = 0.05
@@ -79,7 +80,6 @@ def compare_published(docs: list[dict], records: dict[str, "pub.Published"], lab
 def compare_llvm_mca(docs: list[dict], catalogue: Catalogue, mcpu: str = "znver4",
                      tolerance: float = TOLERANCE, llvm_mca: str | None = None) -> dict:
     """The same comparison against llvm-mca's scheduling model (Latency, RThroughput)."""
-    from .llvm_mca import LlvmMcaFailed, predict
     rows = {}
     ok_docs = [d for d in docs if d.get("status") == "ok"]
     for d in ok_docs:

@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 import iced_x86
 from iced_x86 import Register
 
+from ..machine.features import this_cpu
 from .catalogue import implicit_avoid
 from .forms import Choices, Form, build, encode, pick_registers
 from .gas import assemble_lines, split_slot
-from .operands import (EVEX_EXTRA, NEVER_PICK, POOLS, REGISTER_BY_NAME, full_register,
+from .operands import (CODE_NAMES, EVEX_EXTRA, NEVER_PICK, POOLS, REGISTER_BY_NAME, full_register,
                        register_name)
 
 _FMT = iced_x86.Formatter(iced_x86.FormatterSyntax.INTEL)
@@ -148,7 +149,6 @@ _CPU_FEATURES: frozenset[str] | None = None
 def _cpu_features() -> frozenset[str]:
     global _CPU_FEATURES
     if _CPU_FEATURES is None:
-        from ..machine.features import this_cpu
         _CPU_FEATURES = this_cpu().supported()
     return _CPU_FEATURES
 
@@ -232,7 +232,6 @@ def check(instances: list[Instance]) -> list[CheckResult]:
 
 
 def _code_name(code: int) -> str:
-    from .operands import CODE_NAMES
     return CODE_NAMES.get(code, str(code))
 
 

@@ -23,6 +23,7 @@ import iced_x86
 
 from ..errors import UsageError
 from .catalogue import Catalogue, Form, normalize_name, xed_mnemonic
+from .gas import assemble_lines, split_slot
 from .operands import MNEMONIC_NAMES
 
 _GPR_RE = re.compile(r"^(r([0-9]+)(b|w|d|l)?|[re]?[abcd]x|[abcd][lh]|[re]?(si|di|sp|bp)|"
@@ -160,7 +161,6 @@ def _looks_concrete(toks: list[str]) -> bool:
 
 def parse_concrete(text: str, catalogue: Catalogue | None = None) -> list[Form]:
     """The form GNU as + iced-x86 make of one concrete instruction (``imul rax, rbx``)."""
-    from .gas import assemble_lines, split_slot
     cat = _cat(catalogue)
     a = assemble_lines([text])[0]
     if a.error:

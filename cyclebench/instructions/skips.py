@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import iced_x86
 
+from ..machine.cpu import cpu_info
 from .operands import FLOW_CONTROL_NAMES
 
 ALLOWED_MAY_REQUIRE_CPL0 = frozenset({"CPUID", "RDTSC", "RDTSCP", "RDPID"})
@@ -136,5 +137,4 @@ def _amd_prefetch_group(oci: iced_x86.OpCodeInfo) -> bool:
     if not (oci.table == iced_x86.OpCodeTableKind.T0F and oci.op_code == 0x0D
             and oci.instruction_string.upper().startswith("RESERVEDNOP")):
         return False
-    from ..machine.cpu import cpu_info
     return cpu_info().vendor == "AuthenticAMD"

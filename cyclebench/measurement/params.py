@@ -3,10 +3,13 @@ CLI's wording, so a Python caller gets a UsageError (exit code 2) instead of a r
 deep inside, and nothing runs on absurd values."""
 from __future__ import annotations
 
+import inspect
 import math
 import os
 from pathlib import Path
 
+from ..counters.backends import Event
+from ..counters.events import EventSpec
 from ..errors import UsageError
 from .stats import AGGREGATES
 
@@ -60,8 +63,6 @@ def _code(name: str, v):
 def _events(v):
     if v is None or isinstance(v, (str, Path)):
         return
-    from ..counters.backends import Event
-    from ..counters.events import EventSpec
     if not isinstance(v, (list, tuple)) or not all(isinstance(e, (str, EventSpec, Event)) for e in v):
         _bad(f"events must be names (a comma-separated str or a list of str), EventSpecs or a config file "
              f"path, not {type(v).__name__} {_show(v)}", 'e.g. events="page-faults,task-clock"')
@@ -77,7 +78,6 @@ def _names(name: str, v, types, hint: str):
 def bind(fn, args: tuple, kwargs: dict) -> None:
     """A call that does not fit ``fn``'s signature (a misspelt keyword, code missing, extra
     positional arguments) as a UsageError, not Python's TypeError."""
-    import inspect
     try:
         inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as e:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ResultFileError
-from .measurement_text import raw_lines as _raw_lines  # noqa: F401  (cli/nanobench.py imports it here)
 from .model import Report, as_report
 
 
