@@ -3,21 +3,21 @@
 Each statement is placed in its own 32-byte slot (``.p2align 5, 0xcc``), so one assembler run
 checks thousands of lines and a line that produced more than one instruction is visible (its slot
 holds more than one decodable instruction before the int3 padding).  Lines the assembler rejects
-are reported with its message and the others are assembled again without them.
+are reported with its message and the others are assembled again without them. GNU as runs through
+snippet/assemble.py's run_as, with its memory cap and timeout.
 """
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
+from pathlib import Path
+
+import iced_x86
 
 from ..errors import AssemblyError
+from ..snippet.assemble import AS_MESSAGE, binutil, run_as, run_tool
 
 SLOT = 32
-_ERR = re.compile(r"^[^:]*:(\d+): (Error|Warning): (.*)$")
 _HEADER_LINES = 2
 
 
@@ -28,40 +28,27 @@ class Assembled:
     error: str | None = None
 
 
-def _tools():
-    as_ = shutil.which("as")
-    objcopy = shutil.which("objcopy")
-    if not as_ or not objcopy:
-        raise AssemblyError("GNU as/objcopy not found",
-                            hint="install binutils (apt-get install binutils)")
-    return as_, objcopy
-
-
 def _run(lines: list[str], workdir: str) -> tuple[bytes | None, dict[int, str]]:
-    as_, objcopy = _tools()
-    src = os.path.join(workdir, "forms.s")
-    obj = os.path.join(workdir, "forms.o")
-    binf = os.path.join(workdir, "forms.bin")
+    src, obj, binf = Path(workdir, "forms.s"), Path(workdir, "forms.o"), Path(workdir, "forms.bin")
     with open(src, "w") as f:
         f.write(".intel_syntax noprefix\n.text\n")
         for line in lines:
             f.write(f".p2align 5, 0xcc\n{line}\n")
-    p = subprocess.run([as_, "--64", "-o", obj, src], capture_output=True, text=True)
+    p = run_as(src, obj)
     errors: dict[int, str] = {}
     for msg in p.stderr.splitlines():
-        m = _ERR.match(msg)
-        if m and m.group(2) == "Error":
+        m = AS_MESSAGE.match(msg)
+        if m and m.group(1) and m.group(2) == "Error":
             src_line = int(m.group(1))
             idx = (src_line - _HEADER_LINES - 2) // 2   # each statement takes two lines
             errors.setdefault(idx, m.group(3))
     if p.returncode != 0:
         if not errors:
-            raise AssemblyError("GNU as failed: " + (p.stderr.strip().splitlines() or ["?"])[0])
+            raise AssemblyError("GNU as failed: " + (p.stderr.strip().splitlines() or ["?"])[0],
+                                "check the binutils installation (bash setup.sh)")
         return None, errors
-    subprocess.run([objcopy, "-O", "binary", "--only-section=.text", obj, binf], check=True,
-                   capture_output=True)
-    with open(binf, "rb") as f:
-        return f.read(), errors
+    run_tool([binutil("objcopy"), "-O", "binary", "--only-section=.text", str(obj), str(binf)])
+    return binf.read_bytes(), errors
 
 
 def assemble_lines(lines: list[str]) -> list[Assembled]:
@@ -88,7 +75,6 @@ def assemble_lines(lines: list[str]) -> list[Assembled]:
 
 def split_slot(data: bytes):
     """Decode a slot: (first instruction, True when nothing but int3 padding follows it)."""
-    import iced_x86
     dec = iced_x86.Decoder(64, data)
     ins = dec.decode()
     rest = data[ins.len:]

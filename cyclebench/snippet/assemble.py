@@ -1,6 +1,8 @@
 """Assembling generated code with GNU binutils (as, readelf, objcopy) into a flat blob.
 
-The caller gives the full source as lines plus, for lines that came from the user, the user's
+``run_as`` (GNU as under a memory cap and a timeout), ``binutil`` and ``run_tool`` are the one way
+the package runs binutils; instructions/gas.py builds on them. The caller of ``assemble`` gives the
+full source as lines plus, for lines that came from the user, the user's
 statement, so an assembler message can name it. The blob is the .text section as raw bytes; it
 must be position independent (RIP-relative only), so relocations are rejected with a hint.
 """
@@ -16,7 +18,7 @@ from pathlib import Path
 from ..errors import AssemblyError, UsageError
 from ..textfile import quote
 
-_MSG = re.compile(r"^[^:]*:(?:(\d+):)? (Error|Warning): (.*)$")
+AS_MESSAGE = re.compile(r"^[^:]*:(?:(\d+):)? (Error|Warning): (.*)$")
 _RELOC_SECTION = re.compile(r"^Relocation section '\.rela?([^']*)'")
 _LISTING = re.compile(r"^\s*(\d+) ([0-9a-f]{4,}) [0-9A-F]")
 _OUT_OF_MEMORY = re.compile(r"memory exhausted|out of memory|Cannot allocate", re.IGNORECASE)
@@ -34,7 +36,8 @@ class AssembledObject:
     warnings: list[str]
 
 
-def _tool(name: str) -> str:
+def binutil(name: str) -> str:
+    """The path of a GNU binutils program; a missing one is an AssemblyError with the fix."""
     path = shutil.which(name)
     if not path:
         raise AssemblyError(f"GNU binutils' '{name}' was not found",
@@ -52,12 +55,12 @@ def assemble(lines: list[str], origin: dict[int, tuple[str, str]] | None = None,
         src, obj, binf = Path(tmp, "code.s"), Path(tmp, "code.o"), Path(tmp, "code.bin")
         deps = Path(tmp, "code.d")
         src.write_text("\n".join(lines) + "\n", encoding="ascii", errors="backslashreplace")
-        proc = _run_as(src, obj, "--MD", str(deps))
+        proc = run_as(src, obj, "--MD", str(deps))
         errors, warnings, first_error = _messages(proc.stderr, origin)
         if proc.returncode != 0:
             raise _assembly_error(errors, first_error, proc.stderr)
         _check_dependencies(deps, src)
-        elf = _output([_tool("readelf"), "-sSWr", str(obj)])
+        elf = run_tool([binutil("readelf"), "-sSWr", str(obj)])
         symbols, undefined, relocs, text_size = _parse_readelf(elf)
         if undefined:
             name = undefined[0]
@@ -72,15 +75,15 @@ def assemble(lines: list[str], origin: dict[int, tuple[str, str]] | None = None,
         if text_size > max_bytes:
             raise UsageError(f"the code assembles to {text_size >> 20} MiB, over {max_bytes >> 20} MiB",
                              "lower --unroll, use --loop, or shorten .rept/.fill in the code")
-        _output([_tool("objcopy"), "-O", "binary", "-j", ".text", str(obj), str(binf)])
+        run_tool([binutil("objcopy"), "-O", "binary", "-j", ".text", str(obj), str(binf)])
         blob = binf.read_bytes() if binf.exists() else b""
     return AssembledObject(blob, symbols, warnings)
 
 
-def _run_as(src: Path, obj: Path, *extra: str) -> subprocess.CompletedProcess:
+def run_as(src: Path, obj: Path, *extra: str) -> subprocess.CompletedProcess:
     """GNU as under a memory cap and a timeout: '.rept 100000000' must fail, not eat the machine."""
     cmd = ["/bin/sh", "-c", 'ulimit -v "$0" && exec "$@"', str(AS_MEMORY_KB),
-           _tool("as"), "--64", *extra, "-o", str(obj), str(src)]
+           binutil("as"), "--64", *extra, "-o", str(obj), str(src)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
                               timeout=AS_TIMEOUT, stdin=subprocess.DEVNULL)
@@ -93,7 +96,8 @@ def _run_as(src: Path, obj: Path, *extra: str) -> subprocess.CompletedProcess:
     return proc
 
 
-def _output(cmd: list[str]) -> str:
+def run_tool(cmd: list[str]) -> str:
+    """A binutils program's standard output; a failure is an AssemblyError."""
     proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=AS_TIMEOUT)
     if proc.returncode != 0:
         raise AssemblyError(f"{Path(cmd[0]).name} failed: {quote(proc.stderr.strip())}",
@@ -105,7 +109,7 @@ def _messages(stderr: str, origin: dict) -> tuple[list[str], list[str], tuple | 
     """(errors, warnings, (message, part, statement) of the first error) from as's stderr."""
     errors, warnings, first = [], [], None
     for raw in stderr.splitlines():
-        m = _MSG.match(raw)
+        m = AS_MESSAGE.match(raw)
         if not m:
             continue
         line, kind, msg = int(m.group(1) or 0), m.group(2), m.group(3)
@@ -171,7 +175,7 @@ def _relocation_error(reloc: tuple[str, int, str, str], src: Path, origin: dict,
 def _line_at(src: Path, offset: int, tmp: str) -> int | None:
     """The source line whose bytes hold .text ``offset``, from an assembler listing."""
     listing = Path(tmp, "code.lst")
-    _run_as(src, Path(tmp, "listing.o"), f"-aln={listing}")
+    run_as(src, Path(tmp, "listing.o"), f"-aln={listing}")
     best = None
     try:
         rows = listing.read_text(errors="replace").splitlines()
