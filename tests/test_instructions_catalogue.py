@@ -5,7 +5,8 @@ from collections import Counter
 import pytest
 
 from cyclebench.instructions.catalogue import Catalogue, normalize_name
-from cyclebench.machine.features import BASELINE, FLAG_OF, CpuFeatures, cpuinfo_flags, this_cpu
+from cyclebench.machine.cpu import cpu_info
+from cyclebench.machine.features import BASELINE, FLAG_OF, CpuFeatures, this_cpu
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +22,7 @@ def test_catalogue_is_large_and_names_are_unique(cat):
 
 
 def test_offered_forms_only_use_features_this_cpu_has(cat):
-    flags = cpuinfo_flags()
+    flags = cpu_info().flags
     for f in cat.offered():
         for feat in f.cpuid_features:
             if feat in BASELINE:

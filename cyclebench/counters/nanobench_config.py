@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..machine.cpu import cpu_info, parse_cpuinfo
 from ..textfile import quote, read_text
 from .events import PERF_TYPE_RAW, EventSpec
 
@@ -263,25 +264,11 @@ SHIPPED = (
 
 
 def cpu_identity(cpuinfo: str | None = None) -> tuple[str | None, int | None, int | None]:
-    """(vendor, family, model) of the first CPU in /proc/cpuinfo text; Nones if unknown."""
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text()
-        except OSError:
-            return None, None, None
-    fields = {}
-    for line in cpuinfo.splitlines():
-        key, _, value = line.partition(":")
-        key = key.strip()
-        if key in ("vendor_id", "cpu family", "model") and key not in fields:
-            fields[key] = value.strip()
-        if not line.strip() and fields:
-            break
-    vendor = {"GenuineIntel": "intel", "AuthenticAMD": "amd"}.get(fields.get("vendor_id", ""))
-    try:
-        return vendor, int(fields["cpu family"]), int(fields["model"])
-    except (KeyError, ValueError):
-        return vendor, None, None
+    """(vendor, family, model) of the first CPU in /proc/cpuinfo text (default: this machine's);
+    Nones if unknown."""
+    info = cpu_info() if cpuinfo is None else parse_cpuinfo(cpuinfo.splitlines())
+    vendor = {"GenuineIntel": "intel", "AuthenticAMD": "amd"}.get(info.vendor)
+    return (vendor, info.family, info.model) if info.family else (vendor, None, None)
 
 
 def config_for(vendor: str | None, family: int | None, model: int | None) -> ShippedConfig | None:

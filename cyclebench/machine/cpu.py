@@ -1,8 +1,9 @@
-"""CPU identity and feature flags, read once from /proc/cpuinfo."""
+"""CPU identity and feature flags, read once from /proc/cpuinfo: the package's one parser of it."""
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import Iterable
 
 
 @dataclass(frozen=True)
@@ -25,27 +26,42 @@ class CpuInfo:
         return "mpx" in self.flags
 
 
-@functools.lru_cache(maxsize=1)
-def cpu_info() -> CpuInfo:
+def parse_cpuinfo(lines: Iterable[str]) -> CpuInfo:
+    """The first processor of /proc/cpuinfo lines; a field that is missing or not a number reads as
+    "unknown" (text) or 0 (numbers: no x86 CPU has family 0)."""
     fields: dict[str, str] = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if not line.strip():
-                    break            # the first processor is enough
-                k, _, v = line.partition(":")
-                fields[k.strip()] = v.strip()
-    except OSError:
-        pass
+    for line in lines:
+        if not line.strip():
+            if fields:
+                break            # the first processor is enough
+            continue
+        k, _, v = line.partition(":")
+        fields.setdefault(k.strip(), v.strip())
+
+    def number(key: str) -> int:
+        try:
+            return int(fields.get(key, "0"))
+        except ValueError:
+            return 0
     return CpuInfo(
         vendor=fields.get("vendor_id", "unknown"),
-        family=int(fields.get("cpu family", "0")),
-        model=int(fields.get("model", "0")),
-        stepping=int(fields.get("stepping", "0") or 0),
+        family=number("cpu family"),
+        model=number("model"),
+        stepping=number("stepping"),
         model_name=fields.get("model name", "unknown"),
         microcode=fields.get("microcode", "unknown"),
         flags=frozenset(fields.get("flags", "").split()),
     )
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_info() -> CpuInfo:
+    """This machine's first CPU (all fields unknown when /proc/cpuinfo cannot be read)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            return parse_cpuinfo(f)
+    except OSError:
+        return parse_cpuinfo(())
 
 
 def has_feature(flag: str) -> bool:

@@ -28,6 +28,8 @@ import platform
 
 import iced_x86
 
+from .cpu import cpu_info
+
 # iced CpuidFeature name -> /proc/cpuinfo flags that must all be present.
 FLAG_OF: dict[str, tuple[str, ...]] = {
     "FPU": ("fpu",), "TSC": ("tsc",), "MSR": ("msr",), "CX8": ("cx8",), "SEP": ("sep",),
@@ -112,19 +114,6 @@ _FEATURE_NAMES = {getattr(iced_x86.CpuidFeature, n): n for n in dir(iced_x86.Cpu
                   if n.isupper() and not n.startswith("_")}
 
 
-@functools.lru_cache(maxsize=None)
-def cpuinfo_flags(path: str = "/proc/cpuinfo") -> frozenset[str]:
-    """The ``flags`` of the first processor in /proc/cpuinfo (empty when unreadable)."""
-    try:
-        with open(path, encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return frozenset(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return frozenset()
-
-
 # mov r8d,edx (subleaf); mov eax,edi; mov ecx,r8d; push rbx; cpuid; mov [rsi],eax; mov [rsi+4],ebx;
 # mov [rsi+8],ecx; mov [rsi+12],edx; pop rbx; ret   -- System V: edi=leaf, rsi=out, edx=subleaf
 _CPUID_CODE = bytes.fromhex(
@@ -152,7 +141,7 @@ class CpuFeatures:
     """Answers "does this CPU have iced feature X?" with yes, no, or "cannot tell"."""
 
     def __init__(self, flags: frozenset[str] | None = None, use_cpuid: bool = True):
-        self.flags = cpuinfo_flags() if flags is None else frozenset(flags)
+        self.flags = cpu_info().flags if flags is None else frozenset(flags)
         self.use_cpuid = use_cpuid and flags is None
 
     def has(self, feature: str) -> bool | None:
