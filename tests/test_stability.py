@@ -1,5 +1,5 @@
 """Burst detection on known figures (no timing): spread, calibration drift, a slow clock, and a
-busy SMT sibling seen by the contention probe; and the per-machine history they compare with."""
+busy SMT sibling seen by the contention gauge; and the per-machine history they compare with."""
 import json
 import os
 
@@ -23,8 +23,8 @@ def test_each_burst_signal_names_itself():
     assert "below this machine's recent" in assess(QUIET, [3.5] * 20, 3.69).reasons[0]
 
 
-def test_contention_probe_above_the_machines_best_is_a_burst():
-    # 4 independent adds per chain add: 1.0 on a quiet 4-ALU core; a busy sibling slows the probe
+def test_contention_gauge_above_the_machines_best_is_a_burst():
+    # 4 independent adds per chain add: 1.0 on a quiet 4-ALU core; a busy sibling slows the gauge
     st = assess(QUIET, GHZ, 3.69, contention=1.33, reference_contention=1.0)
     assert not st.stable and "SMT sibling" in st.reasons[0] and "33.0%" in st.reasons[0]
     assert assess(QUIET, GHZ, 3.69, contention=1.01, reference_contention=1.0).stable
@@ -45,12 +45,12 @@ def test_history_keeps_the_best_of_each_kind(tmp_path, monkeypatch):
     assert clock_history.reference("cpu", "contention") is None
 
 
-def test_a_measurement_reports_its_contention_probe():
+def test_a_measurement_reports_its_contention_gauge():
     import cyclebench
     r = cyclebench.measure("add rax, rbx", n_measurements=10, budget=0.5)
     if r.backend["name"] != "tsc":
-        pytest.skip("the probe runs with the TSC backend")
-    # recorded for the chosen attempt and for every attempt
+        pytest.skip("the gauge runs with the TSC backend")
+    # recorded for the chosen attempt and for every attempt (the JSON field keeps its v1 name)
     assert 0 < r.stability["contention_probe"] and all("contention_probe" in a for a in r.attempts)
 
 

@@ -19,7 +19,7 @@ LOOP_REGISTER = "r15"
 ZEROED = ("rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r15")
 CALIB_UNROLL = 1000
 CALIB_STATEMENT = "add rax, 1"      # 1 cycle latency on every x86 core since P6 (not P4)
-# The contention probe: four independent add chains, throughput-bound where the calibration is
+# The contention gauge: four independent add chains, throughput-bound where the calibration is
 # latency-bound. A busy SMT sibling on the host slows it (shared issue, ALUs) far more than the
 # chain, so its cost relative to the chain exposes what the calibrated clock cannot.
 CONTENTION_STATEMENT = "add rax, 1; add rbx, 1; add rcx, 1; add rdx, 1"

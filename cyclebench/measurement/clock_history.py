@@ -1,10 +1,10 @@
-"""This machine's recent calibrated clock and contention probe, to spot a run that sat entirely
+"""This machine's recent calibrated clock and contention gauge, to spot a run that sat entirely
 inside a noise burst.
 
 A burst (another tenant on our core's SMT sibling) lowers the TSC-calibrated clock for the whole
 run, or slows throughput-bound code relative to the calibration chain, so a run can look
 internally stable yet be slow. Stable runs record their median clock ("clock", best = highest)
-and contention-probe ratio ("contention", best = lowest) here; a later run well off the recent
+and contention-gauge ratio ("contention", best = lowest) here; a later run well off the recent
 best is treated as unstable and re-run.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ KEEP = 20
 MAX_FILE = 64 << 10          # a history file is a short list; anything bigger is not ours
 
 BEST = {"clock": max, "contention": min}
-# Plausible values: a calibrated clock in GHz, the probe's cost relative to the chain. A file
+# Plausible values: a calibrated clock in GHz, the gauge's cost relative to the chain. A file
 # holding anything else ({}, null, "str", [1e999]) is ignored, and rewritten by the next record.
 PLAUSIBLE = {"clock": (0.1, 10.0), "contention": (0.5, 5.0)}
 

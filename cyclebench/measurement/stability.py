@@ -1,5 +1,7 @@
 """Noise-burst detection: spread within a run, calibration drift between repetitions, a clock
-below this machine's recent clock, and a busy SMT sibling seen by the contention probe."""
+below this machine's recent clock, and a busy SMT sibling seen by the contention gauge.
+
+"Spread" means one thing across the package: the interquartile range over the median."""
 from __future__ import annotations
 
 import math
@@ -13,7 +15,7 @@ MIN_ABS_SPREAD = 0.01        # cycles: below this a spread is quantisation, not 
 MAX_ANY_SPREAD = 1.0         # ...unless it exceeds the figure itself: then it is never stable
 MAX_CLOCK_DROP = 0.015       # below this machine's recent calibrated clock: a burst for the whole run
 MAX_CALIB_DRIFT = 0.02       # relative 10th-90th percentile range of the calibrated clock
-MAX_CONTENTION_RISE = 0.02   # the contention probe, relative to the chain, above this machine's recent best
+MAX_CONTENTION_RISE = 0.02   # the contention gauge, relative to the chain, above this machine's recent best
 # A lone repetition whose calibration was interrupted is an outlier that the trimmed aggregate
 # drops; a burst (another tenant on our core's SMT sibling) moves many repetitions at once.
 
@@ -60,10 +62,10 @@ def assess(values: list[float], ghz: list[float] | None = None,
         if reference_ghz and gmed < reference_ghz * (1 - MAX_CLOCK_DROP):
             reasons.append(f"calibrated clock {gmed:.2f} GHz is {1 - gmed / reference_ghz:.1%} below this "
                            f"machine's recent {reference_ghz:.2f} GHz (a noise burst for the whole run)")
-    # A busy SMT sibling slows throughput-bound code (and the wide probe) but hardly the chain the
-    # clock is calibrated on: the probe's cost relative to the chain shows it (harness/codegen.py).
+    # A busy SMT sibling slows throughput-bound code (and the wide gauge) but hardly the chain the
+    # clock is calibrated on: the gauge's cost relative to the chain shows it (harness/codegen.py).
     if contention and reference_contention and contention > reference_contention * (1 + MAX_CONTENTION_RISE):
-        reasons.append(f"the contention probe (4 independent add chains) ran {contention / reference_contention - 1:.1%} "
+        reasons.append(f"the contention gauge (4 independent add chains) ran {contention / reference_contention - 1:.1%} "
                        "slower relative to the calibration chain than this machine's recent best: another "
                        "thread shares the core (a busy SMT sibling on the host), so throughput-bound code is slowed")
     return Stability(not reasons, rel if math.isfinite(rel) else None, drift, reasons, below_resolution)

@@ -10,7 +10,7 @@
  *   protocol N                     always the first line; N = RUNNER_PROTOCOL
  *   info KEY VALUE...
  *   group G                        the samples that follow used event group G (0, 1, ...)
- *   sample REP KIND V0 V1 ...      KIND: ca cb (calibration A/B), pa pb (contention probe A/B),
+ *   sample REP KIND V0 V1 ...      KIND: ca cb (calibration A/B), pa pb (contention gauge A/B),
  *                                  a b (measurement A/B);
  *                                  V0 = TSC ticks, then one value per event of the current group
  *   times REP KIND EN RUN          time_enabled / time_running of the group over that run (ns):
@@ -537,7 +537,7 @@ static void print_reading(long rep, const char *kind, const struct reading *r) {
 /* Grows the loop count (x2 to x16 per step) until B - A spans the requested number of ticks.
  * Code that costs (almost) nothing never gets there: A and B then both run at the loop's own
  * speed. Growth stops once one B run would exceed LOOP_RUN_LIMIT times the target, and
- * "info loop_limited D" (D = B - A of the last probe) says that the difference stayed below the
+ * "info loop_limited D" (D = B - A of the last trial) says that the difference stayed below the
  * resolution; the Python side reports it as such instead of timing out. */
 #define LOOP_RUN_LIMIT 1000
 static uint64_t choose_loop(void) {
@@ -734,15 +734,15 @@ int main(int argc, char **argv) {
      * runs in the first pass only: the other passes contribute their events, not cycles. */
     for (int g = 0; g < (opt.n_groups ? opt.n_groups : 1); g++) {
         if (opt.n_groups) { if (g) select_group(g); out("group %d\n", g); }
-        int calib = opt.e_ca >= 0 && g == 0, probe = opt.e_pa >= 0 && g == 0;
+        int calib = opt.e_ca >= 0 && g == 0, gauge = opt.e_pa >= 0 && g == 0;
         for (long rep = -opt.warm_up; rep < opt.reps; rep++) {
             if (calib) { call(opt.e_ca, opt.calib_loop, &rca); call(opt.e_cb, opt.calib_loop, &rcb); }
-            if (probe) { call(opt.e_pa, opt.calib_loop, &rpa); call(opt.e_pb, opt.calib_loop, &rpb); }
+            if (gauge) { call(opt.e_pa, opt.calib_loop, &rpa); call(opt.e_pb, opt.calib_loop, &rpb); }
             call(opt.e_a, loop, &ra);
             call(opt.e_b, loop, &rb);
             if (rep < 0) continue;
             if (calib) { print_reading(rep, "ca", &rca); print_reading(rep, "cb", &rcb); }
-            if (probe) { print_reading(rep, "pa", &rpa); print_reading(rep, "pb", &rpb); }
+            if (gauge) { print_reading(rep, "pa", &rpa); print_reading(rep, "pb", &rpb); }
             print_reading(rep, "a", &ra);
             print_reading(rep, "b", &rb);
         }
