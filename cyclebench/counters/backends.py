@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from ..errors import CounterUnavailable, UsageError
 from ..machine.cpu import cpu_info
 from .. import runner
-from ..runner.layout import MAX_EVENTS
+from ..runner.layout import MAX_EVENTS      # the runner's limit per group
 from . import libpfm, reads
 
 PERF_TYPE_HARDWARE = 0
@@ -31,7 +31,6 @@ PERF_COUNT_HW_CPU_CYCLES = 0
 PERF_COUNT_HW_INSTRUCTIONS = 1
 PERF_COUNT_HW_REF_CPU_CYCLES = 9
 _KERNEL_SIDE_SW = (3, 4)          # context-switches, cpu-migrations: raised in kernel context
-MAX_GROUP_EVENTS = MAX_EVENTS     # the runner's limit per group
 DEFAULT_COUNTERS = 4              # programmable counters when libpfm cannot tell (Intel minimum with HT)
 
 
@@ -78,7 +77,7 @@ def uses_counter(ev, vendor: str | None = None) -> bool:
 
 def plan_groups(events: list, limit: int, counts=uses_counter, leading: list | tuple = ()) -> list[list]:
     """Split events into perf_event groups, in order, so that each group holds at most ``limit``
-    events for which ``counts(event)`` is true (and at most MAX_GROUP_EVENTS in all).
+    events for which ``counts(event)`` is true (and at most MAX_EVENTS in all).
 
     ``leading`` events open the first group (cycles and the fixed counters). An event marked
     ``taken_alone`` (nanoBench's .TakenAlone) gets a group of its own.
@@ -92,7 +91,7 @@ def plan_groups(events: list, limit: int, counts=uses_counter, leading: list | t
         if getattr(e, "taken_alone", False):
             continue
         c = counts(e)
-        if cur and (len(cur) >= MAX_GROUP_EVENTS or (c and used + 1 > limit)):
+        if cur and (len(cur) >= MAX_EVENTS or (c and used + 1 > limit)):
             groups.append(cur)
             cur, used = [], 0
         cur.append(e)
@@ -273,8 +272,8 @@ def select_backend(counters: str = "auto", events: list | None = None, *, user: 
     dup = next((n for n in names if names.count(n) > 1), None)
     if dup:
         raise UsageError(f"event '{dup}' is given twice", "list each event once")
-    if group_size is not None and not 1 <= group_size <= MAX_GROUP_EVENTS:
-        raise UsageError(f"group size {group_size} is out of range", f"use 1 <= group size <= {MAX_GROUP_EVENTS}")
+    if group_size is not None and not 1 <= group_size <= MAX_EVENTS:
+        raise UsageError(f"group size {group_size} is out of range", f"use 1 <= group size <= {MAX_EVENTS}")
     soft = next((e for e in events if not uses_counter(e, "any") and e.type != PERF_TYPE_HARDWARE), None)
     if no_mem and soft is not None:
         raise UsageError(f"--no-mem cannot read '{soft.name}': software events are read with read(), and the "
@@ -303,7 +302,7 @@ def select_backend(counters: str = "auto", events: list | None = None, *, user: 
         raise UsageError(f"--no-mem cannot read '{events[0].name}' on the TSC backend: without rdpmc its "
                          "counter is read with read(), and the kernel writes that reading into memory",
                          "drop --no-mem, or drop the events (the TSC reading itself stays in registers)")
-    groups = plan_groups(events, group_size or MAX_GROUP_EVENTS, count) if events else []
+    groups = plan_groups(events, group_size or MAX_EVENTS, count) if events else []
     _check_groups(groups)
     return Backend("tsc", reason, groups, no_mem=no_mem)
 

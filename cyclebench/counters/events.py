@@ -123,15 +123,6 @@ class EventSpec:
     def renamed(self, name: str) -> "EventSpec":
         return replace(self, name=name)
 
-    def attr_text(self) -> str:
-        """Short human form, e.g. ``type=4 config=0x10e``."""
-        text = f"type={self.type} config={self.config:#x}"
-        if self.config1:
-            text += f" config1={self.config1:#x}"
-        if self.config2:
-            text += f" config2={self.config2:#x}"
-        return text
-
 
 def _table(kind, rows):
     source = "software" if kind == PERF_TYPE_SOFTWARE else "generic"

@@ -32,7 +32,6 @@ _SAVE_ORDER = ("rax", "rcx", "rdx", "rsi", "rdi", "r11", "r9")
 NO_MEM_REGISTERS = ("r8", "r9", "r10", "r11", "r12", "r13")   # reserved as in nanoBench (AMD)
 NO_MEM_TSC_REGISTER = "r8"
 MAX_NO_MEM_COUNTERS = len(NO_MEM_REGISTERS) - 1               # R9-R13 for rdpmc
-CLOBBERED_NO_MEM = ("rax", "rcx", "rdx")                       # by start reads, pauses and resumes
 PATCH_SITE = "cb_pmcsite_"
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import iced_x86
 from iced_x86 import OpKind, Register
 
-from .operands import POOLS, EVEX_EXTRA, NEVER_PICK, Slot, full_register, register_name
+from .operands import POOLS, EVEX_EXTRA, NEVER_PICK, Slot, full_register
 
 
 @dataclass(frozen=True)
@@ -83,10 +83,6 @@ class Form:
     def reason(self) -> str | None:
         """Why the form is not offered (None when it is)."""
         return self.skip_reason or self.build_error or self.unsupported
-
-    @property
-    def masked(self) -> bool:
-        return self.mask is not None
 
     def operand(self, pos: int) -> Operand:
         return self.operands[pos]
@@ -249,7 +245,3 @@ def encode(ins: iced_x86.Instruction, ip: int = 0) -> bytes:
     enc = iced_x86.Encoder(64)
     enc.encode(ins, ip)
     return bytes(enc.take_buffer())
-
-
-def describe_registers(regs: dict[int, int]) -> dict[int, str]:
-    return {p: register_name(r) for p, r in regs.items()}

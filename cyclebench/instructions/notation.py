@@ -24,7 +24,6 @@ import iced_x86
 from ..errors import UsageError
 from .catalogue import Catalogue, Form, normalize_name, xed_mnemonic
 from .gas import assemble_lines, split_slot
-from .operands import MNEMONIC_NAMES
 
 _GPR_RE = re.compile(r"^(r([0-9]+)(b|w|d|l)?|[re]?[abcd]x|[abcd][lh]|[re]?(si|di|sp|bp)|"
                      r"(si|di|sp|bp)l)$")
@@ -266,6 +265,3 @@ def by_extension(extension: str, catalogue: Catalogue | None = None) -> list[For
                          hint=("close matches: " + ", ".join(close)) if close else
                          "extensions are CPUID feature names, e.g. AVX2, AVX512F, BMI2")
     return forms
-
-
-ALL_MNEMONICS = sorted({xed_mnemonic(n) for n in MNEMONIC_NAMES.values()})

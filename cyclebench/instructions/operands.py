@@ -24,7 +24,6 @@ REGISTER_NAMES = _enum_names(iced_x86.Register)
 REGISTER_BY_NAME = {v: k for k, v in REGISTER_NAMES.items()}
 MNEMONIC_NAMES = _enum_names(iced_x86.Mnemonic)
 CODE_NAMES = _enum_names(iced_x86.Code)
-CODE_BY_NAME = {v: k for k, v in CODE_NAMES.items()}
 ENCODING_NAMES = {0: "LEGACY", 1: "VEX", 2: "EVEX", 3: "XOP", 4: "3DNOW", 5: "MVEX"}
 FLOW_CONTROL_NAMES = _enum_names(iced_x86.FlowControl)
 
@@ -129,7 +128,6 @@ POOLS: dict[str, tuple[int, ...]] = {
 # EVEX forms may also use the upper 16 vector registers (only for throughput copies: the default
 # instantiation stays in 0..15 so that EVEX and VEX text look alike).
 EVEX_EXTRA = {v: tuple(REGISTER_BY_NAME[f"{v}{i}"] for i in range(16, 32)) for v in ("XMM", "YMM", "ZMM")}
-MASK_POOL = tuple(REGISTER_BY_NAME[f"K{i}"] for i in range(1, 8))     # k0 cannot be a write mask
 NEVER_PICK = frozenset({R.R14, R.R15, R.RSP, R.RBP})
 
 
@@ -173,7 +171,6 @@ def full_register(reg: int) -> int:
 
 
 GPR_BITS = {"GPR8": 8, "GPR16": 16, "GPR32": 32, "GPR64": 64}
-VEC_BITS = {"XMM": 128, "YMM": 256, "ZMM": 512}
 
 
 def reg_notation(cls: str) -> str:

@@ -62,7 +62,3 @@ def cpu_info() -> CpuInfo:
             return parse_cpuinfo(f)
     except OSError:
         return parse_cpuinfo(())
-
-
-def has_feature(flag: str) -> bool:
-    return flag in cpu_info().flags
