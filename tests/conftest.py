@@ -1,9 +1,14 @@
 import os
 import tempfile
+from pathlib import Path
 
 import pytest
 
 from cyclebench.cli.main import main
+from cyclebench.measurement import api
+from cyclebench.measurement.result import Result
+
+STORED_RESULT = Path(__file__).parent / "data" / "reports" / "result.json"
 
 
 def pytest_configure(config):
@@ -24,6 +29,15 @@ def cli(capsys):
         out = capsys.readouterr()
         return code, out.out, out.err
     return run
+
+
+@pytest.fixture
+def stored_result(monkeypatch):
+    """measure() returns a stored result (tests/data/reports/result.json) without measuring: for
+    tests about how a result is printed or saved, not about what it holds."""
+    result = Result.from_json(STORED_RESULT.read_text())
+    monkeypatch.setattr(api, "measure", lambda *args, **kwargs: result)
+    return result
 
 
 def pytest_collection_modifyitems(items):

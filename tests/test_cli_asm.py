@@ -38,7 +38,7 @@ def test_emit_asm_prints_the_measured_code(cli):
     assert "mov rbx, 5" in lines and "rdtsc" in lines
 
 
-def test_output_file_holds_the_json_result(cli, tmp_path):
+def test_output_file_holds_the_json_result(cli, tmp_path, stored_result):
     out_file = tmp_path / "r.json"
     rc, _, _ = cli("asm", "nop", "-n", "5", "-o", str(out_file))
-    assert rc == 0 and json.loads(out_file.read_text())["schema"] == "cyclebench.result"
+    assert rc == 0 and json.loads(out_file.read_text()) == stored_result.to_dict()

@@ -51,7 +51,7 @@ def test_without_pmu_one_note_and_an_honest_label(cli):
     assert len(notes) == 1 and "TSC" in notes[0] and "no hardware PMU" in notes[0]
 
 
-def test_output_is_two_decimals_one_line_per_event(cli):
+def test_output_is_two_decimals_one_line_per_event(cli, stored_result):
     rc, out, _ = cli("nanobench", "-asm", "imul rax, rax", "-unroll_count", "100", "-loop_count", "200")
     assert rc == 0
     assert re.fullmatch(r"CORE_CYCLES(?: \(TSC-calibrated\))?: \d+\.\d\d\n", out)
@@ -66,12 +66,14 @@ def test_no_normalization_prints_whole_numbers(cli):
     assert value == pytest.approx(3 * 100 * 100, rel=0.05)
 
 
-def test_range_prints_min_and_max(cli):
+def test_range_prints_min_and_max(cli, stored_result):
+    cycles = stored_result.events["cycles"]
+    cycles.aggregate = "range"                  # what measure(aggregate="range") returns
     rc, out, err = cli("nanobench", "-asm", "imul rax, rax", "-unroll_count", "100", "-loop_count", "100", "-range")
-    m = re.search(r": \[(-?\d+\.\d\d);(-?\d+\.\d\d)\]$", out.strip())   # an interrupted run can even be negative
+    m = re.search(r": \[(-?\d+\.\d\d);(-?\d+\.\d\d)\]$", out.strip())
     assert rc == 0 and m, (out, err)
-    lo, hi = map(float, m.groups())
-    assert lo <= hi
+    assert m.groups() == (f"{cycles.min:.2f}", f"{cycles.max:.2f}")
+    assert kw(["-asm", "nop", "-range"], pmu=False)[0]["aggregate"] == "range"
 
 
 @pytest.mark.measured
@@ -90,7 +92,7 @@ def test_pause_with_no_mem(cli):
     assert rc == 0 and cycles_of(out) < 200       # the 300-cycle chain was paused
 
 
-def test_verbose_prints_raw_readings(cli):
+def test_verbose_prints_raw_readings(cli, stored_result):
     rc, out, _ = cli("nanobench", "-asm", "nop", "-verbose", "-n_measurements", "3", "-unroll_count", "10",
                      "-loop_count", "10")
     assert rc == 0 and "#  rep   2:" in out
