@@ -152,7 +152,8 @@ def test_extra_events_are_reported_per_call():
     t = time_routine(kernel("nt_old"), fixed_stream(256, count=100),
                      TimingOptions(n_measurements=3, events=("page-faults",)))
     ev = t.events["page-faults"]
-    assert set(ev) == {"gross", "empty", "net"} and ev["gross"]["n"] == 3
+    # one count per repetition measure() kept (a repetition with an interrupted calibration is dropped)
+    assert set(ev) == {"gross", "empty", "net"} and ev["gross"]["n"] == len(t.samples["pass"]) >= 1
     assert t.options["events"] == ["page-faults"]
 
 
