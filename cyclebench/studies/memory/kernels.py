@@ -137,7 +137,8 @@ def body(kernel: Kernel, size: int) -> str:
         if w == "scalar":
             out += ["xor eax, eax", "xor ebx, ebx", "xor r11d, r11d", "xor r12d, r12d"]
         else:
-            out += [f"{_v(w)}pxor {r}, {r}" + ("" if w == "sse" else f", {r}") for r in _regs(w, 4)]
+            xor = {"sse": "pxor", "avx2": "vpxor", "avx512": "vpxorq"}[w]
+            out += [f"{xor} {r}, {r}" + ("" if w == "sse" else f", {r}") for r in _regs(w, 4)]
     out += ["mov rsi, r8", "mov rdi, r9", "mov rdx, r10", f"mov rcx, {it}", "1:"]
     for u in range(UNROLL):
         o = u * W
