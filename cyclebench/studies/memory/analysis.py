@@ -127,13 +127,15 @@ def bandwidth_table(records: list[dict]) -> dict:
             continue
         p = r["params"]
         res = [r["result"]] + ([r["other"]] if "other" in r else [])
-        ns = [x["ns"]["value"] for x in res]
-        cyc = [x["cycles"]["value"] for x in res]
-        if min(ns) <= 0 or min(cyc) <= 0:
+        # best (STREAM): fastest B minus fastest A; B/cycle at each run's own calibrated clock
+        ns = [x.get("best_ns") or x["ns"]["value"] for x in res]
+        ghz = [x["backend"].get("calibrated_ghz") or 0.0 for x in res]
+        if min(ns) <= 0 or min(ghz) <= 0:
             continue
         rows.append({"level": p["level"], "kernel": p["kernel"], "op": p["op"], "width": p["width"], "nt": p["nt"],
                      "cpus": p["cpus"], "array_bytes": p["array_bytes"], "footprint": p["array_bytes"] * p["arrays"],
-                     "bpc": sum(p["stream_bytes"] / c for c in cyc) / len(cyc),
+                     "bpc": sum(p["stream_bytes"] / n / g for n, g in zip(ns, ghz)) / len(ns),
+                     "median_gbs": sum(p["stream_bytes"] / x["ns"]["value"] for x in res if x["ns"]["value"] > 0),
                      "gbs": sum(p["stream_bytes"] / n for n in ns),
                      "gbs_alloc": sum(p["allocate_bytes"] / n for n in ns),
                      "overlap": r.get("overlap"), "stable": all(x["stable"] for x in res)})

@@ -92,7 +92,7 @@ def plan(cfg: StudyConfig, caches: dict[int, int], widths: list[str]) -> list[Ta
 
                     def run(k=k, size=size, passes=passes, cpus=cpus, params=params):
                         return kernel_record(k, size, passes, cfg.bw_reps, cpus, params)
-                    tasks.append(Task(f"bw|{level}|{k.name}|{size}|{passes}|{cpus}|{cfg.bw_reps}", "bandwidth",
+                    tasks.append(Task(f"bw|{level}|{k.name}|{size}|{passes}|{cpus}|{cfg.bw_reps}|best-b-minus-best-a", "bandwidth",
                                       f"bandwidth {level} {k.name} x{cpus} CPU", run))
 
     if "loaded" in cfg.experiments:

@@ -77,11 +77,10 @@ def detect(sizes, latencies, *, min_step: float = 0.25, tolerance: float = 0.15,
     if len(pts) < 2:
         return []
     xs = [p[0] for p in pts]
-    y = np.log([p[1] for p in pts])
+    raw = np.log([p[1] for p in pts])
+    y = _median3(raw)                     # one noisy point is not a level
     segs = segment(y, max_segments)
-    # merge neighbours whose levels differ by less than min_step (relative), and one-point rises
-    # between two plateaus stay their own segment only if they differ enough from both
-    merged: list[list[int]] = []
+    merged: list[list[int]] = []          # neighbours closer than min_step are one level
     for i, j in segs:
         lvl = float(np.median(y[i:j]))
         if merged and abs(lvl - float(np.median(y[merged[-1][0]:merged[-1][1]]))) < math.log1p(min_step):
@@ -90,22 +89,34 @@ def detect(sizes, latencies, *, min_step: float = 0.25, tolerance: float = 0.15,
             merged.append([i, j])
     levels: list[Level] = []
     for i, j in merged:
-        seg = y[i:j]
-        lvl = float(np.median(seg))
+        lvl = float(np.median(y[i:j]))
         # the plateau proper: the points within tolerance of its level (drops a rising tail)
         on = [k for k in range(i, j) if abs(y[k] - lvl) <= math.log1p(tolerance)] or list(range(i, j))
-        levels.append(Level(len(levels) + 1, math.exp(lvl), xs[on[0]], xs[on[-1]], len(on)))
-    for a, b in zip(levels, levels[1:]):
-        k = xs.index(a.last_size)
-        a.edge_hi = xs[k + 1] if k + 1 < len(xs) else None
-    # a "level" that is only the transition between two plateaus (one point, between) is dropped
-    keep = [lv for n, lv in enumerate(levels) if not (lv.thin and 0 < n < len(levels) - 1)]
+        levels.append(Level(0, math.exp(float(np.median(raw[on[0]:on[-1] + 1]))), xs[on[0]], xs[on[-1]], len(on)))
+    # transitions (thin plateaus) are not levels, except the last (the largest sizes measured);
+    # a plateau no slower than the one before it is noise on that one
+    keep: list[Level] = []
+    for n, lv in enumerate(levels):
+        if lv.thin and n < len(levels) - 1:
+            continue
+        if keep and lv.latency <= keep[-1].latency * (1 + min_step):
+            keep[-1].last_size, keep[-1].points = lv.last_size, keep[-1].points + lv.points
+            continue
+        keep.append(lv)
     for n, lv in enumerate(keep):
         lv.index = n + 1
     for a, b in zip(keep, keep[1:]):
         k = xs.index(a.last_size)
         a.edge_hi = xs[k + 1] if k + 1 < len(xs) else None
     return keep
+
+
+def _median3(y: np.ndarray) -> np.ndarray:
+    if len(y) < 3:
+        return y.copy()
+    out = y.copy()
+    out[1:-1] = np.median(np.stack([y[:-2], y[1:-1], y[2:]]), axis=0)
+    return out
 
 
 def agrees(level: Level, described: int | None, slack: float = 1.5) -> bool | None:

@@ -97,7 +97,7 @@ class MemoryStudy(Study):
         if mlp["rows"]:
             ghz = _median([r["cycles"] / r["ns"] for r in mlp["rows"] if r["ns"]])
             peak = max(mlp["rows"], key=lambda r: r["loads_per_cycle"] or 0)
-            f["mlp_peak"] = {**peak, "ghz": ghz}
+            f["mlp_peak"] = {**peak, "ghz": ghz, "max_chains": max(r["chains"] for r in mlp["rows"])}
         f["disagreements"] = [f"- {r['level']}: measured edge between {_h(r['last'])} and {_h(r['edge_hi'])}, "
                               f"sysfs says {_h(r['sysfs'])}, CPUID says {_h(r['cpuid'])}."
                               for r in lv["rows"] if r["agrees"] is False]

@@ -26,9 +26,12 @@ def quotable(findings: dict) -> list[str]:
                    + ("" if r["stable"] else "; flagged unstable") + ").")
     m = findings.get("mlp_peak")
     if m:
+        bound = "at least" if m["chains"] == m["max_chains"] and m["outstanding"] >= 0.8 * m["chains"] else "about"
         out.append(f"- **Memory-level parallelism: {_f(m['loads_per_cycle'] * 64 * m['ghz'], 1)} GB/s of random "
-                   f"lines with {m['chains']} chains, about {_f(m['outstanding'])} misses in flight** (Little's law "
-                   "with the one-chain latency; an estimate).")
+                   f"lines with {m['chains']} chains, {bound} {_f(m['outstanding'])} misses in flight** (Little's law "
+                   "with the one-chain latency; an estimate"
+                   + ("; throughput still grew at the most chains measured, so the limit was not reached" if bound ==
+                      "at least" else "") + ").")
     ld = findings.get("loaded")
     if ld and ld.get("idle") and ld.get("loaded"):
         out.append(f"- **Loaded latency: {_f(ld['idle']['ns'])} ns idle, {_f(ld['loaded']['ns'])} ns while the "

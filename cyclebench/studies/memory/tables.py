@@ -88,8 +88,9 @@ def bandwidth_view(b: dict, missing: list[str]) -> Table:
         rows.append([r["level"], r["kernel"], r["cpus"], h(r["footprint"]), f(r["bpc"], 2, st), f(r["gbs"], 1, st),
                      f(r["gbs_alloc"], 1, st), f(r["overlap"], 2) if r["overlap"] is not None else None])
     notes = ["B/cycle per CPU and GB/s counted as STREAM does (each array once); 'with write-allocate' adds the "
-             "read of every destination line a temporal store allocates (non-temporal stores do not). Best of "
-             "the repetitions after a dropped first run; two CPUs = two measurements at once on CPUs 0 and 1 "
+             "read of every destination line a temporal store allocates (non-temporal stores do not). Best "
+             "(STREAM): the fastest B run minus the fastest A run over the repetitions, after a dropped first run "
+             "(the median is in bandwidth.csv); B/cycle at the run's calibrated clock; two CPUs = two measurements at once on CPUs 0 and 1 "
              "(GB/s summed; 'overlap' = the share of the longer one they ran together).", UNSTABLE]
     notes += missing
     return table("Bandwidth per level and kernel", ["level", "kernel", "CPUs", "footprint", "B/cycle", "GB/s",
