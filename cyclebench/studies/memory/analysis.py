@@ -8,6 +8,7 @@ from collections import defaultdict
 from .levels import agrees, detect
 
 LEVEL_NAMES = ("L1d", "L2", "L3", "L4")
+DRAM_NS = 60.0         # no cache level of a current x86 core takes this long; DRAM takes longer
 HUGE_OK = 0.9          # share of a region that must be in huge pages to call it 2 MiB-backed
 
 
@@ -64,11 +65,18 @@ def levels_table(lat: dict, spec: dict) -> dict:
     sys_sizes = {c["level"]: c["size"] for c in spec.get("sysfs", []) if c.get("type") in ("Data", "Unified")}
     cp_sizes = {c["level"]: c["size"] for c in spec.get("cpuid", []) if c.get("type") in ("Data", "Unified")}
     rows = []
+    dram = 0
     for i, L in enumerate(lv):
-        last = i == len(lv) - 1
-        name = "DRAM" if last and len(lv) > 1 else LEVEL_NAMES[min(i, 3)]
+        # caches by position, except that a plateau at DRAM latency (>= DRAM_NS) or past the
+        # levels described is memory; a second memory plateau is a step within it (TLB reach)
+        slow = ghz is not None and L.latency / ghz >= DRAM_NS
+        if slow or i >= max(len(sys_sizes), len(cp_sizes), 1) or (i == len(lv) - 1 and len(lv) > 1):
+            dram += 1
+            name = "DRAM" if dram == 1 else f"DRAM, step {dram}"
+        else:
+            name = LEVEL_NAMES[min(i, 3)]
         n = i + 1
-        desc_sys, desc_cp = (None, None) if name == "DRAM" else (sys_sizes.get(n), cp_sizes.get(n))
+        desc_sys, desc_cp = (None, None) if name.startswith("DRAM") else (sys_sizes.get(n), cp_sizes.get(n))
         ok = agrees(L, desc_sys)
         plateau = [p for p in pts if L.first_size <= p["size"] <= L.last_size]
         rows.append({"level": name, "latency": L.latency, "ns": L.latency / ghz if ghz else None,

@@ -15,6 +15,12 @@ def _f(v, d=1):
 def quotable(findings: dict) -> list[str]:
     out = []
     for r in findings.get("levels", []):
+        if r["level"].startswith("DRAM, step"):
+            out.append(f"- A further step at {h(r['first'])}+: {_f(r['latency'])} cycles ({_f(r['ns'])} ns) per load "
+                       f"({r['points']} sizes{', thin' if r['thin'] else ''}): a step within memory, not another cache; "
+                       "TLB reach is the likely cause (see the TLB table), or noise when it rests on one unstable "
+                       "size.")
+            continue
         flag = " (plateau includes unstable points)" if r["unstable_points"] else ""
         where = (f"working sets {h(r['first'])}-{h(r['last'])}" if r["edge_hi"] else f"working sets from {h(r['first'])}")
         out.append(f"- **{r['level']}: {_f(r['latency'])} cycles ({_f(r['ns'])} ns) per load**{flag}: median over "
@@ -24,6 +30,13 @@ def quotable(findings: dict) -> list[str]:
         out.append(f"- **{r['level']} {r['op']}: {_f(r['bpc'], 2)} B/cycle, {_f(r['gbs'])} GB/s** on one CPU "
                    f"({r['kernel']}, {h(r['footprint'])} of arrays, best of the repetitions, STREAM counting"
                    + ("" if r["stable"] else "; flagged unstable") + ").")
+    for page, knees in (findings.get("tlb_knees") or {}).items():
+        steps = [k for k in knees if k["next_pages"]]
+        if steps:
+            txt = "; ".join(f"after {k['last_pages']} pages (before {k['next_pages']}) from {_f(k['cycles'])} "
+                            f"to {_f(k['cycles'] + k['step'])} cycles" for k in steps)
+            out.append(f"- **TLB, {page} pages: the latency steps {txt}** (one load per page, random page order; "
+                       "compare the CPUID entry counts in the TLB table).")
     m = findings.get("mlp_peak")
     if m:
         bound = "at least" if m["chains"] == m["max_chains"] and m["outstanding"] >= 0.8 * m["chains"] else "about"
@@ -80,7 +93,8 @@ def method_lines(cfg, facts) -> list[str]:
         "- TLB: one line per page (its offset rotating through the page so the lines spread over the cache sets), "
         "pages in random order; the same order over consecutive lines is the cache-only twin.",
         f"- Bandwidth: each kernel passes over arrays written beforehand; best of {cfg.bw_reps} repetitions after "
-        "a dropped first run; DRAM arrays are at least "
+        "a dropped first run (the fastest B run minus the fastest A run, so a preempted A cannot inflate it); "
+        "DRAM arrays are at least "
         f"{cfg.dram_factor}x the L3 sysfs describes (capped at {h(cfg.dram_cap)}).",
     ]
 
