@@ -101,6 +101,11 @@ class MemoryStudy(Study):
         f["disagreements"] = [f"- {r['level']}: measured edge between {_h(r['last'])} and {_h(r['edge_hi'])}, "
                               f"sysfs says {_h(r['sysfs'])}, CPUID says {_h(r['cpuid'])}."
                               for r in lv["rows"] if r["agrees"] is False]
+        l3 = next((r for r in lv["rows"] if r["level"] == "L3"), None)
+        l3_rows = [r["footprint"] for r in bw["rows"] if r["level"] == "L3"]
+        if l3 and l3["edge_hi"] and l3_rows and min(l3_rows) > l3["edge_hi"]:
+            missing.append(f"The L3 rows' footprint ({_h(min(l3_rows))}, from sysfs) is beyond the L3 edge measured "
+                           f"here ({_h(l3['last'])} .. {_h(l3['edge_hi'])}): those rows measure mostly memory.")
         a = Analysis(findings=f)
         views = []
         if lat["rows"]:
