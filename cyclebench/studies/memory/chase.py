@@ -1,0 +1,130 @@
+"""A chain as one measure() call: ``mov rax, [rax]`` per element, cycles and ns per load.
+
+The region is the R14 area (``r14_size`` = the chain's span + 4 MiB, so a 2 MiB-aligned start
+always fits). ``one_time_init`` madvises the region (MADV_HUGEPAGE for 2 MiB pages,
+MADV_NOHUGEPAGE for 4 KiB; a failing madvise executes ``ud2``, so it cannot pass silently) and
+then writes every element's pointer to its successor from the element list in the data area, so
+every line is written before anything is timed (no read hits the shared zero page). ``init``
+starts each chain at a random element (from the TSC, hashed) in every run, so the runs walk
+different parts of a large chain rather than re-reading one cached prefix; the timed body is
+``unroll`` copies of one load per chain inside a loop of ``loop`` iterations.
+
+Chains 1..13 live in registers; further chains (the MLP experiment's 14..16) in stack slots, one
+``mov r14, [slot]; mov r14, [r14]; mov [slot], r14`` each, which adds a store-to-load forward per
+load of those chains.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from cyclebench.measurement.api import measure
+
+from .chains import LINE, Chain
+from .hugepages import MADV_HUGEPAGE, MADV_NOHUGEPAGE, HugePageProbe
+
+REGS = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "r8", "r9", "r10", "r11", "r12", "r13")
+HUGE = 2 << 20
+SLACK = 4 << 20
+HEADER = 0            # the data area is the element list alone
+GOLD = 0x9E3779B97F4A7C15
+PAGES = {"4k": (4096, MADV_NOHUGEPAGE), "2m": (HUGE, MADV_HUGEPAGE)}
+
+
+def region(chain: Chain) -> tuple[int, int]:
+    """(r14_size, madvise length) for a chain."""
+    length = -(-chain.span // HUGE) * HUGE
+    return length + SLACK, length
+
+
+def _base(r14_size: int) -> list[str]:
+    """rbx := the region's 2 MiB-aligned start."""
+    return [f"mov rbx, {r14_size // 2}", "mov rcx, r14", "sub rcx, rbx", "lea rbx, [rcx + 0x1fffff]",
+            "and rbx, -0x200000"]
+
+
+def _addr(reg: str, tmp: str, chain: Chain) -> list[str]:
+    """reg (an element number) := its line's address (rbx = region start)."""
+    out = []
+    if chain.mask:
+        out += [f"mov {tmp}, {reg}", f"and {tmp}, {chain.mask}"]
+    if chain.stride != 1:
+        out.append(f"imul {reg}, {reg}, {chain.stride}")
+    if chain.mask:
+        out.append(f"add {reg}, {tmp}")
+    return out + [f"shl {reg}, 6", f"add {reg}, rbx"]
+
+
+def one_time_init(chain: Chain, advice: int) -> str:
+    r14_size, length = region(chain)
+    lines = _base(r14_size) + [
+        "mov rdi, rbx", f"mov rsi, {length}", f"mov edx, {advice}", "mov eax, 28", "syscall",
+        "test rax, rax", "jz 2f", "ud2", "2:",
+        "mov rsi, [rip + cb_data_ptr]", f"mov r10, {chain.segments}",
+        "3:", "mov eax, [rsi]", *_addr("rax", "rdx", chain), "mov r11, rax", "mov r12, rax",
+        "add rsi, 4", f"mov rcx, {chain.seg_len - 1}",
+        "4:", "mov eax, [rsi]", *_addr("rax", "rdx", chain), "mov [r12], rax", "mov r12, rax",
+        "add rsi, 4", "dec rcx", "jnz 4b",
+        "mov [r12], r11", "dec r10", "jnz 3b"]
+    return "\n".join(lines)
+
+
+def init(chain: Chain, r14_size: int) -> str:
+    """Each chain j starts at a random element of its segment; chain registers then loaded."""
+    k = chain.segments
+    lines = _base(r14_size) + ["rdtsc", "shl rdx, 32", "or rax, rdx", f"mov rcx, {GOLD}", "mov r8, rax"]
+    for j in range(k):
+        lines += ["imul r8, rcx", f"add r8, {j * 2 + 1}", "mov rax, r8", f"mov r9, {chain.seg_len}", "mul r9",
+                  f"add rdx, {j * chain.seg_len}", *_addr("rdx", "rax", chain), f"mov [rsp - {8 * (j + 1)}], rdx"]
+    for j in range(min(k, len(REGS))):
+        lines.append(f"mov {REGS[j]}, [rsp - {8 * (j + 1)}]")
+    return "\n".join(lines)
+
+
+def body(k: int) -> str:
+    out = [f"mov {REGS[j]}, [{REGS[j]}]" for j in range(min(k, len(REGS)))]
+    for j in range(len(REGS), k):
+        slot = f"[rsp - {8 * (j + 1)}]"
+        out += [f"mov r14, {slot}", "mov r14, [r14]", f"mov {slot}, r14"]
+    return "\n".join(out)
+
+
+@dataclass
+class ChaseSetup:
+    code: str
+    init: str
+    one_time_init: str
+    data: bytes
+    unroll: int
+    loop: int
+    r14_size: int
+    max_memory: int
+
+
+def setup(chain: Chain, page: str, *, min_loads: int = 32768, max_loads: int = 65536,
+          unroll: int = 64) -> ChaseSetup:
+    """The measure() arguments for ``chain`` backed by ``page`` ("4k" or "2m") pages."""
+    _, advice = PAGES[page]
+    r14_size, _ = region(chain)
+    loads = max(min_loads, min(chain.n, max_loads))
+    k = chain.segments
+    loop = max(1, -(-loads // (unroll * k)))
+    data = np.ascontiguousarray(chain.order, dtype="<u4").tobytes()
+    return ChaseSetup(body(k), init(chain, r14_size), one_time_init(chain, advice), data, unroll, loop,
+                      r14_size, r14_size + len(data) + (512 << 20))
+
+
+def run(chain: Chain, page: str, *, cpu: int | None = None, n_measurements: int = 15, budget: float = 1.0,
+        aggregate: str = "median", min_loads: int = 32768, max_loads: int = 65536, probe: bool = True):
+    """Measure ``chain``; returns (Result, huge-page KiB seen in the runner or None)."""
+    s = setup(chain, page, min_loads=min_loads, max_loads=max_loads)
+    timeout = 30.0 + chain.n * 2e-7
+    kw = dict(init=s.init, one_time_init=s.one_time_init, unroll=s.unroll, loop=s.loop, data=s.data,
+              r14_size=s.r14_size, max_memory=s.max_memory, allow_syscalls=True, cpu=cpu,
+              n_measurements=n_measurements, budget=budget, aggregate=aggregate, timeout=timeout)
+    if page == "2m" and probe:
+        with HugePageProbe() as p:
+            r = measure(s.code, **kw)
+        return r, p.max_kb
+    return measure(s.code, **kw), None

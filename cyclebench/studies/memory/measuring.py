@@ -1,0 +1,137 @@
+"""The measurements the study makes, as record bodies: the chase (latency, TLB, MLP), a bandwidth
+kernel on one or two CPUs at once, and the chase on one CPU while the other streams.
+
+Every record keeps a compact result (``compact``): the figure per copy in cycles and ns with its
+uncertainty and spread, the backend, the repetitions, the stability verdict and the warnings, so
+the tables carry each measurement's stability flag."""
+from __future__ import annotations
+
+import threading
+import time
+
+from cyclebench.measurement.api import measure
+
+from . import chase, kernels
+from .chains import Chain
+
+CPU_MAIN, CPU_OTHER = 0, 1
+
+
+def _ev(e) -> dict:
+    return {"value": e.value, "uncertainty": e.uncertainty, "min": e.min, "median": e.median, "max": e.max,
+            "upper_bound": getattr(e, "upper_bound", None)}
+
+
+def compact(r) -> dict:
+    p = r.parameters
+    return {"backend": r.backend, "options": {"n_measurements": p.get("n_measurements"), "unroll": p.get("unroll"),
+                                              "loop": p.get("loop"), "aggregate": p.get("aggregate"),
+                                              "cpu": p.get("cpu")},
+            "stable": r.stable, "warnings": list(r.warnings), "cycles": _ev(r.events["cycles"]),
+            "ns": _ev(r.events["ns"])}
+
+
+def best_ns(r) -> float | None:
+    """STREAM's "best" for nanoBench differencing: the fastest B run minus the fastest A run (over
+    every repetition and attempt), per copy, in TSC time. Taking the minimum of each separately
+    keeps a preempted A run from making the difference spuriously small, which the minimum of
+    the per-repetition differences would not."""
+    a, b = [], []
+    hz = None
+    for att in r.raw.get("attempts", []):
+        a += [x[0] for x in att.get("a", [])]
+        b += [x[0] for x in att.get("b", [])]
+        hz = att.get("tsc_hz") or hz
+    if not a or not b or not hz:
+        return None
+    per = (min(b) - min(a)) / (r.parameters["unroll"] * max(r.parameters["loop"] or 1, 1))
+    return per / hz * 1e9 if per > 0 else None
+
+
+def chase_record(chain: Chain, page: str, cfg, params: dict, cpu: int = CPU_MAIN) -> dict:
+    t0 = time.monotonic()
+    r, huge_kb = chase.run(chain, page, cpu=cpu, n_measurements=cfg.reps, budget=cfg.budget,
+                           min_loads=cfg.min_loads, max_loads=cfg.max_loads)
+    extra = {"huge_kb": huge_kb, "span": chain.span} if page == "2m" else {"span": chain.span}
+    return {"params": {**params, **extra, "loads_per_copy": chain.segments}, "result": compact(r),
+            "seconds": time.monotonic() - t0}
+
+
+def kernel_args(k: kernels.Kernel, size: int, passes: int, reps: int, cpu: int) -> tuple[str, dict]:
+    r14 = kernels.r14_size(size)
+    return kernels.body(k, size), dict(
+        init=kernels.init(size, r14), one_time_init=kernels.one_time_init(k, size, r14), unroll=1, loop=passes,
+        r14_size=r14, max_memory=r14 + (1 << 30), n_measurements=reps, warm_up=1, aggregate="median", budget=0.0,
+        cpu=cpu, timeout=120.0)
+
+
+def _timed(fn, out: dict, key: str, start: threading.Barrier | None = None):
+    try:
+        if start is not None:
+            start.wait()
+        t0 = time.monotonic()
+        r = fn()
+        out[key] = (r, t0, time.monotonic())
+    except BaseException as e:          # reported by the caller
+        out[key] = e
+
+
+def kernel_record(k: kernels.Kernel, size: int, passes: int, reps: int, cpus: int, params: dict) -> dict:
+    """One measurement (cpus=1, on CPU 0), or two at once on CPUs 0 and 1 (cpus=2)."""
+    if cpus == 1:
+        code, kw = kernel_args(k, size, passes, reps, CPU_MAIN)
+        r = measure(code, **kw)
+        return {"params": params, "result": {**compact(r), "best_ns": best_ns(r)}}
+    out: dict = {}
+    barrier = threading.Barrier(2)
+    threads = []
+    for cpu in (CPU_MAIN, CPU_OTHER):
+        code, kw = kernel_args(k, size, passes, reps, cpu)
+        threads.append(threading.Thread(target=_timed, args=(lambda c=code, w=kw: measure(c, **w), out, cpu, barrier)))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for cpu in (CPU_MAIN, CPU_OTHER):
+        if isinstance(out[cpu], BaseException):
+            raise out[cpu]
+    (r0, a0, b0), (r1, a1, b1) = out[CPU_MAIN], out[CPU_OTHER]
+    overlap = max(0.0, min(b0, b1) - max(a0, a1)) / max(b0 - a0, b1 - a1, 1e-9)
+    return {"params": params, "result": {**compact(r0), "best_ns": best_ns(r0)},
+            "other": {**compact(r1), "best_ns": best_ns(r1)}, "overlap": overlap}
+
+
+def loaded_record(chain: Chain, page: str, stream: kernels.Kernel, size: int, passes: int, cfg,
+                  params: dict) -> dict:
+    """The chase on CPU 0 while CPU 1 runs the stream kernel back to back until the chase ends."""
+    stop = threading.Event()
+    streams: list = []
+    busy = [0.0]
+
+    def streamer():
+        code, kw = kernel_args(stream, size, passes, 3, CPU_OTHER)
+        while not stop.is_set():
+            t0 = time.monotonic()
+            try:
+                streams.append(measure(code, **kw))
+            except Exception as e:      # noqa: BLE001 - recorded, the chase figure is then unloaded
+                streams.append(e)
+                return
+            busy[0] += time.monotonic() - t0
+
+    th = threading.Thread(target=streamer, daemon=True)
+    th.start()
+    time.sleep(0.5)                     # the first stream is under way
+    t0 = time.monotonic()
+    try:
+        rec = chase_record(chain, page, cfg, params, cpu=CPU_MAIN)
+    finally:
+        stop.set()
+        th.join()
+    span = time.monotonic() - t0
+    good = [s for s in streams if not isinstance(s, Exception)]
+    rec["stream"] = {"kernel": stream.name, "array_bytes": size, "runs": len(good),
+                     "errors": [str(s) for s in streams if isinstance(s, Exception)],
+                     "bytes_per_cycle": [stream.stream_bytes(size) / s.value("cycles") for s in good],
+                     "busy_fraction": min(1.0, busy[0] / max(span + 0.5, 1e-9))}
+    return rec

@@ -1,0 +1,106 @@
+"""The memory study's own summary sections: the quotable figures, each with how it was measured,
+the published figures beside them (labelled as published, with the CPU they are for), and the
+method and caveats lines."""
+from __future__ import annotations
+
+from cyclebench.study.base import Section
+
+from .tables import h
+
+
+def _f(v, d=1):
+    return "-" if v is None else f"{v:.{d}f}"
+
+
+def quotable(findings: dict) -> list[str]:
+    out = []
+    for r in findings.get("levels", []):
+        if r["level"].startswith("DRAM, step"):
+            out.append(f"- A further step at {h(r['first'])}+: {_f(r['latency'])} cycles ({_f(r['ns'])} ns) per load "
+                       f"({r['points']} sizes{', thin' if r['thin'] else ''}): a step within memory, not another cache; "
+                       "TLB reach is the likely cause (see the TLB table), or noise when it rests on one unstable "
+                       "size.")
+            continue
+        flag = " (plateau includes unstable points)" if r["unstable_points"] else ""
+        where = (f"working sets {h(r['first'])}-{h(r['last'])}" if r["edge_hi"] else f"working sets from {h(r['first'])}")
+        out.append(f"- **{r['level']}: {_f(r['latency'])} cycles ({_f(r['ns'])} ns) per load**{flag}: median over "
+                   f"the plateau ({r['points']} sizes, {where}) of the {findings.get('curve')} chase."
+                   + (f" Its edge lies between {h(r['last'])} and {h(r['edge_hi'])}." if r["edge_hi"] else ""))
+    for r in findings.get("bandwidth_best", []):
+        out.append(f"- **{r['level']} {r['op']}: {_f(r['bpc'], 2)} B/cycle, {_f(r['gbs'])} GB/s** on one CPU "
+                   f"({r['kernel']}, {h(r['footprint'])} of arrays, best of the repetitions, STREAM counting"
+                   + ("" if r["stable"] else "; flagged unstable") + ").")
+    for page, knees in (findings.get("tlb_knees") or {}).items():
+        steps = [k for k in knees if k["next_pages"]]
+        if steps:
+            txt = "; ".join(f"after {k['last_pages']} pages (before {k['next_pages']}) from {_f(k['cycles'])} "
+                            f"to {_f(k['cycles'] + k['step'])} cycles" for k in steps)
+            out.append(f"- **TLB, {page} pages: the latency steps {txt}** (one load per page, random page order; "
+                       "compare the CPUID entry counts in the TLB table).")
+    m = findings.get("mlp_peak")
+    if m:
+        bound = "at least" if m["chains"] == m["max_chains"] and m["outstanding"] >= 0.8 * m["chains"] else "about"
+        out.append(f"- **Memory-level parallelism: {_f(m['loads_per_cycle'] * 64 * m['ghz'], 1)} GB/s of random "
+                   f"lines with {m['chains']} chains, {bound} {_f(m['outstanding'])} misses in flight** (Little's law "
+                   "with the one-chain latency; an estimate"
+                   + ("; throughput still grew at the most chains measured, so the limit was not reached" if bound ==
+                      "at least" else "") + ").")
+    ld = findings.get("loaded")
+    if ld and ld.get("idle") and ld.get("loaded"):
+        out.append(f"- **Loaded latency: {_f(ld['idle']['ns'])} ns idle, {_f(ld['loaded']['ns'])} ns while the "
+                   "other CPU streams** (random chase over the loaded working set, 4 KiB pages).")
+    for v in findings.get("prefetch", []):
+        if v["layout"] != "random":
+            out.append(f"- {v['layout']} chain at {h(v['size'])}: {_f(v['cycles'])} cycles per load, "
+                       f"{_f(100 * v['vs_random'], 0)}% of the random chain's.")
+    return out or ["- No figure was measured."]
+
+
+def published_lines(pub: dict | None, cpu: str) -> list[str]:
+    from .cachespec import PUBLISHED
+    out = []
+    for key, p in PUBLISHED.items():
+        mine = " (this CPU's core)" if pub is p else ""
+        lat = ", ".join(f"{n} {p[k]}" for n, k in (("L1", "l1_latency"), ("L2", "l2_latency"), ("L3", "l3_latency"))
+                        if p.get(k))
+        out.append(f"- Published for {p['cpu']}{mine}, {p['source']}: "
+                   + (f"latency {lat}; " if lat else "latency not quoted here; ")
+                   + f"L1 DTLB {p['l1_dtlb']} entries, L2 DTLB {p['l2_dtlb']} entries; L1d {p['l1d']}, L2 {p['l2']}, "
+                   f"L3 {p['l3']}.")
+    out.append(f"- This machine reports itself as: {cpu}. Published figures are not measurements of it.")
+    return out
+
+
+def sections(findings: dict, cpu: str, pub: dict | None) -> list[Section]:
+    s = [Section("Quotable figures", quotable(findings)),
+         Section("Published figures (for comparison, not measured here)", published_lines(pub, cpu))]
+    notes = findings.get("disagreements") or []
+    if notes:
+        s.append(Section("Where measurement and description disagree", notes))
+    if findings.get("not_measured"):
+        s.append(Section("Not measured in this run", [f"- {x}" for x in findings["not_measured"]]))
+    return s
+
+
+def method_lines(cfg, facts) -> list[str]:
+    return [
+        "- Latency: a chain of pointers (one per 64-byte line) is built in Python (numpy) and written into the "
+        "runner's R14 area by the one-time init before any timing; the timed body is `mov rax, [rax]` per "
+        "chain, unrolled 64 times inside a loop; each run starts at a random element (TSC-hashed). Cycles per "
+        "load = (B - A) / loads, median of the repetitions.",
+        "- Pages: the region is madvised MADV_NOHUGEPAGE (4 KiB) or MADV_HUGEPAGE (2 MiB); the runner's "
+        "AnonHugePages is watched during each 2 MiB measurement and recorded.",
+        "- TLB: one line per page (its offset rotating through the page so the lines spread over the cache sets), "
+        "pages in random order; the same order over consecutive lines is the cache-only twin.",
+        f"- Bandwidth: each kernel passes over arrays written beforehand; best of {cfg.bw_reps} repetitions after "
+        "a dropped first run (the fastest B run minus the fastest A run, so a preempted A cannot inflate it); "
+        "DRAM arrays are at least "
+        f"{cfg.dram_factor}x the L3 sysfs describes (capped at {h(cfg.dram_cap)}).",
+    ]
+
+
+def caveat_lines(cfg, facts) -> list[str]:
+    return ["- The L3 bandwidth row uses a quarter of the L3 that sysfs describes; where the detected L3 is "
+            "smaller, that row measures beyond it (see the detected levels).",
+            "- In a VM a TLB miss walks two sets of page tables (guest and host), so miss penalties are larger "
+            "than on bare metal, and the host's backing pages (unknown to the guest) matter."]
