@@ -24,7 +24,8 @@ from rich.console import Console
 from rich.table import Table
 
 import cyclebench
-from cyclebench.measurement import runner
+from cyclebench.runner import build, process
+from cyclebench.runner.protocol import PROTOCOL
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = [
@@ -40,12 +41,16 @@ def build_old(rev: str, where: Path) -> Path:
                          capture_output=True, text=True, check=True).stdout
     (where / "old.c").write_text(src)
     exe = where / "cb-runner-old"
-    subprocess.run(["cc", *runner.CFLAGS, "-o", str(exe), str(where / "old.c"), "-ldl"], check=True)
-    return exe
+    subprocess.run(["cc", *build.CFLAGS, "-o", str(exe), str(where / "old.c"), "-ldl"], check=True)
+    # the old runner predates the protocol line: a wrapper prints it first
+    wrapper = where / "cb-runner-old.sh"
+    wrapper.write_text(f'#!/bin/sh\necho protocol {PROTOCOL}\nexec "{exe}" "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
 
 
 def one(code, kw, exe):
-    runner.runner_path = (lambda rebuild=False: exe) if exe else NEW
+    process.runner_path = (lambda rebuild=False: exe) if exe else NEW
     t = time.perf_counter()
     r = cyclebench.measure(code, n_measurements=20, budget=0.5, **kw)
     return r.value("cycles"), time.perf_counter() - t
@@ -56,9 +61,9 @@ def main():
     ap.add_argument("--rev", default=None, help="revision without the sandbox (default: before it was added)")
     ap.add_argument("--rounds", type=int, default=10)
     a = ap.parse_args()
-    rev = a.rev or subprocess.run(["git", "-C", str(ROOT), "log", "--format=%H", "-1", "-S", "install_sandbox",
-                                   "--diff-filter=AM", "--reverse", "--", "runner/cb_runner.c"],
-                                  capture_output=True, text=True, check=True).stdout.split()[0] + "^"
+    added = subprocess.run(["git", "-C", str(ROOT), "log", "--format=%H", "-S", "install_sandbox", "--",
+                            "runner/cb_runner.c"], capture_output=True, text=True, check=True).stdout.split()
+    rev = a.rev or added[-1] + "^"          # the oldest commit that mentions it added it
     t = Table(title=f"sandbox cost: current runner vs {rev} (median of {a.rounds} alternating rounds)")
     for col in ("snippet", "cycles before", "cycles now", "measure() s before", "measure() s now"):
         t.add_column(col, justify="right" if col != "snippet" else "left")
@@ -74,6 +79,6 @@ def main():
     Console().print(t)
 
 
-NEW = runner.runner_path
+NEW = build.runner_path
 if __name__ == "__main__":
     sys.exit(main())

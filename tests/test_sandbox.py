@@ -79,6 +79,7 @@ def test_fork_creates_no_process():
 def test_timing_getpid_still_works():
     r = cyclebench.measure("mov eax, 39; syscall", n_measurements=5, budget=0)
     assert r.value("cycles") > 20           # a kernel entry and exit; far more than a plain instruction
+    assert any("seccomp check" in w for w in r.warnings)    # the figure says what it includes
 
 
 def test_allow_syscalls_lifts_the_allow_list():

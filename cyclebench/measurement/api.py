@@ -18,7 +18,7 @@ from ..harness.locate import statement_ranges
 from ..machine.cpu import cpu_info
 from ..machine.metadata import machine_metadata
 from ..snippet import assemble, parse_part
-from ..snippet.features import check as check_features
+from ..snippet.features import check as check_features, decode
 from .. import runner
 from . import clock_history, linearity, stability, stats
 from .multiplexing import multiplexing, multiplexing_warning
@@ -31,6 +31,8 @@ CALIB_LOOP = 100              # x CALIB_UNROLL = 1e5 dependent adds per calibrat
 CALIB_RETRIES = 3             # runs whose calibrations were mostly preempted, before giving up
 CALIB_OUTLIER = 0.03          # a repetition's calibration this far from the run's median is dropped
 MAX_CODE_BYTES = 64 << 20
+SYSCALL_NOTE = ("its cost includes the sandbox's seccomp check, which the kernel makes on every system call "
+                "(getpid: 492 cycles with it, 381 without, on a Zen 3 guest; bench/sandbox_cost.py)")
 MAX_ATTEMPTS = 40            # re-runs stop earlier when the budget (default 2 s) is spent
 POOR_TICKS = 5000            # B - A below this many TSC ticks: poor resolution
 
@@ -253,6 +255,9 @@ def _text(c):
 def _check_cpu(obj, parts, warnings):
     for _, src, lo, hi in statement_ranges(obj.symbols, "check", parts):
         lacking, mpx = check_features(obj.blob[lo:hi])
+        if any(d.text.split()[:1] in (["syscall"], ["sysenter"]) or d.text.startswith("int 80h")
+               for d in decode(obj.blob[lo:hi])) and not any(SYSCALL_NOTE in w for w in warnings):
+            warnings.append(f"'{src}' makes a system call: {SYSCALL_NOTE}")
         if mpx and not any("MPX" in w for w in warnings):
             warnings.append(f"'{src}' is an MPX instruction and this CPU has no MPX (CPUID 7:EBX[14]): "
                             "it runs as a hint-NOP, so the figure measures a NOP")
