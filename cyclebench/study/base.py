@@ -24,6 +24,7 @@ import argparse
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ..errors import UsageError
 from ..reports.model import Figure, Table
 
 
@@ -104,3 +105,14 @@ class Study:
 
     def summarise(self, config, analysis: Analysis, facts) -> list[Section]:
         return []
+
+
+def comma_list(text: str | None, example: str) -> tuple[str, ...] | None:
+    """A study option's comma-separated list (None when the option was not given); ``example`` is
+    the hint's sample value, e.g. "--experiments latency,tlb"."""
+    if text is None:
+        return None
+    items = tuple(x.strip() for x in text.split(",") if x.strip())
+    if not items:
+        raise UsageError("an empty list was given", f"e.g. {example}")
+    return items

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cyclebench.errors import UsageError
 from cyclebench.machine.cpu import cpu_info
 from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -23,13 +22,6 @@ from .config import EXPERIMENTS, FULL, QUICK, StudyConfig
 from .experiments import plan
 from .plots import bandwidth_figure, latency_figure, tlb_figure
 from .tables import bandwidth_view, latency_view, levels_view, loaded_view, mlp_view, tlb_view
-
-
-def _list(text):
-    items = tuple(x.strip() for x in text.split(",") if x.strip())
-    if not items:
-        raise UsageError("an empty list was given", "e.g. --experiments latency,tlb")
-    return items
 
 
 @register
@@ -49,7 +41,7 @@ class MemoryStudy(Study):
         cfg = QUICK if options.quick else FULL
         ch = {}
         if getattr(options, "experiments", None):
-            ch["experiments"] = _list(options.experiments)
+            ch["experiments"] = comma_list(options.experiments, "--experiments latency,tlb")
         if options.n_measurements:
             ch["reps"] = options.n_measurements
         return replace(cfg, **ch) if ch else cfg

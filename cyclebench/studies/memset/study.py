@@ -35,7 +35,7 @@ from dataclasses import replace
 from cyclebench.errors import UsageError
 from cyclebench.reports.model import Table
 from cyclebench.study import engine
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, Task
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, Task, comma_list
 from cyclebench.study.facts import RunFacts
 from cyclebench.study.registry import register
 
@@ -50,15 +50,6 @@ from .plots import fixed_figure, threshold_figure
 from .tables import fixed_view, learn_view, random_view, stores_view, threshold_view
 
 RESULTS = engine.RESULTS
-
-
-def _list(text: str | None) -> tuple[str, ...] | None:
-    if text is None:
-        return None
-    items = tuple(x.strip() for x in text.split(",") if x.strip())
-    if not items:
-        raise UsageError("an empty list was given", hint="e.g. --kernels libc,nt_old,new_sse")
-    return items
 
 
 @register
@@ -89,11 +80,11 @@ class MemsetStudy(Study):
             extra.append((name, spec))
         changes = {}
         if options.kernels is not None:
-            changes["kernels"] = _list(options.kernels)
+            changes["kernels"] = comma_list(options.kernels, "--kernels libc,nt_old,new_sse")
         if extra:
             changes["extra"] = tuple(extra)
         if options.experiments is not None:
-            changes["experiments"] = _list(options.experiments)
+            changes["experiments"] = comma_list(options.experiments, "--experiments fixed,random")
         if options.n_measurements:
             changes["reps"] = options.n_measurements
         return replace(cfg, **changes) if changes else cfg
