@@ -68,7 +68,10 @@ class Comparison:
 
 def min_p_value(n1: int, n2: int) -> float:
     """The smallest two-sided p the exact Mann-Whitney U test can give for these sample sizes."""
-    return min(1.0, 2.0 / math.comb(n1 + n2, n1)) if n1 and n2 else 1.0
+    if not (n1 and n2):
+        return 1.0
+    log_comb = math.lgamma(n1 + n2 + 1) - math.lgamma(n1 + 1) - math.lgamma(n2 + 1)   # no overflow
+    return min(1.0, 2.0 * math.exp(-log_comb))
 
 
 def relative_spread(samples: list[float]) -> float | None:
