@@ -71,26 +71,37 @@ def _asm_section(it: Loaded) -> Report:
 
 def _inst_section(it: Loaded) -> Report:
     table = instruction_table(it.docs)
-    per_form = defaultdict(list)
-    for m in measured(it):
-        per_form[m.key.split(" latency ")[0].removesuffix(" throughput")].append(m)
-    for row in table.rows:
-        ms = per_form.get(row["form"])
-        if ms:
-            row["_detail"] = {"command": ms[0].command,
-                              "code": "\n".join(f"{m.label}: {m.code}" for m in ms),
-                              "flags": sorted({f for m in ms for f in m.flags}),
-                              "warnings": list(dict.fromkeys(w for m in ms for w in m.warnings))}
-            if "unstable" in row["_detail"]["flags"]:
-                row["_class"] = "unstable"
+    _form_details(table, [it])
     return Report(title=f"inst: {it.path.name} ({len(it.docs)} forms)", tables=[table],
                   meta={"machine": it.machine})
 
 
 def _machines_section(items: list[Loaded], published, label) -> Report:
     table = machines_table(items, published, label)
+    _form_details(table, items)
     return Report(title=f"instruction forms: {len(table.data['machines'])} machine(s)", tables=[table],
                   meta={"machines": [(m["label"], m["machine"]) for m in table.data["machines"]]})
+
+
+def _form_details(table: Table, items: list[Loaded]) -> None:
+    """Each form row's command, code per latency pair and throughput, flags and warnings (from the
+    first input that measured the form)."""
+    per_form: dict[str, list] = {}
+    for it in items:
+        found = defaultdict(list)
+        for m in measured(it):
+            found[m.key.split(" latency ")[0].removesuffix(" throughput")].append(m)
+        for form, ms in found.items():
+            per_form.setdefault(form, ms)
+    for row in table.rows:
+        ms = per_form.get(row["form"])
+        if not ms:
+            continue
+        row["_detail"] = {"command": ms[0].command, "code": "\n".join(f"{m.label}: {m.code}" for m in ms),
+                          "flags": sorted({f for m in ms for f in m.flags}),
+                          "warnings": list(dict.fromkeys(w for m in ms for w in m.warnings))}
+        if "unstable" in row["_detail"]["flags"] and not row.get("_class"):
+            row["_class"] = "unstable"
 
 
 def _study_section(it: Loaded) -> Report:
