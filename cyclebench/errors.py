@@ -17,8 +17,9 @@ EXIT_CODES = {
     7: "counter backend or event unavailable (no PMU, perf_event_paranoid, unknown event)",
     8: "measurement unstable and --require-stable was given",
     9: "bad config or input file (counter config, comparison data, size distribution)",
-    10: "result file error (cannot write, or --resume file is corrupt)",
+    10: "result file error (cannot write; --resume file corrupt; an input that is no cyclebench result)",
     11: "a routine failed its correctness check and was not timed",
+    12: "compare --fail-on-regression: a figure got significantly slower",
     130: "interrupted (Ctrl-C); results saved so far are kept",
 }
 
@@ -76,3 +77,7 @@ class ResultFileError(CycleBenchError):
 
 class RoutineIncorrect(CycleBenchError):
     exit_code = 11
+
+
+class Regression(CycleBenchError):
+    exit_code = 12

@@ -121,5 +121,12 @@ def test_unknown_format():
         get_reporter("xml")
 
 
+def test_html_renders_the_report_model():
+    html = get_reporter("html").render(_report())
+    assert html.startswith("<!DOCTYPE html>") and '<table class="data"' in html
+    assert html.count("<svg") == len(_report().figures)
+
+
 def test_every_format_is_tested():
-    assert set(FORMATS) == {"text", "json", "markdown", "csv", "png", "svg"}
+    # html: also tests/test_results_report.py (in headless Chromium)
+    assert set(FORMATS) == {"text", "json", "markdown", "csv", "png", "svg", "html"}

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from ..errors import UsageError
+from ..machine.metadata import machine_metadata
 from ..study.store import ResultsStore
 from .catalogue import Catalogue
 from .characterize import SCHEMA, SCHEMA_VERSION, Session, characterize, skipped_doc
@@ -174,7 +175,9 @@ def run(selected: list[Selected], results: Path | None = None, resume: bool = Fa
     done: dict[str, dict] = {}
     sink = results_store(results) if results is not None else None
     if sink is not None:
-        done = {d["form"]: d for d in sink.start(dict(opts), resume=resume)}
+        # the machine in the header: several machines' files merge into one table (results/machines.py)
+        meta = {**opts, "machine": machine_metadata()}
+        done = {d["form"]: d for d in sink.start(meta, resume=resume)}
         for note in sink.notes if notice else ():
             notice(note)
     out: dict[str, dict] = {s.name: done[s.name] for s in selected if s.name in done}

@@ -1,6 +1,9 @@
 """What every exporter renders: tables (columns and rows of cells), figures (panels of series) and
 a report that carries them with its metadata block (machine, method, parameters) and findings.
 
+A row may carry ``_detail`` (command, code, flags, warnings: shown when the row is clicked in
+HTML) and ``_class`` (an HTML row class such as ``differs``); only HTML reads them.
+
 Cells hold either display strings (the instruction tables format their own numbers) or raw values:
 a float is shown with its column's ``digits``, a bool as yes/no, None as ``—``; CSV keeps raw
 values at full precision. Number notation follows uops.info: ``3.00`` exact, ``≤5.00`` an upper
@@ -95,6 +98,7 @@ class Figure:
     panels: list[Panel]
     size: tuple[float, float] = (9.0, 5.0)       # inches
     dpi: int = 110
+    about: dict = field(default_factory=dict)    # how it was made: command, code, flags, warnings (HTML)
 
 
 @dataclass
@@ -107,6 +111,8 @@ class Report:
     findings: dict = field(default_factory=dict)
     data: dict = field(default_factory=dict)         # extra top-level JSON
     results: list = field(default_factory=list)
+    sections: list = field(default_factory=list)     # sub-reports, one per input of an HTML page
+    title: str = ""
     schema: str = "cyclebench.report"
     schema_version: int = 1
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 from ..errors import UsageError
 from .base import Reporter
 from .fmt_csv import CsvReporter
+from .fmt_html import HtmlReporter
 from .fmt_json import JsonReporter
 from .fmt_markdown import MarkdownReporter
 from .fmt_plot import PngReporter, SvgReporter
 from .fmt_text import TextReporter
 
 FORMATS: dict[str, type[Reporter]] = {c.name: c for c in (
-    TextReporter, JsonReporter, MarkdownReporter, CsvReporter, PngReporter, SvgReporter)}
+    TextReporter, JsonReporter, MarkdownReporter, CsvReporter, PngReporter, SvgReporter, HtmlReporter)}
 
 
 def get_reporter(name: str, **kwargs) -> Reporter:
