@@ -15,7 +15,8 @@ and ENDBR64 land in it):
 * ``switch``: a C ``switch`` over 73 cases of direct calls (the compiler picks jump table or tree).
 
 Assembly (``search.S``, generated here; the branches are direct, so only ENDBR64 depends on the
-build. Under cfi-icall, clang renames an address-taken target's body to ``NAME.cfi`` (local to
+build; each starts with ``mov eax, edi; mov rdi, rsi`` (the index to eax, x where the target wants it,
+as the C ones do) and compares eax. Under cfi-icall, clang renames an address-taken target's body to ``NAME.cfi`` (local to
 the LTO unit) and puts a jump-table entry ``jmp NAME.cfi`` at ``NAME``, so the searches, being
 outside the LTO unit, reach each target through one extra direct ``jmp``, while the LTO-compiled
 C direct calls go straight to the bodies):
@@ -152,8 +153,8 @@ def asm_source() -> str:
     L += [f"    .hidden {_t(k)}" for k in range(N_TARGETS)]      # direct jumps, never the PLT
     for name, body in bodies.items():
         s = symbol(name)
-        L += ["    .p2align 6", f"    .globl {s}", f"    .type {s}, @function", f"{s}:", "    ENTRY"]
-        L += body + [f"    .size {s}, .-{s}", ""]
+        L += ["    .p2align 6", f"    .globl {s}", f"    .type {s}, @function", f"{s}:", "    ENTRY", "    mov eax, edi", "    mov rdi, rsi"]
+        L += [line.replace("edi", "eax") for line in body] + [f"    .size {s}, .-{s}", ""]
     L += ['    .section .note.GNU-stack, "", @progbits', ""]
     return "\n".join(L)
 
