@@ -94,7 +94,8 @@ def answers(v: dict, builds: list[str]) -> dict:
             if t and s:
                 best = min(s, key=lambda x: x[1]["iter"])
                 rows.append({"k": k, "table2": t["iter"], "best_search": best[0], "search": best[1]["iter"],
-                             "search_wins": best[1]["iter"] < t["iter"]})
+                             "search_wins": best[1]["iter"] < t["iter"],
+                             "stable": t["stable"] and best[1]["stable"]})
         if rows:
             lose = [r["k"] for r in rows if not r["search_wins"]]
             a[f"random_crossover/{b}"] = {"rows": rows, "first_k_search_loses": min(lose) if lose else None}

@@ -49,14 +49,16 @@ def expected(dispatcher: str) -> list[int]:
     return [X + constant(expected_target(dispatcher, i)) for i in range(RANGE[dispatcher])]
 
 
-def run_checks(library: str) -> dict:
-    """{dispatcher: {"wrong": [[index, got, want]...], "abort_signal": n or None}} for one object."""
+def run_checks(library: str, symbols: dict[str, str] | None = None) -> dict:
+    """{dispatcher: {"wrong": [[index, got, want]...], "abort_signal": n or None}} for one object;
+    ``symbols`` maps dispatchers to the symbols to check (default: every dispatcher's own)."""
+    symbols = symbols or {d: symbol(d) for d in DISPATCHERS}
     st = os.stat(library)
-    key = (os.path.realpath(library), st.st_mtime_ns, st.st_size)
+    key = (os.path.realpath(library), st.st_mtime_ns, st.st_size, tuple(sorted(symbols.items())))
     with _lock:
         if key in _verdicts:
             return _verdicts[key]
-    spec = {d: [symbol(d), expected(d), d in CHECKS_BOUNDS, RANGE[d] + 1000] for d in DISPATCHERS}
+    spec = {d: [sym, expected(d), d in CHECKS_BOUNDS, RANGE[d] + 1000] for d, sym in symbols.items()}
     proc = subprocess.run([sys.executable, "-c", CHILD, library, json.dumps(spec)],
                           capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
@@ -91,7 +93,7 @@ class DispatchChecker:
         return f"dispatch:{self.dispatcher}:x={X}"
 
     def check(self, routine: Routine) -> dict:
-        v = run_checks(routine.library)
+        v = run_checks(routine.library, {self.dispatcher: routine.symbol})
         bad = problems({self.dispatcher: v[self.dispatcher]})
         if bad:
             raise RoutineIncorrect(f"{routine.name} is wrong: {bad[0]}",

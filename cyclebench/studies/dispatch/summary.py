@@ -28,11 +28,13 @@ def findings(a: dict, ertl: dict, cpu: str) -> list[Section]:
         c = a.get(f"random_crossover/{b}")
         if c:
             rows = "; ".join(f"k={x['k']}: best search ({x['best_search']}) {_f(x['search'])} vs table {_f(x['table2'])}"
-                             for x in c["rows"])
+                             + ("" if x["stable"] else " (unstable)") for x in c["rows"])
             k = c["first_k_search_loses"]
             L.append(f"- **Random targets, {b}:** {rows}. "
                      + (f"The tree search stops being worth it at k = {k} targets." if k else
-                        "The tree search stays cheaper at every k measured."))
+                        "The tree search stays cheaper at every k measured.")
+                     + ("" if all(x["stable"] for x in c["rows"]) else
+                        " Some of these figures are flagged unstable: treat the crossover as tentative."))
     for b, what in (("clang-cfi-icall", "cfi-icall"), ("clang-kcfi", "kcfi"), ("clang-retpoline", "retpoline"),
                     ("gcc-thunk", "GCC thunks"), ("clang-retthunk", "retpoline + return thunk")):
         o = a.get(f"over_plain/{b}")
