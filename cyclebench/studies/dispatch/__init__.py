@@ -1,0 +1,5 @@
+"""The dispatch study (``cyclebench study dispatch``, issue 11): Anton Ertl's control-flow
+integrity microbenchmark on this CPU. sources.py writes the dispatchers (C and generated
+assembly), builds.py the nine builds, checking.py checks every dispatcher before timing,
+experiments.py plans the timings (routines.time_routine), analysis/tables/plots/summary turn the
+records into Ertl's table, per-build and per-pattern tables, code sizes, plots and summary.md."""
