@@ -120,6 +120,22 @@ def test_interrupted_calibrations_do_not_reach_min_and_max():
     assert len(cyc.samples) == 8 and cyc.min == cyc.max
 
 
+def test_a_drifting_clock_never_keeps_a_repetition_without_a_calibration():
+    """When most calibrations are off (a drifting clock), the rest are kept, but never one whose
+    calibration difference was not positive: its cycles would read as zero (seen in a study)."""
+    from cyclebench.measurement import api
+    from cyclebench.runner import RunnerOutput
+    from cyclebench.counters.backends import Backend
+    diffs = [70000, 76000, 82000, 88000, 94000, 0]          # repetition 5: calibration A preempted
+    ca = [[100000]] * 6
+    cb = [[100000 + d] for d in diffs]
+    out = RunnerOutput(info={"loop": ["1"], "tsc_hz": ["2.6e9"]},
+                       samples={"ca": ca, "cb": cb, "a": [[0]] * 6, "b": [[210]] * 6})
+    ev = api._evaluate(out, Backend("tsc", "test"), 100, False, "avg")
+    assert ev["raw"]["kept"] == [0, 1, 2, 3, 4] and ev["raw"]["calibration_outliers"] == [5]
+    assert min(ev["raw"]["cycles_b"]) > 0 and min(ev["events"]["cycles"].samples) > 0
+
+
 def test_one_preempted_calibration_of_two_is_an_outlier_not_a_broken_tsc():
     from cyclebench.errors import CounterUnavailable
     from cyclebench.measurement import api

@@ -334,7 +334,9 @@ def _evaluate(out, backend: Backend, unroll, no_normalization, aggregate, ref_gh
         med_cpt = statistics.median([c for c in cpt if c > 0])
         keep = [i for i, c in enumerate(cpt) if abs(c / med_cpt - 1) <= CALIB_OUTLIER]
         if len(keep) < len(cpt) / 2:
-            keep = list(range(len(cpt)))
+            # the clock moved too much to tell outliers (the drift check flags the run); a
+            # non-positive calibration is still no clock at all: it would read as zero cycles
+            keep = [i for i, c in enumerate(cpt) if c > 0]
         raw["calibration_outliers"] = [i for i in range(len(cpt)) if i not in keep]
         cycles = [ticks[i] * cpt[i] / norm for i in keep]
         # the contention probe's cost relative to the chain, per kept repetition
