@@ -11,13 +11,11 @@ UNSTABLE_SPREAD = 0.10      # a net figure whose IQR is above 10% of the gross m
 
 
 def point(rec: dict) -> dict:
-    """A record's figures. A fastest-10% far below the median (seen: 0.00 against a median of 28.75,
-    repetitions that read zero cycles) is not believed: the median is used and flagged unstable."""
+    """A record's figures: the reference's fastest-10% statistic, flagged unstable when the
+    measurement was, or when its net spread is wide."""
     r = rec["result"]
     g, n = r["gross"], r["net"]
     stable = bool(r.get("stable", True)) and n["relative_spread"] <= UNSTABLE_SPREAD
-    if g["fastest10"] < 0.5 * g["median"]:
-        return {"iter": g["median"], "net": n["median"], "stable": False, "fallback": "median"}
     return {"iter": g["fastest10"], "net": n["fastest10"], "stable": stable}
 
 
