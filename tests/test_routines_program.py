@@ -75,7 +75,8 @@ def test_a_program_must_report_and_obey_its_iteration_count(built, monkeypatch):
     bad = str(built[1].path)
     with pytest.raises(UsageError, match="iteration count"):
         run_once([bad, "silent"], -1, ProgramLimits(), None)
-    assert run_once([bad, "fixed"], -1, ProgramLimits(), None).iterations == 1000
+    fixed = run_once([bad, "fixed"], -1, ProgramLimits(), None)
+    assert fixed.iterations == 1000 and fixed.output == "iterations: 1000\n"     # kept for the caller
     monkeypatch.setattr(program, "clock", lambda cpu=None: (1.0, 1e9, 0))
     with pytest.raises(UsageError, match=r"reported \[\(1000, 1000\)\] iterations"):
         time_program(built[1], ["fixed"], iterations=10, repetitions=1)

@@ -24,7 +24,9 @@ studies did: build the program, run it, divide by its iterations.
   minimum, mean of the fastest 10%, spread = interquartile range); ``best``, the difference of the
   fastest 2n run and the fastest n run (on a host noisy in bursts the least disturbed figure: a
   burst slows one run of a pair, which the paired figures absorb and the fastest runs avoid);
-  wall-clock and CPU seconds (the program's rusage) of the 2n runs.
+  wall-clock and CPU seconds (the program's rusage) of the 2n runs; ``output``, the stdout of the
+  last run (its first ``MAX_KEPT_OUTPUT`` characters), for what the program reports beside its
+  count (allocations it made, huge pages it got ...).
 
 **Not sandboxed.** A whole program is the user's own C, run like a compiler's test suite: it does
 not go through the runner's seccomp sandbox. It runs with resource limits instead: RLIMIT_CPU
@@ -52,6 +54,7 @@ from cyclebench.routines.stats import summarize
 
 LAUNCHER_SOURCE = Path(__file__).with_name("native") / "run_program.c"
 MAX_OUTPUT = 1 << 20
+MAX_KEPT_OUTPUT = 4096
 _ITER_RE = re.compile(rb"^\s*iterations\s*[:=]?\s*(\d+)\s*$", re.M)
 _SANITIZERS = ("-fsanitize=address", "-fsanitize=memory", "-fsanitize=thread", "-fsanitize=hwaddress")
 
@@ -103,6 +106,7 @@ class ProgramTiming:
     calibration: dict              # ghz_before, ghz_after, tsc_hz, cycles_per_tick
     limits: dict
     samples: dict = field(default_factory=dict)    # ticks per run: {"short": [...], "long": [...]}
+    output: str = ""               # stdout of the last (2n) run, its first MAX_KEPT_OUTPUT characters
     stable: bool = True
     warnings: list = field(default_factory=list)
 
@@ -127,6 +131,7 @@ class Run:
     ticks: int
     iterations: int
     cpu_seconds: float
+    output: str = ""
 
 
 def _argv(program: str, args: Sequence[str], n: int | None) -> list[str]:
@@ -179,7 +184,8 @@ def run_once(argv: list[str], cpu: int, limits: ProgramLimits, memory: int | Non
         raise UsageError(f"{name} did not report its iteration count",
                          hint="print a line `iterations N` on stdout (N: the loop's iterations)")
     return Run(int(fields["ticks"]), int(counts[-1]),
-               (int(fields["utime_us"]) + int(fields["stime_us"])) / 1e6)
+               (int(fields["utime_us"]) + int(fields["stime_us"])) / 1e6,
+               out[:MAX_KEPT_OUTPUT].decode(errors="replace"))
 
 
 def time_program(program: "Built | str | os.PathLike", args: Sequence[str] = (), *,
@@ -241,5 +247,5 @@ def time_program(program: "Built | str | os.PathLike", args: Sequence[str] = (),
         cpu_seconds=summarize([r.cpu_seconds for r in long]).as_dict(),
         calibration={"ghz_before": cpt_before * tsc_hz / 1e9, "ghz_after": cpt_after * tsc_hz / 1e9,
                      "tsc_hz": tsc_hz, "cycles_per_tick": cpt},
-        limits={**asdict(limits), "memory": memory}, stable=stable, warnings=warnings,
+        limits={**asdict(limits), "memory": memory}, stable=stable, warnings=warnings, output=long[-1].output,
         samples={"short": [r.ticks for r in runs[0]], "long": [r.ticks for r in long]})
