@@ -85,8 +85,16 @@ def build_program(sources: Sequence[str | os.PathLike], *, cc: str | None = None
     return build_executable(sources, cc=cc, cflags=cflags, ldflags=ldflags, name=name)
 
 
+_launcher: Path | None = None
+
+
 def launcher_path() -> Path:
-    return build_executable([LAUNCHER_SOURCE], cflags=["-O2", "-Wall"], name="cb-run-program").path
+    """The launcher, built (or found in the cache) once per process: hashing its sources for the
+    cache key runs the compiler (``cc -M``), about 0.1 s, which every run would otherwise pay."""
+    global _launcher
+    if _launcher is None or not _launcher.exists():
+        _launcher = build_executable([LAUNCHER_SOURCE], cflags=["-O2", "-Wall"], name="cb-run-program").path
+    return _launcher
 
 
 @dataclass
