@@ -2,8 +2,8 @@
 to its baseline (the normal build, the plain array), with a flag when a figure is doubtful.
 
 A figure is ``flagged`` when time_program marked it unstable (the clock moved between its
-calibrations) or its repetitions' interquartile range exceeds ``NOISY`` of the median; a ratio is
-flagged when either side is. Headline figures are medians of the paired n/2n differences."""
+calibrations), its repetitions' interquartile range exceeds ``NOISY`` of the median, or it is not
+positive (the difference drowned in noise); a ratio is flagged when either side is. Headline figures are medians of the paired n/2n differences."""
 from __future__ import annotations
 
 NOISY = 0.05
@@ -15,7 +15,7 @@ def _fig(rec: dict | None, per: float = 1.0) -> dict | None:
         return None
     r = rec["result"]
     pi = r["per_iteration"]
-    flag = (not r.get("stable", True)) or (pi.get("relative_spread") or 0) > NOISY
+    flag = (not r.get("stable", True)) or (pi.get("relative_spread") or 0) > NOISY or pi["median"] <= 0
     return {"cycles": pi["median"] / per, "ns": r["per_iteration_ns"]["median"] / per, "flag": bool(flag),
             "spread": pi.get("relative_spread"), "report": r.get("report", {})}
 

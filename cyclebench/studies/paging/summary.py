@@ -19,8 +19,9 @@ def _flag(b):
     return " (flagged: noisy)" if b else ""
 
 
-def _verdict(ok):
-    return "**holds here**" if ok else "**does not hold here**"
+def _verdict(ok, flagged=False):
+    v = "**holds here**" if ok else "**does not hold here**"
+    return v + (" (on figures flagged as noisy: re-run before relying on it)" if flagged else "")
 
 
 def fib_finding(s) -> list[str]:
@@ -30,7 +31,7 @@ def fib_finding(s) -> list[str]:
     ov = r["ratio_on"] - 1
     return [f"- Split-stack overhead on naive fib: about 15% ({PUBLISHED}; fib(50)). Here fib({r['arg']}): "
             f"{_pct(r['ratio_on'])}{_flag(r['ratio_on_flag'])}, {r['normal']['cycles']:.2f} -> "
-            f"{r['split_on']['cycles']:.2f} cycles per call. {_verdict(0.05 <= ov <= 0.25)} "
+            f"{r['split_on']['cycles']:.2f} cycles per call. {_verdict(0.05 <= ov <= 0.25, r['ratio_on_flag'])} "
             "(criterion: an overhead of 5-25%, the same order as 15%)."]
 
 
@@ -63,20 +64,21 @@ def tree_findings(t) -> list[str]:
         worst = max(rr, key=lambda r: r["tree_ratio"])
         best = min(rr, key=lambda r: r["tree_ratio"])
         by = {r["page"]: r for r in rr}
+        anyflag = any(r["tree_flag"] for r in rr)
         pages = ", ".join(f"{kib(r['page'])} {_pct(r['tree_ratio'])}{' !' if r['tree_flag'] else ''}" for r in rr)
         out.append(f"- **{inp}** (base Array, five separate arrays; per page: {pages}):")
         out.append(f"  - Worst case about 17% at 8 KB ({PUBLISHED}). Here the worst is {kib(worst['page'])} at "
                    f"{_pct(worst['tree_ratio'])}" + (f"; 8 KiB: {_pct(by[8192]['tree_ratio'])}" if 8192 in by else "")
-                   + f". {_verdict(worst['page'] == 8192)} (criterion: 8 KiB is the worst page size measured).")
+                   + f". {_verdict(worst['page'] == 8192, anyflag)} (criterion: 8 KiB is the worst page size measured).")
         out.append(f"  - 32 KB the best of the base Array ({PUBLISHED}). Here the best is {kib(best['page'])} at "
                    f"{_pct(best['tree_ratio'])}" + (f"; 32 KiB: {_pct(by[32768]['tree_ratio'])}" if 32768 in by else "")
-                   + f". {_verdict(best['page'] == 32768)} (criterion: 32 KiB is the best page size measured).")
+                   + f". {_verdict(best['page'] == 32768, anyflag)} (criterion: 32 KiB is the best page size measured).")
         r16 = by.get(16384)
         if r16 and r16.get("tree3_ratio") is not None:
             ov = r16["tree3_ratio"] - 1
             out.append(f"  - No branches (fixed depth 3) at 3% for 16 KB ({PUBLISHED}). Here {_pct(r16['tree3_ratio'])}"
                        f"{_flag(r16['tree3_flag'])} ({r16['plain']['cycles']:.1f} -> {r16['tree3']['cycles']:.1f} cycles "
-                       f"per option; the base Array {_pct(r16['tree_ratio'])}). {_verdict(abs(ov - 0.03) <= 0.03)} "
+                       f"per option; the base Array {_pct(r16['tree_ratio'])}). {_verdict(abs(ov - 0.03) <= 0.03, r16['tree3_flag'])} "
                        "(criterion: within 3 percentage points of 3%).")
     aos = [r for r in t["rows"] if r["layout"] == "aos" and r.get("tree_ratio") is not None]
     if aos:
@@ -93,9 +95,9 @@ def random_findings(rd, instr) -> list[str]:
     k = lg["plain"]["cycles"] / s["plain"]["cycles"]
     out = [f"- Random access on large arrays is expensive ({PUBLISHED}, no figure given). Here a dependent access "
            f"costs {s['plain']['cycles']:.1f} cycles in the one-page array and {lg['plain']['cycles']:.1f} in the "
-           f"{lg['elements'] * 4 >> 20} MiB one ({k:.0f}x); the tree adds {_pct(s.get('tree_ratio'))} (small) and "
+           f"{kib(lg['elements'] * 4)} one ({k:.0f}x); the tree adds {_pct(s.get('tree_ratio'))} (small) and "
            f"{_pct(lg.get('tree_ratio'))} (large), no branches {_pct(s.get('tree3_ratio'))} and "
-           f"{_pct(lg.get('tree3_ratio'))}. {_verdict(k >= 10)} (criterion: at least 10x the small array's cost)."]
+           f"{_pct(lg.get('tree3_ratio'))}. {_verdict(k >= 10, s['plain']['flag'] or lg['plain']['flag'])} (criterion: at least 10x the small array's cost)."]
     ins = {r["kind"]: r["instructions"] for r in instr if r["bench"] == "chase"}
     if ins.get("plain") and ins.get("tree3"):
         out.append(f"- 'No Branches' executes 1.5x the baseline's instructions on the small array ({PUBLISHED}). "
@@ -118,7 +120,7 @@ def beyond(s, hp, instr, tree) -> list[str]:
     for r in hp["rows"]:
         to = r.get("tree_overhead")
         saved = r["k4"]["cycles"] - r["m2"]["cycles"]
-        what = f"the random chase over {r['size'] * 4 >> 20} MiB" if r["bench"] == "chase" else \
+        what = f"the random chase over {kib(r['size'] * 4)}" if r["bench"] == "chase" else \
             f"blackscholes {r['what']} on {r['input']}"
         got = "got" if (r["huge_kb_2m"] or 0) > 0 else "did NOT get"
         out.append(f"- 2 MiB pages on {what}: {r['k4']['cycles']:.2f} -> {r['m2']['cycles']:.2f} cycles "
