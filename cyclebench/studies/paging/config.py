@@ -22,7 +22,8 @@ class StudyConfig:
     fib_iterations: int = 1
     sum_depths: tuple[int, ...] = (1_000, 10_000, 100_000, 1_000_000, 10_000_000)
     sum_calls: int = 20_000_000            # calls per short run (iterations = calls // depth)
-    hot_iterations: int = 200_000
+    hot_iterations: int = 200_000         # crossing with signal blocking (~4,000 cycles a call) ...
+    hot_cheap_factor: int = 50             # ... and this many times more for the cheap cases
     # 2. tree arrays and blackscholes: passes per short run for each input
     pages: tuple[int, ...] = PAGES
     inputs: tuple[str, ...] = ("simsmall", "simlarge", "native")
@@ -34,8 +35,10 @@ class StudyConfig:
     chase_page: int = 4 * KiB
     small_accesses: int = 20_000_000
     large_accesses: int = 2_000_000
+    large_reps: int = 5                    # repetitions of the large-array chase (building it takes 0.5 s)
     # 4. huge pages: blackscholes on this input beside the chase
     huge_input: str = "native"
+    huge_layouts: tuple[str, ...] = ("soa", "aos")
     # instruction counts (valgrind callgrind): blackscholes input and tree page sizes counted
     count_instructions: bool = True
     count_input: str = "simlarge"
@@ -61,8 +64,9 @@ class StudyConfig:
 
 
 QUICK = StudyConfig(
-    name="quick", reps=5, fib_arg=32, fib_iterations=2, sum_depths=(1_000, 100_000, 1_000_000),
-    sum_calls=10_000_000, hot_iterations=100_000, pages=(4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB, 128 * KiB, 1024 * KiB),
-    inputs=("simlarge",), passes=(("simlarge", 20), ("native", 1)), native_reps=3, small_accesses=10_000_000,
-    large_accesses=1_000_000, count_pages=(8 * KiB, 16 * KiB, 32 * KiB))
+    name="quick", reps=5, fib_arg=32, fib_iterations=8, sum_depths=(1_000, 100_000, 1_000_000),
+    sum_calls=15_000_000, hot_iterations=50_000, large_reps=3, large_accesses=2_000_000, huge_layouts=("soa",),
+    pages=(4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB, 1024 * KiB),
+    inputs=("simlarge",), passes=(("simlarge", 20), ("native", 1)), native_reps=3, small_accesses=20_000_000,
+    count_pages=(16 * KiB,))
 FULL = StudyConfig()

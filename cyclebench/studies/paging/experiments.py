@@ -48,8 +48,9 @@ def split_tasks(cfg: StudyConfig, progs) -> list[Task]:
             out.append(_split(cfg, progs, p, ["sum", str(depth), "{n}"] + (["nosig"] if sig == "off" else []), its))
     for build, hot, sig in (("normal", 1, "on"), ("split", 0, "on"), ("split", 1, "on"), ("split", 1, "off")):
         p = {"bench": "hot", "build": build, "signals": sig, "arg": hot}
+        cheap = not (build == "split" and hot and sig == "on")
         out.append(_split(cfg, progs, p, ["hot", str(hot), "{n}"] + (["nosig"] if sig == "off" else []),
-                          cfg.hot_iterations))
+                          cfg.hot_iterations * (cfg.hot_cheap_factor if cheap else 1)))
     return out
 
 
@@ -85,10 +86,11 @@ def chase_task(cfg, progs, exp, size, kind) -> Task:
     n = cfg.chase_small if size == "small" else cfg.chase_large
     acc = cfg.small_accesses if size == "small" else cfg.large_accesses
     p = {"size": size, "elements": n, "kind": kind, "page": cfg.chase_page}
-    key = f"{exp}/chase/{size}/{n}/{kind}/{cfg.chase_page}/a{acc}/r{cfg.reps}"
+    reps = cfg.reps if size == "small" else cfg.large_reps
+    key = f"{exp}/chase/{size}/{n}/{kind}/{cfg.chase_page}/a{acc}/r{reps}"
     args = [kind, str(cfg.chase_page), str(n), "{n}"]
     return _task(key, exp, f"random access: {size} array, {kind}",
-                 lambda: {"routine": "chase", "params": p, "result": timed(progs, "chase", args, acc, cfg.reps)})
+                 lambda: {"routine": "chase", "params": p, "result": timed(progs, "chase", args, acc, reps)})
 
 
 def plan(cfg: StudyConfig, progs) -> list[Task]:
@@ -103,7 +105,7 @@ def plan(cfg: StudyConfig, progs) -> list[Task]:
     if "hugepages" in cfg.experiments:
         out += [chase_task(cfg, progs, "hugepages", "large", kind) for kind in ("plain4k", "plain2m")]
         out += [bs_task(cfg, progs, "hugepages", layout, cfg.huge_input, kind, 4096)
-                for layout in ("soa", "aos") for kind in ("plain4k", "plain2m")]
+                for layout in cfg.huge_layouts for kind in ("plain4k", "plain2m")]
     if cfg.count_instructions:
         out += instructions.tasks(cfg, progs)
     return out

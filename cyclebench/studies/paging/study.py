@@ -102,6 +102,7 @@ class PagingStudy(Study):
         a.files.append(OutputFile("records.csv", [Table.of_records("records", _flat(records))]))
         a.console = a.summary_tables = views
         a.data = a.findings
+        self._findings = a.findings
         return a
 
     def machine(self, cfg, facts):
@@ -121,7 +122,11 @@ class PagingStudy(Study):
                                             if cfg.count_instructions else "not taken in this run (no PMU here).")]
 
     def caveats(self, cfg, facts):
-        return ["- The reference's figures are published ones for an Intel i7-7700 at 3.6 GHz (normalised times "
+        n, total = summ.flagged_counts(self._findings) if getattr(self, "_findings", None) else (0, 0)
+        return [f"- {n} of {total} figures in the tables are flagged '!' (unstable, or an interquartile range above "
+                "5% of the median over the repetitions): whole programs on this noisy host; a verdict resting on "
+                "them says so.",
+                "- The reference's figures are published ones for an Intel i7-7700 at 3.6 GHz (normalised times "
                 "only); ours are core cycles on this CPU. Its blackscholes was PARSEC's; ours is written here from the "
                 "formula, so absolute costs differ.",
                 "- Tree pages are malloc'd, so the 'pages' are not physical: the experiment measures the software "
