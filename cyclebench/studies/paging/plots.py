@@ -34,8 +34,10 @@ def tree_figure(t: dict, cpu: str) -> Figure:
                 by = {r["page"]: r[f"{kind}_ratio"] for r in rows if r["layout"] == layout}
                 if any(v is not None for v in by.values()):
                     series[f"{layout} {kind}"] = [by.get(p) for p in pages]
-        p = Panel(f"{inp}", "page size", "time per option / plain arrays")
+        p = Panel(f"{inp} input ({cpu}); tree3 = no branches", "page size", "time per option / plain arrays")
         _bars(p, [kib(pg) for pg in pages], series)
+        top = max((y for ys in series.values() for y in ys if y is not None), default=1.0)
+        p.ylim = (0.0, max(1.2, top) * 1.35)                 # room for the legend above the bars
         panels.append(p)
     return Figure("tree", f"Blackscholes over tree arrays, normalised to plain arrays ({cpu}); "
                           "tree3 = no branches", panels or [Panel()], size=(6 + 4 * max(0, len(panels) - 1), 5))
