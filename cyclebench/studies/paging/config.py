@@ -67,6 +67,6 @@ QUICK = StudyConfig(
     name="quick", reps=5, fib_arg=32, fib_iterations=8, sum_depths=(1_000, 100_000, 1_000_000),
     sum_calls=15_000_000, hot_iterations=50_000, large_reps=3, large_accesses=2_000_000, huge_layouts=("soa",),
     pages=(4 * KiB, 8 * KiB, 16 * KiB, 32 * KiB, 1024 * KiB),
-    inputs=("simlarge",), passes=(("simlarge", 20), ("native", 1)), native_reps=3, small_accesses=20_000_000,
+    inputs=("simlarge",), passes=(("simlarge", 30), ("native", 1)), native_reps=3, small_accesses=20_000_000,
     count_pages=(16 * KiB,))
 FULL = StudyConfig()

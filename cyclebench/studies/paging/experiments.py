@@ -1,13 +1,17 @@
-"""The study's tasks: one timed program configuration each (``routines.program.time_program``),
-plus the instruction counts (``instructions.py``). A task's key names everything that changes its
-figure, so ``--resume`` measures only what is missing.
+"""The study's tasks. Each timed task is a **comparison group**: a baseline and its variants
+(normal and split builds; a plain array and the trees at every page size; 4 KiB and 2 MiB pages)
+timed interleaved by ``routines.program.time_programs``, so a burst of host noise falls on all
+of them alike and the normalised figures stay steady. Its record holds one member per program
+(``members``: params and time_program's figures); ``expand`` turns a record into per-program
+records for the analysis. A task's key names everything that changes its figures, so
+``--resume`` measures only what is missing. Instruction counts are instructions.py's tasks.
 
 Units of one iteration (what time_program divides by): a split-stack benchmark's iteration is one
 fib(ARG) or one sum(DEPTH), divided afterwards by its calls; blackscholes counts one option priced
 once; the chase one access."""
 from __future__ import annotations
 
-from cyclebench.routines.program import ProgramLimits, time_program
+from cyclebench.routines.program import ProgramLimits, time_programs
 from cyclebench.study.base import Task
 
 from . import instructions, programs
@@ -16,10 +20,9 @@ from .config import INPUTS, StudyConfig
 LIMITS = ProgramLimits(cpu_seconds=120, memory=8 << 30, timeout=120)
 
 
-def timed(progs: programs.Programs, build: str, args: list, iterations: int, reps: int) -> dict:
-    """time_program's figures as a record's result, with the facts the summary reads (its cycles
+def _result(t, reps: int) -> dict:
+    """time_program's figures as a member's result, with the facts the summary reads (its cycles
     are TSC ticks converted with measure()'s calibration) and the program's own report."""
-    t = time_program(progs.built[build], args, iterations=iterations, repetitions=reps, limits=LIMITS)
     res = t.to_dict()
     cal = res["calibration"]
     res["backend"] = {"name": "tsc", "calibrated_ghz": (cal["ghz_before"] + cal["ghz_after"]) / 2,
@@ -31,66 +34,80 @@ def timed(progs: programs.Programs, build: str, args: list, iterations: int, rep
     return res
 
 
-def _task(key, exp, label, fn) -> Task:
-    return Task(key, exp, label, fn)
+def timed_group(progs: programs.Programs, members: list[tuple[dict, str, list]], iterations: int, reps: int) -> dict:
+    """members: (params, build, args) each. The record body: the group's facts in ``result``
+    (backend, stability, warnings: what the run's facts count, once per group) and ``members``."""
+    ts = time_programs([(progs.built[b], args) for _, b, args in members], iterations=iterations,
+                       repetitions=reps, limits=LIMITS)
+    out = [{"params": p, "result": _result(t, reps)} for (p, _, _), t in zip(members, ts)]
+    first = out[0]["result"]
+    result = {"backend": first["backend"], "options": first["options"], "calibration": first["calibration"],
+              "stable": all(m["result"]["stable"] for m in out), "warnings": first["warnings"],
+              "programs": len(out)}
+    return {"routine": "group", "params": {"members": [m["params"] for m in out]}, "result": result, "members": out}
+
+
+def expand(records: list[dict]) -> list[dict]:
+    """Per-program records (experiment, routine, params, result) from group records."""
+    out = []
+    for r in records:
+        if "members" in r:
+            out += [{"experiment": r["experiment"], "routine": m["params"]["routine"], "params": m["params"],
+                     "result": m["result"]} for m in r["members"]]
+        else:
+            out.append(r)
+    return out
+
+
+def _group(key, exp, label, progs, members, its, reps) -> Task:
+    return Task(key, exp, label, lambda: timed_group(progs, members, its, reps))
 
 
 def split_tasks(cfg: StudyConfig, progs) -> list[Task]:
     out = []
-    variants = (("normal", "on"), ("split", "on"), ("split", "off"))
-    for build, sig in variants[:2]:
-        p = {"bench": "fib", "build": build, "signals": sig, "arg": cfg.fib_arg}
-        out.append(_split(cfg, progs, p, ["fib", str(cfg.fib_arg), "{n}"], cfg.fib_iterations))
+    def m(bench, arg, build, sig, args):                                         # noqa: E306
+        return ({"routine": "splitstack", "bench": bench, "arg": arg, "build": build, "signals": sig},
+                build, args + (["nosig"] if sig == "off" else []))
+    fib = [m("fib", cfg.fib_arg, b, "on", ["fib", str(cfg.fib_arg), "{n}"]) for b in ("normal", "split")]
+    out.append(_group(f"splitstack/fib/{cfg.fib_arg}/n{cfg.fib_iterations}/r{cfg.reps}", "splitstack",
+                      f"split stack: fib({cfg.fib_arg})", progs, fib, cfg.fib_iterations, cfg.reps))
     for depth in cfg.sum_depths:
         its = max(1, cfg.sum_calls // depth)
-        for build, sig in variants:
-            p = {"bench": "sum", "build": build, "signals": sig, "arg": depth}
-            out.append(_split(cfg, progs, p, ["sum", str(depth), "{n}"] + (["nosig"] if sig == "off" else []), its))
-    for build, hot, sig in (("normal", 1, "on"), ("split", 0, "on"), ("split", 1, "on"), ("split", 1, "off")):
-        p = {"bench": "hot", "build": build, "signals": sig, "arg": hot}
-        cheap = not (build == "split" and hot and sig == "on")
-        out.append(_split(cfg, progs, p, ["hot", str(hot), "{n}"] + (["nosig"] if sig == "off" else []),
-                          cfg.hot_iterations * (cfg.hot_cheap_factor if cheap else 1)))
+        ms = [m("sum", depth, b, s, ["sum", str(depth), "{n}"]) for b, s in (("normal", "on"), ("split", "on"), ("split", "off"))]
+        out.append(_group(f"splitstack/sum/{depth}/n{its}/r{cfg.reps}", "splitstack", f"split stack: sum({depth:,})",
+                          progs, ms, its, cfg.reps))
+    cheap = [m("hot", h, b, s, ["hot", str(h), "{n}"]) for b, h, s in (("normal", 1, "on"), ("split", 0, "on"), ("split", 1, "off"))]
+    its = cfg.hot_iterations * cfg.hot_cheap_factor
+    out.append(_group(f"splitstack/hot-cheap/n{its}/r{cfg.reps}", "splitstack", "split stack: hot loop, no crossing",
+                      progs, cheap, its, cfg.reps))
+    costly = [m("hot", 1, "split", "on", ["hot", "1", "{n}"])]
+    out.append(_group(f"splitstack/hot-crossing/n{cfg.hot_iterations}/r{cfg.reps}", "splitstack",
+                      "split stack: hot split", progs, costly, cfg.hot_iterations, cfg.reps))
     return out
 
 
-def _split(cfg, progs, p, args, its) -> Task:
-    key = f"splitstack/{p['bench']}/{p['arg']}/{p['build']}/sig-{p['signals']}/n{its}/r{cfg.reps}"
-    label = f"split stack: {p['bench']}({p['arg']}) {p['build']}" + (", no signal blocking" if p["signals"] == "off" else "")
-    return _task(key, "splitstack", label, lambda: {"routine": "splitstack", "params": {**p, "iterations": its},
-                                                    "result": timed(progs, p["build"], args, its, cfg.reps)})
-
-
-def bs_task(cfg, progs, exp, layout, inp, kind, page) -> Task:
-    n, passes = INPUTS[inp], cfg.passes_for(inp)
-    reps = cfg.native_reps if inp == "native" else cfg.reps
-    p = {"layout": layout, "input": inp, "options": n, "kind": kind, "page": page, "passes": passes}
-    key = f"{exp}/blackscholes/{layout}/{inp}/{kind}/{page}/p{passes}/r{reps}"
-    label = f"blackscholes {layout} {inp} {kind}" + (f" {page // 1024} KiB" if kind.startswith("tree") else "")
-    args = [layout, kind, str(page), str(n), "{n}"]
-    return _task(key, exp, label, lambda: {"routine": "blackscholes", "params": p,
-                                           "result": timed(progs, "blackscholes", args, passes, reps)})
+def _bs(layout, inp, kind, page) -> tuple:
+    p = {"routine": "blackscholes", "layout": layout, "input": inp, "options": INPUTS[inp], "kind": kind, "page": page}
+    return p, "blackscholes", [layout, kind, str(page), str(INPUTS[inp]), "{n}"]
 
 
 def tree_tasks(cfg, progs) -> list[Task]:
     out = []
     for inp in cfg.inputs:
+        passes = cfg.passes_for(inp)
+        reps = cfg.native_reps if inp == "native" else cfg.reps
         for layout in ("soa", "aos"):
-            out.append(bs_task(cfg, progs, "tree", layout, inp, "plain", 4096))
-            for kind in ("tree", "tree3"):
-                out += [bs_task(cfg, progs, "tree", layout, inp, kind, pg) for pg in cfg.pages]
+            ms = [_bs(layout, inp, "plain", 4096)] + [_bs(layout, inp, k, pg) for pg in cfg.pages for k in ("tree", "tree3")]
+            pages = "-".join(str(pg >> 10) for pg in cfg.pages)
+            out.append(_group(f"tree/blackscholes/{layout}/{inp}/pages{pages}/p{passes}/r{reps}", "tree",
+                              f"blackscholes {layout} {inp}: plain and trees", progs, ms, passes, reps))
     return out
 
 
-def chase_task(cfg, progs, exp, size, kind) -> Task:
+def _chase(cfg, size, kind) -> tuple:
     n = cfg.chase_small if size == "small" else cfg.chase_large
-    acc = cfg.small_accesses if size == "small" else cfg.large_accesses
-    p = {"size": size, "elements": n, "kind": kind, "page": cfg.chase_page}
-    reps = cfg.reps if size == "small" else cfg.large_reps
-    key = f"{exp}/chase/{size}/{n}/{kind}/{cfg.chase_page}/a{acc}/r{reps}"
-    args = [kind, str(cfg.chase_page), str(n), "{n}"]
-    return _task(key, exp, f"random access: {size} array, {kind}",
-                 lambda: {"routine": "chase", "params": p, "result": timed(progs, "chase", args, acc, reps)})
+    p = {"routine": "chase", "size": size, "elements": n, "kind": kind, "page": cfg.chase_page}
+    return p, "chase", [kind, str(cfg.chase_page), str(n), "{n}"]
 
 
 def plan(cfg: StudyConfig, progs) -> list[Task]:
@@ -100,12 +117,20 @@ def plan(cfg: StudyConfig, progs) -> list[Task]:
     if "tree" in cfg.experiments:
         out += tree_tasks(cfg, progs)
     if "random" in cfg.experiments:
-        out += [chase_task(cfg, progs, "random", size, kind) for size in ("small", "large")
-                for kind in ("plain", "tree", "tree3")]
+        for size, acc, reps in (("small", cfg.small_accesses, cfg.reps), ("large", cfg.large_accesses, cfg.large_reps)):
+            n = cfg.chase_small if size == "small" else cfg.chase_large
+            ms = [_chase(cfg, size, k) for k in ("plain", "tree", "tree3")]
+            out.append(_group(f"random/chase/{size}/{n}/{cfg.chase_page}/a{acc}/r{reps}", "random",
+                              f"random access: {size} array", progs, ms, acc, reps))
     if "hugepages" in cfg.experiments:
-        out += [chase_task(cfg, progs, "hugepages", "large", kind) for kind in ("plain4k", "plain2m")]
-        out += [bs_task(cfg, progs, "hugepages", layout, cfg.huge_input, kind, 4096)
-                for layout in cfg.huge_layouts for kind in ("plain4k", "plain2m")]
+        ms = [_chase(cfg, "large", k) for k in ("plain4k", "plain2m")]
+        out.append(_group(f"hugepages/chase/{cfg.chase_large}/a{cfg.large_accesses}/r{cfg.large_reps}", "hugepages",
+                          "huge pages: chase", progs, ms, cfg.large_accesses, cfg.large_reps))
+        for layout in cfg.huge_layouts:
+            ms = [_bs(layout, cfg.huge_input, k, 4096) for k in ("plain4k", "plain2m")]
+            out.append(_group(f"hugepages/blackscholes/{layout}/{cfg.huge_input}/p{cfg.passes_for(cfg.huge_input)}"
+                              f"/r{cfg.native_reps}", "hugepages", f"huge pages: blackscholes {layout}", progs, ms,
+                              cfg.passes_for(cfg.huge_input), cfg.native_reps))
     if cfg.count_instructions:
         out += instructions.tasks(cfg, progs)
     return out

@@ -29,7 +29,7 @@ from . import analysis as an
 from . import checks, instructions, programs
 from . import summary as summ
 from .config import EXPERIMENTS, FULL, QUICK, StudyConfig
-from .experiments import plan
+from .experiments import expand, plan
 from .plots import random_figure, split_figure, tree_figure
 from .tables import huge_view, hot_view, instructions_view, random_view, splitstack_view, tree_view
 
@@ -76,10 +76,13 @@ class PagingStudy(Study):
     def check_record(self, rec: dict):
         if not isinstance(rec.get("key"), str) or not isinstance(rec.get("experiment"), str):
             return "no key or experiment"
-        return None if isinstance(rec.get("result"), dict) and isinstance(rec.get("params"), dict) else "no result"
+        if not isinstance(rec.get("result"), dict) or not isinstance(rec.get("params"), dict):
+            return "no result"
+        return None if all(isinstance(m.get("result"), dict) for m in rec.get("members", [])) else "a member has no result"
 
     def analyse(self, cfg: StudyConfig, records: list[dict], facts) -> Analysis:
         cpu = facts.machine.get("cpu_model_name", "")
+        records = expand(records)
         s, t, rd = an.splitstack(records), an.tree(records), an.random_access(records)
         hp, ins = an.hugepages(records, rd, t), an.instructions(records)
         a = Analysis(findings={"splitstack": s, "tree": t, "random": rd, "hugepages": hp, "instructions": ins})
@@ -111,8 +114,9 @@ class PagingStudy(Study):
                 f"- Split stacks: {p.get('split_check')}"]
 
     def method(self, cfg, facts):
-        return ["- Each figure is a whole C program (c/) timed by routines.program.time_program: pinned to one CPU, run "
-                "at n and 2n iterations, the TSC difference divided by the extra iterations (start-up, building the "
+        return ["- Each figure is a whole C program (c/) timed by routines.program.time_programs: pinned to one CPU, run "
+                "at n and 2n iterations, a baseline and its variants interleaved within every repetition (so a burst of "
+                "host noise falls on all of them alike), the TSC difference divided by the extra iterations (start-up, building the "
                 "arrays and exit cancel), ticks converted to core cycles by measure()'s 1-cycle add calibration "
                 "before and after. Headline: the median over repetitions of the paired differences.",
                 f"- Repetitions: {cfg.reps} ({cfg.native_reps} on the native input). Builds: gcc -O2; split stacks "
