@@ -21,8 +21,12 @@ def _fig(rec: dict | None, per: float = 1.0) -> dict | None:
 
 
 def _ratio(a, b):
-    if not a or not b or not b["cycles"]:
+    """a / b, and whether it is flagged; None when either side is not positive (noise swamped the
+    difference: no ratio is better than a wrong one)."""
+    if not a or not b:
         return None, False
+    if a["cycles"] <= 0 or b["cycles"] <= 0:
+        return None, True
     return a["cycles"] / b["cycles"], a["flag"] or b["flag"]
 
 
@@ -126,6 +130,7 @@ def hugepages(records, rand: dict, tr: dict) -> dict:
                    "input": p.get("input"), "k4": small[0], "m2": big[0], "ratio": ratio, "flag": flag,
                    "huge_kb_4k": small[0]["report"].get("anon_huge_kb"), "huge_kb_2m": big[0]["report"].get("anon_huge_kb")}
             row["tree_overhead"] = _tree_overhead(bench, g, p, rand, tr)
+            row["resolved"] = ratio is not None
             rows.append(row)
     return {"rows": rows}
 
@@ -135,10 +140,10 @@ def _tree_overhead(bench, g, p, rand, tr):
     with what 2 MiB pages win)."""
     if bench == "chase":
         r = next((x for x in rand["rows"] if x["size"] == g), None)
-        if r and r.get("tree"):
+        if r and r.get("tree") and r.get("tree_ratio") is not None:
             return {"cycles": r["tree"]["cycles"] - r["plain"]["cycles"], "page": 4096, "kind": "tree"}
         return None
-    rows = [x for x in tr["rows"] if x["input"] == p.get("input") and x["layout"] == g and x.get("tree")]
+    rows = [x for x in tr["rows"] if x["input"] == p.get("input") and x["layout"] == g and x.get("tree_ratio")]
     if not rows:
         return None
     best = min(rows, key=lambda x: x["tree"]["cycles"])

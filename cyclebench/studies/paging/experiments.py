@@ -1,10 +1,10 @@
 """The study's tasks. Each timed task is a **comparison group**: a baseline and its variants
-(normal and split builds; a plain array and the trees at every page size; 4 KiB and 2 MiB pages)
-timed interleaved by ``routines.program.time_programs``, so a burst of host noise falls on all
+(normal and split builds; a plain array and the trees at every page size) timed interleaved by ``routines.program.time_programs``, so a burst of host noise falls on all
 of them alike and the normalised figures stay steady. Its record holds one member per program
 (``members``: params and time_program's figures); ``expand`` turns a record into per-program
 records for the analysis. A task's key names everything that changes its figures, so
-``--resume`` measures only what is missing. Instruction counts are instructions.py's tasks.
+``--resume`` measures only what is missing. The huge-page runs are one program per task (see
+plan()). Instruction counts are instructions.py's tasks.
 
 Units of one iteration (what time_program divides by): a split-stack benchmark's iteration is one
 fib(ARG) or one sum(DEPTH), divided afterwards by its calls; blackscholes counts one option priced
@@ -123,14 +123,20 @@ def plan(cfg: StudyConfig, progs) -> list[Task]:
             out.append(_group(f"random/chase/{size}/{n}/{cfg.chase_page}/a{acc}/r{reps}", "random",
                               f"random access: {size} array", progs, ms, acc, reps))
     if "hugepages" in cfg.experiments:
-        ms = [_chase(cfg, "large", k) for k in ("plain4k", "plain2m")]
-        out.append(_group(f"hugepages/chase/{cfg.chase_large}/a{cfg.large_accesses}/r{cfg.large_reps}", "hugepages",
-                          "huge pages: chase", progs, ms, cfg.large_accesses, cfg.large_reps))
+        # Not interleaved: a 2 MiB-page run right after a 4 KiB-page run of 256 MiB finds memory
+        # fragmented and pays for compaction when it builds its array, its next run does not; such
+        # an order effect would not cancel in the n / 2n difference. Each kind is its own task.
+        for kind in ("plain4k", "plain2m"):
+            out.append(_group(f"hugepages/chase/{cfg.chase_large}/{kind}/a{cfg.large_accesses}/r{cfg.large_reps}",
+                              "hugepages", f"huge pages: chase {kind}", progs, [_chase(cfg, "large", kind)],
+                              cfg.large_accesses, cfg.large_reps))
         for layout in cfg.huge_layouts:
-            ms = [_bs(layout, cfg.huge_input, k, 4096) for k in ("plain4k", "plain2m")]
-            out.append(_group(f"hugepages/blackscholes/{layout}/{cfg.huge_input}/p{cfg.passes_for(cfg.huge_input)}"
-                              f"/r{cfg.native_reps}", "hugepages", f"huge pages: blackscholes {layout}", progs, ms,
-                              cfg.passes_for(cfg.huge_input), cfg.native_reps))
+            for kind in ("plain4k", "plain2m"):
+                out.append(_group(f"hugepages/blackscholes/{layout}/{cfg.huge_input}/{kind}"
+                                  f"/p{cfg.passes_for(cfg.huge_input)}/r{cfg.native_reps}", "hugepages",
+                                  f"huge pages: blackscholes {layout} {kind}", progs,
+                                  [_bs(layout, cfg.huge_input, kind, 4096)], cfg.passes_for(cfg.huge_input),
+                                  cfg.native_reps))
     if cfg.count_instructions:
         out += instructions.tasks(cfg, progs)
     return out

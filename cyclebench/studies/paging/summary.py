@@ -101,6 +101,9 @@ def random_findings(rd, instr) -> list[str]:
     if "large" not in rows or "small" not in rows:
         return ["- Random-access findings: not measured in this run."]
     s, lg = rows["small"], rows["large"]
+    if min(s["plain"]["cycles"], lg["plain"]["cycles"]) <= 0:
+        return ["- Random access on large arrays is expensive (published): **not resolved in this run** (a "
+                "plain-array figure was not positive: noise swamped it)."]
     k = lg["plain"]["cycles"] / s["plain"]["cycles"]
     out = [f"- Random access on large arrays is expensive ({PUBLISHED}, no figure given). Here a dependent access "
            f"costs {s['plain']['cycles']:.1f} cycles in the one-page array and {lg['plain']['cycles']:.1f} in the "
@@ -132,6 +135,11 @@ def beyond(s, hp, instr, tree) -> list[str]:
         what = f"the random chase over {kib(r['size'] * 4)}" if r["bench"] == "chase" else \
             f"blackscholes {r['what']} on {r['input']}"
         got = "got" if (r["huge_kb_2m"] or 0) > 0 else "did NOT get"
+        if not r.get("resolved", True):
+            out.append(f"- 2 MiB pages on {what}: **not resolved in this run** (a figure was not positive: the "
+                       "differences of the n and 2n runs drowned in start-up noise, such as building the arrays on "
+                       f"fresh huge pages; the program {got} huge pages: {r['huge_kb_2m']} kB). Re-run it.")
+            continue
         out.append(f"- 2 MiB pages on {what}: {r['k4']['cycles']:.2f} -> {r['m2']['cycles']:.2f} cycles "
                    f"({_pct(r['ratio'])}{_flag(r['flag'])}; the program {got} huge pages: {r['huge_kb_2m']} kB)"
                    + (f"; the tree ({to['kind']}, {kib(to['page'])}) costs {to['cycles']:+.2f} cycles over plain "

@@ -90,8 +90,8 @@ def huge_view(h: dict) -> Table:
         what = (f"chase, {r['what']} array ({r['size']:,} x 4 B)" if r["bench"] == "chase"
                 else f"blackscholes {r['what']}, {r['input']}")
         to = r.get("tree_overhead")
-        saved = r["k4"]["cycles"] - r["m2"]["cycles"]
-        rows.append([what, c(r["k4"]), c(r["m2"]), x(r["ratio"], r["flag"]), f"{saved:.2f}",
+        saved = r["k4"]["cycles"] - r["m2"]["cycles"] if r.get("resolved", True) else None
+        rows.append([what, c(r["k4"]), c(r["m2"]), x(r["ratio"], r["flag"]), "-" if saved is None else f"{saved:.2f}",
                      f"{to['cycles']:.2f} ({to['kind']}, {kib(to['page'])})" if to else "-",
                      f"{r['huge_kb_4k']} / {r['huge_kb_2m']}"])
     return table("Huge pages: plain arrays on 4 KiB pages (MADV_NOHUGEPAGE) against 2 MiB pages (MADV_HUGEPAGE)",
