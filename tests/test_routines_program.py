@@ -71,11 +71,25 @@ def test_differencing_arithmetic_and_limits_on_fabricated_runs(built, monkeypatc
     assert seen[0][1] == ProgramLimits().memory
 
 
+def test_programs_timed_together_interleave_between_one_pair_of_calibrations(built, monkeypatch):
+    seen, clocks = [], []
+
+    def fake_run(argv, cpu, limits, memory):
+        seen.append((argv[1], int(argv[2])))
+        return Run(ticks=100 + int(argv[2]) * (3 if argv[1] == "b" else 1), iterations=int(argv[2]), cpu_seconds=0.0)
+    monkeypatch.setattr(program, "clock", lambda cpu=None: clocks.append(cpu) or (1.0, 1e9, 0))
+    monkeypatch.setattr(program, "run_once", fake_run)
+    a, b = program.time_programs([(built[0], ["a", "{n}"]), (built[0], ["b", "{n}"])], iterations=10, repetitions=2)
+    assert seen == [("a", 10), ("a", 20), ("b", 10), ("b", 20)] * 2 and len(clocks) == 2
+    assert a.best == pytest.approx(1.0) and b.best == pytest.approx(3.0) and b.command[-1] == "20"
+
+
 def test_a_program_must_report_and_obey_its_iteration_count(built, monkeypatch):
     bad = str(built[1].path)
     with pytest.raises(UsageError, match="iteration count"):
         run_once([bad, "silent"], -1, ProgramLimits(), None)
-    assert run_once([bad, "fixed"], -1, ProgramLimits(), None).iterations == 1000
+    fixed = run_once([bad, "fixed"], -1, ProgramLimits(), None)
+    assert fixed.iterations == 1000 and fixed.output == "iterations: 1000\n"     # kept for the caller
     monkeypatch.setattr(program, "clock", lambda cpu=None: (1.0, 1e9, 0))
     with pytest.raises(UsageError, match=r"reported \[\(1000, 1000\)\] iterations"):
         time_program(built[1], ["fixed"], iterations=10, repetitions=1)

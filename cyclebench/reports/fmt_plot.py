@@ -35,9 +35,16 @@ def draw(fig: Figure, fmt: str) -> bytes:
     mfig, axes = plt.subplots(1, len(fig.panels), figsize=fig.size, squeeze=False)
     for ax, p in zip(axes[0], fig.panels):
         for s in p.series:
-            ax.plot(s.x, s.y, label=s.label, **s.style)
+            if s.kind == "bar":
+                ax.bar(s.x, s.y, label=s.label, **s.style)
+            else:
+                ax.plot(s.x, s.y, label=s.label, **s.style)
         for x, label, style in p.vlines:
             ax.axvline(x, label=label, **style)
+        for y, label, style in p.hlines:
+            ax.axhline(y, label=label, **style)
+        if p.xticks:
+            ax.set_xticks([x for x, _ in p.xticks], [t for _, t in p.xticks])
         if p.xlog:
             ax.set_xscale("log", base=p.xlog)
         if p.ylog:
@@ -49,7 +56,7 @@ def draw(fig: Figure, fmt: str) -> bytes:
         ax.grid(True, which="both", alpha=0.3)
         if p.title:
             ax.set_title(p.title)
-        if p.legend and (p.series or p.vlines):
+        if p.legend and (p.series or p.vlines or p.hlines):
             ax.legend(fontsize=8)
     if len(fig.panels) > 1:
         mfig.suptitle(fig.title)

@@ -76,6 +76,7 @@ class Series:
     x: list
     y: list
     style: dict = field(default_factory=dict)    # matplotlib plot() keywords: marker, linestyle ...
+    kind: str = "line"                           # "line" (plot) or "bar" (style: width, color ...)
 
 
 @dataclass
@@ -88,6 +89,8 @@ class Panel:
     ylog: bool = False
     ylim: tuple[float, float] | None = None
     vlines: list[tuple[float, str, dict]] = field(default_factory=list)   # (x, label, style)
+    hlines: list[tuple[float, str, dict]] = field(default_factory=list)   # (y, label, style)
+    xticks: list[tuple[float, str]] = field(default_factory=list)         # (x, label); empty: automatic
     legend: bool = True
 
 

@@ -21,7 +21,7 @@ from cyclebench.routines.build import (Built, Routine, build_executable, build_s
                                        empty_routine, resolve)
 from cyclebench.routines.checking import CallableChecker, Checker, ensure_correct, mark_checked
 from cyclebench.routines.correctness import CheckResult, MemsetDomain, check_many, check_memset
-from cyclebench.routines.program import ProgramLimits, ProgramTiming, build_program, time_program
+from cyclebench.routines.program import ProgramLimits, ProgramTiming, build_program, time_program, time_programs
 from cyclebench.routines.shape import MEMSET, Arg, CallShape, array_shape, dispatch_shape
 from cyclebench.routines.stats import Summary, fastest_mean, improvement_percent, per_call, summarize
 from cyclebench.routines.streams import (Stream, distribution_stream, fixed_stream, make_stream,
@@ -32,7 +32,7 @@ __all__ = [
     "Built", "Routine", "build_executable", "build_shared", "cache_dir", "empty_routine", "resolve",
     "CallableChecker", "Checker", "ensure_correct", "mark_checked",
     "CheckResult", "MemsetDomain", "check_many", "check_memset",
-    "ProgramLimits", "ProgramTiming", "build_program", "time_program",
+    "ProgramLimits", "ProgramTiming", "build_program", "time_program", "time_programs",
     "MEMSET", "Arg", "CallShape", "array_shape", "dispatch_shape",
     "Summary", "fastest_mean", "improvement_percent", "per_call", "summarize",
     "Stream", "distribution_stream", "fixed_stream", "make_stream", "parse_distribution", "random_stream",

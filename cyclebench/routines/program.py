@@ -24,7 +24,9 @@ studies did: build the program, run it, divide by its iterations.
   minimum, mean of the fastest 10%, spread = interquartile range); ``best``, the difference of the
   fastest 2n run and the fastest n run (on a host noisy in bursts the least disturbed figure: a
   burst slows one run of a pair, which the paired figures absorb and the fastest runs avoid);
-  wall-clock and CPU seconds (the program's rusage) of the 2n runs.
+  wall-clock and CPU seconds (the program's rusage) of the 2n runs; ``output``, the stdout of the
+  last run (its first ``MAX_KEPT_OUTPUT`` characters), for what the program reports beside its
+  count (allocations it made, huge pages it got ...).
 
 **Not sandboxed.** A whole program is the user's own C, run like a compiler's test suite: it does
 not go through the runner's seccomp sandbox. It runs with resource limits instead: RLIMIT_CPU
@@ -52,6 +54,7 @@ from cyclebench.routines.stats import summarize
 
 LAUNCHER_SOURCE = Path(__file__).with_name("native") / "run_program.c"
 MAX_OUTPUT = 1 << 20
+MAX_KEPT_OUTPUT = 4096
 _ITER_RE = re.compile(rb"^\s*iterations\s*[:=]?\s*(\d+)\s*$", re.M)
 _SANITIZERS = ("-fsanitize=address", "-fsanitize=memory", "-fsanitize=thread", "-fsanitize=hwaddress")
 
@@ -82,8 +85,16 @@ def build_program(sources: Sequence[str | os.PathLike], *, cc: str | None = None
     return build_executable(sources, cc=cc, cflags=cflags, ldflags=ldflags, name=name)
 
 
+_launcher: Path | None = None
+
+
 def launcher_path() -> Path:
-    return build_executable([LAUNCHER_SOURCE], cflags=["-O2", "-Wall"], name="cb-run-program").path
+    """The launcher, built (or found in the cache) once per process: hashing its sources for the
+    cache key runs the compiler (``cc -M``), about 0.1 s, which every run would otherwise pay."""
+    global _launcher
+    if _launcher is None or not _launcher.exists():
+        _launcher = build_executable([LAUNCHER_SOURCE], cflags=["-O2", "-Wall"], name="cb-run-program").path
+    return _launcher
 
 
 @dataclass
@@ -103,6 +114,7 @@ class ProgramTiming:
     calibration: dict              # ghz_before, ghz_after, tsc_hz, cycles_per_tick
     limits: dict
     samples: dict = field(default_factory=dict)    # ticks per run: {"short": [...], "long": [...]}
+    output: str = ""               # stdout of the last (2n) run, its first MAX_KEPT_OUTPUT characters
     stable: bool = True
     warnings: list = field(default_factory=list)
 
@@ -127,6 +139,7 @@ class Run:
     ticks: int
     iterations: int
     cpu_seconds: float
+    output: str = ""
 
 
 def _argv(program: str, args: Sequence[str], n: int | None) -> list[str]:
@@ -179,7 +192,8 @@ def run_once(argv: list[str], cpu: int, limits: ProgramLimits, memory: int | Non
         raise UsageError(f"{name} did not report its iteration count",
                          hint="print a line `iterations N` on stdout (N: the loop's iterations)")
     return Run(int(fields["ticks"]), int(counts[-1]),
-               (int(fields["utime_us"]) + int(fields["stime_us"])) / 1e6)
+               (int(fields["utime_us"]) + int(fields["stime_us"])) / 1e6,
+               out[:MAX_KEPT_OUTPUT].decode(errors="replace"))
 
 
 def time_program(program: "Built | str | os.PathLike", args: Sequence[str] = (), *,
@@ -190,26 +204,50 @@ def time_program(program: "Built | str | os.PathLike", args: Sequence[str] = (),
     ``flags``: the compiler flags it was built with (a Built carries them), to tell whether a
     sanitizer needs the address-space limit lifted.
     """
+    return time_programs([(program, args)], iterations=iterations, repetitions=repetitions, cpu=cpu,
+                         limits=limits, flags=flags)[0]
+
+
+def time_programs(items: Sequence[tuple], *, iterations: int | None = None, repetitions: int = 11,
+                  cpu: int | None = None, limits: ProgramLimits | None = None,
+                  flags: Sequence[str] = ()) -> list[ProgramTiming]:
+    """Several programs, ``items`` of ``(program, args)``, timed **interleaved**: every repetition
+    runs each program's n and 2n runs in turn, all between one pair of calibrations. A burst of
+    host noise lasting seconds then falls on every program alike, so their ratios (a variant
+    against its baseline) are steadier than those of separate time_program calls. One
+    ProgramTiming per item, in order, each as time_program would give it."""
     limits = limits or ProgramLimits()
     if not 1 <= repetitions <= 1000:
         raise UsageError(f"{repetitions} repetitions is out of range", hint="use 1..1000")
     if iterations is not None and not 1 <= iterations <= 1 << 40:
         raise UsageError(f"{iterations} iterations is out of range", hint="use 1..2^40")
-    if isinstance(program, Built):
-        flags = tuple(flags) + tuple(program.command)
-        path = str(program.path)
-    else:
-        path = str(Path(program).resolve())
-    if not os.access(path, os.X_OK):
-        raise UsageError(f"{path} is not an executable program", hint="build it with build_program()")
-    memory = None if any(f.startswith(_SANITIZERS) for f in flags) else limits.memory
+    if not items:
+        raise UsageError("no program to time", hint="give at least one (program, args)")
+    progs = []
+    for program, args in items:
+        fl = tuple(flags)
+        if isinstance(program, Built):
+            fl += tuple(program.command)
+            path = str(program.path)
+        else:
+            path = str(Path(program).resolve())
+        if not os.access(path, os.X_OK):
+            raise UsageError(f"{path} is not an executable program", hint="build it with build_program()")
+        progs.append((path, list(args), None if any(f.startswith(_SANITIZERS) for f in fl) else limits.memory))
     cpt_before, tsc_hz, cpu = clock(cpu)
     points = (iterations, 2 * iterations) if iterations is not None else (None,)
-    runs: list[list[Run]] = [[] for _ in points]
+    runs: list[list[list[Run]]] = [[[] for _ in points] for _ in progs]
     for _ in range(repetitions):
-        for k, n in enumerate(points):
-            runs[k].append(run_once(_argv(path, args, n), cpu, limits, memory))
+        for i, (path, args, memory) in enumerate(progs):
+            for k, n in enumerate(points):
+                runs[i][k].append(run_once(_argv(path, args, n), cpu, limits, memory))
     cpt_after, _, _ = clock(cpu)
+    return [_timing(path, args, memory, points, runs[i], cpt_before, cpt_after, tsc_hz, cpu, limits)
+            for i, (path, args, memory) in enumerate(progs)]
+
+
+def _timing(path, args, memory, points, runs, cpt_before, cpt_after, tsc_hz, cpu, limits) -> ProgramTiming:
+    iterations = points[0]
     warnings = []
     stable = abs(cpt_after / cpt_before - 1) <= CALIB_OUTLIER
     if not stable:
@@ -241,5 +279,5 @@ def time_program(program: "Built | str | os.PathLike", args: Sequence[str] = (),
         cpu_seconds=summarize([r.cpu_seconds for r in long]).as_dict(),
         calibration={"ghz_before": cpt_before * tsc_hz / 1e9, "ghz_after": cpt_after * tsc_hz / 1e9,
                      "tsc_hz": tsc_hz, "cycles_per_tick": cpt},
-        limits={**asdict(limits), "memory": memory}, stable=stable, warnings=warnings,
+        limits={**asdict(limits), "memory": memory}, stable=stable, warnings=warnings, output=long[-1].output,
         samples={"short": [r.ticks for r in runs[0]], "long": [r.ticks for r in long]})
