@@ -20,9 +20,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cyclebench.errors import UsageError
 from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -53,11 +52,8 @@ class PagingStudy(Study):
     def configure(self, options) -> StudyConfig:
         cfg = QUICK if options.quick else FULL
         ch = {}
-        if getattr(options, "experiments", None):
-            items = tuple(x.strip() for x in options.experiments.split(",") if x.strip())
-            if not items:
-                raise UsageError("--experiments was given an empty list", "e.g. --experiments splitstack,tree")
-            ch["experiments"] = items
+        if options.experiments is not None:
+            ch["experiments"] = comma_list(options.experiments, "--experiments splitstack,tree")
         if getattr(options, "no_instructions", False):
             ch["count_instructions"] = False
         if options.n_measurements:
