@@ -65,7 +65,10 @@ def test_spot_values_any_modern_core(cat, session):
     assert _holds_or_flagged(e_imul, 3.0, 0.15), e_imul
     # op -> flags goes through a cmov connector whose latency the reference loop pins down
     flags = next(p for p in add["latency"] if p["end"] == "flags")
-    assert flags["method"] == "chain + connector" and flags["bound"] == "exact", flags
+    assert flags["method"] == "chain + connector", flags
+    # exact when the connector's reference loop measured cleanly; after a burst, an honest upper bound
+    refs_stable = all(r.get("stable") for r in session.refs.values() if "cycles" in r)
+    assert flags["bound"] == "exact" or not refs_stable, (flags, session.refs)
     assert _holds_or_flagged(flags, 1.0, 0.06), flags
 
 
