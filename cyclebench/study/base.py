@@ -21,7 +21,7 @@ measurement Result) counts as a measurement in the summary's facts.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from ..errors import UsageError
@@ -116,3 +116,15 @@ def comma_list(text: str | None, example: str) -> tuple[str, ...] | None:
     if not items:
         raise UsageError("an empty list was given", f"e.g. {example}")
     return items
+
+
+def preset(options, quick, full, **changes):
+    """A study's config: its quick or full preset, with the shared ``-n`` (its ``reps``) and the
+    study's own option ``changes`` applied (a frozen dataclass, so ``replace``)."""
+    n = options.n_measurements
+    if n is not None:
+        if not 1 <= n <= 100_000:
+            raise UsageError(f"{n} repetitions is out of range", "use 1 <= -n <= 100000")
+        changes["reps"] = n
+    cfg = quick if options.quick else full
+    return replace(cfg, **changes) if changes else cfg

@@ -5,11 +5,10 @@ built nine ways (builds.py), checked (checking.py), timed over fixed, round-robi
 patterns (experiments.py), and compared with his published table (published.py)."""
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -38,15 +37,13 @@ class DispatchStudy(Study):
         group.add_argument("--builds", metavar="LIST", help="comma-separated subset of " + ",".join(bl.BY_NAME))
 
     def configure(self, options) -> StudyConfig:
-        cfg = QUICK if options.quick else FULL
         ch = {}
         if getattr(options, "builds", None):
             b = comma_list(options.builds, "--builds clang-Os,clang-retpoline")
+            base = QUICK if options.quick else FULL
             ch["builds"] = b
-            ch["pattern_builds"] = tuple(x for x in cfg.pattern_builds if x in b)
-        if options.n_measurements:
-            ch["reps"] = options.n_measurements
-        return replace(cfg, **ch) if ch else cfg
+            ch["pattern_builds"] = tuple(x for x in base.pattern_builds if x in b)
+        return preset(options, QUICK, FULL, **ch)
 
     def prepare(self, cfg: StudyConfig) -> Prepared:
         built, missing, sizes, info = {}, {}, {}, {}

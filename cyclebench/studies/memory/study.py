@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from cyclebench.machine.cpu import cpu_info
 from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -38,13 +38,10 @@ class MemoryStudy(Study):
                            help=f"comma-separated subset of {','.join(EXPERIMENTS)} (default: all)")
 
     def configure(self, options) -> StudyConfig:
-        cfg = QUICK if options.quick else FULL
         ch = {}
-        if getattr(options, "experiments", None):
+        if options.experiments is not None:
             ch["experiments"] = comma_list(options.experiments, "--experiments latency,tlb")
-        if options.n_measurements:
-            ch["reps"] = options.n_measurements
-        return replace(cfg, **ch) if ch else cfg
+        return preset(options, QUICK, FULL, **ch)
 
     def prepare(self, cfg: StudyConfig) -> Prepared:
         spec = cachespec.describe()

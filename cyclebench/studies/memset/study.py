@@ -35,7 +35,7 @@ from dataclasses import replace
 from cyclebench.errors import UsageError
 from cyclebench.reports.model import Table
 from cyclebench.study import engine
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, Task, comma_list
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, Task, comma_list, preset
 from cyclebench.study.facts import RunFacts
 from cyclebench.study.registry import register
 
@@ -70,7 +70,6 @@ class MemsetStudy(Study):
                            help=f"comma-separated subset of {','.join(EXPERIMENTS)} (default: all)")
 
     def configure(self, options) -> StudyConfig:
-        cfg = QUICK if options.quick else FULL
         extra = []
         for item in options.routine:
             name, sep, spec = item.partition("=")
@@ -85,9 +84,7 @@ class MemsetStudy(Study):
             changes["extra"] = tuple(extra)
         if options.experiments is not None:
             changes["experiments"] = comma_list(options.experiments, "--experiments fixed,random")
-        if options.n_measurements:
-            changes["reps"] = options.n_measurements
-        return replace(cfg, **changes) if changes else cfg
+        return preset(options, QUICK, FULL, **changes)
 
     def prepare(self, cfg: StudyConfig) -> Prepared:
         impls = implementations(cfg)

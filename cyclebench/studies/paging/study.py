@@ -18,10 +18,9 @@ are in c/; programs.py builds them, experiments.py plans the tasks, analysis.py,
 plots.py and summary.py turn records into the outputs."""
 from __future__ import annotations
 
-from dataclasses import replace
 
 from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -50,15 +49,12 @@ class PagingStudy(Study):
                            help="skip the instruction counts (valgrind callgrind)")
 
     def configure(self, options) -> StudyConfig:
-        cfg = QUICK if options.quick else FULL
         ch = {}
         if options.experiments is not None:
             ch["experiments"] = comma_list(options.experiments, "--experiments splitstack,tree")
-        if getattr(options, "no_instructions", False):
+        if options.no_instructions:
             ch["count_instructions"] = False
-        if options.n_measurements:
-            ch["reps"] = options.n_measurements
-        return replace(cfg, **ch) if ch else cfg
+        return preset(options, QUICK, FULL, **ch)
 
     def prepare(self, cfg: StudyConfig) -> Prepared:
         progs = programs.build_all()

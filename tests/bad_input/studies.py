@@ -1,0 +1,16 @@
+"""Study options every study shares (study.base.preset, study.base.comma_list): refused before
+anything is built or measured, and no output folder is made."""
+from bad_input import Case
+
+CASES = [
+    Case(f"study-{name}-{what}", ["study", name, *args, "--out", "{tmp}/out"], 2, error, hint)
+    for name in ("memset", "memory", "paging", "dispatch")
+    for what, args, error, hint in (
+        ("zero-repetitions", ["-n", "0"], r"0 repetitions is out of range", r"1 <= -n"),
+        ("negative-repetitions", ["-n", "-3"], r"-3 repetitions is out of range", r"1 <= -n"),
+    )
+] + [
+    Case(f"study-{name}-empty-experiments", ["study", name, "--experiments", ",", "--out", "{tmp}/out"], 2,
+         r"an empty list was given", r"--experiments")
+    for name in ("memset", "memory", "paging")
+]
