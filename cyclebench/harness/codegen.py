@@ -25,6 +25,8 @@ CALIB_STATEMENT = "add rax, 1"      # 1 cycle latency on every x86 core since P6
 CONTENTION_STATEMENT = "add rax, 1; add rbx, 1; add rcx, 1; add rdx, 1"
 # Statement texts that stand for nanoBench's pause/resume magic bytes (see harness/magic.py);
 # they become the no-memory pause/resume sequences of counters/reads.py.
+# The harness's own parts, the same in every measurement (a user's parts are code, init, ...).
+FIXED_PARTS = ("calibration", "contention")
 PAUSE_MARK = "<cyclebench: pause counting>"
 RESUME_MARK = "<cyclebench: resume counting>"
 
@@ -57,6 +59,17 @@ class _Emitter:
 
     def emit(self, *lines: str):
         self.lines.extend(lines)
+
+    def repeat(self, fn: str, part: CodePart, copies: int, read: dict | None = None):
+        """``copies`` unlabelled copies. Fixed code (the calibration chains, a few thousand copies
+        in every measurement) is one ``.rept``: generating and assembling it line by line was most
+        of a measurement's set-up time. User code keeps one line per copy, so that an assembler
+        error names its line and pause/resume marks expand in each copy."""
+        if part.name in FIXED_PARTS:
+            self.emit(f".rept {copies}", *part.lines(), ".endr")
+        else:
+            for _ in range(copies):
+                self.part(fn, part, False, read)
 
     def part(self, fn: str, part: CodePart, label: bool, read: dict | None = None):
         for i, (text, src) in enumerate(zip(part.lines(), part.sources())):
@@ -118,10 +131,11 @@ def _run_function(e: _Emitter, fn: str, spec: HarnessSpec, copies: int, code: Co
     if spec.alignment_offset:
         e.emit(f".nops {spec.alignment_offset}")
     e.emit(f"cb_{fn}_body:")
-    for c in range(copies):
-        if c == 1:
-            e.emit(f"cb_{fn}_copy2:")
-        e.part(fn, code, label and c == 0, spec.read)
+    if copies:
+        e.part(fn, code, label, spec.read)
+    if copies > 1:
+        e.emit(f"cb_{fn}_copy2:")
+        e.repeat(fn, code, copies - 1, spec.read)
     if spec.use_loop:
         e.emit(f"dec {LOOP_REGISTER}", f"jnz cb_{fn}_body")
     e.emit(f"cb_{fn}_body_end:")
