@@ -13,13 +13,14 @@ from cyclebench.study.registry import register
 
 from . import analysis as an
 from . import builds as bl
+from . import codesize
 from . import summary as summ
 from .checking import problems, run_checks
 from .config import ERTL_BUILDS, FULL, QUICK, StudyConfig
 from .experiments import plan
 from .plots import by_dispatcher, by_targets
 from .published import ROWS
-from .tables import builds_table, ertl_table, pattern_table, size_table
+from .tables import builds_table, ertl_table, pattern_table
 
 SPECTRE = Path("/sys/devices/system/cpu/vulnerabilities/spectre_v2")
 
@@ -59,7 +60,7 @@ class DispatchStudy(Study):
                 from cyclebench.errors import RoutineIncorrect
                 raise RoutineIncorrect(f"build {name}: {bad[0]}", hint="see sources.py and the disassembly")
             built[name] = bb
-            sizes[name] = bl.code_sizes(bb.path)
+            sizes[name] = codesize.measure(bb)
             info[name] = {"compiler": bl.compiler_version(b.cc), "command": list(bb.command)}
         try:
             spectre = SPECTRE.read_text().strip()
@@ -89,17 +90,18 @@ class DispatchStudy(Study):
         t_iter = builds_table(v, builds, missing, "iter")
         t_inc = builds_table(v, builds, missing, "inc")
         pats = [pattern_table(v, b, ks, pen) for b in cfg.pattern_builds if b in builds]
-        sizes = size_table(p.get("sizes", {}), builds)
+        sizes = [codesize.detail_table(p.get("sizes", {}), [b for b in ERTL_BUILDS if b in builds]),
+                 codesize.summary_table(p.get("sizes", {}), builds)]
         a = Analysis()
         a.files = [OutputFile("ertl.txt", [ertl]), OutputFile("ertl.csv", [ertl]),
                    OutputFile("builds.txt", [t_iter, t_inc]), OutputFile("patterns.txt", pats),
-                   OutputFile("code_size.txt", [sizes]),
+                   OutputFile("code_size.txt", sizes),
                    OutputFile("by_dispatcher.png", figure=by_dispatcher(v, builds, cpu)),
                    OutputFile("records.csv", [Table.of_records("records", _flat(records))])]
         plot_builds = [b for b in ERTL_BUILDS if b in cfg.pattern_builds and b in builds]
         if v["pattern"] and plot_builds:
             a.files.append(OutputFile("by_targets.png", figure=by_targets(v, plot_builds, cpu)))
-        a.console = [ertl, t_iter, t_inc, *pats, sizes]
+        a.console = [ertl, t_iter, t_inc, *pats, *sizes]
         a.summary_tables = a.console
         ertl_vals = {row: (v["fixed"].get(row) or {}).get("iter") for row, _ in ROWS if row[2] != "*"}
         a.findings = {"answers": an.answers(v, builds), "ertl": {" ".join(map(str, k)): x for k, x in ertl_vals.items()}}

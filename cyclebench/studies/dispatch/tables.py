@@ -1,5 +1,5 @@
 """The study's tables (reports.model.Table): Ertl's table beside ours, cycles per iteration and
-increments by build, the target patterns, and code size. A figure flagged unstable carries ``*``;
+increments by build, and the target patterns (code size: codesize.py). A figure flagged unstable carries ``*``;
 a build that could not be made or measured says why."""
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from . import analysis as an
 from .builds import BY_NAME
 from .experiments import ONE_TARGET
 from .published import CPUS, ROWS, SOURCE, label
-from .sources import DISPATCHERS, symbol
 
 ORDER = ("direct", "0", "0m", "2", "1", "4", "3", "switch")
 NAMES = {"direct": "direct call (baseline)", "0": "0 indirect, pointer in register",
@@ -107,19 +106,3 @@ def pattern_table(v: dict, build: str, ks: list[int], pen: dict | None) -> Table
         f"~mispred/call is an ESTIMATE (no PMU here): (rand - fixed) / penalty, with the penalty "
         f"measured as 2 x (50%-random - fixed) of a one-branch dispatcher in the same harness: {pen_txt}.",
         STAR])
-
-
-def size_table(sizes: dict, builds: list[str]) -> Table:
-    cols = [Column("d", "dispatcher")] + [Column(b, b, "right") for b in builds]
-    rows = []
-    for d in DISPATCHERS:
-        rows.append({"d": d, **{b: str(sizes.get(b, {}).get("symbols", {}).get(symbol(d), "-")) for b in builds}})
-    rows.append({"d": "pointer table (cb_table)", **{b: str(sizes.get(b, {}).get("symbols", {}).get("cb_table", "-"))
-                                                      for b in builds}})
-    rows.append({"d": "thunks (bytes, shared)", **{b: str(sum(sizes.get(b, {}).get("thunks", {}).values()))
-                                                   for b in builds}})
-    return Table("Code size: bytes of each dispatcher function (nm -S), its table and thunks", cols, rows, [
-        "Bytes in total per function symbol, from the built shared objects. Bytes executed per path "
-        "are not computed. Ertl: 68 bytes for the binary search (62 used), table version 27 + 21 "
-        "(retpoline thunk) + 8 per target. Our 3 pads each leaf to a 64-byte line, so its size "
-        "includes never-executed padding; the switch's jump table (if any) is unnamed .rodata, not counted."])
