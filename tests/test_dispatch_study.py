@@ -124,3 +124,13 @@ def test_code_size_counts_the_bytes_each_path_really_executes():
     assert all(max(v["other"]) == 0 for v in p.values())       # every executed byte is placed
     plain = codesize.measure(_built("clang-Os"))["paths"]
     assert plain["2"]["dispatcher"][0] < p["2"]["dispatcher"][0] and max(plain["2"]["thunk"]) == 0
+
+
+def test_our_column_is_named_from_the_recorded_cpu():
+    from cyclebench.studies.dispatch.study import machine_label
+    amd = {"cpu_vendor": "AuthenticAMD", "cpu_family": 25, "hypervisor": True}
+    assert machine_label({**amd, "cpu_model": 1}) == ("AMD Zen 3 (family 25 model 1, VM guest)", "Zen3", True)
+    here, col, same = machine_label({**amd, "cpu_model": 0x11})
+    assert here.startswith("AMD Zen 4") and (col, same) == ("Zen3", False)    # Ertl has no Zen 4 column
+    assert machine_label({"cpu_vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 0x5E})[1] == "Skylake"
+    assert machine_label({})[0].startswith("unknown core")

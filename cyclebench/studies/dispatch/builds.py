@@ -47,7 +47,8 @@ BUILDS = (
     Build("clang-kcfi", CLANG, ("-Os", "-fsanitize=kcfi"),
           "kernel CFI: a type hash before each function, compared before each indirect call"),
     Build("clang-cf-branch", CLANG, ("-Os", "-fcf-protection=branch"), "ENDBR64 at indirect-branch targets",
-          caveat="Zen 3 has no CET IBT: ENDBR64 is a NOP here and nothing is enforced"),
+          caveat="ENDBR64 is a hint NOP unless CET IBT is enforced, which Linux does not do for "
+                  "user code: nothing is enforced here"),
     Build("clang-sls", CLANG, ("-Os", "-mharden-sls=all"), "int3 after every ret and indirect jmp"),
     Build("clang-retthunk", CLANG, ("-Os", "-mretpoline", "-mfunction-return=thunk-extern"),
           "retpolines plus every ret as jmp __x86_return_thunk (ours: ret; int3, the kernel's plain "

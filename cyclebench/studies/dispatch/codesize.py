@@ -91,7 +91,7 @@ def measure(built) -> dict:
         traces = trace_calls(built.routines[d], range(RANGE[d]), X)
         want = expected(d)
         per = {p: [] for p in PARTS}
-        used, indirect = set(), False
+        used = set()
         for t in traces:
             if t.returned != want[t.arg]:
                 raise RoutineIncorrect(f"{own}({t.arg}, {X}) returned {t.returned} under the tracer, not "

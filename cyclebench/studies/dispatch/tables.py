@@ -27,7 +27,7 @@ def _pub(x) -> str:
     return f"{x[0]}-{x[1]}" if isinstance(x, tuple) else f"{x:.2f}"
 
 
-def ertl_table(v: dict, here: str) -> Table:
+def ertl_table(v: dict, here: str, col: str) -> Table:
     cols = [Column("row", "row")] + [Column(c, f"{c} (pub.)", "right") for c in CPUS] + \
            [Column("ours", f"{here} (measured)", "right"), Column("inc", "ours - direct", "right")]
     rows = []
@@ -49,8 +49,8 @@ def ertl_table(v: dict, here: str) -> Table:
                              "ours": fmt(pt), "inc": f"{inc:+.2f}" if inc is not None else "-"})
     n3 = sum(1 for (b, d, _) in v["fixed"] if b == "clang-retpoline" and d == "3")
     return Table("Ertl's table: cycles per iteration of the loop around one dispatch (fixed target)", cols, rows, [
-        f"Published columns: {SOURCE}; CPUs as he names them.",
-        f"Ours: TSC-calibrated core cycles (no PMU) on {here}, a KVM guest; clang 16 -Os; the loop is "
+        f"Published columns: {SOURCE}; CPUs as he names them. summary.md compares ours with his {col}.",
+        f"Ours: TSC-calibrated core cycles (no PMU) on {here}; clang 16 -Os; the loop is "
         "cyclebench's routine pass (load index and x, indirect call of the dispatcher, dec, jnz): gross "
         "cycles per call, mean of the fastest 10% of repetitions.",
         f"'dispatch-retpol 3 *': the range over {n3} of the 73 targets measured.",
