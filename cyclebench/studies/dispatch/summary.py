@@ -107,7 +107,9 @@ def caveat_lines(cfg, missing: dict, cpu: str, col: str, same: bool) -> list[str
            "- Our loop is not Ertl's: the harness calls the dispatcher through a register (well predicted) and "
            "reloads index and x from memory each call; compare increments rather than absolute figures.",
            "- Mispredictions are estimates: no PMU, so (random - fixed) / measured penalty.",
-           "- Cold-code (I-cache vs D-cache) runs were not made.",
+           "- Cold-code (I-cache vs D-cache) runs were not made: clflush of code lines is not ordered against "
+           "instruction fetch (the front end may fetch the dispatcher before the flush completes), so a "
+           "'cold' figure would have no clear meaning; code size per path (code_size.txt) is given instead.",
            "- kcfi is the kernel's scheme; it runs in user space here (the hash check is ordinary code; a "
            "mismatch would trap with ud2). ENDBR64 (cf-branch) is a NOP here (no user-space IBT).",
            "- The return thunk is ours (`ret; int3`): the kernel's Retbleed/SRSO thunks cost more."]
