@@ -143,7 +143,7 @@ def detail_table(sizes: dict, builds: list[str]) -> Table:
                          "jt": _range(p["jumptable"]),
                          "table": _table(s, d, p),
                          "ertl": ERTL.get(d, "") if b == "clang-retpoline" else ""})
-    return Table("Code size in bytes per dispatcher, from the built objects (Ertl's builds and beyond)",
+    return Table("Code size in bytes per dispatcher, from the built objects (Ertl's two builds)",
                  cols, rows, NOTES)
 
 
