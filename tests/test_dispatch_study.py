@@ -108,3 +108,29 @@ def test_a_tiny_study_writes_its_outputs(tmp_path):
     text = (tmp_path / "summary.md").read_text()
     assert "Ertl's statements, here" in text and "spectre_v2" in text and "published" in text
     assert run.measured == len(run.records) > 10
+
+
+def test_code_size_counts_the_bytes_each_path_really_executes():
+    from cyclebench.studies.dispatch import codesize
+    s = codesize.measure(_built("clang-retpoline"))
+    p = s["paths"]
+    assert p["direct"]["dispatcher"] == [p["direct"]["total"]] * RANGE["direct"]   # straight-line: all of it
+    one = p["1"]["dispatcher"]
+    assert len(one) == 7 and len(set(one)) > 1                 # the path depends on the index
+    assert max(one) <= p["1"]["used"] < p["1"]["total"]          # the out-of-range path is never run
+    # derived from the object: the symbol sizes nm reports, and the retpoline thunk runs beside 2
+    assert p["2"]["total"] == s["symbols"][symbol("2")] and s["symbols"]["cb_table"] == 8 * RANGE["2"]
+    assert min(p["2"]["thunk"]) > 0 and max(p["1"]["thunk"]) == 0
+    assert all(max(v["other"]) == 0 for v in p.values())       # every executed byte is placed
+    plain = codesize.measure(_built("clang-Os"))["paths"]
+    assert plain["2"]["dispatcher"][0] < p["2"]["dispatcher"][0] and max(plain["2"]["thunk"]) == 0
+
+
+def test_our_column_is_named_from_the_recorded_cpu():
+    from cyclebench.studies.dispatch.study import machine_label
+    amd = {"cpu_vendor": "AuthenticAMD", "cpu_family": 25, "hypervisor": True}
+    assert machine_label({**amd, "cpu_model": 1}) == ("AMD Zen 3 (family 25 model 1, VM guest)", "Zen3", True)
+    here, col, same = machine_label({**amd, "cpu_model": 0x11})
+    assert here.startswith("AMD Zen 4") and (col, same) == ("Zen3", False)    # Ertl has no Zen 4 column
+    assert machine_label({"cpu_vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 0x5E})[1] == "Skylake"
+    assert machine_label({})[0].startswith("unknown core")

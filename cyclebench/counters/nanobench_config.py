@@ -244,6 +244,11 @@ class ShippedConfig:
     def path(self) -> Path:
         return CONFIG_DIR / self.file
 
+    @property
+    def core(self) -> str:
+        """The core's name, the head of ``cpus`` ("AMD Zen 3")."""
+        return self.cpus.split(":", 1)[0]
+
 
 def _one(*models):
     return tuple((m, m) for m in models)
@@ -263,11 +268,14 @@ SHIPPED = (
 )
 
 
+VENDOR_IDS = {"GenuineIntel": "intel", "AuthenticAMD": "amd"}      # cpuinfo's vendor_id -> ours
+
+
 def cpu_identity(cpuinfo: str | None = None) -> tuple[str | None, int | None, int | None]:
     """(vendor, family, model) of the first CPU in /proc/cpuinfo text (default: this machine's);
     Nones if unknown."""
     info = cpu_info() if cpuinfo is None else parse_cpuinfo(cpuinfo.splitlines())
-    vendor = {"GenuineIntel": "intel", "AuthenticAMD": "amd"}.get(info.vendor)
+    vendor = VENDOR_IDS.get(info.vendor)
     return (vendor, info.family, info.model) if info.family else (vendor, None, None)
 
 
@@ -278,6 +286,13 @@ def config_for(vendor: str | None, family: int | None, model: int | None) -> Shi
                                                                                     model):
             return shipped
     return None
+
+
+def core_name(vendor_id: str | None, family: int | None, model: int | None) -> str | None:
+    """The microarchitecture of a CPU as cpuinfo names it ("AuthenticAMD", 25, 1 -> "AMD Zen 3"),
+    or None when no shipped config covers it."""
+    shipped = config_for(VENDOR_IDS.get(vendor_id or ""), family, model)
+    return shipped.core if shipped else None
 
 
 def select_config(cpuinfo: str | None = None) -> Path | None:

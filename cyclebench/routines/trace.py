@@ -1,4 +1,5 @@
-"""What one call of a memset-like routine executes: stores and conditional branches, counted exactly.
+"""What one call of a routine executes, by single-stepping: for memset-like routines stores and
+conditional branches, counted exactly; for any function of two integers, its instruction path.
 
 ``trace_memset(routine, sizes, aligns)`` runs the native tracer (``native/trace_memset.c``) in a
 child process: it calls the routine once per (size, dst alignment) with the trap flag set and
@@ -19,6 +20,10 @@ The call runs in the tracer process on a page-aligned buffer plus the alignment;
 that passed their correctness check should be traced (a crash takes the tracer down, with a clear
 error, not cyclebench). Tracing costs a signal per instruction (about 2 us), so keep sizes small
 (a rep stosb traps once per byte).
+
+``trace_calls(routine, args, second)`` traces any function of two integers the same way (the
+tracer's ``--call`` mode): each call's return value and the (offset, length) of every instruction
+it executed, in order, so a caller can count the bytes a path executes (the dispatch study).
 """
 from __future__ import annotations
 
@@ -87,13 +92,9 @@ def _classify(code_hex: str, address: int) -> _Insn:
                  width)
 
 
-def trace_memset(routine: Routine, sizes: Iterable[int], aligns: Iterable[int] = (0,), *,
-                 fill: int = 0, timeout: float = 120.0) -> list[CallTrace]:
-    """One CallTrace per (size, alignment), sizes outer, alignments inner."""
-    sizes, aligns = [int(s) for s in sizes], [int(a) for a in aligns]
-    cmd = [str(tracer_path()), "--lib", routine.library, "--symbol", routine.symbol,
-           "--sizes", ",".join(map(str, sizes)), "--aligns", ",".join(map(str, aligns)),
-           "--fill", str(fill)]
+def _run_tracer(routine: Routine, args: list[str], timeout: float) -> tuple[list[dict], dict]:
+    """Run the tracer on ``routine`` with ``args``: (its cases, its code table and entry)."""
+    cmd = [str(tracer_path()), "--lib", routine.library, "--symbol", routine.symbol, *args]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -119,6 +120,15 @@ def trace_memset(routine: Routine, sizes: Iterable[int], aligns: Iterable[int] =
             detail = (status or {}).get("detail") or proc.stderr.strip()[:200] or f"exit {proc.returncode}"
         raise CycleBenchError(f"tracing {routine.name} failed: {detail}",
                               hint="only trace routines that passed their correctness check")
+    return cases, code
+
+
+def trace_memset(routine: Routine, sizes: Iterable[int], aligns: Iterable[int] = (0,), *,
+                 fill: int = 0, timeout: float = 120.0) -> list[CallTrace]:
+    """One CallTrace per (size, alignment), sizes outer, alignments inner."""
+    sizes, aligns = [int(s) for s in sizes], [int(a) for a in aligns]
+    cases, code = _run_tracer(routine, ["--sizes", ",".join(map(str, sizes)),
+                                        "--aligns", ",".join(map(str, aligns)), "--fill", str(fill)], timeout)
     table = [_classify(hexbytes, int(addr, 16)) for addr, hexbytes in code["code"]]
     addrs = [int(addr, 16) for addr, _ in code["code"]]
     out = []
@@ -142,6 +152,29 @@ def trace_memset(routine: Routine, sizes: Iterable[int], aligns: Iterable[int] =
         out.append(CallTrace(c["size"], c["align"], len(seq), stores, rep_it, rep_bytes,
                              branches, taken, widest))
     return out
+
+
+@dataclass(frozen=True)
+class CallPath:
+    """One traced call of a function of two integers: what it returned and the instructions it
+    executed, in order, as (offset from the routine's entry, length in bytes); a repeated
+    string instruction appears once."""
+    arg: int
+    returned: int
+    path: tuple[tuple[int, int], ...]
+
+
+def trace_calls(routine: Routine, args: Iterable[int], second: int = 0, *,
+                timeout: float = 60.0) -> list[CallPath]:
+    """One CallPath per value v of ``args``: the call ``routine(v, second)`` single-stepped
+    (both non-negative; ``second`` is passed as a 32-bit int, zero-extended)."""
+    args = [int(a) for a in args]
+    cases, code = _run_tracer(routine, ["--call", "--sizes", ",".join(map(str, args)),
+                                        "--fill", str(int(second))], timeout)
+    entry = int(code["entry"], 16)
+    table = [(int(addr, 16) - entry, _classify(hexbytes, int(addr, 16)).length)
+             for addr, hexbytes in code["code"]]
+    return [CallPath(c["arg"], c["ret"], tuple(table[i] for i, _ in c["seq"])) for c in cases]
 
 
 def entry_symbol(routine: Routine) -> str:

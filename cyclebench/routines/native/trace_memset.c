@@ -3,7 +3,7 @@
  * Built and run by cyclebench/routines/trace.py; not a user-facing program.
  *
  *   cb-trace-memset --lib PATH --symbol NAME --sizes 8,16,... [--aligns 0,1,...] [--fill 0]
- *                   [--max-steps 4000000]
+ *                   [--max-steps 4000000] [--call]
  *
  * For every (size, alignment) case it calls fn(buffer + alignment, fill, size) once with the trap
  * flag set and records the address of every instruction the routine executes, until it returns.
@@ -11,6 +11,9 @@
  * uc_mcontext's RIP and clears TF when execution is back at the trampoline. A repeated string
  * instruction (rep stosb) traps once per iteration, so its address repeats once per iteration.
  * The buffer is page-aligned; the call is checked afterwards (the bytes must hold the fill).
+ * With --call the routine is any function of two integers: each --sizes value v is traced as
+ * fn(v, fill) (rdi = v, esi = fill, zero-extended), no buffer, and the case reports what it
+ * returned ("arg", "ret") so the caller can check it.
  *
  * Output, one JSON object per line:
  *   {"case": {"size": 64, "align": 0, "seq": [[0, 1], [1, 1], [5, 64], ...]}}
@@ -116,14 +119,29 @@ static int index_of(uint64_t a) {
     }
 }
 
+/* the steps of the last call as [code index, repeats] pairs, closing the case's JSON line */
+static void print_seq(void) {
+    size_t i = 0;
+    int first = 1;
+    while (i < n_steps) {
+        size_t j = i + 1;
+        while (j < n_steps && steps[j] == steps[i]) j++;
+        printf("%s[%d, %zu]", first ? "" : ", ", index_of(steps[i]), j - i);
+        first = 0;
+        i = j;
+    }
+    printf("]}}\n");
+}
+
 int main(int argc, char **argv) {
     const char *lib = NULL, *symbol = NULL;
     long sizes[MAX_CASES], aligns[64 * 64];
     int n_sizes = 0, n_aligns = 1;
-    int fill = 0;
+    int fill = 0, call = 0;
     aligns[0] = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--call")) { call = 1; continue; }
         if (!v) fail(2, "usage", "missing value");
         if (!strcmp(a, "--lib")) lib = v;
         else if (!strcmp(a, "--symbol")) symbol = v;
@@ -142,7 +160,7 @@ int main(int argc, char **argv) {
     if (!fn) fail(2, "load", dlerror());
 
     long max_size = 0, max_align = 0;
-    for (int i = 0; i < n_sizes; i++) if (sizes[i] > max_size) max_size = sizes[i];
+    for (int i = 0; !call && i < n_sizes; i++) if (sizes[i] > max_size) max_size = sizes[i];
     for (int i = 0; i < n_aligns; i++) if (aligns[i] > max_align) max_align = aligns[i];
     size_t span = ((size_t)(max_size + max_align) + 2 * PAGE - 1) / PAGE * PAGE;
     uint8_t *buf = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -156,7 +174,14 @@ int main(int argc, char **argv) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTRAP, &sa, NULL);
 
-    for (int s = 0; s < n_sizes; s++) {
+    for (int s = 0; call && s < n_sizes; s++) {
+        n_steps = 0; overflow = 0;
+        void *ret = cb_trace_call(fn, (void *)(uintptr_t)sizes[s], fill, 0);
+        if (overflow) fail(1, "limit", "the call executed more instructions than --max-steps");
+        printf("{\"case\": {\"arg\": %ld, \"ret\": %ld, \"seq\": [", sizes[s], (long)(intptr_t)ret);
+        print_seq();
+    }
+    for (int s = 0; !call && s < n_sizes; s++) {
         for (int k = 0; k < n_aligns; k++) {
             uint8_t *dst = buf + aligns[k];
             size_t n = (size_t)sizes[s];
@@ -167,16 +192,7 @@ int main(int argc, char **argv) {
             for (size_t i = 0; i < n; i++)
                 if (dst[i] != (uint8_t)fill) fail(1, "wrong", "the routine did not set every byte");
             printf("{\"case\": {\"size\": %zu, \"align\": %ld, \"seq\": [", n, aligns[k]);
-            size_t i = 0;
-            int first = 1;
-            while (i < n_steps) {
-                size_t j = i + 1;
-                while (j < n_steps && steps[j] == steps[i]) j++;
-                printf("%s[%d, %zu]", first ? "" : ", ", index_of(steps[i]), j - i);
-                first = 0;
-                i = j;
-            }
-            printf("]}}\n");
+            print_seq();
         }
     }
 

@@ -47,7 +47,8 @@ BUILDS = (
     Build("clang-kcfi", CLANG, ("-Os", "-fsanitize=kcfi"),
           "kernel CFI: a type hash before each function, compared before each indirect call"),
     Build("clang-cf-branch", CLANG, ("-Os", "-fcf-protection=branch"), "ENDBR64 at indirect-branch targets",
-          caveat="Zen 3 has no CET IBT: ENDBR64 is a NOP here and nothing is enforced"),
+          caveat="ENDBR64 is a hint NOP unless CET IBT is enforced, which Linux does not do for "
+                  "user code: nothing is enforced here"),
     Build("clang-sls", CLANG, ("-Os", "-mharden-sls=all"), "int3 after every ret and indirect jmp"),
     Build("clang-retthunk", CLANG, ("-Os", "-mretpoline", "-mfunction-return=thunk-extern"),
           "retpolines plus every ret as jmp __x86_return_thunk (ours: ret; int3, the kernel's plain "
@@ -119,7 +120,7 @@ def make(build: Build) -> BuiltBuild:
 
 
 def objdump(path: Path) -> str:
-    """Intel-syntax disassembly of a built object (for the tests and the code-size table)."""
+    """Intel-syntax disassembly of a built object (for the tests)."""
     exe = shutil.which("objdump")
     if exe is None:
         raise CycleBenchError("objdump is not installed", hint="apt-get install binutils")
@@ -138,26 +139,3 @@ def functions(disassembly: str) -> dict[str, list[str]]:
         elif cur is not None and line.strip() and ":" in line:
             out[cur].append(line.split(":", 1)[1].strip())
     return out
-
-
-THUNK_PREFIXES = ("__llvm_retpoline_", "__x86_indirect_thunk", "__x86_return_thunk", "__llvm_lvi_thunk")
-
-
-def code_sizes(path: Path) -> dict:
-    """Bytes per dispatcher symbol, of the thunks and of the pointer table (``nm -S``)."""
-    exe = shutil.which("nm")
-    if exe is None:
-        raise CycleBenchError("nm is not installed", hint="apt-get install binutils")
-    out = subprocess.run([exe, "-S", "--defined-only", str(path)], capture_output=True, text=True,
-                         timeout=60, check=True).stdout
-    sizes, thunks = {}, {}
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) != 4:
-            continue
-        size, name = int(parts[1], 16), parts[3]
-        if name.startswith("cb_d_") or name == "cb_table":
-            sizes[name] = size
-        elif name.startswith(THUNK_PREFIXES):
-            thunks[name] = size
-    return {"symbols": sizes, "thunks": thunks}

@@ -35,8 +35,28 @@ def label(build: str, d: str, target) -> str:
     return f"{'dispatch-retpol' if build == 'clang-retpoline' else 'dispatch'} {d} {target}"
 
 
-def zen3(build: str, d: str, target):
+def _key(name: str) -> str:
+    return name.lower().replace(" ", "")
+
+
+def column_for(core: str | None) -> str | None:
+    """Ertl's column for a detected core ("AMD Zen 3" -> "Zen3"), or None when he has none."""
+    if not core:
+        return None
+    words = core.split()[1:] if core.split()[0] in ("AMD", "Intel") else core.split()
+    want = _key(" ".join(w for w in words if w != "core"))
+    return next((c for c in CPUS if _key(c) == want), None)
+
+
+def figure(build: str, d: str, target, cpu: str):
+    """Ertl's published figure for a row in column ``cpu`` (a (lo, hi) range for target "*")."""
     for (b, dd, t), v in ROWS:
         if (b, dd, t) == (build, d, target):
-            return v[CPUS.index("Zen3")]
+            return v[CPUS.index(cpu)]
     return None
+
+
+def span(build: str, d: str, cpu: str) -> tuple[float, float] | None:
+    """Lowest and highest published figure over the targets of a search, in column ``cpu``."""
+    xs = [v[CPUS.index(cpu)] for (b, dd, t), v in ROWS if b == build and dd == d and t != "*"]
+    return (min(xs), max(xs)) if xs else None

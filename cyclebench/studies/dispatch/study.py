@@ -7,19 +7,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cyclebench.counters.nanobench_config import core_name
 from cyclebench.reports.model import Table
 from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
 from cyclebench.study.registry import register
 
 from . import analysis as an
 from . import builds as bl
+from . import codesize
 from . import summary as summ
 from .checking import problems, run_checks
 from .config import ERTL_BUILDS, FULL, QUICK, StudyConfig
 from .experiments import plan
 from .plots import by_dispatcher, by_targets
-from .published import ROWS
-from .tables import builds_table, ertl_table, pattern_table, size_table
+from .published import CPUS, ROWS, column_for
+from .tables import builds_table, ertl_table, pattern_table
 
 SPECTRE = Path("/sys/devices/system/cpu/vulnerabilities/spectre_v2")
 
@@ -59,7 +61,7 @@ class DispatchStudy(Study):
                 from cyclebench.errors import RoutineIncorrect
                 raise RoutineIncorrect(f"build {name}: {bad[0]}", hint="see sources.py and the disassembly")
             built[name] = bb
-            sizes[name] = bl.code_sizes(bb.path)
+            sizes[name] = codesize.measure(bb)
             info[name] = {"compiler": bl.compiler_version(b.cc), "command": list(bb.command)}
         try:
             spectre = SPECTRE.read_text().strip()
@@ -78,33 +80,33 @@ class DispatchStudy(Study):
 
     def analyse(self, cfg: StudyConfig, records: list[dict], facts) -> Analysis:
         p = facts.prepared
-        cpu = facts.machine.get("cpu_model_name", "this CPU")
-        here = f"family {facts.machine.get('cpu_family')} model {facts.machine.get('cpu_model')} guest"
+        here, col, _ = machine_label(facts.machine)
         v = an.collect(records)
         builds = [b for b in cfg.builds if b in p.get("checked", [])]
         missing = dict(p.get("missing", {}))
         pen = an.penalty(v)
         ks = list(cfg.ks)
-        ertl = ertl_table(v, here)
+        ertl = ertl_table(v, here, col)
         t_iter = builds_table(v, builds, missing, "iter")
         t_inc = builds_table(v, builds, missing, "inc")
         pats = [pattern_table(v, b, ks, pen) for b in cfg.pattern_builds if b in builds]
-        sizes = size_table(p.get("sizes", {}), builds)
+        sizes = [codesize.detail_table(p.get("sizes", {}), [b for b in ERTL_BUILDS if b in builds]),
+                 codesize.summary_table(p.get("sizes", {}), builds)]
         a = Analysis()
         a.files = [OutputFile("ertl.txt", [ertl]), OutputFile("ertl.csv", [ertl]),
                    OutputFile("builds.txt", [t_iter, t_inc]), OutputFile("patterns.txt", pats),
-                   OutputFile("code_size.txt", [sizes]),
-                   OutputFile("by_dispatcher.png", figure=by_dispatcher(v, builds, cpu)),
+                   OutputFile("code_size.txt", sizes),
+                   OutputFile("by_dispatcher.png", figure=by_dispatcher(v, builds, here)),
                    OutputFile("records.csv", [Table.of_records("records", _flat(records))])]
         plot_builds = [b for b in ERTL_BUILDS if b in cfg.pattern_builds and b in builds]
         if v["pattern"] and plot_builds:
-            a.files.append(OutputFile("by_targets.png", figure=by_targets(v, plot_builds, cpu)))
-        a.console = [ertl, t_iter, t_inc, *pats, sizes]
+            a.files.append(OutputFile("by_targets.png", figure=by_targets(v, plot_builds, here)))
+        a.console = [ertl, t_iter, t_inc, *pats, *sizes]
         a.summary_tables = a.console
         ertl_vals = {row: (v["fixed"].get(row) or {}).get("iter") for row, _ in ROWS if row[2] != "*"}
         a.findings = {"answers": an.answers(v, builds), "ertl": {" ".join(map(str, k)): x for k, x in ertl_vals.items()}}
         a.data = {"missing_builds": missing, "sizes": p.get("sizes", {})}
-        self._ertl, self._cpu = ertl_vals, cpu
+        self._ertl = ertl_vals
         return a
 
     def machine(self, cfg, facts):
@@ -118,10 +120,21 @@ class DispatchStudy(Study):
         return summ.method_lines(cfg)
 
     def caveats(self, cfg, facts):
-        return summ.caveat_lines(cfg, facts.prepared.get("missing", {}))
+        return summ.caveat_lines(cfg, facts.prepared.get("missing", {}), *machine_label(facts.machine))
 
     def summarise(self, cfg, analysis, facts):
-        return summ.findings(analysis.findings["answers"], getattr(self, "_ertl", {}), getattr(self, "_cpu", ""))
+        here, col, _ = machine_label(facts.machine)
+        return summ.findings(analysis.findings["answers"], getattr(self, "_ertl", {}), here, col)
+
+
+def machine_label(machine: dict) -> tuple[str, str, bool]:
+    """(our column's label, Ertl's column to compare with, whether that is the same core): the core
+    named from the recorded vendor, family and model ("AMD Zen 3 (family 25 model 1, VM guest)")."""
+    fam, model = machine.get("cpu_family"), machine.get("cpu_model")
+    core = core_name(machine.get("cpu_vendor"), fam, model)
+    guest = ", VM guest" if machine.get("hypervisor") else ""
+    col = column_for(core)
+    return f"{core or 'unknown core'} (family {fam} model {model}{guest})", col or CPUS[-1], col is not None
 
 
 def _flat(records: list[dict]) -> list[dict]:

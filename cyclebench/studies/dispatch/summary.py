@@ -4,25 +4,33 @@ from __future__ import annotations
 
 from cyclebench.study.base import Section
 
-from .published import zen3
+from .published import figure, label, span
 
 
 def _f(x, d=2):
     return "-" if x is None else f"{x:.{d}f}"
 
 
-def findings(a: dict, ertl: dict, cpu: str) -> list[Section]:
+def _pub(build: str, col: str) -> str:
+    """Ertl's search-1 range vs table 2 in column ``col``, e.g. "6.01-8.01 vs 26.01"."""
+    lo, hi = span("clang-retpoline", "1", col)
+    return f"{lo:.2f}-{hi:.2f} vs {figure(build, '2', 6, col):.2f}"
+
+
+def findings(a: dict, ertl: dict, cpu: str, col: str) -> list[Section]:
+    """``cpu``: our column's label; ``col``: the published column compared with."""
     L = []
     r = a.get("search_vs_table/clang-retpoline")
     if r:
         L.append(f"- **Binary search vs checked indirect call, with retpolines:** search 1 (mean over its 7 "
                  f"targets) {_f(r['search1'])} vs table 2 {_f(r['table2'])} cycles per iteration: the search "
-                 f"{'wins' if r['search_wins'] else 'does not win'} here (fixed targets). Ertl's Zen3: "
-                 f"6.0-8.0 vs 26.01.")
+                 f"{'wins' if r['search_wins'] else 'does not win'} here (fixed targets). Ertl's {col} "
+                 f"(published): {_pub('clang-retpoline', col)}.")
     r0 = a.get("search_vs_table/clang-Os")
     if r0:
         L.append(f"- Without retpolines: search 1 {_f(r0['search1'])} vs table 2 {_f(r0['table2'])}; Ertl: "
-                 f"'competitive with the no-retpoline' table (his Zen3: 6.0-8.0 vs 7.01) -- "
+                 f"'competitive with the no-retpoline' table (his {col}, published, retpoline search vs plain "
+                 f"table: {_pub('clang-Os', col)}) -- "
                  f"{'holds' if r0['search1'] <= r0['table2'] + 1.0 else 'does not hold'} here (within 1 cycle).")
     for b in ("clang-Os", "clang-retpoline"):
         c = a.get(f"random_crossover/{b}")
@@ -58,13 +66,19 @@ def findings(a: dict, ertl: dict, cpu: str) -> list[Section]:
         E.append(f"- 'Another B-tree level costs about 2-3 cycles': two-level 3 (mean {_f(x['btree3'])}, range "
                  f"{_f(x['lo'])}-{_f(x['hi'])}) minus one-level 4 ({_f(x['btree4'])}) = {x['diff']:+.2f} cycles -- "
                  f"{'holds' if 1.5 <= x['diff'] <= 3.5 else 'does not hold'} here (accepted 1.5 to 3.5).")
+    C = []
     for row, val in ertl.items():
-        z = zen3(*row)
+        z = figure(*row, col)
         if z is not None and val is not None and not isinstance(z, tuple):
-            E.append(f"- `{row[0]} {row[1]} {row[2]}`: ours {val:.2f}, Ertl's Zen3 {z:.2f} (published), "
+            C.append(f"- `{label(*row)}`: ours {val:.2f}, Ertl's {col} {z:.2f} (published), "
                      f"difference {val - z:+.2f}.")
+    if x:
+        lo, hi = figure("clang-retpoline", "3", "*", col)
+        C.append(f"- `{label('clang-retpoline', '3', '*')}`: ours {_f(x['lo'])}-{_f(x['hi'])}, Ertl's {col} "
+                 f"{lo}-{hi} (published).")
     return [Section("Findings (cycles per iteration, TSC-calibrated, " + cpu + ")", L or ["- Nothing measured."]),
-            Section("Ertl's statements, here", E or ["- Not enough measured to judge."])]
+            Section("Ertl's statements, here", E or ["- Not enough measured to judge."]),
+            Section(f"Ours beside Ertl's {col} column (published)", C or ["- Nothing comparable measured."])]
 
 
 def method_lines(cfg) -> list[str]:
@@ -78,19 +92,26 @@ def method_lines(cfg) -> list[str]:
         f"- Fixed targets: {cfg.fixed_calls} calls per pass; round-robin over k; random: {cfg.random_calls} "
         f"pre-generated indices (seed {cfg.seed}) replayed each repetition -- shorter arrays were learnt "
         "by the predictors here (4,096 random 50% branches cost ~1.4 cycles; 65,536 cost ~9).",
+        "- Code size: nm -S for totals; each dispatcher single-stepped (trap flag, not timed) once per valid "
+        "index for the bytes a path executes, split into the dispatcher's own, thunks' and CFI jump-table "
+        "entries'.",
         "- The machine's `spectre_v2` line is in Machine; the kernel's mitigation does not change user code "
         "compiled without retpolines.",
     ]
 
 
-def caveat_lines(cfg, missing: dict) -> list[str]:
-    out = ["- The CPU is Zen 3 (family 25 model 1), not the Zen 4 the issue names; the column says so.",
+def caveat_lines(cfg, missing: dict, cpu: str, col: str, same: bool) -> list[str]:
+    out = [f"- Our column is {cpu}, named from /proc/cpuinfo's family and model (the issue asked for Zen 4); "
+           + (f"it is compared with Ertl's {col} column, the same core." if same else
+              f"Ertl published no column for it: it is compared with his {col} column, his newest."),
            "- Our loop is not Ertl's: the harness calls the dispatcher through a register (well predicted) and "
            "reloads index and x from memory each call; compare increments rather than absolute figures.",
            "- Mispredictions are estimates: no PMU, so (random - fixed) / measured penalty.",
-           "- Cold-code (I-cache vs D-cache) runs were not made.",
+           "- Cold-code (I-cache vs D-cache) runs were not made: clflush of code lines is not ordered against "
+           "instruction fetch (the front end may fetch the dispatcher before the flush completes), so a "
+           "'cold' figure would have no clear meaning; code size per path (code_size.txt) is given instead.",
            "- kcfi is the kernel's scheme; it runs in user space here (the hash check is ordinary code; a "
-           "mismatch would trap with ud2). ENDBR64 (cf-branch) is a NOP on this CPU (no CET IBT).",
+           "mismatch would trap with ud2). ENDBR64 (cf-branch) is a NOP here (no user-space IBT).",
            "- The return thunk is ours (`ret; int3`): the kernel's Retbleed/SRSO thunks cost more."]
     out += [f"- {b} was not built: {why}." for b, why in missing.items()]
     return out

@@ -1,5 +1,5 @@
 """The study's tables (reports.model.Table): Ertl's table beside ours, cycles per iteration and
-increments by build, the target patterns, and code size. A figure flagged unstable carries ``*``;
+increments by build, and the target patterns (code size: codesize.py). A figure flagged unstable carries ``*``;
 a build that could not be made or measured says why."""
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from . import analysis as an
 from .builds import BY_NAME
 from .experiments import ONE_TARGET
 from .published import CPUS, ROWS, SOURCE, label
-from .sources import DISPATCHERS, symbol
 
 ORDER = ("direct", "0", "0m", "2", "1", "4", "3", "switch")
 NAMES = {"direct": "direct call (baseline)", "0": "0 indirect, pointer in register",
@@ -28,7 +27,7 @@ def _pub(x) -> str:
     return f"{x[0]}-{x[1]}" if isinstance(x, tuple) else f"{x:.2f}"
 
 
-def ertl_table(v: dict, here: str) -> Table:
+def ertl_table(v: dict, here: str, col: str) -> Table:
     cols = [Column("row", "row")] + [Column(c, f"{c} (pub.)", "right") for c in CPUS] + \
            [Column("ours", f"{here} (measured)", "right"), Column("inc", "ours - direct", "right")]
     rows = []
@@ -50,8 +49,8 @@ def ertl_table(v: dict, here: str) -> Table:
                              "ours": fmt(pt), "inc": f"{inc:+.2f}" if inc is not None else "-"})
     n3 = sum(1 for (b, d, _) in v["fixed"] if b == "clang-retpoline" and d == "3")
     return Table("Ertl's table: cycles per iteration of the loop around one dispatch (fixed target)", cols, rows, [
-        f"Published columns: {SOURCE}; CPUs as he names them.",
-        f"Ours: TSC-calibrated core cycles (no PMU) on {here}, a KVM guest; clang 16 -Os; the loop is "
+        f"Published columns: {SOURCE}; CPUs as he names them. summary.md compares ours with his {col}.",
+        f"Ours: TSC-calibrated core cycles (no PMU) on {here}; clang 16 -Os; the loop is "
         "cyclebench's routine pass (load index and x, indirect call of the dispatcher, dec, jnz): gross "
         "cycles per call, mean of the fastest 10% of repetitions.",
         f"'dispatch-retpol 3 *': the range over {n3} of the 73 targets measured.",
@@ -107,19 +106,3 @@ def pattern_table(v: dict, build: str, ks: list[int], pen: dict | None) -> Table
         f"~mispred/call is an ESTIMATE (no PMU here): (rand - fixed) / penalty, with the penalty "
         f"measured as 2 x (50%-random - fixed) of a one-branch dispatcher in the same harness: {pen_txt}.",
         STAR])
-
-
-def size_table(sizes: dict, builds: list[str]) -> Table:
-    cols = [Column("d", "dispatcher")] + [Column(b, b, "right") for b in builds]
-    rows = []
-    for d in DISPATCHERS:
-        rows.append({"d": d, **{b: str(sizes.get(b, {}).get("symbols", {}).get(symbol(d), "-")) for b in builds}})
-    rows.append({"d": "pointer table (cb_table)", **{b: str(sizes.get(b, {}).get("symbols", {}).get("cb_table", "-"))
-                                                      for b in builds}})
-    rows.append({"d": "thunks (bytes, shared)", **{b: str(sum(sizes.get(b, {}).get("thunks", {}).values()))
-                                                   for b in builds}})
-    return Table("Code size: bytes of each dispatcher function (nm -S), its table and thunks", cols, rows, [
-        "Bytes in total per function symbol, from the built shared objects. Bytes executed per path "
-        "are not computed. Ertl: 68 bytes for the binary search (62 used), table version 27 + 21 "
-        "(retpoline thunk) + 8 per target. Our 3 pads each leaf to a 64-byte line, so its size "
-        "includes never-executed padding; the switch's jump table (if any) is unnamed .rodata, not counted."])
