@@ -66,6 +66,12 @@ def test_included_file_is_part_of_the_key(tmp_path, cache):
     b2 = build.build_shared([src])
     assert b2.path != b1.path and not b2.cached
     assert _call_add1(b2.path, 1) == 8
+    # the dependencies are remembered in the process: a header that gains an include is read again
+    _write(tmp_path / "more.h", "#define ADDEND 9\n")
+    _write(inc, '#include "more.h"\n')
+    assert _call_add1(build.build_shared([src]).path, 1) == 10
+    _write(tmp_path / "more.h", "#define ADDEND 11\n")
+    assert _call_add1(build.build_shared([src]).path, 1) == 12
 
 
 def test_c_source_with_user_flags(tmp_path, cache):

@@ -83,10 +83,34 @@ def _compiler_identity(cc: str) -> str:
     return f"{os.path.realpath(exe)}|{version}"
 
 
+def _stat(p: Path) -> tuple[int, int] | None:
+    try:
+        st = p.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+# (cc, flags, source) -> (stats of the source and its dependencies, dependencies): a study or the
+# test suite builds the same sources many times, and each `cc -M` costs a compiler start.
+_DEPENDENCIES: dict[tuple, tuple[tuple, list[Path]]] = {}
+
+
 def _dependencies(cc: str, flags: tuple[str, ...], src: Path) -> list[Path]:
-    """Files a preprocessed source includes (best effort: on failure only the source counts)."""
+    """Files a preprocessed source includes (best effort: on failure only the source counts);
+    asked of the compiler again when the source or one of them changed."""
     if src.suffix not in (".S", ".sx", ".c"):
         return []
+    key = (cc, flags, src)
+    known = _DEPENDENCIES.get(key)
+    if known and known[0] == tuple(_stat(p) for p in (src, *known[1])):
+        return known[1]
+    deps = _ask_dependencies(cc, flags, src)
+    _DEPENDENCIES[key] = (tuple(_stat(p) for p in (src, *deps)), deps)
+    return deps
+
+
+def _ask_dependencies(cc: str, flags: tuple[str, ...], src: Path) -> list[Path]:
     try:
         out = subprocess.run([cc, *flags, "-M", "-MG", str(src)], capture_output=True, text=True,
                              timeout=60)
