@@ -46,3 +46,14 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if item.get_closest_marker("measured"):
             item.add_marker(pytest.mark.flaky(reruns=2))
+
+
+@pytest.fixture(autouse=True)
+def _one_attempt_unless_measured(request, monkeypatch):
+    """measure() re-runs an unstable measurement until its budget is spent (up to 40 runs on a
+    noisy host). A test that is not `measured` asserts nothing a timing decides, so one attempt
+    serves it as well and keeps the suite's time from following the host's noise; a `measured`
+    test keeps the full re-run budget."""
+    if not request.node.get_closest_marker("measured"):
+        monkeypatch.setattr(api, "MAX_ATTEMPTS", 1)
+
