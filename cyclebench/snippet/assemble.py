@@ -8,6 +8,9 @@ must be position independent (RIP-relative only), so relocations are rejected wi
 """
 from __future__ import annotations
 
+import collections
+import copy
+import hashlib
 import re
 import shutil
 import subprocess
@@ -45,12 +48,30 @@ def binutil(name: str) -> str:
     return path
 
 
+# Assembled objects by source text: the output is a function of the text alone (a source that
+# reads a file is refused), and re-runs, the suite and studies assemble the same text again.
+_ASSEMBLED: collections.OrderedDict[bytes, AssembledObject] = collections.OrderedDict()
+_REMEMBERED = 64
+
+
 def assemble(lines: list[str], origin: dict[int, tuple[str, str]] | None = None,
              max_bytes: int = MAX_BLOB) -> AssembledObject:
     """Assemble ``lines``; ``origin`` maps 1-based line numbers to (part name, user statement).
 
     A .text larger than ``max_bytes`` is refused before its bytes are read."""
-    origin = origin or {}
+    key = hashlib.sha256("\n".join(lines).encode("utf-8", "backslashreplace")).digest()
+    known = _ASSEMBLED.get(key)
+    if known is not None and len(known.blob) <= max_bytes:
+        _ASSEMBLED.move_to_end(key)
+        return copy.deepcopy(known)
+    obj = _assemble(lines, origin or {}, max_bytes)
+    _ASSEMBLED[key] = copy.deepcopy(obj)
+    while len(_ASSEMBLED) > _REMEMBERED:
+        _ASSEMBLED.popitem(last=False)
+    return obj
+
+
+def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: int) -> AssembledObject:
     with tempfile.TemporaryDirectory(prefix="cyclebench-") as tmp:
         src, obj, binf = Path(tmp, "code.s"), Path(tmp, "code.o"), Path(tmp, "code.bin")
         deps = Path(tmp, "code.d")
