@@ -1,5 +1,9 @@
 """Every bad input: a one-line cause, a hint, the documented exit code, and no traceback."""
+import importlib
+
 import pytest
+
+from cyclebench.errors import UsageError
 
 CASES = [
     # (arguments, exit code, text in the error line)
@@ -62,3 +66,17 @@ def test_help_documents_every_exit_code(cli, capsys):
     out = capsys.readouterr().out
     for code in EXIT_CODES:
         assert f"\n  {code:3d}  " in out
+
+
+def test_the_same_text_is_assembled_once_and_the_limit_still_holds(monkeypatch):
+    asm = importlib.import_module("cyclebench.snippet.assemble")   # the package exports the function
+    calls = []
+    real = asm.run_as
+    monkeypatch.setattr(asm, "run_as", lambda *a: calls.append(a) or real(*a))
+    lines = [".intel_syntax noprefix", ".text", "lbl_a:", "imul rax, rax", ".rept 20", "nop", ".endr"]
+    first = asm.assemble(lines)
+    first.symbols.clear()                              # a caller's change is not remembered
+    second = asm.assemble(lines)
+    assert len(calls) == 1 and second.blob == first.blob and "lbl_a" in second.symbols
+    with pytest.raises(UsageError):
+        asm.assemble(lines, max_bytes=8)
