@@ -209,6 +209,10 @@ def _line_at(src: Path, offset: int, tmp: str) -> int | None:
     return best
 
 
+# "  [ 1] .text  PROGBITS  0000000000000000 000040 000018 ...": name, then size after type, address, offset
+_SECTION_HEADER = re.compile(r"\s*\[\s*\d+\]\s+(\S+)\s+\S+\s+\S+\s+\S+\s+([0-9a-fA-F]+)\b")
+
+
 def _parse_readelf(text: str) -> tuple[dict[str, int], list[str], list[tuple], int]:
     """(symbols, undefined names, relocations as (section, offset, type, target), .text size)."""
     symbols: dict[str, int] = {}
@@ -236,6 +240,6 @@ def _parse_readelf(text: str) -> tuple[dict[str, int], list[str], list[tuple], i
                     undefined.append(name)
             elif parts[3] in ("NOTYPE", "FUNC", "OBJECT"):
                 symbols[name] = int(parts[1], 16)
-        elif section is None and len(parts) >= 6 and parts[1] == ".text" and parts[0].startswith("["):
-            text_size = int(parts[5], 16)
+        elif section is None and (sect := _SECTION_HEADER.match(line)) and sect.group(1) == ".text":
+            text_size = int(sect.group(2), 16)
     return symbols, undefined, relocs, text_size
