@@ -47,8 +47,10 @@ def draw(fig: Figure, fmt: str) -> bytes:
             ax.set_xticks([x for x, _ in p.xticks], [t for _, t in p.xticks])
         if p.xlog:
             ax.set_xscale("log", base=p.xlog)
+            _plain_log_labels(ax.xaxis, p.xlog)
         if p.ylog:
             ax.set_yscale("log")
+            _plain_log_labels(ax.yaxis, 10)
         if p.ylim:
             ax.set_ylim(*p.ylim)
         ax.set_xlabel(p.xlabel)
@@ -69,3 +71,31 @@ def draw(fig: Figure, fmt: str) -> bytes:
         mfig.savefig(buf, format=fmt, dpi=fig.dpi, metadata={"Date": None} if fmt == "svg" else None)
     plt.close(mfig)
     return buf.getvalue()
+
+
+def _plain_log_labels(axis, base: int) -> None:
+    """Plain tick labels on a log axis ("64", "4K", "1M" in base 2) instead of matplotlib's
+    mathtext powers: easier to read, and laying out mathtext was a third of a figure's time.
+    Minor ticks are labelled only when fewer than two major ticks are in view."""
+    import math
+
+    from matplotlib import ticker
+
+    def majors_in_view() -> int:
+        lo, hi = sorted(axis.get_view_interval())
+        if lo <= 0:
+            return 2
+        return math.floor(math.log(hi, base) + 1e-9) - math.ceil(math.log(lo, base) - 1e-9) + 1
+
+    axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: _compact(v, base)))
+    axis.set_minor_formatter(ticker.FuncFormatter(
+        lambda v, _: _compact(v, base) if majors_in_view() < 2 else ""))
+
+
+def _compact(v: float, base: int) -> str:
+    if base == 2 and v >= 1024:
+        for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+            if v >= scale:
+                return f"{v / scale:g}{unit}"
+    return f"{v:g}"
+
