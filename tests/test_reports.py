@@ -130,3 +130,9 @@ def test_html_renders_the_report_model():
 def test_every_format_is_tested():
     # html: also tests/test_results_report.py (in headless Chromium)
     assert set(FORMATS) == {"text", "json", "markdown", "csv", "png", "svg", "html"}
+
+
+def test_log_axis_labels_are_plain_numbers():
+    from cyclebench.reports.fmt_plot import _compact
+    assert [_compact(v, 2) for v in (8, 73, 1024, 4096, 3 << 20, 1 << 30)] == ["8", "73", "1K", "4K", "3M", "1G"]
+    assert [_compact(v, 10) for v in (0.5, 20, 1000, 20000)] == ["0.5", "20", "1000", "20000"]
