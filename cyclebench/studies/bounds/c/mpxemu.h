@@ -8,8 +8,8 @@
  * it was stored with.
  *
  * emu_stx(slot, ptr, lb, ub): three separate stores, not atomic (as MPX's bndstx).
- * emu_ldx(slot, ptr, &lb, &ub): three separate loads; if the entry's pointer is not the pointer
- * just loaded from the slot, the bounds are INIT (everything allowed), as bndldx did: that is
+ * emu_ldx(slot, ptr, &lb, &ub): three separate loads, the entry's pointer first; if it is not the
+ * pointer just loaded from the slot, the bounds are INIT (everything allowed), as bndldx did: that is
  * what makes the multithreading race give false negatives, and the torn entry false positives.
  * emu_release(p, size): unmap the tables that cover [p, p+size) (the kernel freed bounds tables
  * when their region was unmapped). */
@@ -63,13 +63,12 @@ static inline void emu_stx(const void *slot, const void *ptr, uintptr_t lb, uint
 
 static inline void emu_ldx(const void *slot, const void *ptr, uintptr_t *lb, uintptr_t *ub) {
     emu_entry *e = emu_entry_of(slot, 0);
-    uintptr_t l = 0, u = ~(uintptr_t)0, p = 0;
-    if (e) {
+    uintptr_t l = 0, u = ~(uintptr_t)0;            /* INIT bounds */
+    /* the entry's pointer first: only when it is the pointer just loaded are its bounds used */
+    if (e && __atomic_load_n(&e->ptr, __ATOMIC_RELAXED) == (uintptr_t)ptr) {
         l = __atomic_load_n(&e->lb, __ATOMIC_RELAXED);
         u = __atomic_load_n(&e->ub, __ATOMIC_RELAXED);
-        p = __atomic_load_n(&e->ptr, __ATOMIC_RELAXED);
     }
-    if (!e || p != (uintptr_t)ptr) { l = 0; u = ~(uintptr_t)0; }   /* INIT bounds */
     *lb = l;
     *ub = u;
 }
