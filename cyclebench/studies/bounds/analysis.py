@@ -1,0 +1,93 @@
+"""Records into findings: per part, rows with our figures and the published ones beside them.
+
+A timed figure is flagged (``flag``) when its measurement was unstable or, for whole programs,
+the interquartile range over the repetitions exceeds NOISY of the median."""
+from __future__ import annotations
+
+from . import published as pub
+from . import snippets
+
+NOISY = 0.05
+
+
+def _snip(rec) -> dict:
+    r = rec["result"]
+    return {"cycles": r["cycles"], "ipc": r["ipc"], "instructions": r["instructions"],
+            "per_cycle": 1 / r["cycles"] if r["cycles"] > 0 else None, "flag": not r["stable"]}
+
+
+def instructions(records) -> list[dict]:
+    by = {(r["params"]["kind"], r["params"]["code"]): r for r in records if r["experiment"] == "instructions"}
+    out = []
+    for row in snippets.instruction_rows():
+        rec = by.get((row.kind, row.code))
+        if rec is None:
+            continue
+        p = pub.INSTRUCTIONS.get(row.name) if row.kind == "bnd" else None
+        out.append({"name": row.name, "kind": row.kind, "code": row.code, "replaces": row.replaces, **_snip(rec),
+                    "label": snippets.NOP if row.kind == "bnd" else "", "published": p})
+    return out
+
+
+def sequences(records) -> list[dict]:
+    by = {r["params"]["code"]: r for r in records if r["experiment"] == "sequences"}
+    out = []
+    for access in ("load", "store"):
+        for check in snippets.CHECKS:
+            row = {"access": access, "check": check, "name": f"{snippets.CHECK_NAMES[check]} {access}".strip(),
+                   "published_ipc": pub.SEQUENCES[(access, check)]}
+            for kind in snippets.KINDS:
+                rec = by.get(snippets.sequence(access, check, kind).code)
+                row[kind] = _snip(rec) if rec else None
+            out.append(row)
+    return out
+
+
+def _prog(res) -> dict:
+    s = res["per_iteration"]
+    spread = s.get("relative_spread")
+    return {"cycles": s["median"], "best": res["best"], "seconds": res["per_iteration_ns"]["median"] / 1e9,
+            "flag": (not res["stable"]) or (spread is not None and spread > NOISY), "report": res.get("report", {})}
+
+
+def overhead(records) -> list[dict]:
+    out = []
+    for r in (x for x in records if x["experiment"] == "overhead"):
+        k, n = r["params"]["kernel"], r["params"]["size"]
+        builds = {m["build"]: _prog(m["result"]) for m in r["members"]}
+        nat = builds["native"]
+        accesses = n // 3 if k == "arraywrite" else n // 2 if k == "arrayread" else n if k == "struct" else 5 * n
+        for b in builds.values():
+            b["ratio"] = b["cycles"] / nat["cycles"] if nat["cycles"] > 0 else None
+            b["ratio_flag"] = b["flag"] or nat["flag"]
+            b["per_access"] = b["cycles"] / max(1, accesses)
+        pubs = {f"{c}_{t}": pub.slowdown(k, c, t) for c in ("gcc", "icc") for t in ("mpx", "mpx_only_write",
+                                                                                   "mpx_no_narrow_bounds")}
+        out.append({"kernel": k, "size": n, "accesses": accesses, "builds": builds, "published": pubs})
+    order = {k: i for i, k in enumerate(("arraywrite", "arrayread", "struct", "ptrcreation"))}
+    return sorted(out, key=lambda r: order.get(r["kernel"], 9))
+
+
+def tables(records) -> list[dict]:
+    out = []
+    for r in (x for x in records if x["experiment"] == "tables"):
+        v, n = r["params"]["variant"], r["params"]["chunks"]
+        builds = {m["build"]: _prog(m["result"]) for m in r["members"]}
+        nat = builds["native"]
+        for b in builds.values():
+            b["ratio"] = b["cycles"] / nat["cycles"] if nat["cycles"] > 0 else None
+            b["ratio_flag"] = b["flag"] or nat["flag"]
+        out.append({"variant": v, "chunks": n, "builds": builds, "published": pub.OS[v][0]})
+    return sorted(out, key=lambda r: (r["variant"], r["chunks"]))
+
+
+def race(records) -> list[dict]:
+    out = [{"mode": r["params"]["mode"], "build": r["params"]["build"], "elements": r["params"]["elements"],
+            "iterations": r["params"]["iterations"], **{k: v for k, v in r["result"].items() if k != "outcomes"}}
+           for r in records if r["experiment"] == "race"]
+    return sorted(out, key=lambda r: (r["mode"], ("mpx_emu", "asan", "native").index(r["build"])))
+
+
+def analyse(records) -> dict:
+    return {"instructions": instructions(records), "sequences": sequences(records), "overhead": overhead(records),
+            "tables": tables(records), "race": race(records)}
