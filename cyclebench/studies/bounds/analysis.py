@@ -12,8 +12,9 @@ NOISY = 0.05
 
 def _snip(rec) -> dict:
     r = rec["result"]
-    return {"cycles": r["cycles"], "ipc": r["ipc"], "instructions": r["instructions"],
-            "per_cycle": 1 / r["cycles"] if r["cycles"] > 0 else None, "flag": not r["stable"]}
+    ok = r["cycles"] > 0                     # a burst can leave B - A below zero: no figure
+    return {"cycles": r["cycles"], "ipc": r["ipc"] if ok else None, "instructions": r["instructions"],
+            "per_cycle": 1 / r["cycles"] if ok else None, "flag": not r["stable"] or not ok}
 
 
 def instructions(records) -> list[dict]:

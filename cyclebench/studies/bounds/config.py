@@ -27,7 +27,7 @@ class StudyConfig:
     builds: tuple[str, ...] = BUILDS
     sizes: tuple[tuple[str, int], ...] = (("arraywrite", GiB), ("arrayread", GiB),
                                           ("struct", 128 << 20), ("ptrcreation", 128 << 20))
-    passes: int = 1
+    passes: int = 5                       # n; the 2n run makes 10 passes over the array
     # part 4: chunks (one bounds table each under MPX) and rounds per short run
     chunks: tuple[int, ...] = (3000, 30000)
     asan_chunks: int = 30000                # ASan's aligned allocations are slow (~1 ms each): its largest N
@@ -57,7 +57,7 @@ class StudyConfig:
 
 QUICK = StudyConfig(
     name="quick", reps=3, loop=10, budget=0.3,
-    sizes=(("arraywrite", 64 << 20), ("arrayread", 64 << 20), ("struct", 8 << 20), ("ptrcreation", 4 << 20)),
-    passes=2, chunks=(3000,), asan_chunks=3000, table_reps=3,
+    sizes=(("arraywrite", 16 << 20), ("arrayread", 16 << 20), ("struct", 2 << 20), ("ptrcreation", 1 << 20)),
+    passes=60, chunks=(3000,), asan_chunks=3000, table_reps=3,
     race_elements=1_000_000, race_iterations=(("fn", 10), ("fp", 20)), race_runs=3)
 FULL = StudyConfig()

@@ -86,7 +86,7 @@ class BoundsStudy(Study):
                         OutputFile("overhead.png", figure=overhead_figure(f["overhead"], cpu))]
         if f["tables"]:
             views.append(tb.tables_view(f["tables"]))
-            a.files.append(OutputFile("tables.txt", [views[-1]]))
+            a.files.append(OutputFile("os_tables.txt", [views[-1]]))
         if f["race"]:
             views.append(tb.race_view(f["race"]))
             a.files.append(OutputFile("race.txt", [views[-1]]))

@@ -80,7 +80,7 @@ def overhead_findings(rows) -> list[str]:
     if pe:
         out.append(f"- Storing bounds is the most expensive MPX operation: ptrcreation {pub.slowdown('ptrcreation', 'gcc'):.1f}x "
                    f"(GCC), {pub.slowdown('ptrcreation', 'icc'):.1f}x (ICC) ({P}). Emulated bndstx here: {pe:.2f}x, "
-                   f"{_v(pe >= 2.5 and all(pe >= (r['builds'].get('mpx_emu') or {}).get('ratio', 0) for r in rows), pef)} "
+                   f"{_v(pe >= 2.5 and all(pe >= (r['builds'].get('mpx_emu') or {}).get('ratio') or 0 for r in rows), pef)} "
                    "(criterion: at least 2.5x and the emulated MPX's largest slowdown; measured).")
     rw, rwf = _ratio(rows, "arrayread", "asan_writes")
     ra, raf = _ratio(rows, "arrayread", "asan")

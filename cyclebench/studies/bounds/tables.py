@@ -42,14 +42,14 @@ def instructions_view(rows) -> Table:
 def sequences_view(rows) -> Table:
     out = []
     for r in rows:
-        cells = [r["name"], "bare access" if r["check"] is None else ""]
+        cells = [r["name"], "yes" if r["check"] is None else ""]
         for kind in snippets.KINDS:
             s = r[kind]
             cells += [_f(s and s["ipc"], 2, s and s["flag"]), _f(s and s["cycles"], 3)]
         cells.append(r["published_ipc"])
         out.append(cells)
     return _t("Part 2: IPC of check sequences before a load or a store",
-              ["sequence", "", "bnd NOP: IPC", "cycles", "cmp/jcc: IPC", "cycles", "ASan shadow: IPC", "cycles",
+              ["sequence", "baseline", "bnd NOP: IPC", "cycles", "cmp/jcc: IPC", "cycles", "ASan shadow: IPC", "cycles",
                "published IPC (MPX)"], out,
               ["'r': the checked address is a register; 'm': an address expression (the cmp/jcc and ASan forms "
                "compute it with lea first). Cycles are per copy of the whole sequence, IPC = its instructions / "
@@ -98,7 +98,7 @@ def tables_view(rows) -> Table:
                         f"{r['published']:.2f}" if b == "mpx_emu" else None])
     return _t("Part 4: the OS cost of bounds tables (1 MiB-aligned chunks, a pointer stored in each)",
               ["variant", "build", "ms per round", "/ native", "user µs", "system µs", "minor faults",
-               "page faults (perf sw)", "tables mapped", "published MPX / native"], out,
+               "page faults (perf sw)", "tables mapped per round", "published MPX / native"], out,
               ["MPX bounds tables need kernel support that Linux removed in 5.6, so the reference's 2.33x (alloc) "
                "and 2.25x (alloc + free) are published only; beside them the closest analogue measurable here: the "
                "emulated MPX maps a 4 MiB table per 1 MiB region on first store (c/mpxemu.h).",

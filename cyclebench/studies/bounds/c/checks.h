@@ -12,9 +12,11 @@
 #define CB_CHECKS_H
 #include <stdint.h>
 
-/* Hide a value from the optimiser so that a check against it cannot be proven redundant and
- * removed (MPX's checks were never removed by the hardware either). */
-#define CB_OPAQUE(x) __asm__ volatile("" : "+r"(x))
+/* Hide a value from the optimiser, and make it assume memory changed: a check against the value
+ * cannot be proven redundant and removed (MPX's checks were not either), and a pass over an
+ * array cannot be merged with the one before (a pure kernel called twice with the same
+ * arguments would otherwise run once). */
+#define CB_OPAQUE(x) __asm__ volatile("" : "+r"(x) : : "memory")
 
 #if defined(CB_CHECK_INLINE) || defined(CB_MPX_EMU)
 #define CB_CHECKED 1

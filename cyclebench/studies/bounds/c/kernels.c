@@ -93,8 +93,10 @@ static unsigned long run_ptrcreation(long n, long passes, long oob) {
     for (int k = 0; k < 5; k++) { o.size[k] = 100 + 10 * k; o.p[k] = alloc(o.size[k]); }
     char **ptrs = alloc(n * sizeof(char *));
     memset(ptrs, 0, n * sizeof(char *));
-    for (long p = 0; p < passes; p++)
+    for (long p = 0; p < passes; p++) {
+        CB_OPAQUE(ptrs);
         ptrcreation(n, (char *(*)[n])ptrs, &o, oob);
+    }
     unsigned long sum = 0;
     int ok = 1;
     for (long j = 0; j < n; j++)
@@ -132,10 +134,10 @@ int main(int argc, char **argv) {
         char *a = alloc(n);
         for (long i = 0; i < n; i++) a[i] = (char)(i % 101);   /* 0..100: no sum cancels */
         if (k[5] == 'w') {
-            for (long p = 0; p < passes; p++) arraywrite(n, (char (*)[n])a, oob);
+            for (long p = 0; p < passes; p++) { CB_OPAQUE(a); arraywrite(n, (char (*)[n])a, oob); }
             for (long i = 0; i < n; i++) sum += (unsigned char)a[i];
         } else {
-            for (long p = 0; p < passes; p++) sum += (unsigned long)arrayread(n, (char (*)[n])a, oob);
+            for (long p = 0; p < passes; p++) { CB_OPAQUE(a); sum += (unsigned long)arrayread(n, (char (*)[n])a, oob); }
         }
         free(a);
     } else if (!strcmp(k, "struct")) {
@@ -143,7 +145,7 @@ int main(int argc, char **argv) {
         memset(s, 0, n * sizeof(item));
         int idx = oob ? 2 : 0;
         CB_OPAQUE(idx);
-        for (long p = 0; p < passes; p++) structwrite(n, (item (*)[n])s, idx);
+        for (long p = 0; p < passes; p++) { CB_OPAQUE(s); structwrite(n, (item (*)[n])s, idx); }
         for (long i = 0; i < n; i++) sum += (unsigned)s[i].a[0] + (unsigned)s[i].y;
         free(s);
     } else if (!strcmp(k, "ptrcreation")) {
