@@ -59,7 +59,7 @@ def overhead(records) -> list[dict]:
         nat = builds["native"]
         accesses = n // 3 if k == "arraywrite" else n // 2 if k == "arrayread" else n if k == "struct" else 5 * n
         for b in builds.values():
-            b["ratio"] = b["cycles"] / nat["cycles"] if nat["cycles"] > 0 else None
+            b["ratio"] = b["cycles"] / nat["cycles"] if min(nat["cycles"], b["cycles"]) > 0 else None
             b["ratio_flag"] = b["flag"] or nat["flag"]
             b["per_access"] = b["cycles"] / max(1, accesses)
         pubs = {f"{c}_{t}": pub.slowdown(k, c, t) for c in ("gcc", "icc") for t in ("mpx", "mpx_only_write",
@@ -76,7 +76,7 @@ def tables(records) -> list[dict]:
         builds = {m["build"]: _prog(m["result"]) for m in r["members"]}
         nat = builds["native"]
         for b in builds.values():
-            b["ratio"] = b["cycles"] / nat["cycles"] if nat["cycles"] > 0 else None
+            b["ratio"] = b["cycles"] / nat["cycles"] if min(nat["cycles"], b["cycles"]) > 0 else None
             b["ratio_flag"] = b["flag"] or nat["flag"]
         out.append({"variant": v, "chunks": n, "builds": builds, "published": pub.OS[v][0]})
     return sorted(out, key=lambda r: (r["variant"], r["chunks"]))

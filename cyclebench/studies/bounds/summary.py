@@ -80,7 +80,7 @@ def overhead_findings(rows) -> list[str]:
     if pe:
         out.append(f"- Storing bounds is the most expensive MPX operation: ptrcreation {pub.slowdown('ptrcreation', 'gcc'):.1f}x "
                    f"(GCC), {pub.slowdown('ptrcreation', 'icc'):.1f}x (ICC) ({P}). Emulated bndstx here: {pe:.2f}x, "
-                   f"{_v(pe >= 2.5 and all(pe >= (r['builds'].get('mpx_emu') or {}).get('ratio') or 0 for r in rows), pef)} "
+                   f"{_v(pe >= 2.5 and all(pe >= ((r['builds'].get('mpx_emu') or {}).get('ratio') or 0) for r in rows), pef)} "
                    "(criterion: at least 2.5x and the emulated MPX's largest slowdown; measured).")
     rw, rwf = _ratio(rows, "arrayread", "asan_writes")
     ra, raf = _ratio(rows, "arrayread", "asan")
@@ -99,6 +99,10 @@ def table_findings(rows) -> list[str]:
     for r in rows:
         e, n = r["builds"].get("mpx_emu"), r["builds"]["native"]
         if not e:
+            continue
+        if e["ratio"] is None:
+            out.append(f"- Analogue ({r['variant']}, {r['chunks']:,} chunks): **not resolved in this run** (native's "
+                       "figure was not positive: noise swamped the difference).")
             continue
         du = (e["report"].get("user_us") or 0) - (n["report"].get("user_us") or 0)
         ds = (e["report"].get("sys_us") or 0) - (n["report"].get("sys_us") or 0)
