@@ -38,8 +38,8 @@ def test_out_of_bounds_is_caught_by_the_checking_builds_not_native(progs):
 
 
 def test_emulated_mpx_race_gives_a_false_outcome(progs):
-    for _ in range(20):                      # bounded: one run of 4 x 200,000 reads takes ~20 ms
-        r = experiments.race(progs, "fn", "mpx_emu", 200_000, 4, 1)
+    for _ in range(15):                      # bounded: one run of 5 x 10^6 reads takes ~0.1 s
+        r = experiments.race(progs, "fn", "mpx_emu", 1_000_000, 5, 1)
         if r["false_outcomes"] > 0:
             break
     assert r["false_outcomes"] > 0          # INIT bounds (entry of another pointer) or torn bounds
