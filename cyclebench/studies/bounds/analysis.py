@@ -45,9 +45,12 @@ def sequences(records) -> list[dict]:
 
 
 def _prog(res) -> dict:
+    """A whole program's figure: ``cycles`` is time_program's ``best`` (the fastest n run against
+    the fastest 2n run: on this host, noisy in bursts, the least disturbed figure; the paired
+    median is kept as ``median``), flagged by the spread of the paired differences."""
     s = res["per_iteration"]
     spread = s.get("relative_spread")
-    return {"cycles": s["median"], "best": res["best"], "seconds": res["per_iteration_ns"]["median"] / 1e9,
+    return {"cycles": res["best"], "median": s["median"], "seconds": res["per_iteration_ns"]["median"] / 1e9,
             "flag": (not res["stable"]) or (spread is not None and spread > NOISY), "report": res.get("report", {})}
 
 

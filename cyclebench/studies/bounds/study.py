@@ -107,7 +107,9 @@ class BoundsStudy(Study):
                 "copies, loop of 100, 10 runs).",
                 f"- Parts 3-4: whole C programs (c/) timed by routines.program.time_programs, builds of one kernel "
                 f"interleaved in every repetition, n and 2n passes differenced; {cfg.reps} repetitions (tables: "
-                f"{cfg.table_reps}). Every build's checksum equals native's (checked before timing).",
+                f"{cfg.table_reps}). Headline: the fastest 2n run minus the fastest n run (the least disturbed "
+                "figure on this bursty host); '!' when the paired differences spread over 5%. Every build's checksum "
+                "equals native's (checked before timing).",
                 f"- Part 5: {cfg.race_runs} plain runs per test and build, reader and writer pinned to CPUs 0 and 1."]
 
     def caveats(self, cfg, facts):
@@ -118,7 +120,8 @@ class BoundsStudy(Study):
                 "- UBSan's bounds checks see array types only: the kernels pass pointers to array types "
                 "(char (*)[n]) so that they apply; through a plain pointer UBSan checks nothing.",
                 f"- Sizes: {', '.join(f'{k} {n:,}' for k, n in cfg.sizes)} elements"
-                + (" (quick: smaller than the reference's 1 GiB arrays)" if cfg.name == "quick" else " (the reference's)") + "."]
+                + (" (quick: cache-resident, not the reference's 1 GiB arrays, so DRAM traffic is absent)"
+                   if cfg.name == "quick" else " (the reference's)") + "."]
 
     def summarise(self, cfg, analysis, facts):
         return summ.sections(analysis.findings)

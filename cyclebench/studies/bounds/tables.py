@@ -80,7 +80,8 @@ def overhead_view(rows) -> Table:
                "emulated MPX", "published GCC-MPX", "published ICC-MPX", "published GCC-MPX writes",
                "published GCC-MPX no narrowing"], out,
               ["Ours: whole programs (c/kernels.c, gcc -O2 -fno-tree-vectorize) timed at n and 2n passes, "
-               "interleaved, differenced; the ratio of medians over native's. Elements: bytes (array*), structs, "
+               "interleaved, differenced; the ratio of the least disturbed figures (fastest 2n run minus fastest n run) "
+               "over native's. Elements: bytes (array*), structs, "
                "pointers (5 stores each).",
                "Published: mean time over 10 runs per build, over the same compiler's native, from the reference's "
                "raw_results/micro/raw.csv (Skylake, MPX hardware); 'writes': -fchkp-check-read off; "
