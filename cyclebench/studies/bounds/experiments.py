@@ -72,6 +72,7 @@ def _group(progs: Programs, program: str, builds, args: list, iterations: int, r
                                     "cycles by measure()'s 1-cycle add calibration"}
         res["options"] = {"n_measurements": reps}
         res["report"] = _report(t.output)
+        res["reports"] = [_report(o) for o in res.pop("outputs", [])]
         members.append({"build": b, "result": res})
     first = members[0]["result"]
     return {"routine": program, "params": {**params, "builds": list(builds), "iterations": iterations},

@@ -120,7 +120,7 @@ class BoundsStudy(Study):
                 "- UBSan's bounds checks see array types only: the kernels pass pointers to array types "
                 "(char (*)[n]) so that they apply; through a plain pointer UBSan checks nothing.",
                 f"- Sizes: {', '.join(f'{k} {n:,}' for k, n in cfg.sizes)} elements"
-                + (" (quick: cache-resident, not the reference's 1 GiB arrays, so DRAM traffic is absent)"
+                + (" (quick: L1-resident, not the reference's 1 GiB arrays, so DRAM traffic is absent)"
                    if cfg.name == "quick" else " (the reference's)") + "."]
 
     def summarise(self, cfg, analysis, facts):

@@ -67,10 +67,10 @@ def overhead_view(rows) -> Table:
     out = []
     for r in rows:
         nat = r["builds"]["native"]
-        cells = [r["kernel"], f"{r['size']:,}", _f(nat["per_access"], 3, nat["flag"])]
+        cells = [r["kernel"], f"{r['size']:,}", _f(nat["per_access"], 3)]
         for b in ("asan", "asan_writes", "ubsan", "inline", "mpx_emu"):
             f = r["builds"].get(b)
-            cells.append(_f(f and f["ratio"], 2, f and f["ratio_flag"]))
+            cells.append(None if not f else (_f(f["ratio"], 2, f["ratio_flag"]) or "-") + f" ({_f(f['ratio_wall'], 2) or '-'})")
         p = r["published"]
         cells += [f"{p['gcc_mpx']:.2f}", f"{p['icc_mpx']:.2f}", f"{p['gcc_mpx_only_write']:.2f}",
                   f"{p['gcc_mpx_no_narrow_bounds']:.2f}"]
@@ -79,9 +79,12 @@ def overhead_view(rows) -> Table:
               ["kernel", "elements", "native cycles per access", "ASan", "ASan writes", "UBSan", "inline",
                "emulated MPX", "published GCC-MPX", "published ICC-MPX", "published GCC-MPX writes",
                "published GCC-MPX no narrowing"], out,
-              ["Ours: whole programs (c/kernels.c, gcc -O2 -fno-tree-vectorize) timed at n and 2n passes, "
-               "interleaved, differenced; the ratio of the least disturbed figures (fastest 2n run minus fastest n run) "
-               "over native's. Elements: bytes (array*), structs, "
+              ["Ours: whole programs (c/kernels.c, gcc -O2 -fno-tree-vectorize). First figure: the ratio of the "
+               "thread CPU time per pass the program measured (CLOCK_THREAD_CPUTIME_ID, which other processes' "
+               "preemption cannot inflate; the fastest of 20 slices of a 2n run's passes, the fastest over the "
+               "repetitions, which avoids the host's bursts); in brackets: time_programs' wall-clock figure (n and 2n "
+               "passes interleaved, the fastest 2n run minus the fastest n run). '!' when the two differ by over "
+               "10% or the wall figure is noisy. Native cycles per access from CPU time x the calibrated clock. Elements: bytes (array*), structs, "
                "pointers (5 stores each).",
                "Published: mean time over 10 runs per build, over the same compiler's native, from the reference's "
                "raw_results/micro/raw.csv (Skylake, MPX hardware); 'writes': -fchkp-check-read off; "
