@@ -60,43 +60,48 @@ def instruction_findings(ins, seq) -> list[str]:
     return out
 
 
+def _finding(claim: str, published: str, ours: str, verdict: str, criterion: str) -> str:
+    """One finding: the reference's claim and figures (published), ours, the verdict and its criterion."""
+    return f"- {claim} ({published}; {P}). {ours}: {verdict} (criterion: {criterion}; measured)."
+
+
 def overhead_findings(rows) -> list[str]:
     if not rows:
         return ["- The four microbenchmarks: not measured in this run."]
     out = []
     aw, awf = _ratio(rows, "arraywrite", "inline")
     ar, arf = _ratio(rows, "arrayread", "inline")
+    gcc = f"GCC-MPX {pub.slowdown('arraywrite', 'gcc'):.2f}x and {pub.slowdown('arrayread', 'gcc'):.2f}x"
     if aw and ar:
-        out.append(f"- Bare checks in registers cost about 50% on arraywrite and arrayread (GCC-MPX "
-                   f"{pub.slowdown('arraywrite', 'gcc'):.2f}x and {pub.slowdown('arrayread', 'gcc'):.2f}x, {P}). "
-                   f"For MPX {NO_MPX.split(':')[0]}; the same checks inlined in software here: {aw:.2f}x and "
-                   f"{ar:.2f}x, {_v(1.25 <= aw <= 1.75 and 1.25 <= ar <= 1.75, awf or arf, aw, ar)} for the software "
-                   "checks (criterion: both between 1.25x and 1.75x; measured).")
-        out.append(f"- Writes against reads: GCC-MPX slows both alike ({P}). Here the inline checks cost "
-                   f"{aw:.2f}x on writes and {ar:.2f}x on reads: {_v(abs(aw - ar) <= 0.15, awf or arf, aw, ar)} "
-                   "(criterion: within 0.15 of each other; measured).")
+        out.append(_finding("Bare checks in registers cost about 50% on arraywrite and arrayread", gcc,
+                            f"For MPX {NO_MPX.split(':')[0]}; the same checks inlined in software here cost {aw:.2f}x "
+                            f"and {ar:.2f}x", _v(1.25 <= aw <= 1.75 and 1.25 <= ar <= 1.75, awf or arf, aw, ar),
+                            "both between 1.25x and 1.75x"))
+        out.append(_finding("Writes and reads are slowed alike", gcc, f"The inline checks here: {aw:.2f}x on writes, "
+                            f"{ar:.2f}x on reads", _v(abs(aw - ar) <= 0.15, awf or arf, aw, ar), "within 0.15"))
     sn, snf = _ratio(rows, "struct", "mpx_emu")
     si, sif = _ratio(rows, "struct", "inline")
     if sn and si:
-        out.append(f"- Narrowing bounds is expensive: struct {pub.slowdown('struct', 'gcc'):.2f}x (GCC) and "
-                   f"{pub.slowdown('struct', 'icc'):.2f}x (ICC), {pub.slowdown('struct', 'gcc', 'mpx_no_narrow_bounds'):.2f}x "
-                   f"without narrowing ({P}). Here the emulated MPX narrows in registers (two address computations): "
-                   f"{sn:.2f}x against {si:.2f}x for the same checks without narrowing; "
-                   f"{_v(sn > 1.10 * si, snf or sif, sn, si)} here (criterion: narrowing adds over 10%; measured). MPX "
-                   "paid bndmk and bndmov through the stack, which software bounds in registers do not.")
+        out.append(_finding("Narrowing bounds is expensive", f"struct {pub.slowdown('struct', 'gcc'):.2f}x (GCC), "
+                            f"{pub.slowdown('struct', 'icc'):.2f}x (ICC), "
+                            f"{pub.slowdown('struct', 'gcc', 'mpx_no_narrow_bounds'):.2f}x without narrowing",
+                            f"The emulated MPX narrows in registers (two address computations; MPX paid bndmk and "
+                            f"bndmov through the stack): {sn:.2f}x against {si:.2f}x for the same checks without",
+                            _v(sn > 1.10 * si, snf or sif, sn, si), "narrowing adds over 10%"))
     pe, pef = _ratio(rows, "ptrcreation", "mpx_emu")
     if pe:
-        out.append(f"- Storing bounds is the most expensive MPX operation: ptrcreation {pub.slowdown('ptrcreation', 'gcc'):.1f}x "
-                   f"(GCC), {pub.slowdown('ptrcreation', 'icc'):.1f}x (ICC) ({P}). Emulated bndstx here: {pe:.2f}x, "
-                   f"{_v(pe >= 2.5 and all(pe >= ((r['builds'].get('mpx_emu') or {}).get('ratio') or 0) for r in rows), pef)} "
-                   "(criterion: at least 2.5x and the emulated MPX's largest slowdown; measured).")
+        largest = all(pe >= ((r["builds"].get("mpx_emu") or {}).get("ratio") or 0) for r in rows)
+        out.append(_finding("Storing bounds is the most expensive MPX operation",
+                            f"ptrcreation {pub.slowdown('ptrcreation', 'gcc'):.1f}x (GCC), "
+                            f"{pub.slowdown('ptrcreation', 'icc'):.1f}x (ICC)", f"The emulated bndstx here: {pe:.2f}x",
+                            _v(pe >= 2.5 and largest, pef), "at least 2.5x, and the emulated MPX's largest slowdown"))
     rw, rwf = _ratio(rows, "arrayread", "asan_writes")
     ra, raf = _ratio(rows, "arrayread", "asan")
     if rw and ra:
-        out.append(f"- Checking only writes makes arrayread's overhead negligible (GCC-MPX only-writes "
-                   f"{pub.slowdown('arrayread', 'gcc', 'mpx_only_write'):.2f}x, {P}). ASan with reads uninstrumented "
-                   f"here: {rw:.2f}x (full ASan {ra:.2f}x): {_v(rw <= 1.05, rwf, rw, ra)} (criterion: at most 5% over native; "
-                   "measured).")
+        out.append(_finding("Checking only writes makes arrayread's overhead negligible",
+                            f"GCC-MPX only-writes {pub.slowdown('arrayread', 'gcc', 'mpx_only_write'):.2f}x",
+                            f"ASan with reads uninstrumented here: {rw:.2f}x (full ASan {ra:.2f}x)",
+                            _v(rw <= 1.05, rwf, rw, ra), "at most 5% over native"))
     out.append(f"- GCC's MPX pass blocks loop unrolling, 25% behind ICC on arraywrite ({P}): {NO_MPX}.")
     return out
 
