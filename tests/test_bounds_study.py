@@ -46,6 +46,26 @@ def test_emulated_mpx_race_gives_a_false_outcome(progs):
     assert r["flagged"] > 0                  # the checks run: most out-of-bounds reads are flagged
 
 
+def _rows(**ratios):
+    """Fabricated part-3 findings: kernel -> {build: ratio}."""
+    from cyclebench.studies.bounds import published as pub
+    return [{"kernel": k, "builds": {"native": {"ratio": 1.0, "ratio_flag": False},
+                                     **{b: {"ratio": r, "ratio_flag": False} for b, r in builds.items()}},
+             "published": {f"{c}_mpx": pub.slowdown(k, c) for c in ("gcc", "icc")}} for k, builds in ratios.items()]
+
+
+def test_overhead_verdicts():
+    from cyclebench.studies.bounds.summary import overhead_findings
+    text = "\n".join(overhead_findings(_rows(arraywrite={"inline": 1.5}, arrayread={"inline": 1.45, "asan_writes": 1.02,
+                                                                                    "asan": 1.8},
+                                             struct={"inline": 1.1, "mpx_emu": 2.0},
+                                             ptrcreation={"inline": 1.2, "mpx_emu": 5.0})))
+    assert text.count("**holds**") == 5 and "does not hold" not in text
+    text = "\n".join(overhead_findings(_rows(arraywrite={"inline": 1.5}, arrayread={"inline": 1.5, "asan_writes": 0.5,
+                                                                                    "asan": 1.0})))
+    assert "not resolved here" in text                 # a checking build at half native's time decides nothing
+
+
 def _fake_sequence(code, init=None, **kw):
     n = code.count(";") + 1
     return {"cycles": 0.5 * n, "uncertainty": 0.01, "instructions": n, "ipc": 2.0, "branches": [], "stable": True,
