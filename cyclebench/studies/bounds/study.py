@@ -105,8 +105,8 @@ class BoundsStudy(Study):
                 f"{cfg.table_reps}); the fastest 2n run minus the fastest n run (the least disturbed figure on this "
                 "bursty host). Part 3's headline ratios come from the thread CPU time per pass each program measures "
                 "itself (CLOCK_THREAD_CPUTIME_ID, fastest of 20 slices, fastest over the runs): the wall-clock "
-                "differences moved 2x between identical builds here. '!' when the two disagree by over 10% or the "
-                "wall figures spread over 5%. Every build's checksum equals native's (checked before timing).",
+                "differences moved 2x between identical builds here. '!' when the two disagree by over 10%. "
+                "Every build's checksum equals native's (checked before timing).",
                 f"- Part 5: {cfg.race_runs} plain runs per test and build, reader and writer pinned to CPUs 0 and 1."]
 
     def caveats(self, cfg, facts):

@@ -84,11 +84,11 @@ def overhead_view(rows) -> Table:
                "preemption cannot inflate; the fastest of 20 slices of a 2n run's passes, the fastest over the "
                "repetitions, which avoids the host's bursts); in brackets: time_programs' wall-clock figure (n and 2n "
                "passes interleaved, the fastest 2n run minus the fastest n run). '!' when the two differ by over "
-               "10% or the wall figure is noisy. Native cycles per access from CPU time x the calibrated clock. Elements: bytes (array*), structs, "
+               "10%. Native cycles per access from CPU time x the calibrated clock. Elements: bytes (array*), structs, "
                "pointers (5 stores each).",
                "Published: mean time over 10 runs per build, over the same compiler's native, from the reference's "
                "raw_results/micro/raw.csv (Skylake, MPX hardware); 'writes': -fchkp-check-read off; "
-               "'no narrowing': -fno-chkp-narrow-bounds.", FLAG])
+               "'no narrowing': -fno-chkp-narrow-bounds."])
 
 
 def tables_view(rows) -> Table:
