@@ -107,6 +107,17 @@ class Study:
         return []
 
 
+def record_problem(rec: dict) -> str | None:
+    """Why a stored record is not of the usual shape (None when it is): a key, an experiment,
+    params and a result, and a result in every member of a group record (routines.program's
+    time_programs groups). For a study's check_record."""
+    if not isinstance(rec.get("key"), str) or not isinstance(rec.get("experiment"), str):
+        return "no key or experiment"
+    if not isinstance(rec.get("result"), dict) or not isinstance(rec.get("params"), dict):
+        return "no result"
+    return None if all(isinstance(m.get("result"), dict) for m in rec.get("members", [])) else "a member has no result"
+
+
 def comma_list(text: str | None, example: str) -> tuple[str, ...] | None:
     """A study option's comma-separated list (None when the option was not given); ``example`` is
     the hint's sample value, e.g. "--experiments latency,tlb"."""

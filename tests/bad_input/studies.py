@@ -4,7 +4,7 @@ from bad_input import Case
 
 CASES = [
     Case(f"study-{name}-{what}", ["study", name, *args, "--out", "{tmp}/out"], 2, error, hint)
-    for name in ("memset", "memory", "paging", "dispatch")
+    for name in ("memset", "memory", "paging", "dispatch", "bounds")
     for what, args, error, hint in (
         ("zero-repetitions", ["-n", "0"], r"0 repetitions is out of range", r"1 <= -n"),
         ("negative-repetitions", ["-n", "-3"], r"-3 repetitions is out of range", r"1 <= -n"),
@@ -13,4 +13,9 @@ CASES = [
     Case(f"study-{name}-empty-experiments", ["study", name, "--experiments", ",", "--out", "{tmp}/out"], 2,
          r"an empty list was given", r"--experiments")
     for name in ("memset", "memory", "paging")
+] + [
+    Case("study-bounds-unknown-part", ["study", "bounds", "--parts", "instructions,mpx", "--out", "{tmp}/out"], 2,
+         r"unknown part, kernel or build 'mpx'", r"parts: instructions, sequences"),
+    Case("study-bounds-empty-parts", ["study", "bounds", "--parts", ",", "--out", "{tmp}/out"], 2,
+         r"an empty list was given", r"--parts"),
 ]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 
 from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset, record_problem
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -66,11 +66,7 @@ class PagingStudy(Study):
         return plan(cfg, prepared.state)
 
     def check_record(self, rec: dict):
-        if not isinstance(rec.get("key"), str) or not isinstance(rec.get("experiment"), str):
-            return "no key or experiment"
-        if not isinstance(rec.get("result"), dict) or not isinstance(rec.get("params"), dict):
-            return "no result"
-        return None if all(isinstance(m.get("result"), dict) for m in rec.get("members", [])) else "a member has no result"
+        return record_problem(rec)
 
     def analyse(self, cfg: StudyConfig, records: list[dict], facts) -> Analysis:
         cpu = facts.machine.get("cpu_model_name", "")
