@@ -218,7 +218,7 @@ INST_KEYS = ("form", "status", "reason", "extensions", "latency", "latency_max",
              "uops", "ports", "stable")
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(fields=st.fixed_dictionaries(
     {"form": st.text(max_size=8), "status": st.sampled_from(["ok", "skipped", "failed"])},
     optional={k: JSON | st.lists(VALUE, max_size=2) | VALUE for k in INST_KEYS[2:]}))
