@@ -165,3 +165,24 @@ def test_a_figure_that_is_not_linear_in_the_copies_is_noted(cat):
     assert any("changed with the number of copies (" in n and "throughput" in n for n in doc["notes"])
     clean = characterize(cat.get("IMUL (R64, R64)"), Session(measure_fn=Fake({}, default=3.0)))
     assert not any("number of copies" in n for n in clean["notes"])
+
+
+def test_zero_idiom_and_eliminated_move_report_zero_with_label(cat):
+    # a chain faster than one cycle per copy carries no dependency: latency 0, labelled
+    fake = Fake({"vpxor xmm1, xmm1, xmm1": 0.25, "mov rbx, rbx": 0.2}, default=1.0)
+    vpxor = characterize(cat.get("VPXOR (XMM, XMM, XMM)"), Session(measure_fn=fake), throughput=False)
+    same = [p for p in vpxor["latency"] if p["same_register"]]
+    assert [(p["value"], p["label"]) for p in same] == [(0.0, "dependency broken")]
+    assert same[0]["cycles_per_copy"] == 0.25 and same[0]["start"].startswith("same register")
+    apart = [p for p in vpxor["latency"] if not p["same_register"]]      # distinct registers: 1
+    assert apart and all(p["value"] == 1.0 and p["label"] is None for p in apart)
+    mov = characterize(cat.get("MOV_89 (R64, R64)"), Session(measure_fn=fake), throughput=False)
+    assert mov["latency_max"]["value"] == 0.0
+    assert [(p["label"], p["same_register"]) for p in mov["latency"]] == [("move eliminated", True)]
+
+
+@pytest.mark.measured
+def test_zero_idiom_measured(cat, session):
+    doc = characterize(cat.get("VPXOR (XMM, XMM, XMM)"), session, throughput=False)
+    same = next(p for p in doc["latency"] if p["same_register"])
+    assert (same["value"], same["label"]) == (0.0, "dependency broken") or not same["stable"], same

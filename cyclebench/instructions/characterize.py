@@ -45,6 +45,7 @@ from ..errors import CycleBenchError
 from ..machine.features import this_cpu
 from ..measurement.api import measure
 from . import connectors as C
+from . import renaming
 from .forms import Form
 from .instantiate import (Instance, LatencyPair, Ref, chain, independent_copies, instantiate,
                           latency_pairs, verified)
@@ -220,7 +221,7 @@ def _pair_doc(pair: LatencyPair) -> dict:
     return {"start": pair.start.label, "end": pair.end.label, "value": None, "bound": None,
             "lower": None, "upper": None, "uncertainty": None, "method": None, "code": None,
             "init": None, "connector": None, "stable": None, "samples": [], "warnings": [],
-            "linear": None, "error": None}
+            "linear": None, "error": None, "label": None, "same_register": False}
 
 
 def measure_pair(session: Session, form: Form, pair: LatencyPair) -> dict:
@@ -248,7 +249,10 @@ def measure_pair(session: Session, form: Form, pair: LatencyPair) -> dict:
     doc.update(code=m.code, init=m.init, uncertainty=m.uncertainty, stable=m.stable,
                samples=m.samples, warnings=m.warnings, linear=m.linear)
     if not conn or not conn.steps:
-        doc.update(value=m.value, bound="exact", lower=m.value, upper=m.value, method="chain")
+        doc.update(value=m.value, bound="exact", lower=m.value, upper=m.value, method="chain",
+                   same_register=direct and renaming.same_register_chain(form, pair))
+        if renaming.no_dependency(m.value):        # zero idiom / eliminated move: latency 0
+            doc.update(renaming.zero_update(form, m.value, doc["same_register"]))
         return doc
     bounds = [session.step_bounds(s) for s in conn.steps]
     lo_c = sum(b[0] for b in bounds)
@@ -262,6 +266,31 @@ def measure_pair(session: Session, form: Form, pair: LatencyPair) -> dict:
     else:
         lower = None if hi_c is None else max(0.0, m.value - hi_c)
         doc.update(value=upper, bound="upper", lower=lower, upper=upper)
+    return doc
+
+
+def measure_same_register(session: Session, form: Form) -> dict | None:
+    """The same-register case of a form with three or more register operands of one family
+    (renaming.py): 0 with its label when the renamer breaks the dependency, else its latency."""
+    case = renaming.same_register_case(form)
+    if case is None:
+        return None
+    start, end, inst = case
+    verified([inst])
+    doc = {k: None for k in ("value", "bound", "lower", "upper", "uncertainty", "code", "init",
+                             "connector", "stable", "label", "error", "linear")}
+    doc.update(start=start, end=end, method="chain (same register)", same_register=True,
+               samples=[], warnings=[])
+    try:
+        m = session.measure([inst.text], _form_init(form, inst), pattern=value_pattern(form))
+    except CycleBenchError as e:
+        doc.update(error=e.cause, code=inst.text)
+        return doc
+    doc.update(value=m.value, bound="exact", lower=m.value, upper=m.value, code=m.code, init=m.init,
+               uncertainty=m.uncertainty, stable=m.stable, samples=m.samples, warnings=m.warnings,
+               linear=m.linear)
+    if renaming.no_dependency(m.value):
+        doc.update(renaming.zero_update(form, m.value, True))
     return doc
 
 
@@ -380,6 +409,10 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
             doc["latency"].append(d)
             continue
         doc["latency"].append(measure_pair(session, form, pair))
+    if pairs:
+        same = measure_same_register(session, form)
+        if same is not None:
+            doc["latency"].append(same)
     measured = [p for p in doc["latency"] if p["value"] is not None]
     if measured:
         top = max(measured, key=lambda p: (p["value"], p["bound"] == "exact"))

@@ -16,7 +16,8 @@ def pair_text(p: dict) -> str:
     end = p["end"].split(" (")[0]
     if p.get("value") is None:
         return f"{start}→{end} {NONE}"
-    return f"{start}→{end} {num(p['value'], p['bound'])}"
+    text = f"{start}→{end} {num(p['value'], p['bound'])}"
+    return text + (f" ({p['label']})" if p.get("label") else "")
 
 
 def instruction_table(docs: list[dict], comparisons: dict[str, dict] | None = None,
