@@ -1,0 +1,105 @@
+"""Throughput of one form: cycles per instruction over independent copies.
+
+:func:`instantiate.independent_copies` gives 16 copies (written registers rotate, EVEX forms also
+through the upper 16 vector registers; stores go to distinct addresses).  What the ISA does not
+let us rename apart is broken between copies with documented dependency-breaking idioms that need
+no execution port:
+
+* flags read and written (adc, sbb, rcl, cmc ...): ``xor r32, r32`` on a scratch register (a
+  zero idiom: it writes every arithmetic flag and depends on nothing);
+* an implicit general register read and written (mul: rax; cmpxchg: rax): ``xor e?x, e?x``;
+  division: ``mov`` of the same dividend and ``xor edx, edx``;
+* an implicit vector register (xmm0): ``vpxor xmm0, xmm0, xmm0``.
+
+With breakers the figure is reported as an upper bound (they can only slow the copies down); x87
+stack chains cannot be broken (upper bound, said so).  A figure that equals the bound set by the
+register rotation is also reported as an upper bound.
+"""
+from __future__ import annotations
+
+from ..errors import CycleBenchError
+from . import connectors as C
+from .forms import Form
+from .instantiate import independent_copies, verified
+from .session import DIVIDEND, THROUGHPUT_COPIES, Measured, Session, form_init, used_gprs, value_pattern
+
+
+def _breakers(form: Form, carried: list[str], scratch: str) -> tuple[list[str], list[str]]:
+    """(lines to put before every copy, what could not be broken)."""
+    lines, unbroken = [], []
+    mn = form.code_name.split("_")[0]
+    for c in carried:
+        if c == "flags":
+            lines.append(f"xor {C.gpr(scratch, 32)}, {C.gpr(scratch, 32)}")
+            continue
+        try:
+            port = C.port_for_register(c)
+        except KeyError:
+            unbroken.append(c)
+            continue
+        if port.kind == "GPR":
+            full = C.gpr(c)
+            if mn in ("DIV", "IDIV") and full == "rax":
+                bits = next(op for op in form.operands if not op.is_mask).bits
+                lines.append(DIVIDEND.get(bits, "mov eax, 100"))
+            else:
+                lines.append(f"xor {C.gpr(c, 32)}, {C.gpr(c, 32)}")
+        elif port.kind == "VEC":
+            x = C.vec(c, 128)
+            lines.append(f"vpxor {x}, {x}, {x}")
+        else:
+            unbroken.append(c)
+    return lines, unbroken
+
+
+def measure_throughput(session: Session, form: Form, self_latency: dict[int, float] | None = None,
+                       earlier: dict | None = None) -> dict:
+    """Cycles per instruction over independent copies.  ``self_latency``: operand position ->
+    measured latency of that operand to itself (to tell a rotation-bound figure).  ``earlier``: a
+    previous run of the same measurement; the lower of the two is kept (an SMT sibling on the
+    host slows throughput-bound code for a while without disturbing the calibration)."""
+    self_latency = self_latency or {}
+    doc = {"value": None, "bound": None, "uncertainty": None, "copies": THROUGHPUT_COPIES,
+           "code": None, "init": None, "carried": [], "breakers": [], "stable": None,
+           "samples": [], "repeats": [], "warnings": [], "linear": None, "note": None, "error": None}
+    scratch = C.scratch_gpr(used_gprs(*(i.register for i in form.implicit if i.read or i.write)))
+    cps = independent_copies(form, THROUGHPUT_COPIES, avoid=(scratch,))
+    verified(cps.instances)
+    pre, unbroken = _breakers(form, cps.carried, scratch)
+    code = []
+    for inst in cps.instances:
+        code += pre + [inst.text]
+    init = form_init(form, cps.instances[0]) + [s for s in cps.init if s not in cps.instances[0].init]
+    doc.update(carried=list(cps.carried), breakers=pre)
+    try:
+        m = session.measure(code, init, per=len(cps.instances), pattern=value_pattern(form))
+        if earlier is not None and earlier.get("value") is not None:
+            doc["repeats"] = [earlier["value"], m.value]
+            if earlier["value"] < m.value:     # the less disturbed of two runs apart in time
+                m = Measured(earlier["value"], earlier["uncertainty"], earlier["samples"],
+                             earlier["stable"], earlier["warnings"], {}, earlier["code"],
+                             earlier["init"], earlier["linear"] is not False)
+    except CycleBenchError as e:
+        doc.update(error=e.cause, code="\n".join(code))
+        return doc
+    doc.update(value=m.value, uncertainty=m.uncertainty, code=m.code, init=m.init, stable=m.stable,
+               samples=m.samples, warnings=m.warnings, linear=m.linear, bound="exact")
+    notes = []
+    if pre:
+        doc["bound"] = "upper"
+        notes.append("dependency breakers between copies (" + ", ".join(sorted(set(pre))) +
+                     ") can only slow the copies down")
+    if unbroken:
+        doc["bound"] = "upper"
+        notes.append("still carried between copies: " + ", ".join(unbroken))
+    for op in form.operands:
+        if not (op.kind == "reg" and op.read and op.write and not op.fixed):
+            continue
+        lat = self_latency.get(op.pos)
+        distinct = len({i.regs.get(op.pos) for i in cps.instances})
+        if lat and distinct and m.value <= 1.1 * lat / distinct:
+            doc["bound"] = "upper"
+            notes.append(f"as slow as the chain through {distinct} rotating registers allows")
+            break
+    doc["note"] = "; ".join(notes) or None
+    return doc
