@@ -55,6 +55,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=Path, required=True, help="inst results file (JSON lines)")
     ap.add_argument("--reference", type=Path, default=REFERENCE, help="uops.info CSV (default: the shared one)")
+    ap.add_argument("--evidence", type=Path, help="published figures for the CPU measured here (uops.info CSV, "
+                    "e.g. its Zen 3 column): classifies 'microarchitecture differs' mismatches")
     ap.add_argument("--sample", type=int, help="measure a random sample of N published forms into --results first")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("-n", type=int, default=20, help="repetitions per measurement (as cyclebench inst)")
@@ -75,7 +77,9 @@ def main():
     _header, stored = results_store(args.results).load()
     docs = {d["form"]: d for d in stored}
     measured_on = this_machine()
-    ours = agreement(tgts, docs, args.reference.name, measured_on)
+    evidence = published.read_csv(str(args.evidence)) if args.evidence else None
+    ours = agreement(tgts, docs, args.reference.name, measured_on, evidence=evidence,
+                     evidence_label=args.evidence.name if args.evidence else "")
     rows = [("cyclebench", ours)]
     if not args.no_mca:
         mca = mca_docs(tgts, docs, args.mcpu)

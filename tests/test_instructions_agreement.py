@@ -17,6 +17,11 @@ CSV = '''instruction,family,latency,throughput
 "NOSUCH (R64)",BASE,1,1
 "SLOW (YMM, M256)",AVX,"≤8",0.50
 "LATER (R64)",BASE,1,1
+"PMOVX (XMM, XMM)",SSE4,2,0.50
+'''
+EVIDENCE = '''instruction,family,latency,throughput
+"PMOVX (XMM, XMM)",SSE4,1,0.50
+"AND (AL, I8)",BASE,1,0.33
 '''
 
 
@@ -53,7 +58,8 @@ def test_counts_add_up_and_every_mismatch_has_a_cause(tmp_path):
     cat = FakeCatalogue([form("AND (R64, R64)"), form("AND (AL, I8)"), form("AND (M16, I8)", rmw=True),
                          form("ADC (R64, R64)", cf=True), form("VPXOR (XMM, XMM, XMM)"),
                          form("VPANDQ (ZMM, K, ZMM, ZMM)", unsupported="lacks AVX512F"),
-                         form("OR (R8, I8)"), form("SLOW (YMM, M256)"), form("LATER (R64)")])
+                         form("OR (R8, I8)"), form("SLOW (YMM, M256)"), form("LATER (R64)"),
+                         form("PMOVX (XMM, XMM)")])
     tg = targets(records, cat)
     status = {t.published.name: t.status for t in tg}
     assert status["VPANDQ (ZMM, K, ZMM, ZMM)"] == CANNOT_RUN       # never a mismatch
@@ -67,11 +73,14 @@ def test_counts_add_up_and_every_mismatch_has_a_cause(tmp_path):
         doc("VPXOR (XMM, XMM, XMM)", [0.25, 1.0], 0.25),
         doc("OR (R8, I8)", [1.0], 0.26),
         doc("SLOW (YMM, M256)", [7.0], 370.0),
+        doc("PMOVX (XMM, XMM)", [1.0], 0.5),
     ]}
-    a = agreement(tg, docs, "ref.csv", "Zen 3")
+    (tmp_path / "ev.csv").write_text(EVIDENCE, encoding="utf-8")
+    evidence = read_csv(str(tmp_path / "ev.csv"))
+    a = agreement(tg, docs, "ref.csv", "Zen 3", evidence=evidence, evidence_label="ev.csv")
     c = a["counts"]
-    assert sum(c.values()) == a["published_forms"] == len(records) == 10
-    assert c["compared"] == 7 and c[CANNOT_RUN] == 1 and c[NOT_IN_CATALOGUE] == 1
+    assert sum(c.values()) == a["published_forms"] == len(records) == 11
+    assert c["compared"] == 8 and c[CANNOT_RUN] == 1 and c[NOT_IN_CATALOGUE] == 1
     assert c["not measured (not in the results)"] == 1
     for f in FIGURES:
         fc = a["figures"][f]
@@ -81,7 +90,8 @@ def test_counts_add_up_and_every_mismatch_has_a_cause(tmp_path):
         assert sum(e[f].get("compared", 0) for e in a["by_extension"].values()) == fc["compared"]
     assert sum(a["causes"].values()) == len(a["mismatches"])
     causes = {(m["form"], m["figure"]): m["cause"] for m in a["mismatches"]}
-    assert causes[("AND (AL, I8)", "throughput")] == "implicit fixed register chain"
+    assert causes[("AND (AL, I8)", "throughput")] == "implicit fixed register chain"   # evidence agrees with published
+    assert causes[("PMOVX (XMM, XMM)", "latency_max")].startswith("microarchitecture differs: ev.csv reads 1")
     assert causes[("AND (M16, I8)", "throughput")].startswith("memory RMW convention")
     assert causes[("VPXOR (XMM, XMM, XMM)", "latency_min")] == "zero idiom / eliminated move"
     assert causes[("SLOW (YMM, M256)", "throughput")].startswith("data-dependent")

@@ -186,3 +186,21 @@ def test_zero_idiom_measured(cat, session):
     doc = characterize(cat.get("VPXOR (XMM, XMM, XMM)"), session, throughput=False)
     same = next(p for p in doc["latency"] if p["same_register"])
     assert (same["value"], same["label"]) == (0.0, "dependency broken") or not same["stable"], same
+
+
+def test_fixed_register_throughput_does_not_chain(cat):
+    # AND AL, imm8 reads and writes AL: a full-width zero idiom before each copy breaks the chain
+    # (and the flags with it: no second breaker)
+    fake = Fake({}, default=16.0)
+    tp = measure_throughput(Session(measure_fn=fake), cat.get("AND (AL, I8)"))
+    assert tp["carried"] == ["rax"] and tp["breakers"] == ["xor eax, eax"]
+    assert tp["code"].count("xor eax, eax") == tp["copies"] == tp["code"].count("and al, 0x2")
+    adc = measure_throughput(Session(measure_fn=fake), cat.get("ADC (AL, I8)"))
+    assert adc["breakers"] == ["xor eax, eax"]
+
+
+@pytest.mark.measured
+def test_fixed_register_throughput_measured(cat, session):
+    # a chain through AL would cost a cycle per copy; broken, the copies overlap
+    tp = measure_throughput(session, cat.get("AND (AL, I8)"))
+    assert tp["value"] < 0.75 or not tp["stable"], tp

@@ -56,6 +56,10 @@ def add_parser(sub):
                    help="published figures: uops.info CSV (instruction,latency,throughput,...) or instructions.xml; "
                         "with --all, the selection is every published form this CPU can run, and the agreement "
                         "report follows the table")
+    c.add_argument("--evidence", type=Path, metavar="FILE",
+                   help="with --all --compare: published figures for the CPU measured here (uops.info CSV, e.g. its "
+                        "Zen 3 column); a mismatch whose figure agrees with it, where it differs from FILE, is "
+                        "classified 'microarchitecture differs'")
     c.add_argument("--arch", default="ZEN4", help="architecture in instructions.xml (default ZEN4)")
     c.add_argument("--compare-llvm-mca", action="store_true", help="compare with llvm-mca's scheduling model")
     c.add_argument("--mcpu", default="znver4", help="llvm-mca -mcpu (default znver4)")
@@ -101,6 +105,7 @@ def run(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1", "e.g. --jobs 2")
     published = _read_published(args.compare, args.arch) if args.compare else None     # before measuring
+    evidence = _read_published(args.evidence, args.arch) if args.evidence else None
     cat, sel, tgts = _selection(args, published)
     if args.list:
         for s in sel:
@@ -134,7 +139,7 @@ def run(args) -> int:
         from ..instructions.compare import compare_llvm_mca
         comparisons["mca"] = compare_llvm_mca(docs, cat, args.mcpu, args.tolerance)
         summary.append(comparisons["mca"]["text"])
-    agreed = _agreement(tgts, docs, args) if tgts is not None else None
+    agreed = _agreement(tgts, docs, args, evidence) if tgts is not None else None
     if agreed is not None:
         from ..instructions.agreement import summary_lines
         summary += summary_lines(agreed)
@@ -152,12 +157,13 @@ def run(args) -> int:
     return 0
 
 
-def _agreement(tgts, docs, args) -> dict:
+def _agreement(tgts, docs, args, evidence) -> dict:
     """The agreement report over the measured forms (the rest of the published forms are counted
     as not measured, or as not runnable here)."""
     from ..instructions.agreement import agreement, this_machine
     label = f"uops.info {args.arch}" if str(args.compare).lower().endswith(".xml") else str(args.compare.name)
-    return agreement(tgts, {d["form"]: d for d in docs}, label, this_machine())
+    return agreement(tgts, {d["form"]: d for d in docs}, label, this_machine(), evidence=evidence,
+                     evidence_label=args.evidence.name if args.evidence else "")
 
 
 def _check_outputs(output: Path | None, results: Path | None) -> None:

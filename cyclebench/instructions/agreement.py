@@ -15,7 +15,9 @@ the tolerance): it says no more.  Every mismatch gets a cause classified from wh
 (:func:`cause`); nothing is classified by naming forms.
 
 The published data may describe another microarchitecture (uops.info's Zen 4 column against a
-Zen 3 machine): the result names both, and "microarchitecture differs" is never inferred.
+Zen 3 machine): the result names both.  "Microarchitecture differs" is never inferred from a
+difference alone: only when a published table for the CPU measured here (``evidence``) reads what
+we measured while it differs from the compared table.
 """
 from __future__ import annotations
 
@@ -186,9 +188,29 @@ def _family(rec, doc: dict | None) -> str:
     return ",".join((doc or {}).get("extensions") or []) or "?"
 
 
+def _differs(evidence: dict | None, label: str, rec, figure: str, our: float, tol: float) -> str | None:
+    """The microarchitecture cause, when a published table for the CPU measured here (``evidence``)
+    reads what we measured and differs from the compared table: the same form measured by the
+    same publisher on both CPUs differs, so the method is not what differs."""
+    ev = (evidence or {}).get(rec.name)
+    if ev is None:
+        return None
+    e_val, e_bound = theirs(ev, figure)
+    their, their_bound = theirs(rec, figure)
+    if e_val is None or e_bound or not agrees(our, e_val, False, tol):
+        return None
+    if agrees(e_val, their, their_bound, tol):
+        return None
+    return f"microarchitecture differs: {label} reads {_published_text(ev, figure)}, as measured here"
+
+
 def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, measured_on: str,
-              cause_fn: Callable = cause) -> dict:
+              cause_fn: Callable = cause, evidence: dict | None = None,
+              evidence_label: str = "") -> dict:
     """The comparison of measured documents (by form name) with the published targets.
+
+    ``evidence``: published records for the CPU measured here (e.g. uops.info's Zen 3 column when
+    the compared table is Zen 4); only used to classify a mismatch as "microarchitecture differs".
 
     Returns {"published_label", "measured_on", "counts", "figures", "by_extension", "mismatches",
     "causes", "rows"}; every published form is counted exactly once in ``counts``."""
@@ -229,7 +251,7 @@ def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, m
                 figs[f]["match"] += 1
                 by_ext[fam][f]["match"] += 1
                 continue
-            why = cause_fn(doc, rec, t.form, f)
+            why = _differs(evidence, evidence_label, rec, f, our, tol[f]) or cause_fn(doc, rec, t.form, f)
             row[f]["cause"] = why
             mismatches.append({"form": rec.name, "figure": f, "ours": our, "ours_bound": bound,
                                "published": their, "published_bound": their_bound,

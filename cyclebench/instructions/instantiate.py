@@ -321,15 +321,18 @@ def independent_copies(form: Form, n: int, avoid=()) -> Copies:
         out.append(instantiate(form, regs=regs, displacement=disp))
     # an implicit register read under one name and written under another (imul r32: reads eax,
     # writes rax/rdx) links the copies as much as one read and written under one name
+    # and so does a fixed explicit register read and written (AND AL, imm8: AL)
     by_full: dict[str, list[bool]] = {}
-    for imp in form.implicit:
+    fixed = [(op.fixed, op.read, op.write) for op in form.operands
+             if op.kind == "reg" and op.fixed and not op.fixed.startswith("ST")]
+    for register, read, write in [(i.register, i.read, i.write) for i in form.implicit] + fixed:
         try:
-            full = register_name(full_register(_reg(imp.register)))
+            full = register_name(full_register(_reg(register)))
         except KeyError:
-            full = imp.register
+            full = register
         rw = by_full.setdefault(full, [False, False])
-        rw[0] |= imp.read
-        rw[1] |= imp.write
+        rw[0] |= read
+        rw[1] |= write
     carried = [name for name, (r, w) in by_full.items() if r and w]
     if form.flags_read & form.flags_written:
         carried.append("flags")

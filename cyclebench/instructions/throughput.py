@@ -7,7 +7,10 @@ no execution port:
 
 * flags read and written (adc, sbb, rcl, cmc ...): ``xor r32, r32`` on a scratch register (a
   zero idiom: it writes every arithmetic flag and depends on nothing);
-* an implicit general register read and written (mul: rax; cmpxchg: rax): ``xor e?x, e?x``;
+* a general register read and written, implicit (mul: rax; cmpxchg: rax) or a fixed explicit
+  operand (``AND AL, imm8``: AL): a full-width zero idiom ``xor e?x, e?x`` (writing the 32-bit
+  register zeroes all 64 bits; a narrow ``xor al, al`` merges into the old value and does not
+  break the chain); it also breaks the flags, so no second breaker is added for them;
   division: ``mov`` of the same dividend and ``xor edx, edx``;
 * an implicit vector register (xmm0): ``vpxor xmm0, xmm0, xmm0``.
 
@@ -30,8 +33,7 @@ def _breakers(form: Form, carried: list[str], scratch: str) -> tuple[list[str], 
     mn = form.code_name.split("_")[0]
     for c in carried:
         if c == "flags":
-            lines.append(f"xor {C.gpr(scratch, 32)}, {C.gpr(scratch, 32)}")
-            continue
+            continue                  # after the registers: their zero idiom may break flags too
         try:
             port = C.port_for_register(c)
         except KeyError:
@@ -49,6 +51,9 @@ def _breakers(form: Form, carried: list[str], scratch: str) -> tuple[list[str], 
             lines.append(f"vpxor {x}, {x}, {x}")
         else:
             unbroken.append(c)
+    if "flags" in carried and not any(x.startswith("xor ") for x in lines):
+        # a full-width GPR zero idiom writes every arithmetic flag: one breaker does both
+        lines.append(f"xor {C.gpr(scratch, 32)}, {C.gpr(scratch, 32)}")
     return lines, unbroken
 
 
