@@ -204,3 +204,13 @@ def test_fixed_register_throughput_measured(cat, session):
     # a chain through AL would cost a cycle per copy; broken, the copies overlap
     tp = measure_throughput(session, cat.get("AND (AL, I8)"))
     assert tp["value"] < 0.75 or not tp["stable"], tp
+
+
+def test_rmw_memory_copies_one_width_apart_with_the_line_alternative(cat):
+    fake = Fake({"[r14+0x42]": 16 * 0.68, "[r14+0x80]": 16.0}, default=16.0)   # per 16 copies
+    tp = measure_throughput(Session(measure_fn=fake), cat.get("AND (M16, I8)"))
+    assert "word ptr [r14+0x40]" in tp["code"] and "word ptr [r14+0x42]" in tp["code"]
+    assert tp["value"] == pytest.approx(0.68)
+    alt = tp["alternative"]
+    assert alt["stride"] == 64 and alt["value"] == pytest.approx(1.0) and "[r14+0x80]" in alt["code"]
+    assert "one cache line per copy: 1.00" in tp["note"]
