@@ -214,3 +214,18 @@ def test_rmw_memory_copies_one_width_apart_with_the_line_alternative(cat):
     alt = tp["alternative"]
     assert alt["stride"] == 64 and alt["value"] == pytest.approx(1.0) and "[r14+0x80]" in alt["code"]
     assert "one cache line per copy: 1.00" in tp["note"]
+
+
+def test_masked_access_takes_the_common_path_and_is_marked_data_dependent(cat):
+    class ByValue(Fake):          # a masked load: every lane off (sign bits clear) takes a slow path
+        def __call__(self, code, init=None, **kw):
+            self.default = 16 * (0.5 if "0xffffffffffffffff" in (init or "") else 370.0)
+            return super().__call__(code, init, **kw)
+    form = cat.get("VPMASKMOVD (YMM, YMM, M256)")
+    doc = characterize(form, Session(measure_fn=ByValue({})), latency=False)
+    tp = doc["throughput"]
+    assert tp["value"] == pytest.approx(0.5) and tp["data_dependent"] is True
+    assert sorted(v["value"] for v in tp["values"]) == pytest.approx([0.5, 370.0])
+    assert any(n.startswith("data-dependent throughput: 0.50") for n in doc["notes"])
+    plain = characterize(cat.get("IMUL (R64, R64)"), Session(measure_fn=Fake({}, default=3.0)))
+    assert "values" not in plain["throughput"]

@@ -29,7 +29,7 @@ from .forms import Form
 from .instantiate import Instance, LatencyPair, Ref, chain, instantiate, latency_pairs, verified
 from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, form_init, form_notes,
                       used_gprs, value_init, value_pattern)
-from .throughput import measure_throughput
+from .throughput import measure_throughput, sweeps_values, with_values
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "Session", "characterize", "measure_pair", "measure_throughput",
            "skipped_doc", "value_init", "value_pattern"]
@@ -184,6 +184,9 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
                     p["value"] is not None:
                 selfs[pair.start.pos] = p["value"]
         doc["throughput"] = measure_throughput(session, form, selfs, earlier=first_tp)
+        if doc["throughput"].get("value") is not None and sweeps_values(form):
+            doc["throughput"], note = with_values(session, form, doc["throughput"], selfs)
+            doc["notes"] += [note] if note else []
     reason = _machine_reason(session.backend)
     doc["uops_reason"] = reason
     ok_tp = doc["throughput"] and doc["throughput"]["value"] is not None

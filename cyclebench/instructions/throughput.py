@@ -63,13 +63,14 @@ def _breakers(form: Form, carried: list[str], scratch: str) -> tuple[list[str], 
 
 
 def measure_throughput(session: Session, form: Form, self_latency: dict[int, float] | None = None,
-                       earlier: dict | None = None) -> dict:
+                       earlier: dict | None = None, pattern: int | None = None) -> dict:
     """Cycles per instruction over independent copies.  ``self_latency``: operand position ->
     measured latency of that operand to itself (to tell a rotation-bound figure).  ``earlier``: a
     previous run of the same measurement; the lower of the two is kept (an SMT sibling on the
     host slows throughput-bound code for a while without disturbing the calibration)."""
     self_latency = self_latency or {}
-    doc = {"value": None, "bound": None, "uncertainty": None, "copies": THROUGHPUT_COPIES,
+    pattern = value_pattern(form) if pattern is None else pattern
+    doc = {"value": None, "bound": None, "uncertainty": None, "copies": THROUGHPUT_COPIES, "pattern": pattern,
            "code": None, "init": None, "carried": [], "breakers": [], "stable": None,
            "samples": [], "repeats": [], "warnings": [], "linear": None, "note": None, "error": None}
     scratch = C.scratch_gpr(used_gprs(*(i.register for i in form.implicit if i.read or i.write)))
@@ -82,7 +83,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     init = form_init(form, cps.instances[0]) + [s for s in cps.init if s not in cps.instances[0].init]
     doc.update(carried=list(cps.carried), breakers=pre)
     try:
-        m = session.measure(code, init, per=len(cps.instances), pattern=value_pattern(form))
+        m = session.measure(code, init, per=len(cps.instances), pattern=pattern)
         if earlier is not None and earlier.get("value") is not None:
             doc["repeats"] = [earlier["value"], m.value]
             if earlier["value"] < m.value:     # the less disturbed of two runs apart in time
@@ -113,7 +114,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             break
     stride = rmw_stride(form)
     if stride is not None and stride != LINE:
-        alt = _alternative(session, form, pre, init, scratch, LINE)
+        alt = _alternative(session, form, pre, init, scratch, LINE, pattern)
         doc["alternative"] = alt
         if alt.get("value") is not None and not within(alt["value"], m.value):
             notes.append(f"read-modify-write memory: copies {stride} byte(s) apart (uops.info's convention); "
@@ -127,7 +128,7 @@ def within(a: float, b: float, tol: float = 0.07) -> bool:
 
 
 def _alternative(session: Session, form: Form, pre: list[str], init: list[str], scratch: str,
-                 stride: int) -> dict:
+                 stride: int, pattern: int) -> dict:
     """The same copies with their read-modify-write addresses ``stride`` bytes apart."""
     cps = independent_copies(form, THROUGHPUT_COPIES, avoid=(scratch,), stride=stride)
     verified(cps.instances)
@@ -135,9 +136,46 @@ def _alternative(session: Session, form: Form, pre: list[str], init: list[str], 
     out = {"convention": f"one address per copy, {stride} bytes apart", "stride": stride, "value": None,
            "code": "\n".join(code), "stable": None, "error": None}
     try:
-        m = session.measure(code, init, per=len(cps.instances), pattern=value_pattern(form))
+        m = session.measure(code, init, per=len(cps.instances), pattern=pattern)
     except CycleBenchError as e:
         out["error"] = e.cause
         return out
     out.update(value=m.value, stable=m.stable, uncertainty=m.uncertainty)
     return out
+
+
+# ------------------------------------------------------------------------------ operand values
+
+ALL_ONES = 0xFFFFFFFFFFFFFFFF
+DATA_DEPENDENT_RATIO = 1.2      # and at least DATA_DEPENDENT_CYCLES apart: not noise
+DATA_DEPENDENT_CYCLES = 0.25
+
+
+def sweeps_values(form: Form) -> bool:
+    """Forms whose read-only vector register inputs may steer a memory access: masked loads and
+    stores take the sign bit of each element as its mask, and a lane masked off can send the
+    access down a slow path; any memory form with such an input is measured with both values."""
+    touches_memory = form.memory_operand is not None or bool(form.implicit_memory)
+    return touches_memory and any(op.kind == "reg" and op.read and not op.write and not op.is_mask
+                                  and op.cls in ("XMM", "YMM", "MM") for op in form.operands)
+
+
+def with_values(session: Session, form: Form, tp: dict, self_latency: dict[int, float]) -> tuple[dict, str | None]:
+    """(throughput document, note): ``tp`` measured again with every vector bit set (-1: every
+    mask lane on, the common path of masked accesses).  When the two differ beyond noise the
+    form is data-dependent: the faster is reported (the common path) and both are kept."""
+    other = measure_throughput(session, form, self_latency, pattern=ALL_ONES)
+    names = {tp["pattern"]: f"{tp['pattern']:#x} per lane (1.0: every sign bit clear)",
+             ALL_ONES: "all bits set (-1: every sign bit set)"}
+    figures = [(d["value"], d["pattern"]) for d in (tp, other) if d.get("value") is not None]
+    if len(figures) < 2:
+        return tp, None
+    (fast, fast_p), (slow, slow_p) = sorted(figures)
+    best = tp if fast_p == tp["pattern"] else other
+    best["values"] = [{"pattern": p, "values": names[p], "value": v} for v, p in figures]
+    if slow <= fast * DATA_DEPENDENT_RATIO or slow - fast < DATA_DEPENDENT_CYCLES:
+        return best, None
+    note = (f"data-dependent throughput: {fast:.2f} with vector operands {names[fast_p]}, {slow:.2f} with "
+            f"{names[slow_p]} (the faster is reported)")
+    best["data_dependent"] = True
+    return best, note
