@@ -32,8 +32,18 @@ from .instantiate import LINE, independent_copies, rmw_stride, verified
 from .session import DIVIDEND, THROUGHPUT_COPIES, Measured, Session, form_init, used_gprs, value_pattern
 
 
-def _breakers(form: Form, carried: list[str], scratch: str) -> tuple[list[str], list[str]]:
-    """(lines to put before every copy, what could not be broken)."""
+BREAKERS = ("zero idiom", "alu", "none")
+
+
+def _breakers(form: Form, carried: list[str], scratch: str,
+              kind: str = "zero idiom") -> tuple[list[str], list[str]]:
+    """(lines to put before every copy, what could not be broken).  ``kind``: the documented
+    port-free zero idioms (default); ``alu``: breakers that occupy an ALU (``test r, r`` for the
+    flags, ``mov r32, 0`` for a register), the kind a published figure may include; ``none``."""
+    if kind == "none":
+        return [], list(carried)
+    if kind == "alu":
+        return _alu_breakers(carried, scratch)
     lines, unbroken = [], []
     mn = form.code_name.split("_")[0]
     for c in carried:
@@ -62,8 +72,26 @@ def _breakers(form: Form, carried: list[str], scratch: str) -> tuple[list[str], 
     return lines, unbroken
 
 
+def _alu_breakers(carried: list[str], scratch: str) -> tuple[list[str], list[str]]:
+    lines, unbroken = [], []
+    for c in carried:
+        if c == "flags":
+            lines.append(f"test {C.gpr(scratch, 64)}, {C.gpr(scratch, 64)}")
+            continue
+        try:
+            kind = C.port_for_register(c).kind
+        except KeyError:
+            kind = None
+        if kind == "GPR":
+            lines.insert(0, f"mov {C.gpr(c, 32)}, 0")
+        else:
+            unbroken.append(c)
+    return lines, unbroken
+
+
 def measure_throughput(session: Session, form: Form, self_latency: dict[int, float] | None = None,
-                       earlier: dict | None = None, pattern: int | None = None) -> dict:
+                       earlier: dict | None = None, pattern: int | None = None,
+                       breakers: str = "zero idiom", stride: int | None = None) -> dict:
     """Cycles per instruction over independent copies.  ``self_latency``: operand position ->
     measured latency of that operand to itself (to tell a rotation-bound figure).  ``earlier``: a
     previous run of the same measurement; the lower of the two is kept (an SMT sibling on the
@@ -74,9 +102,9 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
            "code": None, "init": None, "carried": [], "breakers": [], "stable": None,
            "samples": [], "repeats": [], "warnings": [], "linear": None, "note": None, "error": None}
     scratch = C.scratch_gpr(used_gprs(*(i.register for i in form.implicit if i.read or i.write)))
-    cps = independent_copies(form, THROUGHPUT_COPIES, avoid=(scratch,))
+    cps = independent_copies(form, THROUGHPUT_COPIES, avoid=(scratch,), stride=stride)
     verified(cps.instances)
-    pre, unbroken = _breakers(form, cps.carried, scratch)
+    pre, unbroken = _breakers(form, cps.carried, scratch, breakers)
     code = []
     for inst in cps.instances:
         code += pre + [inst.text]
@@ -112,8 +140,8 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             doc["bound"] = "upper"
             notes.append(f"as slow as the chain through {distinct} rotating registers allows")
             break
-    stride = rmw_stride(form)
-    if stride is not None and stride != LINE:
+    if stride is None and rmw_stride(form) not in (None, LINE):
+        stride = rmw_stride(form)
         alt = _alternative(session, form, pre, init, scratch, LINE, pattern)
         doc["alternative"] = alt
         if alt.get("value") is not None and not within(alt["value"], m.value):
