@@ -60,6 +60,10 @@ def add_parser(sub):
                    help="with --all --compare: published figures for the CPU measured here (uops.info CSV, e.g. its "
                         "Zen 3 column); a mismatch whose figure agrees with it, where it differs from FILE, is "
                         "classified 'microarchitecture differs'")
+    c.add_argument("--why", action="store_true",
+                   help="with --compare and named forms: for each figure that disagrees, run the variant experiments "
+                        "(breakers, operand values, addresses, same/distinct registers) and say which reproduces "
+                        "the published figure")
     c.add_argument("--arch", default="ZEN4", help="architecture in instructions.xml (default ZEN4)")
     c.add_argument("--compare-llvm-mca", action="store_true", help="compare with llvm-mca's scheduling model")
     c.add_argument("--mcpu", default="znver4", help="llvm-mca -mcpu (default znver4)")
@@ -102,6 +106,9 @@ def _selection(args, published=None):
 def run(args) -> int:
     if args.latency_only and args.throughput_only:
         raise UsageError("--latency-only and --throughput-only exclude each other", "give one of them")
+    if args.why and (not args.compare or args.all):
+        raise UsageError("--why needs --compare FILE and named forms (not --all)",
+                         'e.g. cyclebench inst "AND (AL, I8)" --compare uops.csv --why')
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1", "e.g. --jobs 2")
     published = _read_published(args.compare, args.arch) if args.compare else None     # before measuring
@@ -140,6 +147,9 @@ def run(args) -> int:
         comparisons["mca"] = compare_llvm_mca(docs, cat, args.mcpu, args.tolerance)
         summary.append(comparisons["mca"]["text"])
     agreed = _agreement(tgts, docs, args, evidence) if tgts is not None else None
+    why = _why(cat, docs, published, kwargs, cpus[0] if cpus else None) if args.why else None
+    if why is not None:
+        summary += [line for r in why for line in r["verdict"]]
     if agreed is not None:
         from ..instructions.agreement import summary_lines
         summary += summary_lines(agreed)
@@ -150,7 +160,7 @@ def run(args) -> int:
                    f"{counts.get('failed', 0)} failed" +
                    (f"; {measured} characterised in {elapsed:.1f} s ({rate:.0f} forms/minute on "
                     f"{workers} CPU{'s' if workers > 1 else ''})" if rate else ""))
-    _emit(args, docs, comparisons, agreed, summary, {"elapsed_s": round(elapsed, 3), "forms_per_minute": rate,
+    _emit(args, docs, comparisons, agreed, why, summary, {"elapsed_s": round(elapsed, 3), "forms_per_minute": rate,
                                               "cpus": cpus, "n_measurements": kwargs["n_measurements"]})
     if args.require_stable and any(d.get("stable") is False for d in docs):
         raise UnstableMeasurement("some forms stayed unstable", "re-run them on a quieter machine")
@@ -164,6 +174,24 @@ def _agreement(tgts, docs, args, evidence) -> dict:
     label = f"uops.info {args.arch}" if str(args.compare).lower().endswith(".xml") else str(args.compare.name)
     return agreement(tgts, {d["form"]: d for d in docs}, label, this_machine(), evidence=evidence,
                      evidence_label=args.evidence.name if args.evidence else "")
+
+
+def _why(cat, docs, published, kwargs, cpu) -> dict:
+    """The variant experiments for every measured form with a published record."""
+    from ..instructions.agreement import targets
+    from ..instructions.session import Session
+    from ..instructions.why import explain, verdict
+    records = {t.form.name: t.published for t in targets(published, cat) if t.form is not None}
+    session = Session(cpu=cpu, **kwargs)
+    results = []
+    for d in docs:
+        rec = records.get(d["form"])
+        if d.get("status") != "ok" or rec is None:
+            continue
+        r = explain(session, cat.get(d["form"]), d, rec)
+        r["verdict"] = verdict(r)
+        results.append(r)
+    return results
 
 
 def _check_outputs(output: Path | None, results: Path | None) -> None:
@@ -186,7 +214,7 @@ def _read_published(path: Path, arch: str):
     return records
 
 
-def _emit(args, docs, comparisons, agreed, summary, run_info):
+def _emit(args, docs, comparisons, agreed, why, summary, run_info):
     from ..instructions.characterize import SCHEMA, SCHEMA_VERSION
     from ..reports.tables import get_table_reporter, instruction_table
     fmt = output_format(args)
@@ -197,6 +225,8 @@ def _emit(args, docs, comparisons, agreed, summary, run_info):
                "comparison": {k: v for k, v in comparisons.items()}, "forms": docs}
         if agreed is not None:
             doc["agreement"] = agreed
+        if why is not None:
+            doc["why"] = why
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     else:
         tables = [instruction_table(docs, comparisons, summary)]
