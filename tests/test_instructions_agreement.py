@@ -18,6 +18,7 @@ CSV = '''instruction,family,latency,throughput
 "SLOW (YMM, M256)",AVX,"≤8",0.50
 "LATER (R64)",BASE,1,1
 "PMOVX (XMM, XMM)",SSE4,2,0.50
+"MOVE (XMM, XMM)",AVX,1,0.25
 '''
 EVIDENCE = '''instruction,family,latency,throughput
 "PMOVX (XMM, XMM)",SSE4,1,0.50
@@ -43,9 +44,9 @@ def form(name, unsupported=None, rmw=False, cf=False):
                            flags_read=frozenset({"CF"}) if cf else frozenset())
 
 
-def doc(name, lats, tp, tp_bound="exact", carried=(), notes=(), status="ok"):
-    pairs = [{"start": "a", "end": "b", "value": v, "bound": "exact", "stable": True, "linear": True}
-             for v in lats]
+def doc(name, lats, tp, tp_bound="exact", carried=(), notes=(), status="ok", label=None):
+    pairs = [{"start": "a", "end": "b", "value": v, "bound": "exact", "stable": True, "linear": True,
+              "label": label} for v in lats]
     return {"form": name, "status": status, "latency": pairs, "notes": list(notes),
             "throughput": {"value": tp, "bound": tp_bound, "carried": list(carried), "stable": True,
                            "linear": True}}
@@ -59,7 +60,7 @@ def test_counts_add_up_and_every_mismatch_has_a_cause(tmp_path):
                          form("ADC (R64, R64)", cf=True), form("VPXOR (XMM, XMM, XMM)"),
                          form("VPANDQ (ZMM, K, ZMM, ZMM)", unsupported="lacks AVX512F"),
                          form("OR (R8, I8)"), form("SLOW (YMM, M256)"), form("LATER (R64)"),
-                         form("PMOVX (XMM, XMM)")])
+                         form("PMOVX (XMM, XMM)"), form("MOVE (XMM, XMM)")])
     tg = targets(records, cat)
     status = {t.published.name: t.status for t in tg}
     assert status["VPANDQ (ZMM, K, ZMM, ZMM)"] == CANNOT_RUN       # never a mismatch
@@ -74,13 +75,14 @@ def test_counts_add_up_and_every_mismatch_has_a_cause(tmp_path):
         doc("OR (R8, I8)", [1.0], 0.26),
         doc("SLOW (YMM, M256)", [7.0], 370.0),
         doc("PMOVX (XMM, XMM)", [1.0], 0.5),
+        doc("MOVE (XMM, XMM)", [0.0], 0.25, label="move eliminated"),
     ]}
     (tmp_path / "ev.csv").write_text(EVIDENCE, encoding="utf-8")
     evidence = read_csv(str(tmp_path / "ev.csv"))
     a = agreement(tg, docs, "ref.csv", "Zen 3", evidence=evidence, evidence_label="ev.csv")
     c = a["counts"]
-    assert sum(c.values()) == a["published_forms"] == len(records) == 11
-    assert c["compared"] == 8 and c[CANNOT_RUN] == 1 and c[NOT_IN_CATALOGUE] == 1
+    assert sum(c.values()) == a["published_forms"] == len(records) == 12
+    assert c["compared"] == 9 and c[CANNOT_RUN] == 1 and c[NOT_IN_CATALOGUE] == 1
     assert c["not measured (not in the results)"] == 1
     for f in FIGURES:
         fc = a["figures"][f]
@@ -93,7 +95,8 @@ def test_counts_add_up_and_every_mismatch_has_a_cause(tmp_path):
     assert causes[("AND (AL, I8)", "throughput")] == "implicit fixed register chain"   # evidence agrees with published
     assert causes[("PMOVX (XMM, XMM)", "latency_max")].startswith("microarchitecture differs: ev.csv reads 1")
     assert causes[("AND (M16, I8)", "throughput")].startswith("memory RMW convention")
-    assert causes[("VPXOR (XMM, XMM, XMM)", "latency_min")] == "zero idiom / eliminated move"
+    assert causes[("VPXOR (XMM, XMM, XMM)", "latency_min")].startswith("published 0 (no dependency)")
+    assert causes[("MOVE (XMM, XMM)", "latency_max")] == "zero idiom / eliminated move"
     assert causes[("SLOW (YMM, M256)", "throughput")].startswith("data-dependent")
     assert ("ADC (R64, R64)", "throughput") not in causes           # 0.50 = 0.50
     assert ("SLOW (YMM, M256)", "latency_max") not in causes        # 7 is within the bound ≤8

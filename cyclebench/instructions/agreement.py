@@ -147,8 +147,10 @@ def cause(doc: dict, rec, form, figure: str) -> str:
         return "data-dependent (suspected): a slow path with our operand values"
     if figure != "throughput":
         labels = {p.get("label") for p in doc.get("latency") or []}
-        if their == 0 or labels & {"dependency broken", "move eliminated"}:
+        if labels & {"dependency broken", "move eliminated"}:
             return "zero idiom / eliminated move"
+        if their == 0:
+            return "published 0 (no dependency) where our chain carries one"
         if bound == "upper" or their_bound:
             return "bound only (upper bound)"
         if unstable:
@@ -262,7 +264,7 @@ def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, m
             "figures": {f: _rated(c) for f, c in figs.items()},
             "by_extension": {e: {f: _rated(c) for f, c in v.items()} for e, v in sorted(by_ext.items())},
             "mismatches": mismatches,
-            "causes": dict(Counter(m["cause"] for m in mismatches).most_common()), "rows": rows}
+            "causes": dict(Counter(m["cause"].split(":")[0] for m in mismatches).most_common()), "rows": rows}
 
 
 def _published_text(rec, figure: str) -> str:

@@ -98,9 +98,17 @@ _SAME_REF = {"cmov": "test", "vec2gpr": "gpr2vec", "k2gpr": "gpr2k", "k2vec": "v
              "mm2gpr": "gpr2mm"}
 
 
-def lower_bound(step: str) -> float:
-    """The latency a step has at least: 0 for stores/loads (memory renaming), else 1 cycle."""
-    return 0.0 if step.startswith(("store_", "load_")) else 1.0
+RENAMED_ROUND_TRIP = 2.5     # a store+load round trip this fast went through memory renaming
+
+
+def lower_bound(step: str, round_trip: float | None = None) -> float:
+    """The latency a step has at least: 1 cycle for every executed µop.  A store or a load may
+    cost 0 when memory renaming (Zen 2+) bypasses it; ``round_trip`` (its reference loop, store
+    then load) tells: a round trip slower than RENAMED_ROUND_TRIP went through the store queue,
+    where the store and the load each take at least a cycle."""
+    if step.startswith(("store_", "load_")):
+        return 1.0 if round_trip is not None and round_trip > RENAMED_ROUND_TRIP else 0.0
+    return 1.0
 
 
 def reference_of(step: str) -> str:

@@ -130,16 +130,18 @@ class Session:
     def step_bounds(self, step: str) -> tuple[float, float | None]:
         """(lower, upper) latency of a connector step; upper None when its reference failed."""
         key = C.reference_of(step)
-        lower = C.lower_bound(step)
         if key not in self.refs:
             code, others = C.REFERENCES[key]
             try:
                 m = self.measure(code.split("; "), [])
+                lower = C.lower_bound(step, m.value)
                 self.refs[key] = {"code": code, "cycles": m.value, "uncertainty": m.uncertainty,
-                                  "upper": max(lower, m.value - others * lower), "stable": m.stable}
+                                  "lower": lower, "upper": max(lower, m.value - others * lower),
+                                  "stable": m.stable}
             except CycleBenchError as e:
-                self.refs[key] = {"code": code, "error": e.cause, "upper": None}
-        return lower, self.refs[key]["upper"]
+                self.refs[key] = {"code": code, "error": e.cause, "lower": C.lower_bound(step),
+                                  "upper": None}
+        return self.refs[key]["lower"], self.refs[key]["upper"]
 
 
 def form_init(form: Form, inst: Instance) -> list[str]:
