@@ -55,6 +55,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=Path, required=True, help="inst results file (JSON lines)")
     ap.add_argument("--reference", type=Path, default=REFERENCE, help="uops.info CSV (default: the shared one)")
+    ap.add_argument("--published-label", default="uops.info, published Zen 4", help="what --reference is")
     ap.add_argument("--evidence", type=Path, help="published figures for the CPU measured here (uops.info CSV, "
                     "e.g. its Zen 3 column): classifies 'microarchitecture differs' mismatches")
     ap.add_argument("--sample", type=int, help="measure a random sample of N published forms into --results first")
@@ -85,7 +86,7 @@ def main():
         mca = mca_docs(tgts, docs, args.mcpu)
         rows.append((f"llvm-mca-16 -mcpu={args.mcpu}", agreement(tgts, mca, args.reference.name,
                                                                  f"llvm-mca {args.mcpu}")))
-    print(f"{args.reference.name} (uops.info, published Zen 4) vs {measured_on} measured here; "
+    print(f"{args.reference.name} ({args.published_label}) vs {measured_on} measured here; "
           f"{ours['counts'].get('compared', 0)} forms measured from {args.results} "
           f"({len(docs)} documents in the file)")
     print(f"{'':32s}" + "".join(f"{f:>24s}" for f in FIGURES))

@@ -162,7 +162,8 @@ def cause(doc: dict, rec, form, figure: str) -> str:
     if any(c not in ("flags", "x87 stack") and not c.startswith("memory") for c in carried):
         return "implicit fixed register chain"
     if "flags" in carried and form is not None and "CF" in form.flags_read:
-        return "carry-flag consumer"
+        return ("carry-flag consumer: our flag breaker is a port-free zero idiom; one that occupies an ALU "
+                "reads higher (inst --why runs both)")
     if "x87 stack" in carried:
         return "bound only (upper bound): x87 stack chain"
     if bound == "upper" or their_bound:
