@@ -242,3 +242,13 @@ def test_connector_latency_never_negative_when_memory_is_renamed(cat):
     pair = next(p for p in latency_pairs(form) if p.start.kind == "op" and p.end.kind == "mem")
     d = measure_pair(Session(measure_fn=fake), form, pair)
     assert d["value"] >= 0 and d["connector"]["latency_lower"] == 0
+
+
+def test_flags_connector_reads_a_flag_the_form_writes(cat):
+    # adox writes only OF: a cmovc connector would not depend on it (the chain would read 0)
+    form = cat.get("ADOX (R32, R32)")
+    d = measure_pair(Session(measure_fn=Fake({}, default=2.0)), form, _pair(form, "op0 (R32) -> flags"))
+    assert d["connector"]["code"].startswith("cmovo ")
+    adc = cat.get("ADC_11 (R64, R64)")
+    d = measure_pair(Session(measure_fn=Fake({}, default=2.0)), adc, _pair(adc, "op0 (R64) -> flags"))
+    assert d["connector"]["code"].startswith("cmovc ")

@@ -44,7 +44,7 @@ def _mem_text(inst: Instance) -> str | None:
 
 def _port(form: Form, inst: Instance, ref: Ref) -> C.Port:
     if ref.kind == "flags":
-        return C.Port("FLAGS")
+        return C.Port("FLAGS", flags=form.flags_written)
     if ref.kind == "implicit":
         return C.port_for_register(ref.register)
     op = form.operands[ref.pos]
