@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from ..errors import CycleBenchError
 from . import connectors as C
+from .agreement import TP_TOL, agrees
 from .forms import Form
 from .instantiate import LINE, independent_copies, rmw_stride, verified
 from .session import DIVIDEND, THROUGHPUT_COPIES, Measured, Session, form_init, used_gprs, value_pattern
@@ -157,15 +158,11 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
         stride = rmw_stride(form)
         alt = _alternative(session, form, pre, init, scratch, LINE, pattern)
         doc["alternative"] = alt
-        if alt.get("value") is not None and not within(alt["value"], m.value):
+        if alt.get("value") is not None and not agrees(alt["value"], m.value, False, TP_TOL):
             notes.append(f"read-modify-write memory: copies {stride} byte(s) apart (uops.info's convention); "
                          f"one cache line per copy: {alt['value']:.2f}")
     doc["note"] = "; ".join(notes) or None
     return doc
-
-
-def within(a: float, b: float, tol: float = 0.07) -> bool:
-    return abs(a - b) <= max(tol * abs(b), 0.05)
 
 
 def _alternative(session: Session, form: Form, pre: list[str], init: list[str], scratch: str,
