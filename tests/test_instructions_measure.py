@@ -225,7 +225,9 @@ def test_masked_access_takes_the_common_path_and_is_marked_data_dependent(cat):
             self.default = 16 * (0.5 if "0xffffffffffffffff" in (init or "") else 370.0)
             return super().__call__(code, init, **kw)
     form = cat.get("VPMASKMOVD (YMM, YMM, M256)")
-    doc = characterize(form, Session(measure_fn=ByValue({})), latency=False)
+    doc = characterize(form, Session(measure_fn=ByValue({})))
+    measured = [p for p in doc["latency"] if p["init"]]
+    assert measured and all("0xffffffffffffffff" in p["init"] for p in measured)   # latencies: same values
     tp = doc["throughput"]
     assert tp["value"] == pytest.approx(0.5) and tp["data_dependent"] is True
     assert sorted(v["value"] for v in tp["values"]) == pytest.approx([0.5, 370.0])

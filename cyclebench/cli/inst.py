@@ -182,7 +182,7 @@ def _why(cat, docs, published, kwargs, cpu) -> dict:
     from ..instructions.session import Session
     from ..instructions.why import explain, verdict
     records = {t.form.name: t.published for t in targets(published, cat) if t.form is not None}
-    session = Session(cpu=cpu, **kwargs)
+    session = Session(**{**kwargs, "cpu": cpu})
     results = []
     for d in docs:
         rec = records.get(d["form"])

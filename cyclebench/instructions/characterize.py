@@ -64,7 +64,7 @@ def _pair_doc(pair: LatencyPair) -> dict:
             "linear": None, "error": None, "label": None, "same_register": False}
 
 
-def measure_pair(session: Session, form: Form, pair: LatencyPair) -> dict:
+def measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int | None = None) -> dict:
     doc = _pair_doc(pair)
     inst = chain(form, pair)
     conn = None
@@ -82,7 +82,7 @@ def measure_pair(session: Session, form: Form, pair: LatencyPair) -> dict:
     code = [inst.text] + (conn.lines if conn else [])
     init = form_init(form, inst) + (conn.init if conn else [])
     try:
-        m = session.measure(code, init, pattern=value_pattern(form))
+        m = session.measure(code, init, pattern=value_pattern(form) if pattern is None else pattern)
     except CycleBenchError as e:
         doc.update(error=e.cause, code="\n".join(code))
         return doc
@@ -113,7 +113,7 @@ def measure_pair(session: Session, form: Form, pair: LatencyPair) -> dict:
     return doc
 
 
-def measure_same_register(session: Session, form: Form) -> dict | None:
+def measure_same_register(session: Session, form: Form, pattern: int | None = None) -> dict | None:
     """The same-register case of a form with three or more register operands of one family
     (renaming.py): 0 with its label when the renamer breaks the dependency, else its latency."""
     case = renaming.same_register_case(form)
@@ -126,7 +126,8 @@ def measure_same_register(session: Session, form: Form) -> dict | None:
     doc.update(start=start, end=end, method="chain (same register)", same_register=True,
                samples=[], warnings=[])
     try:
-        m = session.measure([inst.text], form_init(form, inst), pattern=value_pattern(form))
+        m = session.measure([inst.text], form_init(form, inst),
+                            pattern=value_pattern(form) if pattern is None else pattern)
     except CycleBenchError as e:
         doc.update(error=e.cause, code=inst.text)
         return doc
@@ -164,16 +165,24 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
     doc["instruction"] = instantiate(form).text
     doc["notes"] = form_notes(form)
     pairs = latency_pairs(form) if latency else []
-    first_tp = measure_throughput(session, form) if throughput and pairs else None
+    sweep = sweeps_values(form)
+    first_tp = measure_throughput(session, form) if throughput and (pairs or sweep) else None
+    pattern, values = value_pattern(form), {}
+    if sweep and first_tp is not None and first_tp.get("value") is not None:
+        # operand values that take the common path, for every figure (masked accesses)
+        first_tp, note = with_values(session, form, first_tp, {})
+        pattern = first_tp["pattern"]
+        values = {k: first_tp[k] for k in ("values", "data_dependent") if k in first_tp}
+        doc["notes"] += [note] if note else []
     for i, pair in enumerate(pairs):
         if i >= max_pairs:
             d = _pair_doc(pair)
             d["error"] = f"not measured: more than {max_pairs} pairs"
             doc["latency"].append(d)
             continue
-        doc["latency"].append(measure_pair(session, form, pair))
+        doc["latency"].append(measure_pair(session, form, pair, pattern))
     if pairs:
-        same = measure_same_register(session, form)
+        same = measure_same_register(session, form, pattern)
         if same is not None:
             doc["latency"].append(same)
     measured = [p for p in doc["latency"] if p["value"] is not None]
@@ -187,10 +196,8 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
             if pair.start.kind == pair.end.kind == "op" and pair.start.pos == pair.end.pos and \
                     p["value"] is not None:
                 selfs[pair.start.pos] = p["value"]
-        doc["throughput"] = measure_throughput(session, form, selfs, earlier=first_tp)
-        if doc["throughput"].get("value") is not None and sweeps_values(form):
-            doc["throughput"], note = with_values(session, form, doc["throughput"], selfs)
-            doc["notes"] += [note] if note else []
+        doc["throughput"] = measure_throughput(session, form, selfs, earlier=first_tp, pattern=pattern)
+        doc["throughput"].update(values)
     reason = _machine_reason(session.backend)
     doc["uops_reason"] = reason
     ok_tp = doc["throughput"] and doc["throughput"]["value"] is not None

@@ -214,6 +214,6 @@ def with_values(session: Session, form: Form, tp: dict, self_latency: dict[int, 
     if slow <= fast * DATA_DEPENDENT_RATIO or slow - fast < DATA_DEPENDENT_CYCLES:
         return best, None
     note = (f"data-dependent throughput: {fast:.2f} with vector operands {names[fast_p]}, {slow:.2f} with "
-            f"{names[slow_p]} (the faster is reported)")
+            f"{names[slow_p]} (the faster, common path is reported; latencies use its values too)")
     best["data_dependent"] = True
     return best, note
