@@ -64,7 +64,8 @@ def add_parser(sub):
                    help="with --compare and named forms: for each figure that disagrees, run the variant experiments "
                         "(breakers, operand values, addresses, same/distinct registers) and say which reproduces "
                         "the published figure")
-    c.add_argument("--arch", default="ZEN4", help="architecture in instructions.xml (default ZEN4)")
+    c.add_argument("--arch", default="ZEN4",
+                   help="architecture in instructions.xml, and the one a CSV's figures describe (default ZEN4)")
     c.add_argument("--compare-llvm-mca", action="store_true", help="compare with llvm-mca's scheduling model")
     c.add_argument("--mcpu", default="znver4", help="llvm-mca -mcpu (default znver4)")
     c.add_argument("--tolerance", type=float, default=0.10, metavar="F",
@@ -171,7 +172,7 @@ def _agreement(tgts, docs, args, evidence) -> dict:
     """The agreement report over the measured forms (the rest of the published forms are counted
     as not measured, or as not runnable here)."""
     from ..instructions.agreement import agreement, this_machine
-    label = f"uops.info {args.arch}" if str(args.compare).lower().endswith(".xml") else str(args.compare.name)
+    label = f"{args.arch} ({args.compare.name})"
     return agreement(tgts, {d["form"]: d for d in docs}, label, this_machine(), evidence=evidence,
                      evidence_label=args.evidence.name if args.evidence else "")
 

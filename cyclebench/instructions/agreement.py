@@ -283,7 +283,9 @@ def _rated(c: Counter) -> dict:
 def summary_lines(a: dict) -> list[str]:
     """The agreement as text lines (what the CLI prints under the table)."""
     c = a["counts"]
-    lines = [f"{a['published_label']} (published) vs {a['measured_on']} (measured here): "
+    lines = [f"measured on {a['measured_on']}, compared with figures published for {a['published_label']}: "
+             "where the two CPUs differ, the figures may too",
+             f"{a['published_label']} (published) vs {a['measured_on']} (measured here): "
              f"{a['published_forms']} published forms: " +
              ", ".join(f"{v} {k}" for k, v in sorted(c.items(), key=lambda kv: -kv[1]))]
     names = {"latency_min": "smallest latency", "latency_max": "largest latency",
