@@ -38,7 +38,7 @@ class FakeCatalogue:
 
 
 def form(name, unsupported=None, rmw=False, cf=False):
-    mem = SimpleNamespace(kind="mem", read=True, write=True) if rmw else None
+    mem = SimpleNamespace(kind="mem", read=True, write=True, bits=16) if rmw else None
     return SimpleNamespace(name=name, base_name=name, unsupported=unsupported, offered=unsupported is None,
                            reason=unsupported, memory_operand=mem,
                            flags_read=frozenset({"CF"}) if cf else frozenset())

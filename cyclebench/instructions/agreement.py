@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .catalogue import normalize_name
+from .instantiate import rmw_stride
 
 LAT_TOL = 0.05
 TP_TOL = 0.07
@@ -125,11 +126,6 @@ def _carried(doc: dict) -> list[str]:
     return list((doc.get("throughput") or {}).get("carried") or [])
 
 
-def _rmw_memory(form) -> bool:
-    mem = form.memory_operand if form is not None else None
-    return mem is not None and mem.kind == "mem" and mem.read and mem.write
-
-
 def cause(doc: dict, rec, form, figure: str) -> str:
     """Why our figure differs from the published one, from what was measured (first that applies)."""
     our, bound = ours(doc, figure)
@@ -157,7 +153,7 @@ def cause(doc: dict, rec, form, figure: str) -> str:
             return "unstable measurement"
         return "unexplained"
     carried = _carried(doc)
-    if _rmw_memory(form) and our is not None and their is not None and our > their:
+    if form is not None and rmw_stride(form) is not None and our is not None and their is not None and our > their:
         return "memory RMW convention (copies' addresses)"
     if any(c not in ("flags", "x87 stack") and not c.startswith("memory") for c in carried):
         return "implicit fixed register chain"

@@ -313,7 +313,6 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) 
                 pool = [r for r in pool if r != Register.K1 or not form.mask]
             pools[op.cls] = [r for r in pool if full_register(r) not in used]
     counters = {c: 0 for c in pools}
-    mem = form.memory_operand
     # read-modify-write memory gets an address per copy (else the copies chain through memory);
     # write-only stores share one address, as uops.info does: stores to different lines commit
     # at one line per cycle on Zen 4, which would hide the store throughput (2 per cycle)
