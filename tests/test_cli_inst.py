@@ -137,3 +137,16 @@ def test_a_table_that_cannot_be_written_is_printed_instead(cli):
     code, out, err = cli("inst", "HLT", "--format", "csv", "-o", "/dev/full")    # HLT: skipped, not measured
     assert code == 10 and "error: cannot write /dev/full" in err
     assert "HLT" in out and "skipped: privileged" in out
+
+
+def test_all_with_compare_selects_the_published_forms_this_cpu_runs(cli, tmp_path):
+    ref = tmp_path / "ref.csv"
+    ref.write_text('instruction,latency,throughput\n"IMUL (R64, R64)",3,1.00\n"ADD_01 (R64, R64)",1,0.25\n'
+                   '"NOSUCH (R64)",1,1\n"HLT",,\n', encoding="utf-8")
+    code, out, err = cli("inst", "--all", "--compare", str(ref), "--list")
+    assert code == 0, err
+    assert out.split("\n")[:2] == ["IMUL (R64, R64)", "ADD_01 (R64, R64)"] and "HLT" not in out
+    code, out, _ = cli("inst", "--all", "--compare", str(ref), "--list", "--sample", "1", "--seed", "3")
+    assert code == 0 and len(out.split()) >= 1 and out.count("\n") == 1
+    code, _, err = cli("inst", "IMUL (R64, R64)", "--why")
+    assert code == 2 and "--why needs --compare" in err

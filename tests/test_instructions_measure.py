@@ -111,6 +111,9 @@ def test_connector_bounds_exact_and_upper(cat):
 def test_memory_steps_may_be_free(cat):
     # Zen 2+ rename memory: a store/load pair may cost ~1 cycle, so their lower bound is 0
     assert C.lower_bound("store_g64") == 0 and C.lower_bound("load_v128") == 0
+    assert C.lower_bound("store_g64", 1.0) == 0                 # renamed: the round trip is ~free
+    # through the store queue (a 9-cycle round trip) a store and a load each take a cycle at least
+    assert C.lower_bound("store_v128", 9.0) == 1 and C.lower_bound("load_v128", 9.0) == 1
     assert C.lower_bound("alu") == 1
 
 
@@ -165,3 +168,89 @@ def test_a_figure_that_is_not_linear_in_the_copies_is_noted(cat):
     assert any("changed with the number of copies (" in n and "throughput" in n for n in doc["notes"])
     clean = characterize(cat.get("IMUL (R64, R64)"), Session(measure_fn=Fake({}, default=3.0)))
     assert not any("number of copies" in n for n in clean["notes"])
+
+
+def test_zero_idiom_and_eliminated_move_report_zero_with_label(cat):
+    # a chain faster than one cycle per copy carries no dependency: latency 0, labelled
+    fake = Fake({"vpxor xmm1, xmm1, xmm1": 0.25, "mov rbx, rbx": 0.2}, default=1.0)
+    vpxor = characterize(cat.get("VPXOR (XMM, XMM, XMM)"), Session(measure_fn=fake), throughput=False)
+    same = [p for p in vpxor["latency"] if p["same_register"]]
+    assert [(p["value"], p["label"]) for p in same] == [(0.0, "dependency broken")]
+    assert same[0]["cycles_per_copy"] == 0.25 and same[0]["start"].startswith("same register")
+    apart = [p for p in vpxor["latency"] if not p["same_register"]]      # distinct registers: 1
+    assert apart and all(p["value"] == 1.0 and p["label"] is None for p in apart)
+    mov = characterize(cat.get("MOV_89 (R64, R64)"), Session(measure_fn=fake), throughput=False)
+    assert mov["latency_max"]["value"] == 0.0
+    assert [(p["label"], p["same_register"]) for p in mov["latency"]] == [("move eliminated", True)]
+
+
+@pytest.mark.measured
+def test_zero_idiom_measured(cat, session):
+    doc = characterize(cat.get("VPXOR (XMM, XMM, XMM)"), session, throughput=False)
+    same = next(p for p in doc["latency"] if p["same_register"])
+    assert (same["value"], same["label"]) == (0.0, "dependency broken") or not same["stable"], same
+
+
+def test_fixed_register_throughput_does_not_chain(cat):
+    # AND AL, imm8 reads and writes AL: a full-width zero idiom before each copy breaks the chain
+    # (and the flags with it: no second breaker)
+    fake = Fake({}, default=16.0)
+    tp = measure_throughput(Session(measure_fn=fake), cat.get("AND (AL, I8)"))
+    assert tp["carried"] == ["rax"] and tp["breakers"] == ["xor eax, eax"]
+    assert tp["code"].count("xor eax, eax") == tp["copies"] == tp["code"].count("and al, 0x2")
+    adc = measure_throughput(Session(measure_fn=fake), cat.get("ADC (AL, I8)"))
+    assert adc["breakers"] == ["xor eax, eax"]
+
+
+@pytest.mark.measured
+def test_fixed_register_throughput_measured(cat, session):
+    # a chain through AL would cost a cycle per copy; broken, the copies overlap
+    tp = measure_throughput(session, cat.get("AND (AL, I8)"))
+    assert tp["value"] < 0.75 or not tp["stable"], tp
+
+
+def test_rmw_memory_copies_one_width_apart_with_the_line_alternative(cat):
+    fake = Fake({"[r14+0x42]": 32 * 0.56, "[r14+0x80]": 32.0}, default=32.0)   # per 32 copies
+    tp = measure_throughput(Session(measure_fn=fake), cat.get("AND (M16, I8)"))
+    assert "word ptr [r14+0x40]" in tp["code"] and "word ptr [r14+0x42]" in tp["code"]
+    assert tp["value"] == pytest.approx(0.56) and tp["copies"] == 32   # the memory chain spans 32 copies
+    alt = tp["alternative"]
+    assert alt["stride"] == 64 and alt["value"] == pytest.approx(1.0) and "[r14+0x80]" in alt["code"]
+    assert "one cache line per copy: 1.00" in tp["note"]
+
+
+def test_masked_access_takes_the_common_path_and_is_marked_data_dependent(cat):
+    class ByValue(Fake):          # a masked load: every lane off (sign bits clear) takes a slow path
+        def __call__(self, code, init=None, **kw):
+            self.default = 16 * (0.5 if "0xffffffffffffffff" in (init or "") else 370.0)
+            return super().__call__(code, init, **kw)
+    form = cat.get("VPMASKMOVD (YMM, YMM, M256)")
+    doc = characterize(form, Session(measure_fn=ByValue({})))
+    measured = [p for p in doc["latency"] if p["init"]]
+    assert measured and all("0xffffffffffffffff" in p["init"] for p in measured)   # latencies: same values
+    tp = doc["throughput"]
+    assert tp["value"] == pytest.approx(0.5) and tp["data_dependent"] is True
+    assert sorted(v["value"] for v in tp["values"]) == pytest.approx([0.5, 370.0])
+    assert any(n.startswith("data-dependent throughput: 0.50") for n in doc["notes"])
+    plain = characterize(cat.get("IMUL (R64, R64)"), Session(measure_fn=Fake({}, default=3.0)))
+    assert "values" not in plain["throughput"]
+
+
+def test_connector_latency_never_negative_when_memory_is_renamed(cat):
+    # the store+load reference loop goes through the store queue (9 cycles: a step costs >= 1),
+    # but this chain ran at 0.5 per copy: renaming bypassed the load, so it may cost 0 here
+    fake = Fake({"mov dword ptr [r14+0x40], ": 9.0}, default=0.5)
+    form = cat.get("ADD (M32, R32)")
+    pair = next(p for p in latency_pairs(form) if p.start.kind == "op" and p.end.kind == "mem")
+    d = measure_pair(Session(measure_fn=fake), form, pair)
+    assert d["value"] >= 0 and d["connector"]["latency_lower"] == 0
+
+
+def test_flags_connector_reads_a_flag_the_form_writes(cat):
+    # adox writes only OF: a cmovc connector would not depend on it (the chain would read 0)
+    form = cat.get("ADOX (R32, R32)")
+    d = measure_pair(Session(measure_fn=Fake({}, default=2.0)), form, _pair(form, "op0 (R32) -> flags"))
+    assert d["connector"]["code"].startswith("cmovo ")
+    adc = cat.get("ADC_11 (R64, R64)")
+    d = measure_pair(Session(measure_fn=Fake({}, default=2.0)), adc, _pair(adc, "op0 (R64) -> flags"))
+    assert d["connector"]["code"].startswith("cmovc ")

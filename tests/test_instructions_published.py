@@ -8,6 +8,7 @@ from cyclebench.instructions.published import (Value, parse_ports, parse_value, 
 CSV = '''"instruction",                "extension", "latency",  "throughput",  "uops",  "ports"
 "VANDNPS (YMM, YMM, M256)",   "AVX",       "[1;≤9]",   "0.50 / 0.50", "1 / 2", "1*p015+1*p23"
 "IMUL (R64, R64)",            "BASE",      "3",        "1.00",        "1",     "1*FP0123"
+"VPERMW (ZMM, ZMM, ZMM)",     "AVX512",    "6",        "0.50 / 1.00", "1",     "1*FP12"
 "DIV (R64)",                  "BASE",      "[≤5;≤9]",  "≤6",          "2",     "1*p0+2*p15"
 "BAD (R64)",                  "BASE",      "[5;3]",    "1",           "1",     "1*p0"
 "ALSO BAD (R64)",             "BASE",      "1",        "fast",        "1",     "1*p0"
@@ -36,17 +37,30 @@ def test_csv_good_rows_and_bad_rows_by_line(tmp_path):
     p = tmp_path / "uops.csv"
     p.write_text(CSV, encoding="utf-8")
     records, problems = read_csv(str(p), collect=True)
-    assert set(records) == {"VANDNPS (YMM, YMM, M256)", "IMUL (R64, R64)", "DIV (R64)"}
+    assert set(records) == {"VANDNPS (YMM, YMM, M256)", "IMUL (R64, R64)", "DIV (R64)",
+                            "VPERMW (ZMM, ZMM, ZMM)"}
     r = records["VANDNPS (YMM, YMM, M256)"]
     assert r.throughput.hi == 0.5 and r.uops.hi == 1 and r.uops_alt.hi == 2
     assert r.ports == {"p015": 1, "p23": 1} and r.extra["extension"] == "AVX"
     assert records["DIV (R64)"].throughput.upper_bound
     lines = sorted(e.details["line"] for e in problems)
-    assert lines == [5, 6, 7, 8]
+    assert lines == [6, 7, 8, 9]
     assert all(str(p) in e.cause and f":{e.details['line']}:" in e.cause for e in problems)
     with pytest.raises(ConfigError) as e:
         read_csv(str(p))
-    assert e.value.exit_code == 9 and f"{p}:5:" in e.value.cause
+    assert e.value.exit_code == 9 and f"{p}:6:" in e.value.cause
+
+
+def test_csv_two_value_throughput_compares_the_measured_one(tmp_path):
+    """'0.50 / 1.00': the first is computed from the port usage, the second measured (uops.info)."""
+    p = tmp_path / "uops.csv"
+    p.write_text(CSV, encoding="utf-8")
+    records, _ = read_csv(str(p), collect=True)
+    r = records["VPERMW (ZMM, ZMM, ZMM)"]
+    assert r.throughput.hi == 1.0 and r.throughput_computed.hi == 0.5
+    assert r.throughput_text == "0.50 / 1.00"
+    one = records["IMUL (R64, R64)"]
+    assert one.throughput.hi == 1.0 and one.throughput_computed is None
 
 
 def test_csv_bad_header_and_missing_file(tmp_path):

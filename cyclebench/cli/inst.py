@@ -27,7 +27,9 @@ def add_parser(sub):
         "  cyclebench inst --mnemonic imul\n"
         "  cyclebench inst --extension AVX512F --format markdown -o avx512f.md\n"
         "  cyclebench inst --all --resume results.jsonl\n"
-        "  cyclebench inst --mnemonic add --compare uops.csv --compare-llvm-mca")
+        "  cyclebench inst --mnemonic add --compare uops.csv --compare-llvm-mca\n"
+        "  cyclebench inst --all --compare uops-info-zen4.csv --resume r.jsonl   (every published form:\n"
+        "      match rates by smallest/largest latency, throughput and extension, and each mismatch's cause)")
     p.add_argument("forms", nargs="*", metavar="FORM", help="instruction forms to measure")
     s = p.add_argument_group("selection")
     s.add_argument("--mnemonic", action="append", default=[], metavar="M", help="every form of a mnemonic (repeatable)")
@@ -35,6 +37,9 @@ def add_parser(sub):
                    help="every form of a CPUID extension, e.g. AVX512F, BMI2 (repeatable)")
     s.add_argument("--all", action="store_true", help="every form this CPU can run safely")
     s.add_argument("--limit", type=int, metavar="N", help="only the first N selected forms")
+    s.add_argument("--sample", type=int, metavar="N",
+                   help="a random sample of N of the selected forms (the same N and --seed give the same forms)")
+    s.add_argument("--seed", type=int, default=1, help="seed of --sample (default 1)")
     s.add_argument("--list", action="store_true", help="list the selected forms (and why some are skipped), and exit")
     s.add_argument("--latency-only", action="store_true", help="measure latencies only")
     s.add_argument("--throughput-only", action="store_true", help="measure throughput only")
@@ -48,8 +53,19 @@ def add_parser(sub):
                         "per CPU; --cpu N means 1)")
     c = p.add_argument_group("comparison")
     c.add_argument("--compare", type=Path, metavar="FILE",
-                   help="published figures: uops.info CSV (instruction,latency,throughput,...) or instructions.xml")
-    c.add_argument("--arch", default="ZEN4", help="architecture in instructions.xml (default ZEN4)")
+                   help="published figures: uops.info CSV (instruction,latency,throughput,...) or instructions.xml; "
+                        "with --all, the selection is every published form this CPU can run, and the agreement "
+                        "report follows the table")
+    c.add_argument("--evidence", type=Path, metavar="FILE",
+                   help="with --all --compare: published figures for the CPU measured here (uops.info CSV, e.g. its "
+                        "Zen 3 column); a mismatch whose figure agrees with it, where it differs from FILE, is "
+                        "classified 'microarchitecture differs'")
+    c.add_argument("--why", action="store_true",
+                   help="with --compare and named forms: for each figure that disagrees, run the variant experiments "
+                        "(breakers, operand values, addresses, same/distinct registers) and say which reproduces "
+                        "the published figure")
+    c.add_argument("--arch", default="ZEN4",
+                   help="architecture in instructions.xml, and the one a CSV's figures describe (default ZEN4)")
     c.add_argument("--compare-llvm-mca", action="store_true", help="compare with llvm-mca's scheduling model")
     c.add_argument("--mcpu", default="znver4", help="llvm-mca -mcpu (default znver4)")
     c.add_argument("--tolerance", type=float, default=0.10, metavar="F",
@@ -61,24 +77,44 @@ def add_parser(sub):
     p.set_defaults(run=run)
 
 
-def _selection(args):
-    from ..instructions.bulk import select
+def _selection(args, published=None):
+    """(catalogue, selected forms, agreement targets or None)."""
+    from ..instructions.bulk import Selected, select
     from ..instructions.catalogue import Catalogue
     cat = Catalogue.load()
-    sel = select(cat, args.forms, args.mnemonic, args.extension, args.all)
+    tgts = None
+    if published is not None and args.all:      # every published form that runs here
+        from ..instructions.agreement import targets
+        tgts = targets(published, cat)
+        sel = [Selected(t.form.name, t.form) for t in tgts if t.status == "runnable"]
+        sel = list({s.name: s for s in sel}.values())
+        extra = select(cat, args.forms, args.mnemonic, args.extension) if (
+            args.forms or args.mnemonic or args.extension) else []
+        sel += [s for s in extra if s.name not in {x.name for x in sel}]
+    else:
+        sel = select(cat, args.forms, args.mnemonic, args.extension, args.all)
+    for opt in ("limit", "sample"):
+        if getattr(args, opt) is not None and getattr(args, opt) < 1:
+            raise UsageError(f"--{opt} must be at least 1", f"e.g. --{opt} 50")
+    if args.sample is not None and args.sample < len(sel):
+        import random
+        sel = random.Random(args.seed).sample(sel, args.sample)
     if args.limit is not None:
-        if args.limit < 1:
-            raise UsageError("--limit must be at least 1", "e.g. --limit 50")
         sel = sel[:args.limit]
-    return cat, sel
+    return cat, sel, tgts
 
 
 def run(args) -> int:
     if args.latency_only and args.throughput_only:
         raise UsageError("--latency-only and --throughput-only exclude each other", "give one of them")
+    if args.why and (not args.compare or args.all):
+        raise UsageError("--why needs --compare FILE and named forms (not --all)",
+                         'e.g. cyclebench inst "AND (AL, I8)" --compare uops.csv --why')
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1", "e.g. --jobs 2")
-    cat, sel = _selection(args)
+    published = _read_published(args.compare, args.arch) if args.compare else None     # before measuring
+    evidence = _read_published(args.evidence, args.arch) if args.evidence else None
+    cat, sel, tgts = _selection(args, published)
     if args.list:
         for s in sel:
             reason = s.form.reason if s.form else s.why
@@ -86,7 +122,6 @@ def run(args) -> int:
         return 0
     results = args.resume or args.results
     _check_outputs(args.output, results)
-    published = _read_published(args.compare, args.arch) if args.compare else None     # before measuring
     kwargs = measurement_kwargs(args)
     if kwargs.get("n_measurements") is None:
         kwargs["n_measurements"] = BULK_MEASUREMENTS
@@ -112,6 +147,13 @@ def run(args) -> int:
         from ..instructions.compare import compare_llvm_mca
         comparisons["mca"] = compare_llvm_mca(docs, cat, args.mcpu, args.tolerance)
         summary.append(comparisons["mca"]["text"])
+    agreed = _agreement(tgts, docs, args, evidence) if tgts is not None else None
+    why = _why(cat, docs, published, kwargs, cpus[0] if cpus else None) if args.why else None
+    if why is not None:
+        summary += [line for r in why for line in r["verdict"]]
+    if agreed is not None:
+        from ..instructions.agreement import summary_lines
+        summary += summary_lines(agreed)
     workers = min(len(cpus), max(measured, 1))
     counts = Counter(d["status"] for d in docs)
     rate = 60.0 * measured / elapsed if measured and elapsed > 0 else None
@@ -119,11 +161,38 @@ def run(args) -> int:
                    f"{counts.get('failed', 0)} failed" +
                    (f"; {measured} characterised in {elapsed:.1f} s ({rate:.0f} forms/minute on "
                     f"{workers} CPU{'s' if workers > 1 else ''})" if rate else ""))
-    _emit(args, docs, comparisons, summary, {"elapsed_s": round(elapsed, 3), "forms_per_minute": rate,
+    _emit(args, docs, comparisons, agreed, why, summary, {"elapsed_s": round(elapsed, 3), "forms_per_minute": rate,
                                               "cpus": cpus, "n_measurements": kwargs["n_measurements"]})
     if args.require_stable and any(d.get("stable") is False for d in docs):
         raise UnstableMeasurement("some forms stayed unstable", "re-run them on a quieter machine")
     return 0
+
+
+def _agreement(tgts, docs, args, evidence) -> dict:
+    """The agreement report over the measured forms (the rest of the published forms are counted
+    as not measured, or as not runnable here)."""
+    from ..instructions.agreement import agreement, this_machine
+    label = f"{args.arch} ({args.compare.name})"
+    return agreement(tgts, {d["form"]: d for d in docs}, label, this_machine(), evidence=evidence,
+                     evidence_label=args.evidence.name if args.evidence else "")
+
+
+def _why(cat, docs, published, kwargs, cpu) -> dict:
+    """The variant experiments for every measured form with a published record."""
+    from ..instructions.agreement import targets
+    from ..instructions.session import Session
+    from ..instructions.why import explain, verdict
+    records = {t.form.name: t.published for t in targets(published, cat) if t.form is not None}
+    session = Session(**{**kwargs, "cpu": cpu})
+    results = []
+    for d in docs:
+        rec = records.get(d["form"])
+        if d.get("status") != "ok" or rec is None:
+            continue
+        r = explain(session, cat.get(d["form"]), d, rec)
+        r["verdict"] = verdict(r)
+        results.append(r)
+    return results
 
 
 def _check_outputs(output: Path | None, results: Path | None) -> None:
@@ -146,7 +215,7 @@ def _read_published(path: Path, arch: str):
     return records
 
 
-def _emit(args, docs, comparisons, summary, run_info):
+def _emit(args, docs, comparisons, agreed, why, summary, run_info):
     from ..instructions.characterize import SCHEMA, SCHEMA_VERSION
     from ..reports.tables import get_table_reporter, instruction_table
     fmt = output_format(args)
@@ -155,10 +224,17 @@ def _emit(args, docs, comparisons, summary, run_info):
         doc = {"schema": SCHEMA + ".table", "schema_version": SCHEMA_VERSION, "machine": machine_metadata(),
                "run": run_info, "summary": summary,
                "comparison": {k: v for k, v in comparisons.items()}, "forms": docs}
+        if agreed is not None:
+            doc["agreement"] = agreed
+        if why is not None:
+            doc["why"] = why
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     else:
-        table = instruction_table(docs, comparisons, summary)
-        text = get_table_reporter(fmt).render([table])
+        tables = [instruction_table(docs, comparisons, summary)]
+        if agreed is not None:
+            from ..reports.tables import agreement_tables
+            tables += agreement_tables(agreed)
+        text = get_table_reporter(fmt).render(tables)
     if args.output:
         try:
             write_output(args.output, text)

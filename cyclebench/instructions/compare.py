@@ -3,7 +3,8 @@
 A figure *matches* when it is within ``tolerance`` (relative, default 10%) of the other one, or
 within ``abs_tolerance`` cycles (default 0.05, for small throughputs).  Latency compares our
 largest latency over operand pairs with the other side's largest (uops.info's range upper end,
-llvm-mca's ``Latency``); throughput compares cycles per instruction (uops.info's ``TP``,
+llvm-mca's ``Latency``); throughput compares cycles per instruction (uops.info's measured ``TP``:
+the second of two values such as ``0.50 / 1.00``, whose first is computed from the ports;
 llvm-mca's ``RThroughput``).  Bounds (``≤``) are compared by their value and keep their mark.
 """
 from __future__ import annotations
@@ -68,7 +69,7 @@ def compare_published(docs: list[dict], records: dict[str, "pub.Published"], lab
         lat_ok = within(ours_lat, theirs_lat, tolerance)
         tp_ok = within(ours_tp, theirs_tp, tolerance)
         rows[d["form"]] = {"latency": str(rec.latency) if rec.latency else "—",
-                           "throughput": str(rec.throughput) if rec.throughput else "—",
+                           "throughput": rec.throughput_text or (str(rec.throughput) if rec.throughput else "—"),
                            "lat_ok": lat_ok, "tp_ok": tp_ok, "match": _match_text(lat_ok, tp_ok),
                            "latency_value": theirs_lat, "throughput_value": theirs_tp,
                            "source": rec.source}

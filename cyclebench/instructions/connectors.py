@@ -98,9 +98,17 @@ _SAME_REF = {"cmov": "test", "vec2gpr": "gpr2vec", "k2gpr": "gpr2k", "k2vec": "v
              "mm2gpr": "gpr2mm"}
 
 
-def lower_bound(step: str) -> float:
-    """The latency a step has at least: 0 for stores/loads (memory renaming), else 1 cycle."""
-    return 0.0 if step.startswith(("store_", "load_")) else 1.0
+RENAMED_ROUND_TRIP = 2.5     # a store+load round trip this fast went through memory renaming
+
+
+def lower_bound(step: str, round_trip: float | None = None) -> float:
+    """The latency a step has at least: 1 cycle for every executed µop.  A store or a load may
+    cost 0 when memory renaming (Zen 2+) bypasses it; ``round_trip`` (its reference loop, store
+    then load) tells: a round trip slower than RENAMED_ROUND_TRIP went through the store queue,
+    where the store and the load each take at least a cycle."""
+    if step.startswith(("store_", "load_")):
+        return 1.0 if round_trip is not None and round_trip > RENAMED_ROUND_TRIP else 0.0
+    return 1.0
 
 
 def reference_of(step: str) -> str:
@@ -119,6 +127,17 @@ class Port:
     bits: int = 0              # register or memory width
     mem: str | None = None     # memory operand text for MEM / ADDR
     is_mask: bool = False      # the EVEX write mask (keep it all ones)
+    flags: frozenset = frozenset()   # FLAGS: the flags the form writes (empty: unknown, CF assumed)
+
+
+# the cmov that reads a flag, in order of preference (CF first: the reference loop's own)
+_CMOV_FOR = (("CF", "cmovc"), ("ZF", "cmovz"), ("SF", "cmovs"), ("OF", "cmovo"), ("PF", "cmovp"))
+
+
+def cmov_for(port: Port) -> str:
+    """A cmov that reads a flag the form writes: ``adox`` writes only OF, so ``cmovc`` would not
+    depend on it and the chain would be broken (its latency would read 0)."""
+    return next((c for f, c in _CMOV_FOR if not port.flags or f in port.flags), "cmovc")
 
 
 @dataclass
@@ -203,7 +222,7 @@ def _to_gpr(end: Port, used: set[str]) -> tuple[str, Connector]:
     if end.kind == "MM":
         return t, Connector([f"movq {t}, {end.reg}"], ["mm2gpr"])
     if end.kind == "FLAGS":
-        return t, Connector([f"cmovc {t}, {t}"], ["cmov"])
+        return t, Connector([f"{cmov_for(end)} {t}, {t}"], ["cmov"])
     if end.kind == "MEM":
         w = min(end.bits, 64) if end.bits else 64
         if w not in (8, 16, 32, 64):
@@ -242,7 +261,7 @@ def connect(end: Port, start: Port, used: set[str]) -> Connector:
             e = gpr(end.reg)
             return Connector([f"add {s}, {e}", f"sub {s}, {e}"], ["alu", "alu"])
         if end.kind == "FLAGS":
-            return Connector([f"cmovc {s}, {s}"], ["cmov"])
+            return Connector([f"{cmov_for(end)} {s}, {s}"], ["cmov"])
         if end.kind == "VEC":
             return Connector([f"vmovq {s}, {vec(end.reg, 128)}"], ["vec2gpr"])
         if end.kind == "K":

@@ -267,14 +267,28 @@ class Copies:
         return out
 
 
-def independent_copies(form: Form, n: int, avoid=()) -> Copies:
+LINE = 64
+
+
+def rmw_stride(form: Form) -> int | None:
+    """Bytes between the copies' addresses of a read-modify-write memory form (None: not one):
+    one operand width, uops.info's convention (each copy its own address, the next element of
+    an array); cyclebench's former convention, one cache line per copy, is the alternative."""
+    mem = form.memory_operand
+    if mem is None or mem.kind != "mem" or not (mem.write and mem.read):
+        return None
+    return max(1, mem.bits // 8) if mem.bits else LINE
+
+
+def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) -> Copies:
     """``n`` instances of ``form`` without dependencies between them where the ISA allows.
 
     Read-only register operands keep one register for all copies; written ones rotate through the
     rest of the class's pool (for EVEX forms including the 16 upper vector registers), never
     one in ``avoid`` (names or enums: e.g. a scratch register for dependency breakers).  Memory
-    that is read and written gets a different 64-byte line per copy; write-only stores share one
-    address (uops.info's convention).  ``carried`` lists what cannot be
+    that is read and written gets its own address per copy, ``stride`` bytes apart (default
+    :func:`rmw_stride`: one operand width); write-only stores share one address (uops.info's
+    convention).  ``carried`` lists what cannot be
     renamed apart: implicit registers that are read and written, flags that are read and
     written, x87 stack, memory read-modify-write beyond the distinct addresses."""
     avoid_regs = tuple(avoid)
@@ -299,11 +313,11 @@ def independent_copies(form: Form, n: int, avoid=()) -> Copies:
                 pool = [r for r in pool if r != Register.K1 or not form.mask]
             pools[op.cls] = [r for r in pool if full_register(r) not in used]
     counters = {c: 0 for c in pools}
-    mem = form.memory_operand
-    # read-modify-write memory gets a cache line per copy (else the copies chain through memory);
+    # read-modify-write memory gets an address per copy (else the copies chain through memory);
     # write-only stores share one address, as uops.info does: stores to different lines commit
     # at one line per cycle on Zen 4, which would hide the store throughput (2 per cycle)
-    writes_mem = mem is not None and mem.kind == "mem" and mem.write and mem.read
+    writes_mem = rmw_stride(form) is not None
+    stride = stride or rmw_stride(form) or LINE
     out = []
     for i in range(n):
         regs = dict(ro_regs)
@@ -317,25 +331,28 @@ def independent_copies(form: Form, n: int, avoid=()) -> Copies:
                     break
             regs[op.pos] = r
             taken.add(full_register(r))
-        disp = 64 + (64 * i) % AREA_GUARD if writes_mem else None
+        disp = LINE + (stride * i) % AREA_GUARD if writes_mem else None
         out.append(instantiate(form, regs=regs, displacement=disp))
     # an implicit register read under one name and written under another (imul r32: reads eax,
     # writes rax/rdx) links the copies as much as one read and written under one name
+    # and so does a fixed explicit register read and written (AND AL, imm8: AL)
     by_full: dict[str, list[bool]] = {}
-    for imp in form.implicit:
+    fixed = [(op.fixed, op.read, op.write) for op in form.operands
+             if op.kind == "reg" and op.fixed and not op.fixed.startswith("ST")]
+    for register, read, write in [(i.register, i.read, i.write) for i in form.implicit] + fixed:
         try:
-            full = register_name(full_register(_reg(imp.register)))
+            full = register_name(full_register(_reg(register)))
         except KeyError:
-            full = imp.register
+            full = register
         rw = by_full.setdefault(full, [False, False])
-        rw[0] |= imp.read
-        rw[1] |= imp.write
+        rw[0] |= read
+        rw[1] |= write
     carried = [name for name, (r, w) in by_full.items() if r and w]
     if form.flags_read & form.flags_written:
         carried.append("flags")
     if any(op.cls == "ST" for op in form.operands) or "FPU" in form.cpuid_features:
         carried.append("x87 stack")
-    if writes_mem and n * 64 > AREA_GUARD:
+    if writes_mem and n * stride > AREA_GUARD:
         carried.append("memory (addresses repeat)")
     return Copies(out, carried)
 

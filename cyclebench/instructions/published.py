@@ -4,9 +4,12 @@ Both return ``{form name: Published}`` keyed by the uops.info form name (``IMUL 
 normalized like catalogue names), so a measured form can be looked up directly.
 
 Value notation (uops.info's table): ``1`` exact; ``[3;4]`` a range over operand pairs / inputs;
-``≤6`` (or ``<=6``) an upper bound only; ``[≤5;≤9]`` a range of upper bounds; ``0.50 / 0.25`` two
-values (e.g. throughput measured with an unrolled body / with a loop, or µops fused / unfused):
-the first is the primary one; empty, ``-`` or ``n/a``: no value.  Ports: ``1*p0+1*p15`` (Intel
+``≤6`` (or ``<=6``) an upper bound only; ``[≤5;≤9]`` a range of upper bounds; empty, ``-`` or
+``n/a``: no value.  Two values ``a / b``: in the table's throughput column ``a`` is computed from
+the port usage and ``b`` is measured (uops.info's notation, see the reference data's README):
+``throughput`` is the measured ``b`` (the one to compare with), ``throughput_computed`` keeps
+``a``; one value is a measured one.  In the µops column ``a / b`` is fused / unfused (``uops`` is
+``a``).  Ports: ``1*p0+1*p15`` (Intel
 port groups) or ``1*FP0123`` (AMD pipes), parsed into ``{"p0": 1, "p15": 1}``.
 
 CSV: a header row with (case-insensitive) columns ``instruction`` and any of ``latency``,
@@ -95,7 +98,7 @@ def _finite(digits: str, text: str) -> float:
 
 
 def parse_pair(text: str) -> tuple[Value | None, Value | None]:
-    """``'0.50 / 0.25'`` -> (primary, secondary); a single value gives (value, None)."""
+    """``'0.50 / 0.25'`` -> (first, second); a single value gives (value, None)."""
     parts = (text or "").split("/")
     if len(parts) > 2:
         raise ValueError(f"more than two values: {text!r}")
@@ -124,8 +127,10 @@ class Published:
     source: str                             # "file:line" or "file (ARCH)"
     arch: str | None = None
     latency: Value | None = None            # overall: min..max over operand pairs
-    throughput: Value | None = None         # reciprocal throughput, cycles/instruction
-    throughput_alt: Value | None = None     # second value of 'a / b' (e.g. loop vs unrolled)
+    throughput: Value | None = None         # measured reciprocal throughput, cycles/instruction
+    throughput_computed: Value | None = None  # CSV 'a / b': a, computed from the port usage
+    throughput_alt: Value | None = None     # XML: TP_loop beside TP_unrolled (both measured)
+    throughput_text: str = ""               # the published cell as written
     uops: Value | None = None
     uops_alt: Value | None = None
     ports: dict[str, int] = field(default_factory=dict)
@@ -204,12 +209,15 @@ def _read_rows(path: str, f) -> tuple[dict[str, Published], list[ConfigError]]:
                                         file=path, line=line))
             continue
         try:
-            tp, tp2 = parse_pair(cells.get("throughput", ""))
+            computed, measured = parse_pair(cells.get("throughput", ""))
+            if measured is None:             # one value: a measured one
+                computed, measured = None, computed
             up, up2 = parse_pair(cells.get("uops", ""))
             rec = Published(
                 name=normalize_name(name), source=f"{path}:{line}",
-                latency=parse_value(cells.get("latency", "")), throughput=tp,
-                throughput_alt=tp2, uops=up, uops_alt=up2,
+                latency=parse_value(cells.get("latency", "")), throughput=measured,
+                throughput_computed=computed, throughput_text=cells.get("throughput", ""),
+                uops=up, uops_alt=up2,
                 ports=parse_ports(cells.get("ports", "")), ports_text=cells.get("ports", ""),
                 extra={k: v for k, v in cells.items() if k not in _KNOWN + (_REQUIRED,)})
         except ValueError as e:

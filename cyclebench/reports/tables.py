@@ -16,7 +16,8 @@ def pair_text(p: dict) -> str:
     end = p["end"].split(" (")[0]
     if p.get("value") is None:
         return f"{start}→{end} {NONE}"
-    return f"{start}→{end} {num(p['value'], p['bound'])}"
+    text = f"{start}→{end} {num(p['value'], p['bound'])}"
+    return text + (f" ({p['label']})" if p.get("label") else "")
 
 
 def instruction_table(docs: list[dict], comparisons: dict[str, dict] | None = None,
@@ -79,6 +80,24 @@ def _status(d: dict) -> str:
     if errs:
         bits.append(f"{len(errs)} pair(s) not measured: {errs[0]['error']}")
     return "; ".join(bits) or "ok"
+
+
+# ------------------------------------------------------------------------- agreement (issue 9)
+
+def agreement_tables(a: dict) -> list[Table]:
+    """Match rates by extension and the mismatches with their causes (instructions/agreement.py)."""
+    figs = (("latency_min", "smallest latency"), ("latency_max", "largest latency"), ("throughput", "throughput"))
+    cols = [Column("extension", "extension")] + [Column(k, t, "right") for k, t in figs]
+    rows = [{"extension": "all", **{k: a["figures"][k]["rate"] for k, _ in figs}}]
+    rows += [{"extension": e, **{k: v[k]["rate"] for k, _ in figs}} for e, v in a["by_extension"].items()]
+    title = f"agreement: {a['measured_on']} (measured) vs {a['published_label']} (published)"
+    rates = Table(title, cols, rows, [f"counts: {a['counts']}"])
+    mcols = [Column("form", "form", code=True), Column("figure", "figure"), Column("ours", "ours", "right"),
+             Column("published", "published", "right"), Column("cause", "cause")]
+    mrows = [{"form": m["form"], "figure": m["figure"], "ours": num(m["ours"], m["ours_bound"]),
+              "published": m["published_text"], "cause": m["cause"], "_data": m} for m in a["mismatches"]]
+    notes = [f"{k}: {v}" for k, v in a["causes"].items()]
+    return [rates, Table(f"mismatches ({len(mrows)})", mcols, mrows, notes)]
 
 
 # --------------------------------------------------------------------------------- sequence rows

@@ -1,0 +1,295 @@
+"""Agreement with a published table over the whole catalogue: match rates and a cause per mismatch.
+
+:func:`targets` maps every published form to a catalogue form and says whether it can run here
+(forms this CPU lacks, e.g. AVX-512 and mask registers on Zen 3, are *cannot be measured on this
+CPU*, never mismatches).  :func:`agreement` compares the measured documents with the published
+records on three figures:
+
+* **smallest latency** (the smallest over operand pairs) with the published range's lower end,
+* **largest latency** with its upper end,
+* **throughput** with the *measured* published value (the second of ``0.50 / 1.00``).
+
+A figure matches when it is within ``LAT_TOL`` (latency) or ``TP_TOL`` (throughput) relative, or
+``ABS_TOL`` cycles.  A published upper bound (``≤7``) is matched by any figure at or below it (plus
+the tolerance): it says no more.  Every mismatch gets a cause classified from what was measured
+(:func:`cause`); nothing is classified by naming forms.
+
+The published data may describe another microarchitecture (uops.info's Zen 4 column against a
+Zen 3 machine): the result names both.  "Microarchitecture differs" is never inferred from a
+difference alone: only when a published table for the CPU measured here (``evidence``) reads what
+we measured while it differs from the compared table.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Callable
+
+from .catalogue import normalize_name
+from .instantiate import rmw_stride
+
+LAT_TOL = 0.05
+TP_TOL = 0.07
+ABS_TOL = 0.05
+DATA_DEPENDENT_RATIO = 20.0     # a figure this many times the published one: a slow path, suspected
+FIGURES = ("latency_min", "latency_max", "throughput")
+
+CANNOT_RUN = "cannot be measured on this CPU"
+NOT_OFFERED = "not offered (unsafe or not measurable in the sandbox)"
+NOT_IN_CATALOGUE = "no catalogue form of this name"
+
+
+@dataclass
+class Target:
+    """One published form and the catalogue form that measures it (None: why not)."""
+
+    published: object              # published.Published
+    form: object | None             # forms.Form
+    status: str                     # 'runnable', CANNOT_RUN, NOT_OFFERED, NOT_IN_CATALOGUE
+    why: str = ""
+
+
+def _aliases(name: str) -> list[str]:
+    """uops.info spells the low byte register R8l (vs R8h); the catalogue's R8 is a low byte."""
+    out = [name]
+    if "R8L" in name and "R8H" not in name:
+        out.append(re.sub(r"\bR8L\b", "R8", name))
+    return out
+
+
+def targets(records: dict, catalogue) -> list[Target]:
+    """Every published record with its catalogue form and whether it runs here."""
+    by_base: dict[str, list] = defaultdict(list)
+    for f in catalogue:
+        if f.base_name:
+            by_base[normalize_name(f.base_name)].append(f)
+    out = []
+    for name, rec in records.items():
+        form = None
+        for alias in _aliases(name):
+            form = catalogue.get(alias)
+            if form is None and by_base.get(alias):
+                cands = by_base[alias]
+                form = next((f for f in cands if f.offered), cands[0])
+            if form is not None:
+                break
+        if form is None:
+            out.append(Target(rec, None, NOT_IN_CATALOGUE, "no catalogue form of this name"))
+        elif form.unsupported:
+            out.append(Target(rec, form, CANNOT_RUN, form.unsupported))
+        elif not form.offered:
+            out.append(Target(rec, form, NOT_OFFERED, form.reason or ""))
+        else:
+            out.append(Target(rec, form, "runnable"))
+    return out
+
+
+# ------------------------------------------------------------------------------------ figures
+
+def ours(doc: dict, figure: str) -> tuple[float | None, str | None]:
+    """(value, bound) of one of our figures; the smallest latency over the measured pairs."""
+    if figure == "throughput":
+        tp = doc.get("throughput") or {}
+        return tp.get("value"), tp.get("bound")
+    pairs = [p for p in doc.get("latency") or [] if p.get("value") is not None]
+    if not pairs:
+        return None, None
+    pick = min if figure == "latency_min" else max
+    p = pick(pairs, key=lambda p: (p["value"], p["bound"] != "exact"))
+    return p["value"], p["bound"]
+
+
+def theirs(rec, figure: str) -> tuple[float | None, bool]:
+    """(value, is an upper bound) of the published figure."""
+    if figure == "throughput":
+        v = rec.throughput
+        return (v.hi, v.hi_upper_bound) if v else (None, False)
+    v = rec.latency
+    if v is None:
+        return None, False
+    return (v.lo, v.lo_upper_bound) if figure == "latency_min" else (v.hi, v.hi_upper_bound)
+
+
+def agrees(our: float | None, their: float | None, their_bound: bool, tol: float) -> bool | None:
+    if our is None or their is None:
+        return None
+    slack = max(tol * abs(their), ABS_TOL)
+    if their_bound:
+        return our <= their + slack
+    return abs(our - their) <= slack
+
+
+# ------------------------------------------------------------------------------------- causes
+
+def _carried(doc: dict) -> list[str]:
+    return list((doc.get("throughput") or {}).get("carried") or [])
+
+
+def cause(doc: dict, rec, form, figure: str) -> str:
+    """Why our figure differs from the published one, from what was measured (first that applies)."""
+    our, bound = ours(doc, figure)
+    their, their_bound = theirs(rec, figure)
+    if figure == "throughput":
+        part = doc.get("throughput") or {}
+        unstable = part.get("stable") is False or part.get("linear") is False
+    else:
+        unstable = any(p.get("stable") is False or p.get("linear") is False
+                       for p in doc.get("latency") or [] if p.get("value") is not None)
+    notes = " ".join(doc.get("notes") or [])
+    if "data-dependent" in notes:
+        return "data-dependent: cost depends on the operand values"
+    if our is not None and their and our > DATA_DEPENDENT_RATIO * their:
+        return "data-dependent (suspected): a slow path with our operand values"
+    if figure != "throughput":
+        labels = {p.get("label") for p in doc.get("latency") or []}
+        if labels & {"dependency broken", "move eliminated"}:
+            return "zero idiom / eliminated move"
+        if their == 0:
+            return "published 0 (no dependency) where our chain carries one"
+        if bound == "upper" or their_bound:
+            return "bound only (upper bound)"
+        if unstable:
+            return "unstable measurement"
+        return "unexplained"
+    carried = _carried(doc)
+    if form is not None and rmw_stride(form) is not None and our is not None and their is not None and our > their:
+        return "memory RMW convention (copies' addresses)"
+    if any(c not in ("flags", "x87 stack") and not c.startswith("memory") for c in carried):
+        return "implicit fixed register chain"
+    if "flags" in carried and form is not None and "CF" in form.flags_read:
+        return ("carry-flag consumer: our flag breaker is a port-free zero idiom; one that occupies an ALU "
+                "reads higher (inst --why runs both)")
+    if "x87 stack" in carried:
+        return "bound only (upper bound): x87 stack chain"
+    if bound == "upper" or their_bound:
+        return "bound only (upper bound)"
+    if unstable:
+        return "unstable measurement"
+    return "unexplained"
+
+
+# ---------------------------------------------------------------------------------- agreement
+
+def this_machine() -> str:
+    """'AMD Zen 3 (family 25 model 1)': what the measured column is, named beside the published one."""
+    from ..counters.nanobench_config import config_for, cpu_identity
+    vendor, family, model = cpu_identity()
+    cfg = config_for(vendor, family, model)
+    name = cfg.cpus.split(":")[0] if cfg else (vendor or "unknown CPU")
+    return f"{name} (family {family} model {model})"
+
+
+def _family(rec, doc: dict | None) -> str:
+    fam = (rec.extra or {}).get("family") or (rec.extra or {}).get("extension")
+    if fam:
+        return fam
+    return ",".join((doc or {}).get("extensions") or []) or "?"
+
+
+def _differs(evidence: dict | None, label: str, rec, figure: str, our: float, tol: float) -> str | None:
+    """The microarchitecture cause, when a published table for the CPU measured here (``evidence``)
+    reads what we measured and differs from the compared table: the same form measured by the
+    same publisher on both CPUs differs, so the method is not what differs."""
+    ev = (evidence or {}).get(rec.name)
+    if ev is None:
+        return None
+    e_val, e_bound = theirs(ev, figure)
+    their, their_bound = theirs(rec, figure)
+    if e_val is None or e_bound or not agrees(our, e_val, False, tol):
+        return None
+    if agrees(e_val, their, their_bound, tol):
+        return None
+    return f"microarchitecture differs: {label} reads {_published_text(ev, figure)}, as measured here"
+
+
+def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, measured_on: str,
+              cause_fn: Callable = cause, evidence: dict | None = None,
+              evidence_label: str = "") -> dict:
+    """The comparison of measured documents (by form name) with the published targets.
+
+    ``evidence``: published records for the CPU measured here (e.g. uops.info's Zen 3 column when
+    the compared table is Zen 4); only used to classify a mismatch as "microarchitecture differs".
+
+    Returns {"published_label", "measured_on", "counts", "figures", "by_extension", "mismatches",
+    "causes", "rows"}; every published form is counted exactly once in ``counts``."""
+    counts: Counter = Counter()
+    figs = {f: Counter() for f in FIGURES}
+    by_ext: dict[str, dict[str, Counter]] = defaultdict(lambda: {f: Counter() for f in FIGURES})
+    mismatches, rows = [], []
+    tol = {"latency_min": LAT_TOL, "latency_max": LAT_TOL, "throughput": TP_TOL}
+    for t in tgts:
+        rec = t.published
+        if t.status != "runnable":
+            counts[t.status] += 1
+            rows.append({"form": rec.name, "status": t.status, "why": t.why})
+            continue
+        doc = docs.get(t.form.name)
+        if doc is None:
+            counts["not measured (not in the results)"] += 1
+            continue
+        if doc.get("status") != "ok":
+            counts[f"measurement {doc.get('status')}"] += 1
+            rows.append({"form": rec.name, "status": doc.get("status"), "why": doc.get("reason")})
+            continue
+        counts["compared"] += 1
+        fam = _family(rec, doc)
+        row = {"form": rec.name, "catalogue_form": t.form.name, "status": "compared", "extension": fam}
+        for f in FIGURES:
+            our, bound = ours(doc, f)
+            their, their_bound = theirs(rec, f)
+            ok = agrees(our, their, their_bound, tol[f])
+            row[f] = {"ours": our, "ours_bound": bound, "published": their,
+                      "published_bound": their_bound, "match": ok}
+            if ok is None:
+                figs[f]["not comparable"] += 1
+                continue
+            figs[f]["compared"] += 1
+            by_ext[fam][f]["compared"] += 1
+            if ok:
+                figs[f]["match"] += 1
+                by_ext[fam][f]["match"] += 1
+                continue
+            why = _differs(evidence, evidence_label, rec, f, our, tol[f]) or cause_fn(doc, rec, t.form, f)
+            row[f]["cause"] = why
+            mismatches.append({"form": rec.name, "figure": f, "ours": our, "ours_bound": bound,
+                               "published": their, "published_bound": their_bound,
+                               "published_text": _published_text(rec, f), "cause": why})
+        rows.append(row)
+    return {"published_label": published_label, "measured_on": measured_on,
+            "published_forms": len(tgts), "counts": dict(counts),
+            "figures": {f: _rated(c) for f, c in figs.items()},
+            "by_extension": {e: {f: _rated(c) for f, c in v.items()} for e, v in sorted(by_ext.items())},
+            "mismatches": mismatches,
+            "causes": dict(Counter(m["cause"].split(":")[0] for m in mismatches).most_common()), "rows": rows}
+
+
+def _published_text(rec, figure: str) -> str:
+    if figure == "throughput":
+        return rec.throughput_text or (str(rec.throughput) if rec.throughput else "")
+    return str(rec.latency) if rec.latency else ""
+
+
+def _rated(c: Counter) -> dict:
+    """The counts plus their match rate as text ('97/100 (97.0%)')."""
+    n, k = c.get("compared", 0), c.get("match", 0)
+    return {**c, "rate": f"{k}/{n} ({100 * k / n:.1f}%)" if n else "—"}
+
+
+def summary_lines(a: dict) -> list[str]:
+    """The agreement as text lines (what the CLI prints under the table)."""
+    c = a["counts"]
+    lines = [f"measured on {a['measured_on']}, compared with figures published for {a['published_label']}: "
+             "where the two CPUs differ, the figures may too",
+             f"{a['published_label']} (published) vs {a['measured_on']} (measured here): "
+             f"{a['published_forms']} published forms: " +
+             ", ".join(f"{v} {k}" for k, v in sorted(c.items(), key=lambda kv: -kv[1]))]
+    names = {"latency_min": "smallest latency", "latency_max": "largest latency",
+             "throughput": "throughput (published measured value)"}
+    for f in FIGURES:
+        lines.append(f"match, {names[f]}: {a['figures'][f]['rate']}")
+    lines.append(f"tolerance: latency {LAT_TOL:.0%}, throughput {TP_TOL:.0%}, or {ABS_TOL} cycles; a "
+                 "published upper bound (≤) is matched by any figure at or below it")
+    if a["causes"]:
+        lines.append("mismatch causes: " + "; ".join(f"{k}: {v}" for k, v in a["causes"].items()))
+    return lines

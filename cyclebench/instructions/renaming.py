@@ -1,0 +1,91 @@
+"""Dependencies the register renamer removes: zero idioms and eliminated moves.
+
+Every µop that executes has a latency of at least one cycle, so a dependency chain that runs at
+less than ``ZERO_BELOW`` cycles per copy carries no dependency at all: what was timed is the
+chain's throughput.  Such a pair is reported as latency **0** with a label, as uops.info reports
+it, instead of a fraction such as 0.17 or 0.25:
+
+* ``move eliminated``: the form copies one register to another (one register source, a
+  write-only destination of the same family, no flags written): the renamer points the
+  destination at the source's physical register;
+* ``dependency broken``: any other form, e.g. ``xor r, r``, ``sub r, r``, ``vpxor x, x, x``,
+  ``vpcmpgtd x, x, x``: with equal inputs the result is a constant, and the renamer does not wait
+  for the inputs.
+
+The **same-register case is kept apart**: a chain through two operand positions needs one
+register for both (``xor rax, rax``), so its pair is marked ``same_register``; and a form with
+three or more register operands of one family (``vpxor x1, x2, x3``) gets one more entry, the
+instance with all of them the same register, labelled ``same register``.  The other pairs keep
+distinct registers, so ``vpxor`` reads ``[0;1]``: 0 when all registers are equal, 1 otherwise.
+"""
+from __future__ import annotations
+
+from .forms import Form, Operand
+from .instantiate import Instance, LatencyPair, _reg, _sized, instantiate
+
+ZERO_BELOW = 0.75
+MOVE_ELIMINATED = "move eliminated"
+DEPENDENCY_BROKEN = "dependency broken"
+_FAMILY = {"GPR8": "GPR", "GPR16": "GPR", "GPR32": "GPR", "GPR64": "GPR", "XMM": "VEC", "YMM": "VEC",
+           "ZMM": "VEC", "MM": "MM"}
+
+
+def no_dependency(cycles_per_copy: float | None) -> bool:
+    return cycles_per_copy is not None and cycles_per_copy < ZERO_BELOW
+
+
+def _registers(form: Form) -> list[Operand]:
+    return [op for op in form.operands
+            if op.kind == "reg" and not op.fixed and not op.is_mask and op.cls in _FAMILY]
+
+
+def is_move(form: Form) -> bool:
+    """One register source copied to a write-only register destination of the same family."""
+    regs = _registers(form)
+    srcs = [op for op in regs if op.read]
+    dsts = [op for op in regs if op.write]
+    return (len(regs) == 2 and len(srcs) == 1 and len(dsts) == 1 and not dsts[0].read
+            and _FAMILY[srcs[0].cls] == _FAMILY[dsts[0].cls] and not form.flags_written
+            and all(op.kind in ("reg",) for op in form.operands if not op.is_mask))
+
+
+def label(form: Form) -> str:
+    return MOVE_ELIMINATED if is_move(form) else DEPENDENCY_BROKEN
+
+
+def _group(form: Form) -> list[Operand]:
+    """The register operands of the (first written register) destination's family."""
+    regs = _registers(form)
+    dst = next((op for op in regs if op.write), None)
+    return [] if dst is None else [op for op in regs if _FAMILY[op.cls] == _FAMILY[dst.cls]]
+
+
+def same_register_chain(form: Form, pair: LatencyPair) -> bool:
+    """chain() gave the pair's two operand positions one register, and they are all the form's
+    register operands of that family (``xor rax, rax``): the same-register case."""
+    group = {op.pos for op in _group(form)}
+    return (pair.start.kind == pair.end.kind == "op" and pair.start.pos != pair.end.pos
+            and group == {pair.start.pos, pair.end.pos})
+
+
+def same_register_case(form: Form) -> tuple[str, str, Instance] | None:
+    """(start label, end label, instance) with every register operand of the destination's
+    family the same register; None when there are fewer than three (a pair's chain covers it)."""
+    group = _group(form)
+    if len(group) < 3 or not any(op.read for op in group):
+        return None
+    dst = next(op for op in group if op.write)
+    base = instantiate(form)
+    reg = base.regs[dst.pos]
+    try:
+        inst = instantiate(form, regs={op.pos: _sized(_reg(reg), op.cls) for op in group})
+    except (ValueError, KeyError):
+        return None
+    names = "=".join(f"op{op.pos}" for op in group)
+    return f"same register ({names})", f"op{dst.pos} ({dst.notation})", inst
+
+
+def zero_update(form: Form, cycles_per_copy: float, same_register: bool) -> dict:
+    """The pair fields for a chain that carries no dependency."""
+    return {"value": 0.0, "bound": "exact", "lower": 0.0, "upper": 0.0, "label": label(form),
+            "same_register": same_register, "cycles_per_copy": cycles_per_copy}

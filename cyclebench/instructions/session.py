@@ -1,0 +1,167 @@
+"""The measuring session of the instruction tables: operand values, one snippet through measure()
+on one CPU, the connectors' reference loops (measured once per process), and the init every
+method of a form shares (divisor and dividend, shift count).
+
+**Operand values** (data-dependent timing): general registers start at 0 (harness), vector
+registers hold 1.0 in every element (f32 1.0 for single-precision forms, f64 1.0 otherwise): a
+chain of x/1, x*1, sqrt(1) stays put and sums grow linearly, so no chain drifts into denormals
+(which take a slow path), shift/rotate counts in CL are 1 (a count of 0 leaves the flags
+alone), division uses divisor 1 and the widest dividend whose quotient fits (the slow end of Zen
+4's quotient-width-dependent divider; noted in the result).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import CycleBenchError
+from ..machine.features import this_cpu
+from ..measurement.api import measure
+from . import connectors as C
+from .forms import Form
+from .instantiate import Instance
+
+SCHEMA = "cyclebench.inst"
+SCHEMA_VERSION = 1
+THROUGHPUT_COPIES = 16
+MAX_PAIRS = 16
+EXACT_SLACK = 0.05           # connector bounds closer than this (per step) count as exact
+F32_ONES = 0x3F8000003F800000      # 1.0f in both halves of a 64-bit lane
+F64_ONE = 0x3FF0000000000000       # 1.0 (as f32 lanes: 0.0 and 1.875, both normal)
+DIVIDEND = {16: "mov eax, 0x7fff", 32: "mov eax, 0x7fffffff", 64: "mov rax, 0x7fffffffffffffff"}
+
+_VEC_RE = re.compile(r"\b([xyz]mm)(\d+)\b")
+_MM_RE = re.compile(r"\bmm([0-7])\b")
+_GPR_RE = re.compile(r"\b(r[a-d]x|e[a-d]x|[a-d][lh]|[a-d]x|r[sd]i|e[sd]i|[sd]il?|r[sb]p|e[sb]p|"
+                     r"[sb]pl?|r(?:8|9|1[0-5])[dwb]?)\b")
+
+
+def _full_gpr(name: str) -> str | None:
+    try:
+        return C.gpr(name, 64)
+    except (KeyError, ValueError):
+        return None
+
+
+def used_gprs(*texts: str) -> set[str]:
+    out = {"r14", "r15", "rsp", "rbp"}
+    for t in texts:
+        for m in _GPR_RE.findall(t):
+            g = _full_gpr(m)
+            if g:
+                out.add(g)
+    return out
+
+
+def value_pattern(form: Form) -> int:
+    """The 64-bit lane value for the vector registers of ``form`` (see the module docstring)."""
+    m = form.mnemonic[1:] if form.mnemonic.startswith("V") else form.mnemonic
+    integer = m.startswith("P") and not m.startswith("PERM")
+    if not integer and re.search(r"(PS|SS)(?![A-Z])|PS2|SS2|BF16|PH", m):
+        return F32_ONES
+    return F64_ONE
+
+
+def value_init(lines: list[str], avx512: bool = True, pattern: int = F64_ONE) -> list[str]:
+    """Init that gives every vector/MMX register the code uses a harmless normal value.
+
+    Each register is written at the widest width the code uses; when the code uses no YMM/ZMM
+    register the init ends with ``vzeroupper`` so that legacy-SSE forms run with a clean upper
+    state (a dirty one adds a merge dependency to every SSE write)."""
+    text = "\n".join(lines)
+    width: dict[int, int] = {}
+    for kind, n in _VEC_RE.findall(text):
+        width[int(n)] = max(width.get(int(n), 0), {"xmm": 128, "ymm": 256, "zmm": 512}[kind])
+    mms = sorted({int(n) for n in _MM_RE.findall(text)})
+    if not width and not mms:
+        return []
+    out = [f"mov r15, {pattern:#x}"]      # R15 is free in init (the loop count is set later)
+    for n, w in sorted(width.items()):
+        name = {128: "xmm", 256: "ymm", 512: "zmm"}[w]
+        if (w == 512 or n >= 16) and avx512:
+            out.append(f"vpbroadcastq {name}{n}, r15")
+        else:
+            out += [f"vmovq xmm{n}, r15", f"vpbroadcastq {name}{n}, xmm{n}"]
+    if width and all(w == 128 and n < 16 for n, w in width.items()):
+        out.append("vzeroupper")
+    for n in mms:
+        out.append(f"movq mm{n}, r15")
+    return out
+
+
+# --------------------------------------------------------------------------- measurement plumbing
+
+@dataclass
+class Measured:
+    value: float
+    uncertainty: float
+    samples: list[float]
+    stable: bool
+    warnings: list[str]
+    backend: dict
+    code: str
+    init: str
+    linear: bool = True         # the cost grew linearly with the copies (measurement/linearity.py)
+
+
+class Session:
+    """Measures snippets on one CPU and caches the connector reference loops."""
+
+    def __init__(self, measure_fn=None, **measure_kwargs):
+        self.measure_fn = measure_fn or measure
+        self.kwargs = {k: v for k, v in measure_kwargs.items() if v is not None}
+        self.refs: dict[str, dict] = {}
+        self.backend: dict | None = None
+        self.count = 0
+        self.avx512 = bool(this_cpu().has("AVX512F"))
+
+    def measure(self, code: list[str], init: list[str], per: int = 1, pattern: int = F64_ONE) -> Measured:
+        code_text = "\n".join(code)
+        init_text = "\n".join(value_init(code + init, self.avx512, pattern) + init) or None
+        r = self.measure_fn(code_text, init=init_text, **self.kwargs)
+        self.count += 1
+        self.backend = r.backend
+        ev = r.events["cycles"]
+        lin = r.stability.get("linearity") or {}
+        return Measured(ev.value / per, ev.uncertainty / per, [s / per for s in ev.samples],
+                        r.stable, list(r.warnings), r.backend, code_text, init_text or "",
+                        lin.get("linear", True))
+
+    def step_bounds(self, step: str) -> tuple[float, float | None]:
+        """(lower, upper) latency of a connector step; upper None when its reference failed."""
+        key = C.reference_of(step)
+        if key not in self.refs:
+            code, others = C.REFERENCES[key]
+            try:
+                m = self.measure(code.split("; "), [])
+                lower = C.lower_bound(step, m.value)
+                self.refs[key] = {"code": code, "cycles": m.value, "uncertainty": m.uncertainty,
+                                  "lower": lower, "upper": max(lower, m.value - others * lower),
+                                  "stable": m.stable}
+            except CycleBenchError as e:
+                self.refs[key] = {"code": code, "error": e.cause, "lower": C.lower_bound(step),
+                                  "upper": None}
+        return self.refs[key]["lower"], self.refs[key]["upper"]
+
+
+def form_init(form: Form, inst: Instance) -> list[str]:
+    init = list(inst.init)
+    mn = form.code_name.split("_")[0]
+    if mn in ("DIV", "IDIV"):
+        bits = next(op for op in form.operands if not op.is_mask).bits
+        if bits in DIVIDEND:
+            init.append(DIVIDEND[bits])
+    if any(op.fixed == "CL" for op in form.operands):
+        init.append("mov ecx, 1")
+    return init
+
+
+def form_notes(form: Form) -> list[str]:
+    notes = list(form.notes)
+    mn = form.code_name.split("_")[0]
+    if mn in ("DIV", "IDIV"):
+        notes.append("data-dependent: measured with divisor 1 and the widest dividend whose quotient "
+                     "fits (Zen 4's divider is faster for narrow quotients)")
+    if any(op.fixed == "CL" for op in form.operands):
+        notes.append("shift/rotate count CL = 1 (a count of 0 leaves the flags unchanged)")
+    return notes

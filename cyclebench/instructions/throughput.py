@@ -1,0 +1,219 @@
+"""Throughput of one form: cycles per instruction over independent copies.
+
+:func:`instantiate.independent_copies` gives 16 copies (written registers rotate, EVEX forms also
+through the upper 16 vector registers; stores go to distinct addresses).  What the ISA does not
+let us rename apart is broken between copies with documented dependency-breaking idioms that need
+no execution port:
+
+* flags read and written (adc, sbb, rcl, cmc ...): ``xor r32, r32`` on a scratch register (a
+  zero idiom: it writes every arithmetic flag and depends on nothing);
+* a general register read and written, implicit (mul: rax; cmpxchg: rax) or a fixed explicit
+  operand (``AND AL, imm8``: AL): a full-width zero idiom ``xor e?x, e?x`` (writing the 32-bit
+  register zeroes all 64 bits; a narrow ``xor al, al`` merges into the old value and does not
+  break the chain); it also breaks the flags, so no second breaker is added for them;
+  division: ``mov`` of the same dividend and ``xor edx, edx``;
+* an implicit vector register (xmm0): ``vpxor xmm0, xmm0, xmm0``.
+
+**Read-modify-write memory** (``AND M16, imm8``): each copy gets its own address, one operand
+width apart (uops.info's convention: the next element of an array), 32 copies (:func:`copies_for`),
+and the figure with one cache line per copy is measured too and shown where it differs (on Zen 3,
+0.56 against 1.00 cycles for ``and word [m], 2``: stores to different lines retire at one line per
+cycle).
+
+With breakers the figure is reported as an upper bound (they can only slow the copies down); x87
+stack chains cannot be broken (upper bound, said so).  A figure that equals the bound set by the
+register rotation is also reported as an upper bound.
+"""
+from __future__ import annotations
+
+from ..errors import CycleBenchError
+from . import connectors as C
+from .agreement import TP_TOL, agrees
+from .forms import Form
+from .instantiate import LINE, independent_copies, rmw_stride, verified
+from .session import DIVIDEND, THROUGHPUT_COPIES, Measured, Session, form_init, used_gprs, value_pattern
+
+
+BREAKERS = ("zero idiom", "alu", "none")
+
+
+def _breakers(form: Form, carried: list[str], scratch: str,
+              kind: str = "zero idiom") -> tuple[list[str], list[str]]:
+    """(lines to put before every copy, what could not be broken).  ``kind``: the documented
+    port-free zero idioms (default); ``alu``: breakers that occupy an ALU (``test r, r`` for the
+    flags, ``mov r32, 0`` for a register), the kind a published figure may include; ``none``."""
+    if kind == "none":
+        return [], list(carried)
+    if kind == "alu":
+        return _alu_breakers(carried, scratch)
+    lines, unbroken = [], []
+    mn = form.code_name.split("_")[0]
+    for c in carried:
+        if c == "flags":
+            continue                  # after the registers: their zero idiom may break flags too
+        try:
+            port = C.port_for_register(c)
+        except KeyError:
+            unbroken.append(c)
+            continue
+        if port.kind == "GPR":
+            full = C.gpr(c)
+            if mn in ("DIV", "IDIV") and full == "rax":
+                bits = next(op for op in form.operands if not op.is_mask).bits
+                lines.append(DIVIDEND.get(bits, "mov eax, 100"))
+            else:
+                lines.append(f"xor {C.gpr(c, 32)}, {C.gpr(c, 32)}")
+        elif port.kind == "VEC":
+            x = C.vec(c, 128)
+            lines.append(f"vpxor {x}, {x}, {x}")
+        else:
+            unbroken.append(c)
+    if "flags" in carried and not any(x.startswith("xor ") for x in lines):
+        # a full-width GPR zero idiom writes every arithmetic flag: one breaker does both
+        lines.append(f"xor {C.gpr(scratch, 32)}, {C.gpr(scratch, 32)}")
+    return lines, unbroken
+
+
+def _alu_breakers(carried: list[str], scratch: str) -> tuple[list[str], list[str]]:
+    lines, unbroken = [], []
+    for c in carried:
+        if c == "flags":
+            lines.append(f"test {C.gpr(scratch, 64)}, {C.gpr(scratch, 64)}")
+            continue
+        try:
+            kind = C.port_for_register(c).kind
+        except KeyError:
+            kind = None
+        if kind == "GPR":
+            lines.insert(0, f"mov {C.gpr(c, 32)}, 0")
+        else:
+            unbroken.append(c)
+    return lines, unbroken
+
+
+RMW_COPIES = 32
+
+
+def copies_for(form: Form) -> int:
+    """Independent copies per run.  Read-modify-write memory chains each address through a
+    store-forwarding round trip (about 10 cycles here) from one repetition of the copies to the
+    next, so n copies cannot run faster than that round trip / n: 16 copies cap ``and dword [m],
+    2`` at 0.67 per copy on Zen 3, 32 reach its 0.56 (8 copies: 1.13)."""
+    return RMW_COPIES if rmw_stride(form) is not None else THROUGHPUT_COPIES
+
+
+def measure_throughput(session: Session, form: Form, self_latency: dict[int, float] | None = None,
+                       earlier: dict | None = None, pattern: int | None = None,
+                       breakers: str = "zero idiom", stride: int | None = None) -> dict:
+    """Cycles per instruction over independent copies.  ``self_latency``: operand position ->
+    measured latency of that operand to itself (to tell a rotation-bound figure).  ``earlier``: a
+    previous run of the same measurement; the lower of the two is kept (an SMT sibling on the
+    host slows throughput-bound code for a while without disturbing the calibration)."""
+    self_latency = self_latency or {}
+    pattern = value_pattern(form) if pattern is None else pattern
+    copies = copies_for(form)
+    doc = {"value": None, "bound": None, "uncertainty": None, "copies": copies, "pattern": pattern,
+           "code": None, "init": None, "carried": [], "breakers": [], "stable": None,
+           "samples": [], "repeats": [], "warnings": [], "linear": None, "note": None, "error": None}
+    scratch = C.scratch_gpr(used_gprs(*(i.register for i in form.implicit if i.read or i.write)))
+    cps = independent_copies(form, copies, avoid=(scratch,), stride=stride)
+    verified(cps.instances)
+    pre, unbroken = _breakers(form, cps.carried, scratch, breakers)
+    code = []
+    for inst in cps.instances:
+        code += pre + [inst.text]
+    init = form_init(form, cps.instances[0]) + [s for s in cps.init if s not in cps.instances[0].init]
+    doc.update(carried=list(cps.carried), breakers=pre)
+    try:
+        m = session.measure(code, init, per=len(cps.instances), pattern=pattern)
+        if earlier is not None and earlier.get("value") is not None:
+            doc["repeats"] = [earlier["value"], m.value]
+            if earlier["value"] < m.value:     # the less disturbed of two runs apart in time
+                m = Measured(earlier["value"], earlier["uncertainty"], earlier["samples"],
+                             earlier["stable"], earlier["warnings"], {}, earlier["code"],
+                             earlier["init"], earlier["linear"] is not False)
+    except CycleBenchError as e:
+        doc.update(error=e.cause, code="\n".join(code))
+        return doc
+    doc.update(value=m.value, uncertainty=m.uncertainty, code=m.code, init=m.init, stable=m.stable,
+               samples=m.samples, warnings=m.warnings, linear=m.linear, bound="exact")
+    notes = []
+    if pre:
+        doc["bound"] = "upper"
+        notes.append("dependency breakers between copies (" + ", ".join(sorted(set(pre))) +
+                     ") can only slow the copies down")
+    if unbroken:
+        doc["bound"] = "upper"
+        notes.append("still carried between copies: " + ", ".join(unbroken))
+    for op in form.operands:
+        if not (op.kind == "reg" and op.read and op.write and not op.fixed):
+            continue
+        lat = self_latency.get(op.pos)
+        distinct = len({i.regs.get(op.pos) for i in cps.instances})
+        if lat and distinct and m.value <= 1.1 * lat / distinct:
+            doc["bound"] = "upper"
+            notes.append(f"as slow as the chain through {distinct} rotating registers allows")
+            break
+    if stride is None and rmw_stride(form) not in (None, LINE):
+        stride = rmw_stride(form)
+        alt = _alternative(session, form, pre, init, scratch, LINE, pattern)
+        doc["alternative"] = alt
+        if alt.get("value") is not None and not agrees(alt["value"], m.value, False, TP_TOL):
+            notes.append(f"read-modify-write memory: copies {stride} byte(s) apart (uops.info's convention); "
+                         f"one cache line per copy: {alt['value']:.2f}")
+    doc["note"] = "; ".join(notes) or None
+    return doc
+
+
+def _alternative(session: Session, form: Form, pre: list[str], init: list[str], scratch: str,
+                 stride: int, pattern: int) -> dict:
+    """The same copies with their read-modify-write addresses ``stride`` bytes apart."""
+    cps = independent_copies(form, copies_for(form), avoid=(scratch,), stride=stride)
+    verified(cps.instances)
+    code = [line for inst in cps.instances for line in pre + [inst.text]]
+    out = {"convention": f"one address per copy, {stride} bytes apart", "stride": stride, "value": None,
+           "code": "\n".join(code), "stable": None, "error": None}
+    try:
+        m = session.measure(code, init, per=len(cps.instances), pattern=pattern)
+    except CycleBenchError as e:
+        out["error"] = e.cause
+        return out
+    out.update(value=m.value, stable=m.stable, uncertainty=m.uncertainty)
+    return out
+
+
+# ------------------------------------------------------------------------------ operand values
+
+ALL_ONES = 0xFFFFFFFFFFFFFFFF
+DATA_DEPENDENT_RATIO = 1.2      # and at least DATA_DEPENDENT_CYCLES apart: not noise
+DATA_DEPENDENT_CYCLES = 0.25
+
+
+def sweeps_values(form: Form) -> bool:
+    """Forms whose read-only vector register inputs may steer a memory access: masked loads and
+    stores take the sign bit of each element as its mask, and a lane masked off can send the
+    access down a slow path; any memory form with such an input is measured with both values."""
+    touches_memory = form.memory_operand is not None or bool(form.implicit_memory)
+    return touches_memory and any(op.kind == "reg" and op.read and not op.write and not op.is_mask
+                                  and op.cls in ("XMM", "YMM", "MM") for op in form.operands)
+
+
+def with_values(session: Session, form: Form, tp: dict, self_latency: dict[int, float]) -> tuple[dict, str | None]:
+    """(throughput document, note): ``tp`` measured again with every vector bit set (-1: every
+    mask lane on, the common path of masked accesses).  When the two differ beyond noise the
+    form is data-dependent: the faster is reported (the common path) and both are kept."""
+    other = measure_throughput(session, form, self_latency, pattern=ALL_ONES)
+    names = {tp["pattern"]: f"{tp['pattern']:#x} per lane (1.0: every sign bit clear)",
+             ALL_ONES: "all bits set (-1: every sign bit set)"}
+    figures = [(d["value"], d["pattern"]) for d in (tp, other) if d.get("value") is not None]
+    if len(figures) < 2:
+        return tp, None
+    (fast, fast_p), (slow, slow_p) = sorted(figures)
+    best = tp if fast_p == tp["pattern"] else other
+    best["values"] = [{"pattern": p, "values": names[p], "value": v} for v, p in figures]
+    if slow <= fast * DATA_DEPENDENT_RATIO or slow - fast < DATA_DEPENDENT_CYCLES:
+        return best, None
+    note = (f"data-dependent throughput: {fast:.2f} with vector operands {names[fast_p]}, {slow:.2f} with "
+            f"{names[slow_p]} (the faster, common path is reported; latencies use its values too)")
+    best["data_dependent"] = True
+    return best, note

@@ -1,0 +1,99 @@
+"""``inst --why``: for a form that disagrees with published data, run the variant experiments and
+say which, if any, reproduces the published figure.
+
+The variants are the choices a measurement method makes that the published figure may have made
+differently (issue 9), each measured here on the same form:
+
+* **dependency breakers** between throughput copies: port-free zero idioms (ours), breakers that
+  occupy an ALU (``test r, r``, ``mov r32, 0``), none;
+* **operand values**: 1.0 per element (sign bits clear) and all bits set (every mask lane on);
+* **addresses** of read-modify-write copies: one operand width apart (ours), one cache line per
+  copy, one shared address;
+* **the same register** for every register operand against distinct ones (latency: the
+  characterisation measures both, and their entries are listed).
+
+A variant *reproduces* the published figure when it agrees within the comparison's tolerance
+(:func:`agreement.agrees`).  Nothing here changes the reported figures.
+"""
+from __future__ import annotations
+
+from ..errors import CycleBenchError
+from .agreement import LAT_TOL, TP_TOL, agrees, ours, theirs
+from .forms import Form
+from .instantiate import AREA_GUARD, LINE, independent_copies, rmw_stride
+from .session import Session, value_pattern
+from .throughput import ALL_ONES, BREAKERS, measure_throughput
+
+
+def _tp_variants(form: Form) -> list[tuple[str, dict]]:
+    """(description, measure_throughput keyword arguments) for this form."""
+    out = [("as reported (zero-idiom breakers, our operand values and addresses)", {})]
+    carried = independent_copies(form, 2).carried
+    if carried:
+        out += [(f"breakers: {k} ({', '.join(carried)})", {"breakers": k}) for k in BREAKERS[1:]]
+    out.append(("operand values: all bits set (every mask lane on)", {"pattern": ALL_ONES}))
+    if value_pattern(form) != ALL_ONES:
+        out.append((f"operand values: {value_pattern(form):#x} per lane", {"pattern": value_pattern(form)}))
+    stride = rmw_stride(form)
+    if stride is not None:
+        out += [(f"addresses: one per copy, {s} bytes apart", {"stride": s})
+                for s in sorted({stride, LINE}) if s]
+        # a stride of the whole area wraps to one address: the copies chain through memory
+        out.append(("addresses: one address for all copies", {"stride": AREA_GUARD}))
+    return out
+
+
+def explain(session: Session, form: Form, doc: dict, rec) -> dict:
+    """The variant experiments for ``form`` (its characterisation ``doc``) against the published
+    record ``rec``: {"form", "figures": [{figure, ours, published, match, variants: [...]}]}."""
+    out = {"form": form.name, "figures": []}
+    for figure, tol in (("throughput", TP_TOL), ("latency_min", LAT_TOL), ("latency_max", LAT_TOL)):
+        our, bound = ours(doc, figure)
+        their, their_bound = theirs(rec, figure)
+        entry = {"figure": figure, "ours": our, "ours_bound": bound, "published": their,
+                 "published_bound": their_bound, "match": agrees(our, their, their_bound, tol),
+                 "variants": []}
+        if figure == "throughput" and their is not None:
+            for text, kw in _tp_variants(form):
+                entry["variants"].append(_run_tp(session, form, text, kw, their, their_bound, tol))
+        elif their is not None:
+            for p in doc.get("latency") or []:
+                if p.get("value") is None:
+                    continue
+                what = f"{p['start']} -> {p['end']}" + (f" ({p['label']})" if p.get("label") else "")
+                entry["variants"].append({"variant": f"latency pair {what}", "value": p["value"],
+                                          "bound": p["bound"],
+                                          "reproduces": agrees(p["value"], their, their_bound, tol)})
+        out["figures"].append(entry)
+    return out
+
+
+def _run_tp(session, form, text, kw, their, their_bound, tol) -> dict:
+    try:
+        d = measure_throughput(session, form, **kw)
+    except (CycleBenchError, ValueError) as e:
+        return {"variant": text, "value": None, "error": str(e), "reproduces": None}
+    v = d.get("value")
+    return {"variant": text, "value": v, "bound": d.get("bound"), "stable": d.get("stable"),
+            "code": (d.get("code") or "").splitlines()[:2], "error": d.get("error"),
+            "reproduces": agrees(v, their, their_bound, tol) if v is not None else None}
+
+
+def verdict(result: dict) -> list[str]:
+    """Text lines: per figure that disagrees, which variants reproduce the published figure."""
+    lines = []
+    for f in result["figures"]:
+        if f["match"] is not False:
+            continue
+        hits = [v for v in f["variants"] if v.get("reproduces")]
+        pub = ("≤" if f["published_bound"] else "") + f"{f['published']:g}"
+        head = f"{result['form']} {f['figure']}: ours {f['ours']:.2f}, published {pub}"
+        if hits:
+            lines.append(head + "; reproduced by: " + "; ".join(
+                f"{v['variant']} = {v['value']:.2f}" for v in hits))
+        else:
+            tried = "; ".join(f"{v['variant']} = " + (f"{v['value']:.2f}" if v.get("value") is not None
+                                                     else f"failed ({v.get('error')})")
+                              for v in f["variants"])
+            lines.append(head + "; no variant reproduces it (tried: " + (tried or "none") + ")")
+    return lines or [f"{result['form']}: agrees with the published figures; nothing to explain"]

@@ -1,0 +1,105 @@
+"""The agreement report (instructions/agreement.py) on a fixture: counts add up, causes are given."""
+from types import SimpleNamespace
+
+from cyclebench.instructions.agreement import (CANNOT_RUN, FIGURES, NOT_IN_CATALOGUE, agreement,
+                                               summary_lines, targets)
+from cyclebench.instructions.catalogue import normalize_name
+from cyclebench.instructions.published import read_csv
+
+CSV = '''instruction,family,latency,throughput
+"AND (R64, R64)",BASE,1,0.25
+"AND (AL, I8)",BASE,1,0.33
+"AND (M16, I8)",BASE,"[5;≤11]",0.52
+"ADC (R64, R64)",BASE,1,0.50
+"VPXOR (XMM, XMM, XMM)",AVX,"[0;1]",0.25 / 0.25
+"VPANDQ (ZMM, K, ZMM, ZMM)",AVX512EVEX,"[1;2]",0.50 / 1.00
+"OR (R8L, I8)",BASE,1,0.25
+"NOSUCH (R64)",BASE,1,1
+"SLOW (YMM, M256)",AVX,"≤8",0.50
+"LATER (R64)",BASE,1,1
+"PMOVX (XMM, XMM)",SSE4,2,0.50
+"MOVE (XMM, XMM)",AVX,1,0.25
+'''
+EVIDENCE = '''instruction,family,latency,throughput
+"PMOVX (XMM, XMM)",SSE4,1,0.50
+"AND (AL, I8)",BASE,1,0.33
+'''
+
+
+class FakeCatalogue:
+    def __init__(self, forms):
+        self.forms = forms
+
+    def get(self, name):
+        return next((f for f in self.forms if f.name == normalize_name(name)), None)
+
+    def __iter__(self):
+        return iter(self.forms)
+
+
+def form(name, unsupported=None, rmw=False, cf=False):
+    mem = SimpleNamespace(kind="mem", read=True, write=True, bits=16) if rmw else None
+    return SimpleNamespace(name=name, base_name=name, unsupported=unsupported, offered=unsupported is None,
+                           reason=unsupported, memory_operand=mem,
+                           flags_read=frozenset({"CF"}) if cf else frozenset())
+
+
+def doc(name, lats, tp, tp_bound="exact", carried=(), notes=(), status="ok", label=None):
+    pairs = [{"start": "a", "end": "b", "value": v, "bound": "exact", "stable": True, "linear": True,
+              "label": label} for v in lats]
+    return {"form": name, "status": status, "latency": pairs, "notes": list(notes),
+            "throughput": {"value": tp, "bound": tp_bound, "carried": list(carried), "stable": True,
+                           "linear": True}}
+
+
+def test_counts_add_up_and_every_mismatch_has_a_cause(tmp_path):
+    p = tmp_path / "ref.csv"
+    p.write_text(CSV, encoding="utf-8")
+    records = read_csv(str(p))
+    cat = FakeCatalogue([form("AND (R64, R64)"), form("AND (AL, I8)"), form("AND (M16, I8)", rmw=True),
+                         form("ADC (R64, R64)", cf=True), form("VPXOR (XMM, XMM, XMM)"),
+                         form("VPANDQ (ZMM, K, ZMM, ZMM)", unsupported="lacks AVX512F"),
+                         form("OR (R8, I8)"), form("SLOW (YMM, M256)"), form("LATER (R64)"),
+                         form("PMOVX (XMM, XMM)"), form("MOVE (XMM, XMM)")])
+    tg = targets(records, cat)
+    status = {t.published.name: t.status for t in tg}
+    assert status["VPANDQ (ZMM, K, ZMM, ZMM)"] == CANNOT_RUN       # never a mismatch
+    assert status["NOSUCH (R64)"] == NOT_IN_CATALOGUE
+    assert status["OR (R8L, I8)"] == "runnable"                   # R8l is the catalogue's R8
+    docs = {d["form"]: d for d in [
+        doc("AND (R64, R64)", [1.0], 0.25),
+        doc("AND (AL, I8)", [1.0], 1.0, "upper", carried=["rax"]),
+        doc("AND (M16, I8)", [5.0, 10.0], 1.0),
+        doc("ADC (R64, R64)", [1.0, 1.0], 0.5, "upper", carried=["flags"]),
+        doc("VPXOR (XMM, XMM, XMM)", [0.25, 1.0], 0.25),
+        doc("OR (R8, I8)", [1.0], 0.26),
+        doc("SLOW (YMM, M256)", [7.0], 370.0),
+        doc("PMOVX (XMM, XMM)", [1.0], 0.5),
+        doc("MOVE (XMM, XMM)", [0.0], 0.25, label="move eliminated"),
+    ]}
+    (tmp_path / "ev.csv").write_text(EVIDENCE, encoding="utf-8")
+    evidence = read_csv(str(tmp_path / "ev.csv"))
+    a = agreement(tg, docs, "ref.csv", "Zen 3", evidence=evidence, evidence_label="ev.csv")
+    c = a["counts"]
+    assert sum(c.values()) == a["published_forms"] == len(records) == 12
+    assert c["compared"] == 9 and c[CANNOT_RUN] == 1 and c[NOT_IN_CATALOGUE] == 1
+    assert c["not measured (not in the results)"] == 1
+    for f in FIGURES:
+        fc = a["figures"][f]
+        assert fc["compared"] + fc.get("not comparable", 0) == c["compared"]
+        misses = [m for m in a["mismatches"] if m["figure"] == f]
+        assert fc["compared"] - fc["match"] == len(misses)
+        assert sum(e[f].get("compared", 0) for e in a["by_extension"].values()) == fc["compared"]
+    assert sum(a["causes"].values()) == len(a["mismatches"])
+    causes = {(m["form"], m["figure"]): m["cause"] for m in a["mismatches"]}
+    assert causes[("AND (AL, I8)", "throughput")] == "implicit fixed register chain"   # evidence agrees with published
+    assert causes[("PMOVX (XMM, XMM)", "latency_max")].startswith("microarchitecture differs: ev.csv reads 1")
+    assert causes[("AND (M16, I8)", "throughput")].startswith("memory RMW convention")
+    assert causes[("VPXOR (XMM, XMM, XMM)", "latency_min")].startswith("published 0 (no dependency)")
+    assert causes[("MOVE (XMM, XMM)", "latency_max")] == "zero idiom / eliminated move"
+    assert causes[("SLOW (YMM, M256)", "throughput")].startswith("data-dependent")
+    assert ("ADC (R64, R64)", "throughput") not in causes           # 0.50 = 0.50
+    assert ("SLOW (YMM, M256)", "latency_max") not in causes        # 7 is within the bound ≤8
+    text = "\n".join(summary_lines(a))
+    assert "ref.csv (published) vs Zen 3 (measured here)" in text
+    assert f"{a['figures']['throughput']['match']}/{a['figures']['throughput']['compared']}" in text
