@@ -211,3 +211,11 @@ def test_a_dispatcher_is_timed_over_an_index_stream(tmp_path):
     t = time_routine(r, stream, TimingOptions(n_measurements=3), checker=checker)
     assert checked == ["cb_dispatch"] and admitted == [400]
     assert t.mode == "replay" and t.calls == 400 and len(t.samples["pass"]) >= 2
+
+
+def test_a_broken_pairing_needs_more_than_chance():
+    from cyclebench.routines.timing import _surely_negative
+    assert not _surely_negative(np.array([-20.0, -20.0]), 1.0)            # 2 of 2: a 1-in-4 chance
+    assert _surely_negative(np.full(20, -20.0), 1.0)
+    assert not _surely_negative(np.array([-20.0] * 10 + [5.0] * 10), 1.0)
+    assert not _surely_negative(np.full(20, -0.5), 1.0)                    # within the margin
