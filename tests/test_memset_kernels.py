@@ -80,3 +80,14 @@ def test_unsupported_feature_is_skipped(monkeypatch):
     monkeypatch.setattr(memset, "cpu_flags", lambda: frozenset({"sse2"}))
     results = memset.check_kernels(["new_sse", "new_avx512"])
     assert list(results) == ["new_sse"]
+
+
+def test_the_study_checks_an_implementation_once_per_process(monkeypatch):
+    from cyclebench.studies.memset import implementations as im
+    seen = []
+    real = im.check_many
+    monkeypatch.setattr(im, "check_many", lambda items: seen.append(len(items)) or real(items))
+    impl = im.Impl("nt_old", memset.routine("nt_old"), memset.KERNELS["nt_old"].domain, "nt_old")
+    im.check_all([impl])
+    im.check_all([impl])
+    assert seen[-1] == 0 and (len(seen) == 1 or seen[0] <= 1)

@@ -77,6 +77,12 @@ def mark_checked(routine: Routine, checker: Checker, result: object = True) -> N
         _checked[_key(routine, as_checker(checker))] = result
 
 
+def checked(routine: Routine, checker: Checker) -> bool:
+    """Has ``routine`` passed ``checker`` in this process (and not changed since)?"""
+    with _checked_lock:
+        return _key(routine, as_checker(checker)) in _checked
+
+
 def ensure_correct(routine: Routine, checker: Checker) -> object:
     """Check ``routine`` once per (shared object, symbol, checker); raises what the checker raises."""
     checker = as_checker(checker)

@@ -15,7 +15,7 @@ from cyclebench.counters.resolve import resolve_events
 from cyclebench.errors import CycleBenchError
 from cyclebench.routines.build import Routine, resolve
 from cyclebench.routines.correctness import MemsetDomain, check_many
-from cyclebench.routines.checking import mark_checked
+from cyclebench.routines.checking import checked, mark_checked
 
 from . import KERNELS, missing_features, routine as kernel_routine
 from .config import StudyConfig
@@ -52,7 +52,9 @@ def threshold_impls(cfg: StudyConfig, selected: list[str]) -> list[tuple[str, in
 
 
 def check_all(impls: list[Impl]) -> None:
-    """Check every implementation (in parallel) before anything is timed; raise the first failure."""
+    """Check every implementation (in parallel) before anything is timed; raise the first failure.
+    One that passed in this process and has not changed since is not checked again."""
+    impls = [i for i in impls if not checked(i.routine, i.domain)]
     results = check_many([(i.routine, i.domain) for i in impls])
     for impl, res in zip(impls, results):
         if isinstance(res, CycleBenchError):
