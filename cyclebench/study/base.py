@@ -85,8 +85,9 @@ class Study:
         raise NotImplementedError
 
     def check_record(self, record: dict) -> str | None:
-        """Why a stored record is not one of ours (None when it is)."""
-        return None if isinstance(record.get("key"), str) else "no key"
+        """Why a stored record is not one of ours (None when it is): by default the shape the
+        engine writes (``record_problem``)."""
+        return record_problem(record)
 
     def analyse(self, config, records: list[dict], facts) -> Analysis:
         raise NotImplementedError
@@ -110,7 +111,7 @@ class Study:
 def record_problem(rec: dict) -> str | None:
     """Why a stored record is not of the usual shape (None when it is): a key, an experiment,
     params and a result, and a result in every member of a group record (routines.program's
-    time_programs groups). For a study's check_record."""
+    time_programs groups). Every study's check_record unless it overrides it."""
     if not isinstance(rec.get("key"), str) or not isinstance(rec.get("experiment"), str):
         return "no key or experiment"
     if not isinstance(rec.get("result"), dict) or not isinstance(rec.get("params"), dict):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from cyclebench.machine.cpu import cpu_info
 from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset, record_problem
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -58,7 +58,6 @@ class BoundsStudy(Study):
                  "out_of_bounds": checks.out_of_bounds(progs)}
         return Prepared(progs, facts)
 
-    check_record = staticmethod(record_problem)      # the usual shape, time_programs groups included
 
     def plan(self, cfg: StudyConfig, prepared: Prepared):
         return plan(cfg, prepared.state)

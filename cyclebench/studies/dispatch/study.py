@@ -73,11 +73,6 @@ class DispatchStudy(Study):
     def plan(self, cfg: StudyConfig, prepared: Prepared):
         return plan(cfg, prepared.state)
 
-    def check_record(self, rec: dict):
-        if not isinstance(rec.get("key"), str) or not isinstance(rec.get("params"), dict):
-            return "no key or params"
-        return None if isinstance(rec.get("result"), dict) else "no result"
-
     def analyse(self, cfg: StudyConfig, records: list[dict], facts) -> Analysis:
         p = facts.prepared
         here, col, _ = machine_label(facts.machine)

@@ -59,11 +59,6 @@ class MemoryStudy(Study):
         cfg2, caches, widths = prepared.state
         return plan(cfg2, caches, widths)
 
-    def check_record(self, rec: dict):
-        if not isinstance(rec.get("key"), str) or not isinstance(rec.get("experiment"), str):
-            return "no key or experiment"
-        return None if isinstance(rec.get("result"), dict) and isinstance(rec.get("params"), dict) else "no result"
-
     def analyse(self, cfg: StudyConfig, records: list[dict], facts) -> Analysis:
         prep = facts.prepared
         m = facts.machine

@@ -101,11 +101,6 @@ class MemsetStudy(Study):
         impls, sweep, events = prepared.state
         return plan(cfg, impls, sweep, events)
 
-    def check_record(self, rec: dict) -> str | None:
-        if not isinstance(rec.get("key"), str) or not isinstance(rec.get("experiment"), str):
-            return "no key or experiment"
-        return None if isinstance(rec.get("result"), dict) else "no result"
-
     def analyse(self, cfg: StudyConfig, records: list[dict], facts: RunFacts) -> Analysis:
         impls = facts.prepared.get("implementations") or list(KERNELS)
         cpu = facts.machine.get("cpu_model_name", "")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 
 from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset, record_problem
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -64,9 +64,6 @@ class PagingStudy(Study):
 
     def plan(self, cfg: StudyConfig, prepared: Prepared):
         return plan(cfg, prepared.state)
-
-    def check_record(self, rec: dict):
-        return record_problem(rec)
 
     def analyse(self, cfg: StudyConfig, records: list[dict], facts) -> Analysis:
         cpu = facts.machine.get("cpu_model_name", "")
