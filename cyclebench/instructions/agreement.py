@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .catalogue import normalize_name
+from .compare import ABS_TOLERANCE as ABS_TOL, within
 from .instantiate import rmw_stride
 
 LAT_TOL = 0.05
 TP_TOL = 0.07
-ABS_TOL = 0.05
 DATA_DEPENDENT_RATIO = 20.0     # a figure this many times the published one: a slow path, suspected
 FIGURES = ("latency_min", "latency_max", "throughput")
 
@@ -112,12 +112,10 @@ def theirs(rec, figure: str) -> tuple[float | None, bool]:
 
 
 def agrees(our: float | None, their: float | None, their_bound: bool, tol: float) -> bool | None:
-    if our is None or their is None:
-        return None
-    slack = max(tol * abs(their), ABS_TOL)
-    if their_bound:
-        return our <= their + slack
-    return abs(our - their) <= slack
+    """``compare.within``, except that any figure at or below a published upper bound matches it."""
+    if their_bound and our is not None and their is not None:
+        return our <= their + max(tol * abs(their), ABS_TOL)
+    return within(our, their, tol, ABS_TOL)
 
 
 # ------------------------------------------------------------------------------------- causes
