@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import math
 
 from ..errors import UsageError
 from .base import Reporter
@@ -77,8 +78,6 @@ def _plain_log_labels(axis, base: int) -> None:
     """Plain tick labels on a log axis ("64", "4K", "1M" in base 2) instead of matplotlib's
     mathtext powers: easier to read, and laying out mathtext was a third of a figure's time.
     Minor ticks are labelled only when fewer than two major ticks are in view."""
-    import math
-
     from matplotlib import ticker
 
     def majors_in_view() -> int:
