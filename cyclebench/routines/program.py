@@ -24,10 +24,10 @@ studies did: build the program, run it, divide by its iterations.
   minimum, mean of the fastest 10%, spread = interquartile range); ``best``, the difference of the
   fastest 2n run and the fastest n run (on a host noisy in bursts the least disturbed figure: a
   burst slows one run of a pair, which the paired figures absorb and the fastest runs avoid);
-  wall-clock and CPU seconds (the program's rusage) of the 2n runs; ``output``, the stdout of the
-  last run (its first ``MAX_KEPT_OUTPUT`` characters), for what the program reports beside its
-  count (allocations it made, huge pages it got ...), and ``outputs``, that of every 2n run (so a
-  figure the program measures itself can be taken from its least disturbed run).
+  wall-clock and CPU seconds (the program's rusage) of the 2n runs; ``outputs``, the stdout of
+  every 2n run (its first ``MAX_KEPT_OUTPUT`` characters), for what the program reports beside its
+  count (allocations it made, huge pages it got ...; a figure the program measures itself can be
+  taken from its least disturbed run), and ``output``, that of the last run.
 
 **Not sandboxed.** A whole program is the user's own C, run like a compiler's test suite: it does
 not go through the runner's seccomp sandbox. It runs with resource limits instead: RLIMIT_CPU
@@ -115,10 +115,14 @@ class ProgramTiming:
     calibration: dict              # ghz_before, ghz_after, tsc_hz, cycles_per_tick
     limits: dict
     samples: dict = field(default_factory=dict)    # ticks per run: {"short": [...], "long": [...]}
-    output: str = ""               # stdout of the last (2n) run, its first MAX_KEPT_OUTPUT characters
-    outputs: list = field(default_factory=list)    # the same of every 2n run, in order
+    outputs: list = field(default_factory=list)    # stdout of every 2n run, in order (MAX_KEPT_OUTPUT each)
     stable: bool = True
     warnings: list = field(default_factory=list)
+
+    @property
+    def output(self) -> str:
+        """The stdout of the last (2n) run."""
+        return self.outputs[-1] if self.outputs else ""
 
     @property
     def cycles(self) -> float:
@@ -281,6 +285,6 @@ def _timing(path, args, memory, points, runs, cpt_before, cpt_after, tsc_hz, cpu
         cpu_seconds=summarize([r.cpu_seconds for r in long]).as_dict(),
         calibration={"ghz_before": cpt_before * tsc_hz / 1e9, "ghz_after": cpt_after * tsc_hz / 1e9,
                      "tsc_hz": tsc_hz, "cycles_per_tick": cpt},
-        limits={**asdict(limits), "memory": memory}, stable=stable, warnings=warnings, output=long[-1].output,
+        limits={**asdict(limits), "memory": memory}, stable=stable, warnings=warnings,
         outputs=[r.output for r in long],
         samples={"short": [r.ticks for r in runs[0]], "long": [r.ticks for r in long]})
