@@ -1,3 +1,5 @@
+import contextlib
+import fcntl
 import os
 import tempfile
 from pathlib import Path
@@ -56,3 +58,35 @@ def _few_attempts(request, monkeypatch):
     decides: one attempt serves it. A `measured` test keeps the best of 10 attempts; a burst that
     spoils all ten is what its re-runs (pytest_collection_modifyitems) are for."""
     monkeypatch.setattr(api, "MAX_ATTEMPTS", 10 if request.node.get_closest_marker("measured") else 1)
+
+
+@contextlib.contextmanager
+def _alone_if(measured: bool):
+    """A `measured` test runs alone; the others may share the machine with each other.
+
+    pytest-xdist runs the suite on two workers (pyproject's addopts), and two timing runs on a
+    2-CPU machine disturb each other. A reader-writer lock in the tests' cache folder does it:
+    measured tests take it exclusively, the others shared. The turnstile lets a waiting measured
+    test in before the next shared taker, so it cannot starve. Two suites run at once on one
+    machine share the same lock, which is what their measured tests need too."""
+    base = os.environ["CYCLEBENCH_CACHE"]
+    os.makedirs(base, exist_ok=True)
+    with open(os.path.join(base, "tests-turnstile.lock"), "a") as turn, \
+            open(os.path.join(base, "tests-alone.lock"), "a") as lock:
+        fcntl.flock(turn, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX if measured else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(turn, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Setup, call, teardown and re-runs of one test, under _alone_if: module fixtures that
+    measure are set up inside the first test that uses them, so they are covered too."""
+    with _alone_if(item.get_closest_marker("measured") is not None):
+        yield

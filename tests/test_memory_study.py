@@ -1,5 +1,5 @@
-"""A tiny configuration of the memory study writes its outputs and resumes (measured: it runs
-the runner, but asserts only on what was written, never on timings)."""
+"""A tiny configuration of the memory study writes its outputs and resumes. It runs the runner
+but asserts only on what was written, never on timings: not `measured`."""
 from dataclasses import replace
 
 import pytest
@@ -15,7 +15,6 @@ TINY = replace(QUICK, name="tiny", reps=2, budget=0.0, min_size=4096, max_size=6
                max_loads=2048)
 
 
-@pytest.mark.measured
 def test_tiny_study_writes_outputs_and_resumes(tmp_path):
     run = engine.run_study(MemoryStudy(), TINY, tmp_path, progress=False)
     assert run.measured == len(run.records) > 0
