@@ -33,7 +33,7 @@ from dataclasses import replace
 
 import iced_x86
 
-from . import skips
+from . import catalogue_cache, skips
 from ..machine.features import CpuFeatures, feature_name, this_cpu
 from .forms import LEA_MODES, Choices, Form, ImplicitOperand, Operand, build, encode, pick_registers
 from .operands import (CODE_NAMES, ENCODING_NAMES, MNEMONIC_NAMES, REGISTER_BY_NAME, full_register,
@@ -376,4 +376,10 @@ def normalize_name(name: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _default_catalogue() -> Catalogue:
-    return Catalogue.build()
+    cpu = this_cpu()
+    path = catalogue_cache.path_for(cpu)
+    forms = catalogue_cache.load(path, Form)
+    if forms is None:
+        forms = Catalogue.build(cpu).forms
+        catalogue_cache.store(path, forms)
+    return Catalogue(forms)

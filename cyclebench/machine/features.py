@@ -144,6 +144,11 @@ class CpuFeatures:
         self.flags = cpu_info().flags if flags is None else frozenset(flags)
         self.use_cpuid = use_cpuid and flags is None
 
+    def key(self) -> str:
+        """Everything the answers depend on, as a stable string (for naming cached results)."""
+        bits = ",".join(f"{f}={self.has(f)}" for f in sorted(CPUID_BITS))
+        return f"{','.join(sorted(self.flags))}|{self.use_cpuid}|{bits}"
+
     def has(self, feature: str) -> bool | None:
         """True/False, or None when we cannot tell (no flag mapping, no CPUID bit)."""
         if feature in BASELINE:

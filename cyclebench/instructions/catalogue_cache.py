@@ -1,0 +1,71 @@
+"""A disk copy of the built catalogue, so that ``inst`` does not enumerate iced-x86 in every process.
+
+Building the catalogue takes about 2.5 s here (16,832 forms through iced's InstructionInfoFactory);
+reading the pickled forms back takes under a second. The copy is named by everything the build
+depends on: the source of this package, the iced-x86 and Python versions, and this CPU's features.
+Any change gives a new name, so a stale copy is never read. A copy that cannot be read (torn,
+foreign, from another pickle format) is rebuilt and replaced; one that cannot be written is skipped.
+Deleting it is always safe.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+
+import iced_x86
+
+from ..cache import cache_dir, is_persistent
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def _source_digest() -> str:
+    h = hashlib.sha256()
+    for p in sorted(_PACKAGE.rglob("*.py")):
+        h.update(str(p.relative_to(_PACKAGE)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def path_for(cpu) -> Path:
+    """Where the catalogue built for ``cpu`` is kept."""
+    key = hashlib.sha256("\n".join((_source_digest(), getattr(iced_x86, "__version__", "?"),
+                                     sys.version, cpu.key())).encode()).hexdigest()[:24]
+    return cache_dir("catalogue") / f"catalogue-{key}.pickle"
+
+
+def load(path: Path, form_type) -> list | None:
+    """The stored forms, or None when there is no usable copy."""
+    try:
+        with open(path, "rb") as f:
+            forms = pickle.load(f)
+    except FileNotFoundError:
+        return None
+    except Exception:           # torn or foreign: any unpickling error means "rebuild"
+        return None
+    if not isinstance(forms, list) or not all(isinstance(x, form_type) for x in forms):
+        return None
+    return forms
+
+
+def store(path: Path, forms: list) -> None:
+    """Write atomically (a reader never sees half a file); old copies of other keys are removed."""
+    if not is_persistent(path):
+        return
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".catalogue-", dir=path.parent)
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(forms, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+        for old in path.parent.glob("catalogue-*.pickle"):
+            if old != path:
+                old.unlink(missing_ok=True)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except (OSError, UnboundLocalError):
+            pass
