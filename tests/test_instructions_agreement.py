@@ -103,3 +103,13 @@ def test_counts_add_up_and_every_mismatch_has_a_cause(tmp_path):
     text = "\n".join(summary_lines(a))
     assert "ref.csv (published) vs Zen 3 (measured here)" in text
     assert f"{a['figures']['throughput']['match']}/{a['figures']['throughput']['compared']}" in text
+
+
+def test_xed_iform_suffix_and_low_byte_spellings_find_the_catalogue_form(tmp_path):
+    p = tmp_path / "ref.csv"
+    p.write_text('instruction,family,latency,throughput\n"SHLD_IMMB (R64, R64, 0)",BASE,1,1\n'
+                 '"SHL (R8l, 0)",BASE,1,0.5\n"SHLD_IMMB (R64, R64, CL)",BASE,1,1\n', encoding="utf-8")
+    cat = FakeCatalogue([form("SHLD (R64, R64, 0)"), form("SHL (R8, 0)")])
+    status = {t.published.name: t.status for t in targets(read_csv(str(p)), cat)}
+    assert status == {"SHLD_IMMB (R64, R64, 0)": "runnable", "SHL (R8L, 0)": "runnable",
+                      "SHLD_IMMB (R64, R64, CL)": NOT_IN_CATALOGUE}

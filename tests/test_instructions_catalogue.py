@@ -130,3 +130,17 @@ def test_extension_lookup(cat):
     avx512f = cat.with_extension("avx512f")
     assert avx512f and all("AVX512F" in f.cpuid_features for f in avx512f)
     assert cat.with_extension("AVX512_VBMI2") == cat.with_extension("avx512vbmi2")
+
+
+def test_a_zero_immediate_twin_is_its_own_form(cat):
+    """uops.info lists `SHL (R64, 0)` beside `SHL (R64, I8)`: same encoding, immediate 0."""
+    from cyclebench.instructions.instantiate import instantiate
+    from cyclebench.instructions.notation import resolve_one
+    twin, plain = cat.get("SHL (R64, 0)"), cat.get("SHL (R64, I8)")
+    assert twin is not None and twin.imm_zero and not plain.imm_zero and twin.code == plain.code
+    assert instantiate(twin).text.endswith(", 0x0") and not instantiate(plain).text.endswith(", 0x0")
+    assert cat.get("SUB_LOCK (M32, 0)") is not None and cat.get("ADD (R64, 0)") is not None
+    # only general-register forms with one 8-bit immediate have a twin
+    assert not [f.name for f in cat if f.imm_zero and (f.encoding != "LEGACY" or "XMM" in f.name)]
+    assert cat.get("ENTER (I16, 0)") is None
+    assert resolve_one("shl rax, 0", cat) is twin and resolve_one("shl rax, 3", cat) is plain

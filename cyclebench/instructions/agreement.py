@@ -51,10 +51,13 @@ class Target:
 
 
 def _aliases(name: str) -> list[str]:
-    """uops.info spells the low byte register R8l (vs R8h); the catalogue's R8 is a low byte."""
+    """Catalogue spellings of a uops.info name: it spells the low byte register R8l (vs R8h), where
+    the catalogue's R8 is a low byte, and it keeps XED's ``_IMMB`` iform suffix on the immediate
+    forms of some mnemonics (``SHLD_IMMB (R64, R64, I8)``) that the catalogue names plainly."""
     out = [name]
     if "R8L" in name and "R8H" not in name:
         out.append(re.sub(r"\bR8L\b", "R8", name))
+    out += [re.sub(r"_IMMB\b", "", a) for a in out if "_IMMB" in a]
     return out
 
 

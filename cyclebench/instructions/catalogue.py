@@ -7,7 +7,10 @@ Enumeration: for each iced ``Code`` valid in 64-bit mode, one form per combinati
 * EVEX embedded broadcast for memory forms (``VPADDQ (ZMM, ZMM, M64_1to8)``);
 * LOCK for lockable memory forms (``ADD_LOCK (M64, R64)``; not XCHG, which locks anyway);
 * for LEA, the addressing mode (``LEA_B_D8 (R64)``: base + disp8; B, B_D8, B_D32, B_I, B_I_D8,
-  B_I_D32).
+  B_I_D32);
+* for a general-register instruction with one 8-bit immediate, that immediate set to 0 as well
+  (``SHL (R64, 0)`` beside ``SHL (R64, I8)``), as uops.info lists them: a count or operand of 0
+  can take another path (a shift by 0 leaves the flags alone).
 
 EVEX rounding-control / SAE variants are not enumerated.
 
@@ -136,7 +139,7 @@ def _finish(form: Form, ins: iced_x86.Instruction, regs: dict[int, int]) -> None
             bits = iced_x86.MemorySizeInfo(ins.memory_size).size * 8
             notation = f"M{bits}"
         elif op.kind == "imm":
-            notation = "1" if op.slot.special == "const1" else f"I{op.bits}"
+            notation = "1" if op.slot.special == "const1" else "0" if form.imm_zero else f"I{op.bits}"
         elif op.kind == "branch":
             notation = "REL8" if op.slot.name.endswith("_1") else "REL32"
         ops.append(replace(op, kind=kind, notation=notation, bits=bits, read=read, write=write,
@@ -186,11 +189,20 @@ def implicit_avoid(form: Form) -> frozenset[int]:
     return frozenset(out)
 
 
-def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, cpu: CpuFeatures) -> Form:
+def _has_zero_twin(form: Form) -> bool:
+    """A legacy general-register form (registers, memory) whose one immediate is 8 bits wide."""
+    imms = [op for op in form.operands if op.kind == "imm"]
+    return (form.encoding == "LEGACY" and len(imms) == 1 and imms[0].bits == 8
+            and not imms[0].slot.special
+            and all(op.kind in ("imm", "mem") or (op.kind == "reg" and op.cls.startswith("GPR"))
+                    for op in form.operands))
+
+
+def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, cpu: CpuFeatures, imm_zero=False) -> Form:
     iced_mn = MNEMONIC_NAMES[oci.mnemonic]
     form = Form(code=code, code_name=CODE_NAMES[code], mnemonic=xed_mnemonic(iced_mn),
                 encoding=ENCODING_NAMES[oci.encoding], rm=rm, mask=mask, broadcast=bcst,
-                lock=lock, lea_mode=lea, instruction_string=oci.instruction_string,
+                lock=lock, lea_mode=lea, imm_zero=imm_zero, instruction_string=oci.instruction_string,
                 op_code_string=oci.op_code_string, _slots=tuple(slots))
     form.operands = _raw_operands(form, slots)
     ins = None
@@ -316,6 +328,8 @@ class Catalogue:
             mn = MNEMONIC_NAMES[oci.mnemonic]
             for rm, mask, bcst, lock, lea in _variants(oci, slots, mn):
                 forms.append(_make(code, oci, slots, rm, mask, bcst, lock, lea, cpu))
+                if _has_zero_twin(forms[-1]):
+                    forms.append(_make(code, oci, slots, rm, mask, bcst, lock, lea, cpu, imm_zero=True))
         _assign_names(forms)
         return cls(forms)
 

@@ -58,6 +58,7 @@ class Form:
     broadcast: bool = False
     lock: bool = False
     lea_mode: str | None = None         # LEA addressing: B, B_D8, B_D32, B_I, B_I_D8, B_I_D32
+    imm_zero: bool = False              # its 8-bit immediate is 0 (uops.info's "(R64, 0)" forms)
     operands: tuple[Operand, ...] = ()
     implicit: tuple[ImplicitOperand, ...] = ()
     implicit_memory: tuple[str, ...] = ()   # 'read'/'write' accesses through RSI/RDI/RBX/RSP...
@@ -206,7 +207,7 @@ def build(form: Form, choices: Choices) -> iced_x86.Instruction:
                 ins.memory_index = Register.AL
                 ins.memory_index_scale = 1
         elif op.kind == "imm":
-            value = choices.imms.get(op.pos, default_imm(slot))
+            value = choices.imms.get(op.pos, 0 if form.imm_zero else default_imm(slot))
             kind = slot.imm_kind
             if kind == OpKind.IMMEDIATE8 and imm_seen:
                 kind = OpKind.IMMEDIATE8_2ND  # enter imm16, imm8; extrq xmm, imm8, imm8

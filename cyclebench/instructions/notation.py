@@ -180,6 +180,9 @@ def parse_concrete(text: str, catalogue: Catalogue | None = None) -> list[Form]:
         if form.lea_mode and form.lea_mode != _lea_mode(ins):
             continue
         out.append(form)
+    if any(f.imm_zero for f in out):       # SHL (R64, I8) and its SHL (R64, 0) twin: the value decides
+        zero = ins.immediate8 == 0
+        out = [f for f in out if f.imm_zero == zero]
     return out
 
 
