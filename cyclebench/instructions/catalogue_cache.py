@@ -9,6 +9,7 @@ Deleting it is always safe.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -58,6 +59,9 @@ def store(path: Path, forms: list) -> None:
         return
     try:
         fd, tmp = tempfile.mkstemp(prefix=".catalogue-", dir=path.parent)
+    except OSError:             # a read-only cache: only the saving is lost
+        return
+    try:
         with os.fdopen(fd, "wb") as f:
             pickle.dump(forms, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
@@ -65,7 +69,5 @@ def store(path: Path, forms: list) -> None:
             if old != path:
                 old.unlink(missing_ok=True)
     except OSError:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except (OSError, UnboundLocalError):
-            pass
