@@ -116,11 +116,11 @@ def test_xed_iform_suffix_and_low_byte_spellings_find_the_catalogue_form(tmp_pat
 
 
 def test_a_latency_no_faster_than_the_forms_own_issue_rate_is_issue_bound(tmp_path):
-    from cyclebench.instructions.agreement import ISSUE_BOUND, cause
+    from cyclebench.instructions.agreement import ISSUE_BOUND_CAUSE, cause
     p = tmp_path / "ref.csv"
     p.write_text('instruction,family,latency,throughput\n"RCL (R64, 0)",BASE,2,4.00\n', encoding="utf-8")
     rec = read_csv(str(p))["RCL (R64, 0)"]
     slow = doc("RCL (R64, 0)", [4.0], 4.0)                    # the chain ran at the issue interval
-    assert cause(slow, rec, form("RCL (R64, 0)"), "latency_max") == ISSUE_BOUND
+    assert cause(slow, rec, form("RCL (R64, 0)"), "latency_max") == ISSUE_BOUND_CAUSE
     fast = doc("RCL (R64, 0)", [4.0], 1.0)                    # copies issue every cycle: a real 4
     assert cause(fast, rec, form("RCL (R64, 0)"), "latency_max") == "unexplained"

@@ -254,3 +254,20 @@ def test_flags_connector_reads_a_flag_the_form_writes(cat):
     adc = cat.get("ADC_11 (R64, R64)")
     d = measure_pair(Session(measure_fn=Fake({}, default=2.0)), adc, _pair(adc, "op0 (R64) -> flags"))
     assert d["connector"]["code"].startswith("cmovc ")
+
+
+def test_a_chain_that_runs_at_the_issue_rate_is_an_upper_bound():
+    from cyclebench.instructions.characterize import ISSUE_BOUND, mark_issue_bound
+
+    def doc(chain, tp, tp_bound="exact", carried=(), label=None):
+        return {"latency": [{"value": chain, "bound": "exact", "label": label}],
+                "throughput": {"value": tp, "bound": tp_bound, "carried": list(carried)}}
+    slow = doc(4.0, 4.0)                              # RCL (R64, 0) here: chain 4 = throughput 4
+    assert mark_issue_bound(slow) and slow["latency"][0]["bound"] == "upper"
+    assert slow["latency"][0]["label"] == ISSUE_BOUND
+    for exact in (doc(3.0, 1.0),                      # IMUL: copies issue every cycle, the 3 is real
+                  doc(1.0, 1.0),                      # no real dependency is shorter than a cycle
+                  doc(4.0, 4.0, tp_bound="upper"),    # the throughput itself was a chain
+                  doc(4.0, 4.0, carried=["flags"]),
+                  doc(0.0, 4.0, label="dependency broken")):
+        assert not mark_issue_bound(exact) and exact["latency"][0]["bound"] == "exact"

@@ -127,13 +127,15 @@ def _carried(doc: dict) -> list[str]:
     return list((doc.get("throughput") or {}).get("carried") or [])
 
 
-ISSUE_BOUND = ("issue-bound chain: our chain ran at the form's own reciprocal throughput, so it cannot "
+ISSUE_BOUND_CAUSE = ("issue-bound chain: our chain ran at the form's own reciprocal throughput, so it cannot "
                "show a latency below it; the published figure is lower")
 
 
 def _issue_bound(doc: dict, our: float | None, their: float | None) -> bool:
     """Our latency is above the published one and no more than our reciprocal throughput (of at
-    least a cycle): the copies of the chain could not issue faster, whatever the true latency."""
+    least a cycle): the copies of the chain could not issue faster, whatever the true latency.
+    From the figures, so that result files written before characterize's issue-bound label read
+    the same."""
     tp = (doc.get("throughput") or {}).get("value")
     return (our is not None and their is not None and tp is not None and tp >= 1 and our > their
             and our <= tp * (1 + LAT_TOL) + ABS_TOL)
@@ -160,10 +162,10 @@ def cause(doc: dict, rec, form, figure: str) -> str:
             return "zero idiom / eliminated move"
         if their == 0:
             return "published 0 (no dependency) where our chain carries one"
+        if _issue_bound(doc, our, their):
+            return ISSUE_BOUND_CAUSE
         if bound == "upper" or their_bound:
             return "bound only (upper bound)"
-        if _issue_bound(doc, our, their):
-            return ISSUE_BOUND
         if unstable:
             return "unstable measurement"
         return "unexplained"

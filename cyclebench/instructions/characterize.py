@@ -155,6 +155,28 @@ def skipped_doc(form: Form | None, name: str, reason: str, status: str = "skippe
             "uops": None, "ports": None, "uops_reason": reason, "notes": [], "elapsed_s": 0.0}
 
 
+ISSUE_BOUND = "issue-bound"
+
+
+def mark_issue_bound(doc: dict) -> bool:
+    """Mark exact latencies that only show the issue interval as upper bounds; True if any.
+
+    A pair's chain costs max(its latency, the form's issue interval) per copy. When the reciprocal
+    throughput over independent copies (exact, nothing carried) is as long as the chain, the
+    chain cannot tell the two apart (RCL (R64, 0): chain 4.00 = throughput 4.00, while uops.info
+    gives the pair 2). A chain of about a cycle stays exact: no real dependency is shorter."""
+    tp = doc.get("throughput") or {}
+    v = tp.get("value")
+    if v is None or tp.get("bound") != "exact" or tp.get("carried"):
+        return False
+    hit = False
+    for p in doc["latency"]:
+        if p["value"] is not None and p["bound"] == "exact" and not p.get("label") and \
+                1 + EXACT_SLACK < p["value"] <= v * (1 + EXACT_SLACK) + EXACT_SLACK:
+            p["bound"], p["label"], hit = "upper", ISSUE_BOUND, True
+    return hit
+
+
 def characterize(form: Form, session: Session, latency: bool = True, throughput: bool = True,
                  max_pairs: int = MAX_PAIRS) -> dict:
     """Everything cyclebench can measure about ``form`` here, as one JSON-able document."""
@@ -186,10 +208,6 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
         if same is not None:
             doc["latency"].append(same)
     measured = [p for p in doc["latency"] if p["value"] is not None]
-    if measured:
-        top = max(measured, key=lambda p: (p["value"], p["bound"] == "exact"))
-        doc["latency_max"] = {"value": top["value"], "bound": top["bound"],
-                              "pair": f"{top['start']} -> {top['end']}"}
     if throughput:
         selfs = {}
         for pair, p in zip(pairs, doc["latency"]):
@@ -198,6 +216,13 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
                 selfs[pair.start.pos] = p["value"]
         doc["throughput"] = measure_throughput(session, form, selfs, earlier=first_tp, pattern=pattern)
         doc["throughput"].update(values)
+        if mark_issue_bound(doc):
+            doc["notes"].append(f"{ISSUE_BOUND}: the chain ran at the form's own reciprocal throughput; "
+                                "the pair's latency is at most that (≤)")
+    if measured:
+        top = max(measured, key=lambda p: (p["value"], p["bound"] == "exact"))
+        doc["latency_max"] = {"value": top["value"], "bound": top["bound"],
+                              "pair": f"{top['start']} -> {top['end']}"}
     reason = _machine_reason(session.backend)
     doc["uops_reason"] = reason
     ok_tp = doc["throughput"] and doc["throughput"]["value"] is not None
