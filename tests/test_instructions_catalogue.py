@@ -144,3 +144,16 @@ def test_a_zero_immediate_twin_is_its_own_form(cat):
     assert not [f.name for f in cat if f.imm_zero and (f.encoding != "LEGACY" or "XMM" in f.name)]
     assert cat.get("ENTER (I16, 0)") is None
     assert resolve_one("shl rax, 0", cat) is twin and resolve_one("shl rax, 3", cat) is plain
+
+
+def test_high_byte_registers_are_forms_of_their_own(cat):
+    """uops.info's ADC_10 (R8h, R8l): every choice of high bytes for a register-only byte form."""
+    names = {f.name for f in cat if f.mnemonic == "ADC" and f.high8}
+    assert {"ADC_10 (R8h, R8l)", "ADC_10 (R8l, R8h)", "ADC_10 (R8h, R8h)", "ADC (R8h, I8)",
+            "ADC (R8h, 0)"} <= names
+    assert cat.get("ADC_10 (R8, R8)") is not None and not cat.get("ADC_10 (R8, R8)").high8
+    hh = cat.get("ADC_10 (R8h, R8h)")
+    assert [op.notation for op in hh.operands] == ["R8h", "R8h"] and hh.offered
+    # none with memory (the harness's R14 base needs REX), LOCK, or a wider register beside it
+    assert not [f.name for f in cat if f.high8 and (f.rm == "mem" or f.lock or
+                any(op.kind == "reg" and op.bits != 8 for op in f.operands))]

@@ -26,11 +26,12 @@ def test_whole_catalogue_assembles_to_the_intended_form(offered_check):
     print(f"\n{ok}/{len(results)} offered forms: GNU as text decodes to the intended iced Code "
           f"and operands; the rest fall back to .byte")
     # alternate encodings GNU as never emits (SAL /6, TEST F7 /1, LFENCE E9..EF, reserved NOPs,
-    # MOV C7 reg forms, ...) are the only failures. They are legacy and VEX forms every x86-64 of
-    # ours offers (188 on a Zen 3 guest without AVX-512, where they are 5.5% of 3,404 forms), so
-    # the bound is on their number, not on a share that depends on how many AVX-512 forms exist.
+    # MOV C7 reg forms, ...) are the only failures, with their zero-immediate and high-byte twins.
+    # They are legacy and VEX forms every x86-64 of ours offers (207 on a Zen 3 guest without
+    # AVX-512, where they are 5.5% of 3,773 forms), so the bound is on their number, not on a
+    # share that depends on how many AVX-512 forms exist.
     failed = [r for r in results if not r.ok]
-    assert len(failed) <= 200, len(failed)
+    assert len(failed) <= 220, len(failed)
     assert all(r.form.encoding in ("LEGACY", "VEX") for r in failed)
 
 
@@ -98,3 +99,29 @@ def test_latency_pairs(cat):
     movzx = {str(p): p for p in latency_pairs(cat.get("MOVZX (R64, R8)"))}
     c = chain(cat.get("MOVZX (R64, R8)"), movzx["op1 (R8) -> op0 (R64)"])
     assert c.text.endswith(f"{c.regs[0]}, {c.regs[1]}") and c.regs[1][:2] in c.regs[0] + "bl"
+
+
+def test_high_byte_forms_use_only_registers_that_need_no_rex(cat):
+    """ADC_10 (R8h, R8l): AH..BH beside the legacy low bytes, in every instance and copy."""
+    forms = [f for f in cat.offered() if f.high8]
+    assert {"ADC_10 (R8h, R8l)", "ADC_10 (R8l, R8h)", "ADC_10 (R8h, R8h)", "SHL (R8h, CL)",
+            "SETZ (R8h)", "ROL (R8h, 0)"} <= {f.name for f in forms}
+    legacy = re.compile(r"\b([abcd][hl])\b")
+    for f in forms:
+        texts = [instantiate(f).text] + [i.text for i in independent_copies(f, 8).instances]
+        for t in texts:
+            regs = re.findall(r"\b(r\d+[bwd]?|[sd]il|[sb]pl|[re]?[abcd]x|[abcd][hl]|[re]?[sd]i)\b", t)
+            assert regs and all(legacy.fullmatch(r) for r in regs), (f.name, t)
+    # GNU as text decodes to the intended form wherever it does for the low-byte twin (SAL /6,
+    # MOV C6 and TEST F6 /1 fall back to .byte for both)
+    failed_codes = {r.form.code for r in check([instantiate(f) for f in forms]) if not r.ok}
+    twins = [f for f in cat.offered() if f.code in failed_codes and not f.high8 and f.rm != "mem"]
+    assert failed_codes == {r.form.code for r in check([instantiate(f) for f in twins]) if not r.ok}
+
+
+def test_copies_never_write_a_fixed_register_the_form_reads(cat):
+    """SHL (R64, CL): a copy that wrote RCX would change the count of the copies after it."""
+    for name in ("SHL (R64, CL)", "ROL (R32, CL)", "SHL (R8, CL)", "SHL (R8h, CL)"):
+        dests = [i.text.replace("{store} ", "").split(None, 1)[1].split(",")[0]
+                 for i in independent_copies(cat.get(name), 16).instances]
+        assert len(dests) == 16 and not {"rcx", "ecx", "cx", "cl", "ch"} & set(dests), (name, dests)

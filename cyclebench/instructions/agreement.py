@@ -131,14 +131,20 @@ ISSUE_BOUND_CAUSE = ("issue-bound chain: our chain ran at the form's own recipro
                "show a latency below it; the published figure is lower")
 
 
+def issue_bound(value: float | None, tp: dict | None) -> bool:
+    """A pair's chain (``value`` per copy) that ran no faster than the copies issue: the form's
+    reciprocal throughput ``tp`` (exact, nothing carried between copies) is as long. A chain of
+    about a cycle is not: no real dependency is shorter."""
+    v = (tp or {}).get("value")
+    return (value is not None and v is not None and tp.get("bound") == "exact" and not tp.get("carried")
+            and 1 + LAT_TOL < value <= v * (1 + LAT_TOL) + ABS_TOL)
+
+
 def _issue_bound(doc: dict, our: float | None, their: float | None) -> bool:
-    """Our latency is above the published one and no more than our reciprocal throughput (of at
-    least a cycle): the copies of the chain could not issue faster, whatever the true latency.
-    From the figures, so that result files written before characterize's issue-bound label read
-    the same."""
-    tp = (doc.get("throughput") or {}).get("value")
-    return (our is not None and their is not None and tp is not None and tp >= 1 and our > their
-            and our <= tp * (1 + LAT_TOL) + ABS_TOL)
+    """Our latency is above the published one, and its chain ran no faster than the copies issue
+    (from the figures, so that result files written before characterize labelled such pairs read
+    the same)."""
+    return our is not None and their is not None and our > their and issue_bound(our, doc.get("throughput"))
 
 
 def cause(doc: dict, rec, form, figure: str) -> str:

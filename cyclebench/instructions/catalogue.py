@@ -10,7 +10,10 @@ Enumeration: for each iced ``Code`` valid in 64-bit mode, one form per combinati
   B_I_D32);
 * for a general-register instruction with one 8-bit immediate, that immediate set to 0 as well
   (``SHL (R64, 0)`` beside ``SHL (R64, I8)``), as uops.info lists them: a count or operand of 0
-  can take another path (a shift by 0 leaves the flags alone).
+  can take another path (a shift by 0 leaves the flags alone);
+* for a register form whose registers are all bytes, each choice of high-byte registers
+  (``ADC_10 (R8h, R8l)``: AH..BH, with the legacy low bytes beside them, since no REX prefix is
+  possible); memory forms are left out (the harness's R14 base needs a REX prefix).
 
 EVEX rounding-control / SAE variants are not enumerated.
 
@@ -92,6 +95,8 @@ def _raw_operands(form: Form, slots) -> tuple[Operand, ...]:
             kind, cls = ("reg", s.cls) if form.rm == "reg" else ("mem", "MEM")
         else:
             kind, cls = s.kind, s.cls
+        if form.high8 and kind == "reg" and cls == "GPR8" and s.fixed is None:
+            cls = "GPR8H" if i in form.high8 else "GPR8L"
         ops.append(Operand(pos=0, iced_index=i, kind=kind, cls=cls, bits=s.bits, notation="",
                            slot=s))
         if i == 0 and form.mask:
@@ -198,11 +203,26 @@ def _has_zero_twin(form: Form) -> bool:
                     for op in form.operands))
 
 
-def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, cpu: CpuFeatures, imm_zero=False) -> Form:
+def _high_byte_choices(form: Form) -> list[tuple[int, ...]]:
+    """Which byte-register operands may be high bytes: every non-empty subset, for a legacy form
+    whose explicit registers are all free (not fixed) bytes, besides a fixed CL count."""
+    if form.encoding != "LEGACY" or form.build_error or form.lock:
+        return []
+    free = [op.iced_index for op in form.operands if op.kind == "reg" and op.cls == "GPR8" and not op.fixed]
+    others_ok = all(op.kind == "imm" or (op.kind == "reg" and op.cls == "GPR8" and
+                                          (not op.fixed or op.fixed == "CL")) for op in form.operands)
+    if not free or not others_ok:
+        return []
+    return [tuple(i for k, i in enumerate(free) if bits >> k & 1) for bits in range(1, 1 << len(free))]
+
+
+def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, cpu: CpuFeatures, imm_zero=False,
+          high8=()) -> Form:
     iced_mn = MNEMONIC_NAMES[oci.mnemonic]
     form = Form(code=code, code_name=CODE_NAMES[code], mnemonic=xed_mnemonic(iced_mn),
                 encoding=ENCODING_NAMES[oci.encoding], rm=rm, mask=mask, broadcast=bcst,
-                lock=lock, lea_mode=lea, imm_zero=imm_zero, instruction_string=oci.instruction_string,
+                lock=lock, lea_mode=lea, imm_zero=imm_zero, high8=tuple(high8),
+                instruction_string=oci.instruction_string,
                 op_code_string=oci.op_code_string, _slots=tuple(slots))
     form.operands = _raw_operands(form, slots)
     ins = None
@@ -327,9 +347,11 @@ class Catalogue:
             slots = [slot_of(k) for k in oci.op_kinds()]
             mn = MNEMONIC_NAMES[oci.mnemonic]
             for rm, mask, bcst, lock, lea in _variants(oci, slots, mn):
-                forms.append(_make(code, oci, slots, rm, mask, bcst, lock, lea, cpu))
-                if _has_zero_twin(forms[-1]):
-                    forms.append(_make(code, oci, slots, rm, mask, bcst, lock, lea, cpu, imm_zero=True))
+                args = (code, oci, slots, rm, mask, bcst, lock, lea, cpu)
+                plain = _make(*args)
+                group = [plain] + [_make(*args, high8=h) for h in _high_byte_choices(plain)]
+                forms += group + [_make(*args, imm_zero=True, high8=f.high8) for f in group
+                                  if _has_zero_twin(f)]
         _assign_names(forms)
         return cls(forms)
 

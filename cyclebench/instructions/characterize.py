@@ -29,6 +29,7 @@ from .forms import Form
 from .instantiate import Instance, LatencyPair, Ref, chain, instantiate, latency_pairs, verified
 from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, form_init, form_notes,
                       used_gprs, value_init, value_pattern)
+from .agreement import issue_bound
 from .throughput import measure_throughput, sweeps_values, with_values
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "Session", "characterize", "measure_pair", "measure_throughput",
@@ -161,18 +162,12 @@ ISSUE_BOUND = "issue-bound"
 def mark_issue_bound(doc: dict) -> bool:
     """Mark exact latencies that only show the issue interval as upper bounds; True if any.
 
-    A pair's chain costs max(its latency, the form's issue interval) per copy. When the reciprocal
-    throughput over independent copies (exact, nothing carried) is as long as the chain, the
-    chain cannot tell the two apart (RCL (R64, 0): chain 4.00 = throughput 4.00, while uops.info
-    gives the pair 2). A chain of about a cycle stays exact: no real dependency is shorter."""
-    tp = doc.get("throughput") or {}
-    v = tp.get("value")
-    if v is None or tp.get("bound") != "exact" or tp.get("carried"):
-        return False
+    A pair's chain costs max(its latency, the form's issue interval) per copy, so where the two
+    are equal the chain cannot tell them apart (RCL (R64, 0): chain 4.00 = throughput 4.00,
+    while uops.info gives the pair 2)."""
     hit = False
     for p in doc["latency"]:
-        if p["value"] is not None and p["bound"] == "exact" and not p.get("label") and \
-                1 + EXACT_SLACK < p["value"] <= v * (1 + EXACT_SLACK) + EXACT_SLACK:
+        if p["bound"] == "exact" and not p.get("label") and issue_bound(p["value"], doc.get("throughput")):
             p["bound"], p["label"], hit = "upper", ISSUE_BOUND, True
     return hit
 

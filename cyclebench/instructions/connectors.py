@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 import iced_x86
 
-from .operands import REGISTER_BY_NAME, register_class, register_name
+from .operands import GPR_BITS, REGISTER_BY_NAME, register_class, register_name
 
 MEM_BASE = "r14"
 
@@ -158,8 +158,8 @@ class NoConnector(Exception):
 def port_for_register(name: str, is_mask: bool = False) -> Port:
     reg = _reg_enum(name)
     cls = register_class(reg)
-    if cls.startswith("GPR"):
-        return Port("GPR", name, int(cls[3:]))
+    if cls in GPR_BITS:
+        return Port("GPR", name, GPR_BITS[cls])
     if cls in ("XMM", "YMM", "ZMM"):
         return Port("VEC", name, {"XMM": 128, "YMM": 256, "ZMM": 512}[cls])
     if cls == "K":

@@ -59,6 +59,7 @@ class Form:
     lock: bool = False
     lea_mode: str | None = None         # LEA addressing: B, B_D8, B_D32, B_I, B_I_D8, B_I_D32
     imm_zero: bool = False              # its 8-bit immediate is 0 (uops.info's "(R64, 0)" forms)
+    high8: tuple[int, ...] = ()         # iced operand indices that are high-byte registers (AH..BH)
     operands: tuple[Operand, ...] = ()
     implicit: tuple[ImplicitOperand, ...] = ()
     implicit_memory: tuple[str, ...] = ()   # 'read'/'write' accesses through RSI/RDI/RBX/RSP...

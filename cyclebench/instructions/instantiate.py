@@ -293,6 +293,8 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) 
     written, x87 stack, memory read-modify-write beyond the distinct addresses."""
     avoid_regs = tuple(avoid)
     avoid = set(implicit_avoid(form)) | set(NEVER_PICK) | {full_register(_reg(r)) for r in avoid_regs}
+    # nor a fixed explicit register (a copy writing CH would change the count CL of the next ones)
+    avoid |= {full_register(_reg(op.fixed)) for op in form.operands if op.kind == "reg" and op.fixed}
     ro, rw = [], []
     for op in form.operands:
         if op.kind != "reg" or op.fixed or op.is_mask:
@@ -379,7 +381,7 @@ class LatencyPair:
         return f"{self.start.label} -> {self.end.label}"
 
 
-_FAMILY = {"GPR8": "GPR", "GPR16": "GPR", "GPR32": "GPR", "GPR64": "GPR", "XMM": "VEC",
+_FAMILY = {"GPR8": "GPR", "GPR8H": "GPR", "GPR8L": "GPR", "GPR16": "GPR", "GPR32": "GPR", "GPR64": "GPR", "XMM": "VEC",
            "YMM": "VEC", "ZMM": "VEC", "K": "K", "MM": "MM"}
 
 

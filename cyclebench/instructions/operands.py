@@ -114,6 +114,10 @@ POOLS: dict[str, tuple[int, ...]] = {
     "GPR16": _gprs(["BX", "CX", "DX", "R8W", "R9W", "R10W", "R11W", "R12W", "R13W", "SI", "DI", "AX"]),
     "GPR8": _gprs(["BL", "CL", "DL", "R8L", "R9L", "R10L", "R11L", "R12L", "R13L", "SIL", "DIL",
                    "AL"]),
+    # a form with a high-byte register (AH..BH) cannot have a REX prefix: its low bytes are the
+    # legacy four (uops.info's R8h / R8l)
+    "GPR8H": _gprs(["BH", "CH", "DH", "AH"]),
+    "GPR8L": _gprs(["BL", "CL", "DL", "AL"]),
     "XMM": tuple(REGISTER_BY_NAME[f"XMM{i}"] for i in list(range(1, 16)) + [0]),
     "YMM": tuple(REGISTER_BY_NAME[f"YMM{i}"] for i in list(range(1, 16)) + [0]),
     "ZMM": tuple(REGISTER_BY_NAME[f"ZMM{i}"] for i in list(range(1, 16)) + [0]),
@@ -156,7 +160,7 @@ def register_class(reg: int) -> str:
         return "GPR32"
     if n in ("R14W", "R15W", "SP", "BP"):
         return "GPR16"
-    if n in ("R14L", "R15L", "SPL", "BPL", "AH", "BH", "CH", "DH"):
+    if n in ("R14L", "R15L", "SPL", "BPL"):
         return "GPR8"
     if n in ("ES", "CS", "SS", "DS", "FS", "GS"):
         return "SREG"
@@ -170,11 +174,11 @@ def full_register(reg: int) -> int:
     return iced_x86.RegisterInfo(reg).full_register
 
 
-GPR_BITS = {"GPR8": 8, "GPR16": 16, "GPR32": 32, "GPR64": 64}
+GPR_BITS = {"GPR8": 8, "GPR8H": 8, "GPR8L": 8, "GPR16": 16, "GPR32": 32, "GPR64": 64}
 
 
 def reg_notation(cls: str) -> str:
     """uops.info operand notation of a register class (GPR64 -> R64, ST -> ST(i))."""
     if cls in GPR_BITS:
-        return f"R{GPR_BITS[cls]}"
+        return f"R{GPR_BITS[cls]}" + {"GPR8H": "h", "GPR8L": "l"}.get(cls, "")
     return {"ST": "ST(i)", "SREG": "SREG"}.get(cls, cls)

@@ -26,7 +26,7 @@ from .instantiate import Instance, LatencyPair, _reg, _sized, instantiate
 ZERO_BELOW = 0.75
 MOVE_ELIMINATED = "move eliminated"
 DEPENDENCY_BROKEN = "dependency broken"
-_FAMILY = {"GPR8": "GPR", "GPR16": "GPR", "GPR32": "GPR", "GPR64": "GPR", "XMM": "VEC", "YMM": "VEC",
+_FAMILY = {"GPR8": "GPR", "GPR8H": "GPR", "GPR8L": "GPR", "GPR16": "GPR", "GPR32": "GPR", "GPR64": "GPR", "XMM": "VEC", "YMM": "VEC",
            "ZMM": "VEC", "MM": "MM"}
 
 
