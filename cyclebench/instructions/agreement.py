@@ -127,8 +127,8 @@ def _carried(doc: dict) -> list[str]:
     return list((doc.get("throughput") or {}).get("carried") or [])
 
 
-ISSUE_BOUND_CAUSE = ("issue-bound chain: our chain ran at the form's own reciprocal throughput, so it cannot "
-               "show a latency below it; the published figure is lower")
+ISSUE_BOUND_CAUSE = ("issue-bound chain: our chain ran at the form's own reciprocal throughput, so it "
+                     "cannot show a latency below it; the published figure is lower")
 
 
 def issue_bound(value: float | None, tp: dict | None) -> bool:

@@ -206,7 +206,7 @@ def _has_zero_twin(form: Form) -> bool:
 def _high_byte_choices(form: Form) -> list[tuple[int, ...]]:
     """Which byte-register operands may be high bytes: every non-empty subset, for a legacy form
     whose explicit registers are all free (not fixed) bytes, besides a fixed CL count."""
-    if form.encoding != "LEGACY" or form.build_error or form.lock:
+    if form.encoding != "LEGACY" or form.build_error:
         return []
     free = [op.iced_index for op in form.operands if op.kind == "reg" and op.cls == "GPR8" and not op.fixed]
     others_ok = all(op.kind == "imm" or (op.kind == "reg" and op.cls == "GPR8" and

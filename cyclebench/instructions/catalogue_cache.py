@@ -44,9 +44,7 @@ def load(path: Path, form_type) -> list | None:
     try:
         with open(path, "rb") as f:
             forms = pickle.load(f)
-    except FileNotFoundError:
-        return None
-    except Exception:           # torn or foreign: any unpickling error means "rebuild"
+    except Exception:           # missing, torn or foreign: any error means "rebuild"
         return None
     if not isinstance(forms, list) or not all(isinstance(x, form_type) for x in forms):
         return None

@@ -34,8 +34,8 @@ from ..machine.features import this_cpu
 from .catalogue import implicit_avoid
 from .forms import Choices, Form, build, encode, pick_registers
 from .gas import assemble_lines, split_slot
-from .operands import (CODE_NAMES, EVEX_EXTRA, NEVER_PICK, POOLS, REGISTER_BY_NAME, full_register,
-                       register_name)
+from .operands import (CODE_NAMES, EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, REGISTER_BY_NAME,
+                       full_register, register_name)
 
 _FMT = iced_x86.Formatter(iced_x86.FormatterSyntax.INTEL)
 _FMT.hex_prefix = "0x"
@@ -381,8 +381,6 @@ class LatencyPair:
         return f"{self.start.label} -> {self.end.label}"
 
 
-_FAMILY = {"GPR8": "GPR", "GPR8H": "GPR", "GPR8L": "GPR", "GPR16": "GPR", "GPR32": "GPR", "GPR64": "GPR", "XMM": "VEC",
-           "YMM": "VEC", "ZMM": "VEC", "K": "K", "MM": "MM"}
 
 
 def latency_pairs(form: Form) -> list[LatencyPair]:
@@ -418,7 +416,7 @@ def latency_pairs(form: Form) -> list[LatencyPair]:
         for e, eop in outs:
             same = (sop is not None and eop is not None and not unique
                     and not sop.fixed and not eop.fixed and not sop.is_mask
-                    and _FAMILY.get(sop.cls) is not None and _FAMILY.get(sop.cls) == _FAMILY.get(eop.cls))
+                    and FAMILY.get(sop.cls) is not None and FAMILY.get(sop.cls) == FAMILY.get(eop.cls))
             if s.kind == "implicit" and e.kind == "implicit" and s.register == e.register:
                 same = True
             if s.kind == e.kind == "flags" or (s.kind == e.kind == "mem" and s.pos == e.pos):

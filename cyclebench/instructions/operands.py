@@ -175,6 +175,8 @@ def full_register(reg: int) -> int:
 
 
 GPR_BITS = {"GPR8": 8, "GPR8H": 8, "GPR8L": 8, "GPR16": 16, "GPR32": 32, "GPR64": 64}
+# classes whose registers alias one another's across widths (a chain can pass between them)
+FAMILY = {**{c: "GPR" for c in GPR_BITS}, "XMM": "VEC", "YMM": "VEC", "ZMM": "VEC", "K": "K", "MM": "MM"}
 
 
 def reg_notation(cls: str) -> str:

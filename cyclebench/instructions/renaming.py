@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from .forms import Form, Operand
 from .instantiate import Instance, LatencyPair, _reg, _sized, instantiate
+from .operands import FAMILY
 
 ZERO_BELOW = 0.75
 MOVE_ELIMINATED = "move eliminated"
 DEPENDENCY_BROKEN = "dependency broken"
-_FAMILY = {"GPR8": "GPR", "GPR8H": "GPR", "GPR8L": "GPR", "GPR16": "GPR", "GPR32": "GPR", "GPR64": "GPR", "XMM": "VEC", "YMM": "VEC",
-           "ZMM": "VEC", "MM": "MM"}
+# mask registers are not checked for zero idioms or eliminated moves
+_FAMILY = {c: f for c, f in FAMILY.items() if f != "K"}
 
 
 def no_dependency(cycles_per_copy: float | None) -> bool:
