@@ -26,7 +26,7 @@ MXCSR_DEFAULT = 0x1F80               # all exceptions masked, round to nearest, 
 # The calibration chain: dependent register-source adds. No immediate (Golden Cove and later
 # execute add/sub/inc/dec with a small immediate in the renamer, about 6 per cycle: uops.info
 # ADL-P, ADD (R64, I8)), no zero idiom, no move. RCX holds 1, set outside the timed window.
-CALIB_UNROLL = 1000
+CALIB_UNROLL = 1000                  # copies B runs more than A (per loop iteration)
 CALIB_INIT = "mov ecx, 1"
 CALIB_STATEMENT = "add rax, rcx"
 # The calibration's check: a dependent imul chain timed beside it in every repetition. Its cost in
@@ -209,8 +209,11 @@ def generate(spec: HarnessSpec) -> tuple[list[str], dict[int, tuple[str, str]]]:
                                             ("check", "check", CHECK_STATEMENT, CHECK_UNROLL),
                                             ("contention", "contention", CONTENTION_STATEMENT, CALIB_UNROLL)):
             chain = parse_part(name, statement)
-            _run_function(e, f"{fn}_a", cal, unroll, chain, one, empty, False)
-            _run_function(e, f"{fn}_b", cal, 2 * unroll, chain, one, empty, False)
+            # A runs a tenth, B that plus ``unroll``: the difference is ``unroll`` copies, as with
+            # U and 2U, for 1.2 instead of 3 times the work (A is not empty, so that the loop's
+            # own branch hides under the chain in both)
+            _run_function(e, f"{fn}_a", cal, unroll // 10, chain, one, empty, False)
+            _run_function(e, f"{fn}_b", cal, unroll + unroll // 10, chain, one, empty, False)
     _data(e, spec.symbols)
     return e.lines, e.origin
 

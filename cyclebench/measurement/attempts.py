@@ -10,7 +10,7 @@ from ..errors import CounterUnavailable
 from .. import runner
 from . import clock_history
 from .clocks import CalibrationInterrupted, CalibrationSuspect
-from .evaluate import evaluate
+from .evaluate import evaluate, pool
 from .failures import raise_for
 
 MAX_ATTEMPTS = 40            # re-runs stop earlier when the budget (default 2 s) is spent
@@ -44,6 +44,12 @@ def run(p, args: list[str], *, cpu, timeout, budget, allow_syscalls, no_normaliz
                 raise CounterUnavailable(f"{e.cause} in {CALIB_RETRIES} runs in a row", e.hint) from None
             continue
         last = attempts[-1]
+        if not last["stability"].stable and clock.calibrated and not no_slope:
+            # the quiet repetitions of the runs so far, together (evaluate.pool)
+            pooled = pool(attempts, ref, ref_con, max(2, p.n_measurements // 2))
+            if pooled is not None and pooled["stability"].stable:
+                attempts.append(pooled)
+                last = pooled
         if clock.calibrated and last["stability"].stable:
             clock_history.record(key, last["ghz"])
             if last["contention"]:

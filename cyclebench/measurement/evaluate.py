@@ -26,7 +26,22 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
     raw = {"loop": loop, "tsc_hz": tsc_hz, "a": a, "b": b}
     conv = clock.convert(out, ticks, norm, tsc_hz)
     raw.update(conv.raw)
+    reps = None
+    if conv.ghz_per_rep:
+        # drop the repetitions a burst touched (stability.clean), as the calibration drops
+        # its interrupted ones: the run is re-measured only when too few are left
+        ghz_kept = [conv.ghz_per_rep[i] for i in conv.kept]
+        reps = {"cycles": conv.cycles, "ticks": [ticks[i] / norm for i in conv.kept], "ghz": ghz_kept,
+                "contention": conv.contention if len(conv.contention) == len(conv.kept) else None}
+        pos = stability.clean(ghz_kept, conv.contention, ref_ghz, ref_contention)
+        raw["burst_outliers"] = [conv.kept[j] for j in range(len(conv.kept)) if j not in set(pos)]
+        conv.cycles, conv.gross_a, conv.gross_b, conv.kept, conv.contention = (
+            [conv.cycles[j] for j in pos], [conv.gross_a[j] for j in pos], [conv.gross_b[j] for j in pos],
+            [conv.kept[j] for j in pos], [conv.contention[j] for j in pos if j < len(conv.contention)])
+        conv.ghz_per_rep = [conv.ghz_per_rep[i] for i in conv.kept]
+        conv.ghz = statistics.median(conv.ghz_per_rep)
     cycles, keep, step, quantum, ghz = conv.cycles, conv.kept, conv.step, conv.quantum, conv.ghz
+    ticks_kept = [ticks[i] for i in keep]
     label = conv.label or "cycles (PMU" + (", rdpmc)" if backend.use_rdpmc else ", read())")
     # the per-repetition core cycles of A and B (one definition of a cycle for every caller)
     raw.update(cycles_a=conv.gross_a, cycles_b=conv.gross_b, kept=keep)
@@ -70,8 +85,9 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
     lin = None if no_slope else linearity.check(conv.gross_a, conv.gross_b, unroll, loop)
     if lin is not None and not lin.linear:
         warnings.append(linearity.warning(lin, unroll, events["cycles"].value * (norm / unroll / max(loop, 1))))
-    events["tsc"] = ev("tsc", "ticks", [t / norm for t in ticks], "TSC ticks", step / norm)
-    events["ns"] = ev("ns", "ns", [t / tsc_hz * 1e9 / norm for t in ticks], "nanoseconds", step / tsc_hz * 1e9 / norm)
+    events["tsc"] = ev("tsc", "ticks", [t / norm for t in ticks_kept], "TSC ticks", step / norm)
+    events["ns"] = ev("ns", "ns", [t / tsc_hz * 1e9 / norm for t in ticks_kept], "nanoseconds",
+                      step / tsc_hz * 1e9 / norm)
     # Nearly free code, or a loop that sets the pace of A and B alike: B - A stays within the
     # resolution (the runner says loop_limited when it stopped growing the loop), so the answer
     # is a bound, not a figure.
@@ -86,7 +102,48 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
             "loop": loop, "contention": con, "contention_reference": ref_contention, "loop_limited": limited,
             "tsc_hz": tsc_hz, "ghz": ghz, "step": step, "norm": norm, "raw": raw,
             "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": statistics.median(ticks),
-            "groups": groups, "warnings": warnings, "linearity": lin}
+            "groups": groups, "warnings": warnings, "linearity": lin, "reps": reps, "quantum": quantum,
+            "aggregate": aggregate}
+
+
+def pool(attempts: list[dict], ref_ghz: float | None, ref_contention: float | None, min_reps: int) -> dict | None:
+    """The clean repetitions of several runs as one result, or None when fewer than ``min_reps``
+    are clean. Each repetition carries its own calibration and gauges, so repetitions from runs
+    of the same code compare directly (per copy); a burst that spoils most of every run still
+    leaves quiet repetitions, which together settle the figure without another run."""
+    runs = [a for a in attempts if a.get("reps") and a["reps"]["contention"] is not None]
+    if len(runs) < 2:
+        return None
+    cycles = [c for a in runs for c in a["reps"]["cycles"]]
+    ticks = [t for a in runs for t in a["reps"]["ticks"]]
+    ghz = [g for a in runs for g in a["reps"]["ghz"]]
+    contention = [c for a in runs for c in a["reps"]["contention"]]
+    pos = stability.clean(ghz, contention, ref_ghz, ref_contention, fallback=False)
+    if len(pos) < min_reps:
+        return None
+    base = max(runs, key=lambda a: len(a["reps"]["cycles"]))
+    agg, q = base["aggregate"], base["quantum"]
+    cyc = [cycles[j] for j in pos]
+    events = dict(base["events"])
+    events["cycles"] = _event(events["cycles"], cyc, agg, q)
+    tsc_hz = base["tsc_hz"]
+    step_t = base["step"] / base["norm"]
+    events["tsc"] = _event(events["tsc"], [ticks[j] for j in pos], agg, step_t)
+    events["ns"] = _event(events["ns"], [ticks[j] / tsc_hz * 1e9 for j in pos], agg, step_t / tsc_hz * 1e9)
+    below = stats.upper_bound(events["cycles"].value, events["cycles"].uncertainty, q) is not None
+    if below:
+        for name, qq in (("cycles", q), ("tsc", step_t), ("ns", step_t / tsc_hz * 1e9)):
+            events[name].upper_bound = stats.upper_bound(events[name].value, events[name].uncertainty, qq, True)
+    g = [ghz[j] for j in pos]
+    con = statistics.median([contention[j] for j in pos])
+    return {**base, "events": events, "ghz": statistics.median(g), "contention": con,
+            "stability": stability.assess(cyc, g, ref_ghz, con, ref_contention, below),
+            "pooled": {"runs": len(runs), "repetitions": len(pos)}}
+
+
+def _event(e: EventResult, values: list[float], aggregate: str, quantum: float) -> EventResult:
+    return EventResult(e.name, e.unit, stats.aggregate(values, aggregate), stats.uncertainty(values, quantum),
+                       aggregate, e.label, min(values), statistics.median(values), max(values), values)
 
 
 

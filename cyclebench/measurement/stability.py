@@ -18,6 +18,26 @@ MAX_CALIB_DRIFT = 0.02       # relative 10th-90th percentile range of the calibr
 MAX_CONTENTION_RISE = 0.02   # the contention gauge, relative to the chain, above this machine's recent best
 # A lone repetition whose calibration was interrupted is an outlier that the trimmed aggregate
 # drops; a burst (another tenant on our core's SMT sibling) moves many repetitions at once.
+MIN_CLEAN_SHARE = 0.25       # a run keeps its clean repetitions if at least this share of them is clean
+
+
+def clean(ghz: list[float], contention: list[float], reference_ghz: float | None,
+          reference_contention: float | None, fallback: bool = True) -> list[int]:
+    """Positions of the repetitions no noise burst touched, by the two gauges each repetition
+    carries: its calibrated clock (a burst lowers it) and its contention gauge (a busy SMT sibling
+    raises it). Noise on a shared host only ever adds time, and both gauges are measured apart
+    from the code, so keeping the clean repetitions selects quiet moments, not low figures. The
+    references are this machine's recent best, or the run's own best repetition when there is
+    no history yet. With ``fallback``, all positions when fewer than MIN_CLEAN_SHARE are clean:
+    the run-level checks (assess) then flag the run, and it is measured again."""
+    if not ghz:
+        return []
+    top = reference_ghz or max(ghz)
+    floor = reference_contention or (min(contention) if contention else None)
+    ok = [i for i, g in enumerate(ghz)
+          if g >= top * (1 - MAX_CLOCK_DROP)
+          and (floor is None or i >= len(contention) or contention[i] <= floor * (1 + MAX_CONTENTION_RISE))]
+    return ok if not fallback or len(ok) >= max(2, MIN_CLEAN_SHARE * len(ghz)) else list(range(len(ghz)))
 
 
 @dataclass
