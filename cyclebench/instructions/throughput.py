@@ -26,6 +26,8 @@ register rotation is also reported as an upper bound.
 """
 from __future__ import annotations
 
+import re
+
 from ..errors import CycleBenchError
 from . import connectors as C
 from .agreement import TP_TOL, agrees
@@ -185,31 +187,49 @@ def _alternative(session: Session, form: Form, pre: list[str], init: list[str], 
 # ------------------------------------------------------------------------------ operand values
 
 ALL_ONES = 0xFFFFFFFFFFFFFFFF
+# 1 in the lowest bit of every 16-bit element: a denormal at every floating-point width (f16,
+# bf16, f32, f64), since each element's exponent field is then zero and its mantissa not
+DENORMALS = 0x0001000100010001
 DATA_DEPENDENT_RATIO = 1.2      # and at least DATA_DEPENDENT_CYCLES apart: not noise
 DATA_DEPENDENT_CYCLES = 0.25
+_VALUE_NAMES = {ALL_ONES: "all bits set (-1: every sign bit set)",
+                DENORMALS: "denormal in every element (0x0001 per 16 bits)"}
+
+
+def alternative_values(form: Form) -> list[int]:
+    """Operand values (64-bit lane patterns) besides the normal 1.0 whose cost may differ:
+    - masked loads and stores take the sign bit of each element as its mask, and a lane masked
+      off can send the access down a slow path: every bit set (ALL_ONES);
+    - floating-point forms may take a microcode assist on denormal inputs (Intel cores, about
+      100 cycles): DENORMALS. A form counts as floating point when a vector register it reads
+      holds floating-point elements (session.value_pattern)."""
+    vec_in = [op for op in form.operands if op.kind == "reg" and op.read and not op.is_mask
+              and op.cls in ("XMM", "YMM", "ZMM", "MM")]
+    out = []
+    touches_memory = form.memory_operand is not None or bool(form.implicit_memory)
+    if touches_memory and any(not op.write for op in vec_in):
+        out.append(ALL_ONES)
+    m = form.mnemonic[1:] if form.mnemonic.startswith("V") else form.mnemonic
+    if vec_in and not m.startswith("P") and re.search(r"(PS|PD|SS|SD|PH|SH|BF16)(?![A-Z])", m):
+        out.append(DENORMALS)
+    return out
 
 
 def sweeps_values(form: Form) -> bool:
-    """Forms whose read-only vector register inputs may steer a memory access: masked loads and
-    stores take the sign bit of each element as its mask, and a lane masked off can send the
-    access down a slow path; any memory form with such an input is measured with both values."""
-    touches_memory = form.memory_operand is not None or bool(form.implicit_memory)
-    return touches_memory and any(op.kind == "reg" and op.read and not op.write and not op.is_mask
-                                  and op.cls in ("XMM", "YMM", "MM") for op in form.operands)
+    return bool(alternative_values(form))
 
 
 def with_values(session: Session, form: Form, tp: dict, self_latency: dict[int, float]) -> tuple[dict, str | None]:
-    """(throughput document, note): ``tp`` measured again with every vector bit set (-1: every
-    mask lane on, the common path of masked accesses).  When the two differ beyond noise the
-    form is data-dependent: the faster is reported (the common path) and both are kept."""
-    other = measure_throughput(session, form, self_latency, pattern=ALL_ONES)
-    names = {tp["pattern"]: f"{tp['pattern']:#x} per lane (1.0: every sign bit clear)",
-             ALL_ONES: "all bits set (-1: every sign bit set)"}
-    figures = [(d["value"], d["pattern"]) for d in (tp, other) if d.get("value") is not None]
+    """(throughput document, note): ``tp`` measured again with each of the form's alternative
+    operand values (alternative_values). When they differ beyond noise the form is data-dependent:
+    the fastest is reported (the common path), every figure is kept, and the note names them."""
+    docs = [tp] + [measure_throughput(session, form, self_latency, pattern=p) for p in alternative_values(form)]
+    names = {**{d["pattern"]: _VALUE_NAMES.get(d["pattern"], f"{d['pattern']:#x} per lane (1.0)") for d in docs}}
+    figures = sorted((d["value"], d["pattern"]) for d in docs if d.get("value") is not None)
     if len(figures) < 2:
         return tp, None
-    (fast, fast_p), (slow, slow_p) = sorted(figures)
-    best = tp if fast_p == tp["pattern"] else other
+    (fast, fast_p), (slow, slow_p) = figures[0], figures[-1]
+    best = next(d for d in docs if d["pattern"] == fast_p)
     best["values"] = [{"pattern": p, "values": names[p], "value": v} for v, p in figures]
     if slow <= fast * DATA_DEPENDENT_RATIO or slow - fast < DATA_DEPENDENT_CYCLES:
         return best, None
