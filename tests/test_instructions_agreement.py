@@ -124,3 +124,17 @@ def test_a_latency_no_faster_than_the_forms_own_issue_rate_is_issue_bound(tmp_pa
     assert cause(slow, rec, form("RCL (R64, 0)"), "latency_max") == ISSUE_BOUND_CAUSE
     fast = doc("RCL (R64, 0)", [4.0], 1.0)                    # copies issue every cycle: a real 4
     assert cause(fast, rec, form("RCL (R64, 0)"), "latency_max") == "unexplained"
+
+
+def test_an_unstable_figure_is_reported_apart_from_the_rate(tmp_path):
+    p = tmp_path / "ref.csv"
+    p.write_text('instruction,family,latency,throughput\n"AND (R64, R64)",BASE,1,0.25\n'
+                 '"ADC (R64, R64)",BASE,1,0.50\n', encoding="utf-8")
+    cat = FakeCatalogue([form("AND (R64, R64)"), form("ADC (R64, R64)")])
+    noisy = doc("ADC (R64, R64)", [1.0], 0.9)
+    noisy["throughput"]["stable"] = False
+    a = agreement(targets(read_csv(str(p)), cat), {"AND (R64, R64)": doc("AND (R64, R64)", [1.0], 0.25),
+                                                    "ADC (R64, R64)": noisy}, "ref.csv", "here")
+    tp = a["figures"]["throughput"]
+    assert tp["compared"] == 1 and tp["match"] == 1 and tp["unsettled"] == 1
+    assert "1/1 (100.0%), 1 unsettled" in tp["rate"] and not a["mismatches"]

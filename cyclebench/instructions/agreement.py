@@ -147,16 +147,21 @@ def _issue_bound(doc: dict, our: float | None, their: float | None) -> bool:
     return our is not None and their is not None and our > their and issue_bound(our, doc.get("throughput"))
 
 
+def unsettled(doc: dict, figure: str) -> bool:
+    """The measurement behind ``figure`` stayed unstable (or not linear in the copies): a figure
+    still to measure, never a match or a mismatch."""
+    if figure == "throughput":
+        part = doc.get("throughput") or {}
+        return part.get("stable") is False or part.get("linear") is False
+    return any(p.get("stable") is False or p.get("linear") is False
+               for p in doc.get("latency") or [] if p.get("value") is not None)
+
+
 def cause(doc: dict, rec, form, figure: str) -> str:
     """Why our figure differs from the published one, from what was measured (first that applies)."""
     our, bound = ours(doc, figure)
     their, their_bound = theirs(rec, figure)
-    if figure == "throughput":
-        part = doc.get("throughput") or {}
-        unstable = part.get("stable") is False or part.get("linear") is False
-    else:
-        unstable = any(p.get("stable") is False or p.get("linear") is False
-                       for p in doc.get("latency") or [] if p.get("value") is not None)
+    unstable = unsettled(doc, figure)
     notes = " ".join(doc.get("notes") or [])
     if "data-dependent" in notes:
         return "data-dependent: cost depends on the operand values"
@@ -267,6 +272,11 @@ def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, m
             if ok is None:
                 figs[f]["not comparable"] += 1
                 continue
+            if unsettled(doc, f):
+                # reported apart from the rate: re-measure these on a quieter machine
+                figs[f]["unsettled"] += 1
+                row[f]["unsettled"] = True
+                continue
             figs[f]["compared"] += 1
             by_ext[fam][f]["compared"] += 1
             if ok:
@@ -294,9 +304,11 @@ def _published_text(rec, figure: str) -> str:
 
 
 def _rated(c: Counter) -> dict:
-    """The counts plus their match rate as text ('97/100 (97.0%)')."""
-    n, k = c.get("compared", 0), c.get("match", 0)
-    return {**c, "rate": f"{k}/{n} ({100 * k / n:.1f}%)" if n else "—"}
+    """The counts plus their match rate as text ('97/100 (97.0%)'); figures whose measurement
+    stayed unstable are counted apart, never in the rate."""
+    n, k, u = c.get("compared", 0), c.get("match", 0), c.get("unsettled", 0)
+    rate = f"{k}/{n} ({100 * k / n:.1f}%)" if n else "—"
+    return {**c, "rate": rate + (f", {u} unsettled (unstable, left out)" if u else "")}
 
 
 def summary_lines(a: dict) -> list[str]:
