@@ -178,3 +178,11 @@ def test_the_summary_reports_branch_misses_when_a_pmu_counted_them():
     tsc = run_facts("memset", "tiny", {"machine": {}}, [], {"pmu": "no hardware PMU: a VM"})
     text = build_summary(st, TINY, Analysis(), tsc)
     assert "were not counted in this run: no hardware PMU: a VM" in text
+
+
+def test_a_net_cost_below_the_resolution_is_never_a_percentage():
+    """A negative or near-zero net cost (seen: heap_zero -0.7 cycles against glibc's 1.0, once
+    summarised as a +167% win) is not distinguishable from a free call."""
+    from cyclebench.studies.memset.analysis import pct
+    assert pct(1.0, -0.7) is None and pct(10.0, 0.3) is None and pct(0.5, 0.2) is None
+    assert pct(10.0, 5.0) == 50.0

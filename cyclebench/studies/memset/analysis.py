@@ -26,8 +26,10 @@ def of_experiment(records: list[dict], experiment: str):
 
 
 def pct(base, x):
-    """(base - x) / base x 100, or None when base is too small to divide by."""
-    if base is None or x is None or base < SMALL_DENOMINATOR:
+    """(base - x) / base x 100, or None when base is too small to divide by or x is below the
+    resolution (a net cost under TIE_CYCLES, negative ones included, is not distinguishable from
+    a free call: it is never ranked or turned into a percentage)."""
+    if base is None or x is None or base < SMALL_DENOMINATOR or x < TIE_CYCLES:
         return None
     return improvement_percent(base, x)
 
