@@ -29,7 +29,6 @@ from cyclebench.instructions import Catalogue, published  # noqa: E402
 from cyclebench.instructions.agreement import FIGURES, agreement, targets, this_machine  # noqa: E402
 from cyclebench.instructions.bulk import Selected, results_store, run  # noqa: E402
 from cyclebench.instructions.reference import AUTO, resolve_source  # noqa: E402
-from cyclebench.machine.uarch import this_machine as identity  # noqa: E402
 
 
 def mca_docs(tgts, docs, mcpu):
@@ -69,9 +68,9 @@ def main():
 
     reference, ref_label = resolve_source(args.reference, None)
     records = published.read_csv(str(reference))
-    if not args.mcpu:
-        u = identity().uarch
-        args.mcpu = u.llvm_mcpu if u else "znver4"
+    if not args.mcpu and not args.no_mca:
+        from cyclebench.instructions.llvm_mca import own_mcpu
+        args.mcpu = own_mcpu()
     cat = Catalogue.load()
     tgts = targets(records, cat)
     if args.sample:

@@ -116,3 +116,11 @@ def test_distinct_cores_skip_smt_siblings(tmp_path):
 
 def test_distinct_cores_without_sysfs(tmp_path):
     assert topology.distinct_cores([0, 1], tmp_path) == [0, 1]
+
+
+def test_the_machines_page_lists_every_record():
+    page = (Path(__file__).parent.parent / "docs" / "machines.md").read_text()
+    for u in uarch.TABLE:
+        code, nearest = u.reference
+        assert f"| {u.key} | {u.vendor} | {u.label} |" in page, u.key
+        assert f"| {code} (nearest) |" in page if nearest else f"| {code} |" in page

@@ -234,13 +234,8 @@ def _read_published(value: str, args, own: bool = False):
 
 
 def _own_mcpu() -> str:
-    """llvm's -mcpu for this CPU, from the microarchitecture table."""
-    from ..machine.uarch import this_machine
-    u = this_machine().uarch
-    if u is None:
-        raise UsageError(f"this CPU is not in the microarchitecture table ({this_machine().name}), so its "
-                         "llvm -mcpu is not known", "give --mcpu, e.g. --mcpu znver4 or --mcpu sapphirerapids")
-    return u.llvm_mcpu
+    from ..instructions.llvm_mca import own_mcpu
+    return own_mcpu()
 
 
 def _emit(args, docs, comparisons, agreed, why, summary, run_info):
