@@ -4,13 +4,14 @@ uops.info's published figures, on the same forms.
 
 Reads an ``inst`` results file (``cyclebench inst --all --compare REF --resume R.jsonl``; with
 ``--sample N`` this script measures a random sample of the published forms into it first, resuming
-what is already there) and prints, for cyclebench and for llvm-mca (``-mcpu``, default znver4),
+what is already there) and prints, for cyclebench and for llvm-mca (``-mcpu``, default this CPU's),
 the match rate by smallest latency, largest latency and measured throughput, with the same
 tolerances and the same forms (instructions/agreement.py).  llvm-mca gives one latency per form
 (its slowest definition), compared as both the smallest and the largest.
 
-The published file is uops.info's Zen 4 column (/work/shared/reference-data/); our machines are
-Zen 3, so every figure compares a Zen 3 measurement with Zen 4 published data: the output says so.
+The published table is by default the detected CPU's own uops.info column, shipped in
+cyclebench/instructions/data/uops-info/ (or the nearest one, labelled "nearest", where uops.info has
+none); ``--reference CODE|FILE`` names another, and the output says which was compared with what.
 
 Run: python3 bench/instruction_accuracy.py --results R.jsonl [--sample 400 --seed 1] [--no-mca]
 """
@@ -27,8 +28,7 @@ sys.path.insert(0, str(ROOT.parent))
 from cyclebench.instructions import Catalogue, published  # noqa: E402
 from cyclebench.instructions.agreement import FIGURES, agreement, targets, this_machine  # noqa: E402
 from cyclebench.instructions.bulk import Selected, results_store, run  # noqa: E402
-
-REFERENCE = Path("/work/shared/reference-data/uops-info-zen4.csv")
+from cyclebench.instructions.reference import AUTO, resolve_source  # noqa: E402
 
 
 def mca_docs(tgts, docs, mcpu):
@@ -54,19 +54,23 @@ def mca_docs(tgts, docs, mcpu):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=Path, required=True, help="inst results file (JSON lines)")
-    ap.add_argument("--reference", type=Path, default=REFERENCE, help="uops.info CSV (default: the shared one)")
-    ap.add_argument("--published-label", default="uops.info, published Zen 4", help="what --reference is")
-    ap.add_argument("--evidence", type=Path, help="published figures for the CPU measured here (uops.info CSV, "
-                    "e.g. its Zen 3 column): classifies 'microarchitecture differs' mismatches")
+    ap.add_argument("--reference", default=AUTO,
+                    help="uops.info code or CSV (default auto: this CPU's own shipped column, or the nearest)")
+    ap.add_argument("--evidence", help="published figures for the CPU measured here (a uops.info code or CSV): "
+                    "classifies 'microarchitecture differs' mismatches")
     ap.add_argument("--sample", type=int, help="measure a random sample of N published forms into --results first")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("-n", type=int, default=20, help="repetitions per measurement (as cyclebench inst)")
-    ap.add_argument("--mcpu", default="znver4", help="llvm-mca -mcpu (default znver4)")
+    ap.add_argument("--mcpu", help="llvm-mca -mcpu (default: this CPU's, from the microarchitecture table)")
     ap.add_argument("--no-mca", action="store_true")
     ap.add_argument("--json", type=Path, help="write both agreement documents here")
     args = ap.parse_args()
 
-    records = published.read_csv(str(args.reference))
+    reference, ref_label = resolve_source(args.reference, None)
+    records = published.read_csv(str(reference))
+    if not args.mcpu and not args.no_mca:
+        from cyclebench.instructions.llvm_mca import own_mcpu
+        args.mcpu = own_mcpu()
     cat = Catalogue.load()
     tgts = targets(records, cat)
     if args.sample:
@@ -78,15 +82,14 @@ def main():
     _header, stored = results_store(args.results).load()
     docs = {d["form"]: d for d in stored}
     measured_on = this_machine()
-    evidence = published.read_csv(str(args.evidence)) if args.evidence else None
-    ours = agreement(tgts, docs, args.reference.name, measured_on, evidence=evidence,
-                     evidence_label=args.evidence.name if args.evidence else "")
+    ev_path, ev_label = resolve_source(args.evidence, None) if args.evidence else (None, "")
+    evidence = published.read_csv(str(ev_path)) if ev_path else None
+    ours = agreement(tgts, docs, ref_label, measured_on, evidence=evidence, evidence_label=ev_label)
     rows = [("cyclebench", ours)]
     if not args.no_mca:
         mca = mca_docs(tgts, docs, args.mcpu)
-        rows.append((f"llvm-mca-16 -mcpu={args.mcpu}", agreement(tgts, mca, args.reference.name,
-                                                                 f"llvm-mca {args.mcpu}")))
-    print(f"{args.reference.name} ({args.published_label}) vs {measured_on} measured here; "
+        rows.append((f"llvm-mca-16 -mcpu={args.mcpu}", agreement(tgts, mca, ref_label, f"llvm-mca {args.mcpu}")))
+    print(f"{ref_label} ({reference.name}, published) vs {measured_on} measured here; "
           f"{ours['counts'].get('compared', 0)} forms measured from {args.results} "
           f"({len(docs)} documents in the file)")
     print(f"{'':32s}" + "".join(f"{f:>24s}" for f in FIGURES))

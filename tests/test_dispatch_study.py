@@ -128,8 +128,13 @@ def test_code_size_counts_the_bytes_each_path_really_executes():
 def test_our_column_is_named_from_the_recorded_cpu():
     from cyclebench.studies.dispatch.study import machine_label
     amd = {"cpu_vendor": "AuthenticAMD", "cpu_family": 25, "hypervisor": True}
-    assert machine_label({**amd, "cpu_model": 1}) == ("AMD Zen 3 (family 25 model 1, VM guest)", "Zen3", True)
+    assert machine_label({**amd, "cpu_model": 1}) == ("AMD Zen 3, VM guest (family 25 model 1)", "Zen3", True)
     here, col, same = machine_label({**amd, "cpu_model": 0x11})
     assert here.startswith("AMD Zen 4") and (col, same) == ("Zen3", False)    # Ertl has no Zen 4 column
     assert machine_label({"cpu_vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 0x5E})[1] == "Skylake"
     assert machine_label({})[0].startswith("unknown core")
+    masked = {"cpu_vendor": "GenuineIntel", "cpu_family": 6, "cpu_model": 167, "hypervisor": True,
+              "core": {"key": "SPR", "inferred": True}}
+    here, col, same = machine_label(masked)
+    assert here.startswith("Sapphire Rapids class (Golden Cove), inferred from CPUID features, VM guest")
+    assert (col, same) == ("Skylake", False)        # Ertl's newest Intel column, not Zen3

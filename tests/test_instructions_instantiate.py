@@ -25,14 +25,14 @@ def test_whole_catalogue_assembles_to_the_intended_form(offered_check):
     ok = sum(r.ok for r in results)
     print(f"\n{ok}/{len(results)} offered forms: GNU as text decodes to the intended iced Code "
           f"and operands; the rest fall back to .byte")
-    # alternate encodings GNU as never emits (SAL /6, TEST F7 /1, LFENCE E9..EF, reserved NOPs,
-    # MOV C7 reg forms, ...) are the only failures, with their zero-immediate and high-byte twins.
-    # They are legacy and VEX forms every x86-64 of ours offers (207 on a Zen 3 guest without
-    # AVX-512, where they are 5.5% of 3,773 forms), so the bound is on their number, not on a
-    # share that depends on how many AVX-512 forms exist.
+    # A failure is GNU as's choice, never the instantiation's: it refuses the text (reserved NOPs,
+    # PCMPESTRI64, ...) or emits another encoding of it (SAL /6 as SHL /4, EVEX W1 forms as W0).
+    # Which forms those are depends on the CPU's offered forms (AVX-512, AMX), so this is checked
+    # as a property, not a count; the next test makes every one of them exact.
     failed = [r for r in results if not r.ok]
-    assert len(failed) <= 220, len(failed)
-    assert all(r.form.encoding in ("LEGACY", "VEX") for r in failed)
+    assert all(r.detail.startswith(("as: ", "assembled to ")) for r in failed), \
+        [(r.form.name, r.detail) for r in failed if not r.detail.startswith(("as: ", "assembled to "))]
+    assert len(failed) < len(results) / 10, len(failed)
 
 
 def test_fallback_makes_every_instance_exact(cat, offered_check):

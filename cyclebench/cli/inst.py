@@ -27,9 +27,13 @@ def add_parser(sub):
         "  cyclebench inst --mnemonic imul\n"
         "  cyclebench inst --extension AVX512F --format markdown -o avx512f.md\n"
         "  cyclebench inst --all --resume results.jsonl\n"
-        "  cyclebench inst --mnemonic add --compare uops.csv --compare-llvm-mca\n"
-        "  cyclebench inst --all --compare uops-info-zen4.csv --resume r.jsonl   (every published form:\n"
-        "      match rates by smallest/largest latency, throughput and extension, and each mismatch's cause)")
+        "  cyclebench inst --mnemonic add --compare --compare-llvm-mca   (this CPU's own uops.info column)\n"
+        "  cyclebench inst --mnemonic add --compare uops.csv --arch ZEN3\n"
+        "  cyclebench inst --all --compare --resume r.jsonl   (every published form of this CPU's column:\n"
+        "      match rates by smallest/largest latency, throughput and extension, and each mismatch's cause)\n"
+        "uops.info's tables for 21 microarchitectures ship with cyclebench; the CPU's own column is the\n"
+        "default (--arch auto), or the nearest one, labelled 'nearest', where uops.info has none (ADL-P\n"
+        "for Sapphire, Emerald and Granite Rapids; ZEN4 for Zen 5). docs/machines.md lists the cores.")
     p.add_argument("forms", nargs="*", metavar="FORM", help="instruction forms to measure")
     s = p.add_argument_group("selection")
     s.add_argument("--mnemonic", action="append", default=[], metavar="M", help="every form of a mnemonic (repeatable)")
@@ -52,22 +56,25 @@ def add_parser(sub):
                    help="parallel runners, one per CPU (default: 2 on a machine with 2 or more CPUs; at most one "
                         "per CPU; --cpu N means 1)")
     c = p.add_argument_group("comparison")
-    c.add_argument("--compare", type=Path, metavar="FILE",
-                   help="published figures: uops.info CSV (instruction,latency,throughput,...) or instructions.xml; "
-                        "with --all, the selection is every published form this CPU can run, and the agreement "
-                        "report follows the table")
-    c.add_argument("--evidence", type=Path, metavar="FILE",
-                   help="with --all --compare: published figures for the CPU measured here (uops.info CSV, e.g. its "
-                        "Zen 3 column); a mismatch whose figure agrees with it, where it differs from FILE, is "
-                        "classified 'microarchitecture differs'")
+    c.add_argument("--compare", nargs="?", const="auto", metavar="FILE|CODE",
+                   help="published figures: alone, the shipped uops.info table of --arch (default: this CPU's "
+                        "own column); a uops.info code (ZEN3, ADL-P ...); or a file: uops.info CSV "
+                        "(instruction,latency,throughput,...) or instructions.xml. With --all, the selection is "
+                        "every published form this CPU can run, and the agreement report follows the table")
+    c.add_argument("--evidence", nargs="?", const="auto", metavar="FILE|CODE",
+                   help="with --all --compare: published figures for the CPU measured here (alone: this CPU's "
+                        "own uops.info column; or a code or a CSV file); a mismatch whose figure agrees with it, "
+                        "where it differs from the compared table, is classified 'microarchitecture differs'")
     c.add_argument("--why", action="store_true",
                    help="with --compare and named forms: for each figure that disagrees, run the variant experiments "
                         "(breakers, operand values, addresses, same/distinct registers) and say which reproduces "
                         "the published figure")
-    c.add_argument("--arch", default="ZEN4",
-                   help="architecture in instructions.xml, and the one a CSV's figures describe (default ZEN4)")
+    c.add_argument("--arch", default="auto",
+                   help="uops.info code of the compared column: the architecture in instructions.xml and the "
+                        "shipped table --compare alone reads (default auto: this CPU's own column, or the "
+                        "nearest, labelled so)")
     c.add_argument("--compare-llvm-mca", action="store_true", help="compare with llvm-mca's scheduling model")
-    c.add_argument("--mcpu", default="znver4", help="llvm-mca -mcpu (default znver4)")
+    c.add_argument("--mcpu", help="llvm-mca -mcpu (default: this CPU's, from the microarchitecture table)")
     c.add_argument("--tolerance", type=float, default=0.10, metavar="F",
                    help="relative tolerance for a match (default 0.10 = 10%%; 0.05 cycles absolute also match)")
     add_measurement_options(p, code_parts=False)
@@ -112,8 +119,12 @@ def run(args) -> int:
                          'e.g. cyclebench inst "AND (AL, I8)" --compare uops.csv --why')
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1", "e.g. --jobs 2")
-    published = _read_published(args.compare, args.arch) if args.compare else None     # before measuring
-    evidence = _read_published(args.evidence, args.arch) if args.evidence else None
+    # before measuring: the files, their labels and the llvm-mca CPU
+    published, args.compare_label = _read_published(args.compare, args) if args.compare else (None, "")
+    evidence, args.evidence_label = _read_published(args.evidence, args, own=True) if args.evidence \
+        else (None, "")
+    if args.compare_llvm_mca and not args.mcpu:
+        args.mcpu = _own_mcpu()
     cat, sel, tgts = _selection(args, published)
     if args.list:
         for s in sel:
@@ -140,8 +151,7 @@ def run(args) -> int:
     comparisons, summary = {}, []
     if args.compare:
         from ..instructions.compare import compare_published
-        label = f"uops.info ({args.arch})" if str(args.compare).lower().endswith(".xml") else "published"
-        comparisons["published"] = compare_published(docs, published, label, args.tolerance, cat)
+        comparisons["published"] = compare_published(docs, published, args.compare_label, args.tolerance, cat)
         summary.append(comparisons["published"]["text"])
     if args.compare_llvm_mca:
         from ..instructions.compare import compare_llvm_mca
@@ -172,9 +182,8 @@ def _agreement(tgts, docs, args, evidence) -> dict:
     """The agreement report over the measured forms (the rest of the published forms are counted
     as not measured, or as not runnable here)."""
     from ..instructions.agreement import agreement, this_machine
-    label = f"{args.arch} ({args.compare.name})"
-    return agreement(tgts, {d["form"]: d for d in docs}, label, this_machine(), evidence=evidence,
-                     evidence_label=args.evidence.name if args.evidence else "")
+    return agreement(tgts, {d["form"]: d for d in docs}, args.compare_label, this_machine(), evidence=evidence,
+                     evidence_label=args.evidence_label)
 
 
 def _why(cat, docs, published, kwargs, cpu) -> dict:
@@ -205,14 +214,28 @@ def _check_outputs(output: Path | None, results: Path | None) -> None:
     check_output_path(output, "-o")
 
 
-def _read_published(path: Path, arch: str):
-    from ..instructions import published
+def _read_published(value: str, args, own: bool = False):
+    """(records, label) of --compare or --evidence (``own``: ``auto`` is this CPU's column, not
+    --arch's); see instructions/reference.py."""
+    from ..instructions import published, reference
+    arch = (lambda: reference.own_column()) if own else (lambda: reference.resolve_arch(args.arch))
+    if value.lower() == reference.AUTO:
+        col = arch()
+        path, label = col.path, col.label
+    else:
+        path, label = reference.resolve_source(value, None)
     if str(path).lower().endswith(".xml"):
-        return published.read_xml(str(path), arch)
+        code = arch().code
+        return published.read_xml(str(path), code), f"uops.info {code} ({path.name})"
     records, problems = published.read_csv(str(path), collect=True)
     for p in problems:
         print(f"warning: {p.cause}", file=sys.stderr)
-    return records
+    return records, label
+
+
+def _own_mcpu() -> str:
+    from ..instructions.llvm_mca import own_mcpu
+    return own_mcpu()
 
 
 def _emit(args, docs, comparisons, agreed, why, summary, run_info):
@@ -230,7 +253,9 @@ def _emit(args, docs, comparisons, agreed, why, summary, run_info):
             doc["why"] = why
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     else:
-        tables = [instruction_table(docs, comparisons, summary)]
+        from ..machine.uarch import this_machine
+        tables = [instruction_table(docs, comparisons, summary,
+                                    title=f"instruction forms measured on {this_machine().name}")]
         if agreed is not None:
             from ..reports.tables import agreement_tables
             tables += agreement_tables(agreed)

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..machine.cpu import cpu_info, parse_cpuinfo
+from ..machine.uarch import TABLE, VENDOR_IDS, Identity, identify, this_machine
 from ..textfile import quote, read_text
 from .events import PERF_TYPE_RAW, EventSpec
 
@@ -125,7 +126,7 @@ def _vendor_of(text: str, vendor: str | None) -> str:
     for line in text.splitlines():
         if _AMD_SELECT.match(line.strip()):
             return "amd"
-    return cpu_identity()[0] or "intel"
+    return VENDOR_IDS.get(cpu_info().vendor) or "intel"
 
 
 def _parse_line(line: str, vendor: str, where: str) -> EventSpec:
@@ -226,76 +227,19 @@ def _config_error(path: str, problems: list[Problem]) -> ConfigError:
     return ConfigError("\n".join(lines), hint=FORMAT_HINT, problems=problems)
 
 
-# --- the shipped configs and which CPUs they are for -------------------------------------------
+# --- the shipped configs: which CPU each is for comes from the microarchitecture table ------------
 
-@dataclass(frozen=True)
-class ShippedConfig:
-    file: str
-    vendor: str        # "amd" / "intel"
-    family: int
-    models: tuple      # (first, last) ranges, inclusive
-    cpus: str
-
-    def matches(self, vendor: str, family: int, model: int) -> bool:
-        return (vendor == self.vendor and family == self.family
-                and any(lo <= model <= hi for lo, hi in self.models))
-
-    @property
-    def path(self) -> Path:
-        return CONFIG_DIR / self.file
-
-    @property
-    def core(self) -> str:
-        """The core's name, the head of ``cpus`` ("AMD Zen 3")."""
-        return self.cpus.split(":", 1)[0]
+def shipped_configs() -> dict[str, str]:
+    """file name -> vendor, for every shipped config the table names."""
+    return {u.counter_config: u.vendor for u in TABLE if u.counter_config}
 
 
-def _one(*models):
-    return tuple((m, m) for m in models)
-
-
-SHIPPED = (
-    ShippedConfig("cfg_Zen4.txt", "amd", 0x19, ((0x10, 0x1F), (0x60, 0x7F), (0xA0, 0xAF)),
-                  "AMD Zen 4: EPYC 9004 (Genoa, Bergamo), Ryzen 7000 (Raphael, Phoenix)"),
-    ShippedConfig("cfg_Zen3.txt", "amd", 0x19, ((0x00, 0x0F), (0x20, 0x2F), (0x40, 0x5F)),
-                  "AMD Zen 3: EPYC 7003 (Milan), Ryzen 5000 (Vermeer, Cezanne), Rembrandt"),
-    ShippedConfig("cfg_Zen2.txt", "amd", 0x17, ((0x30, 0x3F), (0x60, 0x7F), (0x90, 0xAF)),
-                  "AMD Zen 2: EPYC 7002 (Rome), Ryzen 3000/4000 (Matisse, Renoir)"),
-    ShippedConfig("cfg_Skylake.txt", "intel", 6, _one(0x4E, 0x5E, 0x8E, 0x9E, 0xA5, 0xA6, 0x55),
-                  "Intel Skylake core: Skylake, Kaby/Coffee/Comet Lake, Skylake-SP/Cascade Lake"),
-    ShippedConfig("cfg_GoldenCove.txt", "intel", 6, _one(0x97, 0x9A, 0xB7, 0xBA, 0xBF, 0x8F, 0xCF),
-                  "Intel Golden/Raptor Cove: Alder/Raptor Lake P-cores, Sapphire/Emerald Rapids"),
-)
-
-
-VENDOR_IDS = {"GenuineIntel": "intel", "AuthenticAMD": "amd"}      # cpuinfo's vendor_id -> ours
-
-
-def cpu_identity(cpuinfo: str | None = None) -> tuple[str | None, int | None, int | None]:
-    """(vendor, family, model) of the first CPU in /proc/cpuinfo text (default: this machine's);
-    Nones if unknown."""
-    info = cpu_info() if cpuinfo is None else parse_cpuinfo(cpuinfo.splitlines())
-    vendor = VENDOR_IDS.get(info.vendor)
-    return (vendor, info.family, info.model) if info.family else (vendor, None, None)
-
-
-def config_for(vendor: str | None, family: int | None, model: int | None) -> ShippedConfig | None:
-    """The shipped config for a CPU, or None when none fits."""
-    for shipped in SHIPPED:
-        if vendor and family is not None and model is not None and shipped.matches(vendor, family,
-                                                                                    model):
-            return shipped
-    return None
-
-
-def core_name(vendor_id: str | None, family: int | None, model: int | None) -> str | None:
-    """The microarchitecture of a CPU as cpuinfo names it ("AuthenticAMD", 25, 1 -> "AMD Zen 3"),
-    or None when no shipped config covers it."""
-    shipped = config_for(VENDOR_IDS.get(vendor_id or ""), family, model)
-    return shipped.core if shipped else None
+def config_for(ident: Identity) -> Path | None:
+    """The shipped config for an identified CPU, or None when none fits."""
+    u = ident.uarch
+    return CONFIG_DIR / u.counter_config if u and u.counter_config else None
 
 
 def select_config(cpuinfo: str | None = None) -> Path | None:
     """Path of the shipped config for the running CPU (or the given /proc/cpuinfo text)."""
-    shipped = config_for(*cpu_identity(cpuinfo))
-    return shipped.path if shipped else None
+    return config_for(this_machine() if cpuinfo is None else identify(parse_cpuinfo(cpuinfo.splitlines())))

@@ -200,12 +200,11 @@ def cause(doc: dict, rec, form, figure: str) -> str:
 # ---------------------------------------------------------------------------------- agreement
 
 def this_machine() -> str:
-    """'AMD Zen 3 (family 25 model 1)': what the measured column is, named beside the published one."""
-    from ..counters.nanobench_config import config_for, cpu_identity
-    vendor, family, model = cpu_identity()
-    cfg = config_for(vendor, family, model)
-    name = cfg.cpus.split(":")[0] if cfg else (vendor or "unknown CPU")
-    return f"{name} (family {family} model {model})"
+    """'AMD Zen 3, VM guest (family 25 model 1)': what the measured column is, named beside the
+    published one by the microarchitecture table."""
+    from ..machine.uarch import this_machine as ident
+    i = ident()
+    return f"{i.name} (family {i.family} model {i.model})"
 
 
 def _family(rec, doc: dict | None) -> str:

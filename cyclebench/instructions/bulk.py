@@ -150,11 +150,9 @@ def _characterize_one(form, session, opts, name) -> dict:
 
 
 def default_cpus() -> list[int]:
-    try:
-        cpus = sorted(os.sched_getaffinity(0))
-    except AttributeError:
-        cpus = list(range(os.cpu_count() or 1))
-    return cpus[:2] if len(cpus) >= 2 else cpus
+    """Up to two CPUs on distinct physical cores (two SMT siblings would slow each other)."""
+    from ..machine.topology import distinct_cores
+    return distinct_cores()[:2]
 
 
 def run(selected: list[Selected], results: Path | None = None, resume: bool = False,

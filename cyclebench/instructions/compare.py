@@ -78,9 +78,13 @@ def compare_published(docs: list[dict], records: dict[str, "pub.Published"], lab
     return out
 
 
-def compare_llvm_mca(docs: list[dict], catalogue: Catalogue, mcpu: str = "znver4",
+def compare_llvm_mca(docs: list[dict], catalogue: Catalogue, mcpu: str | None = None,
                      tolerance: float = TOLERANCE, llvm_mca: str | None = None) -> dict:
-    """The same comparison against llvm-mca's scheduling model (Latency, RThroughput)."""
+    """The same comparison against llvm-mca's scheduling model (Latency, RThroughput) of ``mcpu``
+    (default: the running core's, from the microarchitecture table)."""
+    if not mcpu:
+        from .llvm_mca import own_mcpu
+        mcpu = own_mcpu()
     rows = {}
     ok_docs = [d for d in docs if d.get("status") == "ok"]
     for d in ok_docs:

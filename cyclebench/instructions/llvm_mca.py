@@ -1,6 +1,7 @@
-"""llvm-mca's prediction for a form: latency and reciprocal throughput from LLVM's Zen 4 model.
+"""llvm-mca's prediction for a form: latency and reciprocal throughput from LLVM's model of a core.
 
-Two views, both from ``llvm-mca-16 -mcpu=znver4`` (Debian package llvm-16; setup.sh installs it):
+Two views, both from ``llvm-mca-16 -mcpu=CPU`` (Debian package llvm-16; setup.sh installs it), where
+CPU is the running core's ``-mcpu`` from the microarchitecture table (machine/uarch.py) unless given:
 
 * **model** -- the ``-instruction-info`` table of one instance: ``Latency`` (LLVM's latency of
   the instruction's slowest definition), ``RThroughput`` and ``#uOps``.  This is what the
@@ -30,7 +31,17 @@ from .forms import Form
 from .instantiate import Instance, LatencyPair, chain, independent_copies, instantiate
 
 CANDIDATES = ("llvm-mca-16", "llvm-mca")
-DEFAULT_CPU = "znver4"
+
+
+def own_mcpu() -> str:
+    """llvm's -mcpu for the running core, from the microarchitecture table (a usage error when the
+    core is unknown: no other core's model is guessed)."""
+    from ..machine.uarch import this_machine
+    ident = this_machine()
+    if ident.uarch is None:
+        raise UsageError(f"this CPU is not in the microarchitecture table ({ident.name}), so its llvm "
+                         "-mcpu is not known", "give one, e.g. --mcpu znver4 or --mcpu sapphirerapids")
+    return ident.uarch.llvm_mcpu
 
 
 class LlvmMcaUnavailable(UsageError):
@@ -75,10 +86,11 @@ class McaRun:
         return self.total_cycles / self.iterations
 
 
-def run(code: str, mcpu: str = DEFAULT_CPU, iterations: int = 1000, llvm_mca: str | None = None,
+def run(code: str, mcpu: str | None = None, iterations: int = 1000, llvm_mca: str | None = None,
         timeout: float = 60.0) -> McaRun:
     """Run llvm-mca on Intel-syntax ``code`` (newline separated) and parse its summary."""
     exe = find_llvm_mca(llvm_mca)
+    mcpu = mcpu or own_mcpu()
     with tempfile.TemporaryDirectory(prefix="cb-mca-") as d:
         src = os.path.join(d, "in.s")
         with open(src, "w") as f:
@@ -125,10 +137,11 @@ class Prediction:
     simulated_latency: dict[str, float]  # pair label -> cycles per chain link
 
 
-def predict(form: Form, mcpu: str = DEFAULT_CPU, copies: int = 8, iterations: int = 1000,
+def predict(form: Form, mcpu: str | None = None, copies: int = 8, iterations: int = 1000,
             pairs: list[LatencyPair] | None = None, llvm_mca: str | None = None) -> Prediction:
     """llvm-mca's view of ``form`` (see the module docstring for what each number is).
     ``pairs``: latency pairs to simulate as chains (default: none, only the model latency)."""
+    mcpu = mcpu or own_mcpu()
     one = instantiate(form)
     model = run(llvm_text(one), mcpu, iterations=100, llvm_mca=llvm_mca)
     row = model.table[0] if model.table else None

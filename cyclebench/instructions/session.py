@@ -161,7 +161,7 @@ def form_notes(form: Form) -> list[str]:
     mn = form.code_name.split("_")[0]
     if mn in ("DIV", "IDIV"):
         notes.append("data-dependent: measured with divisor 1 and the widest dividend whose quotient "
-                     "fits (Zen 4's divider is faster for narrow quotients)")
+                     "fits (some dividers, e.g. Zen 4's, are faster for narrow quotients)")
     if any(op.fixed == "CL" for op in form.operands):
         notes.append("shift/rotate count CL = 1 (a count of 0 leaves the flags unchanged)")
     return notes

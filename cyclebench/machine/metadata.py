@@ -7,6 +7,7 @@ from pathlib import Path
 
 from .. import __version__
 from .cpu import cpu_info
+from .uarch import this_machine
 
 
 def _read(path: str) -> str | None:
@@ -26,6 +27,15 @@ def _turbo() -> str | None:
     return None
 
 
+def core_block() -> dict:
+    """The core as the microarchitecture table names it (machine/uarch.py)."""
+    i = this_machine()
+    code, nearest = i.reference
+    return {"key": i.uarch.key if i.uarch else None, "name": i.name, "inferred": i.inferred,
+            "core_type": i.uarch.core_type if i.uarch else None, "uops_info": code,
+            "uops_info_nearest": nearest}
+
+
 def machine_metadata() -> dict:
     c = cpu_info()
     u = platform.uname()
@@ -37,6 +47,7 @@ def machine_metadata() -> dict:
         "cpu_model_name": c.model_name,
         "microcode": c.microcode,
         "hypervisor": c.hypervisor,
+        "core": core_block(),
         "cpus_online": os.cpu_count(),
         "smt_active": _read("/sys/devices/system/cpu/smt/active"),
         "governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),

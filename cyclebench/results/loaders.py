@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ResultFileError
+from ..machine.uarch import core_name
 from ..instructions.bulk import check_doc, results_store
 from ..instructions.characterize import SCHEMA as INST_SCHEMA
 from ..measurement.result import SCHEMA as ASM_SCHEMA, Result
@@ -113,4 +114,5 @@ def machine_label(machine: dict, fallback: str = "unknown machine") -> str:
         return fallback
     fam = machine.get("cpu_family")
     fm = f"family {fam:#x} model {machine.get('cpu_model'):#x}" if isinstance(fam, int) else "family ?"
-    return f"{machine.get('cpu_model_name') or machine.get('cpu_vendor')} ({fm}, µcode {machine.get('microcode')})"
+    return (f"{core_name(machine)}: {machine.get('cpu_model_name') or machine.get('cpu_vendor')} "
+            f"({fm}, µcode {machine.get('microcode')})")

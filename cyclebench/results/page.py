@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
+from ..machine.uarch import core_name
 from ..reports.model import Column, Figure, Panel, Report, Series, Table, result_table
 from ..reports.tables import instruction_table
 from .figures import asm_command, measured
@@ -70,7 +71,8 @@ def _asm_section(it: Loaded) -> Report:
 
 
 def _inst_section(it: Loaded) -> Report:
-    table = instruction_table(it.docs)
+    where = f" measured on {core_name(it.machine)}" if it.machine else ""
+    table = instruction_table(it.docs, title=f"instruction forms{where}")
     _form_details(table, [it])
     return Report(title=f"inst: {it.path.name} ({len(it.docs)} forms)", tables=[table],
                   meta={"machine": it.machine})

@@ -56,8 +56,9 @@ array is replayed on every repetition (``replay=True`` forces this for a fixed s
 
 Evicting the L1d. ``flush="call"`` evicts, before every call, the L1d lines the destination range
 ``[buffer, buffer + max(dst_offset + size))`` can occupy; ``flush="pass"`` does it once before each
-pass. The L1d geometry comes from sysfs (Zen 4: 32 KiB, 8 ways, 64 sets of 64-byte lines, so
-addresses 4 KiB apart share a set): the eviction reads one qword from 2 x ways lines in each of
+pass. The L1d geometry comes from sysfs, else CPUID, else the largest L1d in the microarchitecture
+table (machine/uarch.py): with 64 sets of 64-byte lines (32 KiB 8-way and 48 KiB 12-way alike),
+addresses 4 KiB apart share a set: the eviction reads one qword from 2 x ways lines in each of
 those sets, from an eviction region in the R14 area after the destination buffer (at most 64 x 16
 = 1024 loads, about 100 to 1000 cycles). Evicting only those sets keeps the eviction cheap, so its
 noise stays small next to a memset. The eviction runs in *both* passes, so its own cost cancels.
@@ -89,19 +90,20 @@ INIT_TEMPLATE = ("mov rbx, r14; and rbx, -4096; xor dword ptr [rbx + {ctl}], 1; 
 
 @dataclass(frozen=True)
 class L1Geometry:
-    ways: int = 8
-    sets: int = 64
-    line: int = 64
+    ways: int
+    sets: int
+    line: int
 
     @property
     def set_span(self) -> int:
-        """Bytes after which addresses map to the same set again (Zen 4: 4 KiB)."""
+        """Bytes after which addresses map to the same set again (64 sets of 64 bytes: 4 KiB)."""
         return self.sets * self.line
 
 
 @functools.lru_cache(maxsize=1)
 def l1d_geometry() -> L1Geometry:
-    """The L1 data cache's ways, sets and line size from sysfs (Zen 4's 8/64/64 if unreadable)."""
+    """The L1 data cache's ways, sets and line size: sysfs, else CPUID, else the largest L1d the
+    microarchitecture table knows (evicting 2 x more ways than there are still evicts)."""
     base = Path("/sys/devices/system/cpu/cpu0/cache")
     try:
         for idx in sorted(base.glob("index*")):
@@ -110,11 +112,34 @@ def l1d_geometry() -> L1Geometry:
                 g = L1Geometry(int((idx / "ways_of_associativity").read_text()),
                                int((idx / "number_of_sets").read_text()),
                                int((idx / "coherency_line_size").read_text()))
-                if g.ways > 0 and g.sets > 0 and g.line > 0 and g.set_span % PAGE == 0:
+                if _usable(g):
                     return g
     except (OSError, ValueError):
         pass
-    return L1Geometry()
+    from cyclebench.machine import caches
+    for c in caches.caches()[0]:
+        if c["level"] == 1 and c["type"] in ("Data", "Unified"):
+            g = L1Geometry(c["ways"], c["sets"], c["line"])
+            if _usable(g):
+                return g
+    return largest_known_l1d()
+
+
+def _usable(g: L1Geometry) -> bool:
+    return g.ways > 0 and g.sets > 0 and g.line > 0 and g.set_span % PAGE == 0
+
+
+def largest_known_l1d() -> L1Geometry:
+    """The most ways and sets of any L1d in the microarchitecture table (64-byte lines)."""
+    from cyclebench.machine.uarch import TABLE
+    sizes = []
+    for u in TABLE:
+        if u.published:
+            kib, ways = u.published.l1d.split(" KiB, ")
+            sizes.append((int(kib) * 1024, int(ways.split("-")[0])))
+    ways = max(w for _, w in sizes)
+    sets = max(size // (w * 64) for size, w in sizes)
+    return L1Geometry(ways, sets, 64)
 
 
 @dataclass(frozen=True)

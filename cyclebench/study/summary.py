@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..machine.uarch import core_name
 from ..reports.registry import get_reporter
 from .base import Analysis, Section, Study
 from .facts import RunFacts
@@ -17,7 +18,7 @@ def machine_lines(f: RunFacts) -> list[str]:
         return ["- Not recorded."]
     where = "a virtual machine (hypervisor flag set)" if m.get("hypervisor") else "bare metal"
     smt = {"1": "SMT on", "0": "SMT off"}.get(str(m.get("smt_active")), "SMT unknown")
-    out = [f"- {m.get('cpu_model_name')} (vendor {m.get('cpu_vendor')}, family {m.get('cpu_family')}, "
+    out = [f"- {core_name(m)}: {m.get('cpu_model_name')} (vendor {m.get('cpu_vendor')}, family {m.get('cpu_family')}, "
            f"model {m.get('cpu_model')}, microcode {m.get('microcode')}), {where}, "
            f"{m.get('cpus_online')} CPUs online, {smt}.",
            f"- {m.get('kernel')}; frequency governor {m.get('governor') or 'not exposed'}, turbo "

@@ -1,5 +1,6 @@
 """Ertl's published table (cycles per iteration, clang-11 -Os, with and without -mretpoline), copied
-from the reference (/work/shared/references/001_*.txt) and always labelled as published."""
+from his page (Anton Ertl, "Control-flow integrity microbenchmark", 2021) and always labelled as
+published. Which column a core compares with is the microarchitecture table's ``ertl`` field."""
 from __future__ import annotations
 
 CPUS = ("Sandy Bridge", "Skylake", "Zen", "Zen2", "Zen3")
@@ -35,17 +36,15 @@ def label(build: str, d: str, target) -> str:
     return f"{'dispatch-retpol' if build == 'clang-retpoline' else 'dispatch'} {d} {target}"
 
 
-def _key(name: str) -> str:
-    return name.lower().replace(" ", "")
+NEWEST = {"amd": "Zen3", "intel": "Skylake"}      # his newest column per vendor
 
 
-def column_for(core: str | None) -> str | None:
-    """Ertl's column for a detected core ("AMD Zen 3" -> "Zen3"), or None when he has none."""
-    if not core:
-        return None
-    words = core.split()[1:] if core.split()[0] in ("AMD", "Intel") else core.split()
-    want = _key(" ".join(w for w in words if w != "core"))
-    return next((c for c in CPUS if _key(c) == want), None)
+def column_for(uarch) -> tuple[str, bool]:
+    """(Ertl's column for a core of the microarchitecture table, whether it is the same core): his
+    column when he measured that core, else his newest of the same vendor (Zen3 for an unknown one)."""
+    if uarch is not None and uarch.ertl:
+        return uarch.ertl, True
+    return NEWEST.get(uarch.vendor if uarch else "", CPUS[-1]), False
 
 
 def figure(build: str, d: str, target, cpu: str):

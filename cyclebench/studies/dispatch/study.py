@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cyclebench.counters.nanobench_config import core_name
+from cyclebench.machine.uarch import from_metadata
 from cyclebench.reports.model import Table
 from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
 from cyclebench.study.registry import register
@@ -20,7 +20,7 @@ from .checking import problems, run_checks
 from .config import ERTL_BUILDS, FULL, QUICK, StudyConfig
 from .experiments import plan
 from .plots import by_dispatcher, by_targets
-from .published import CPUS, ROWS, column_for
+from .published import ROWS, column_for
 from .tables import builds_table, ertl_table, pattern_table
 
 SPECTRE = Path("/sys/devices/system/cpu/vulnerabilities/spectre_v2")
@@ -124,12 +124,10 @@ class DispatchStudy(Study):
 
 def machine_label(machine: dict) -> tuple[str, str, bool]:
     """(our column's label, Ertl's column to compare with, whether that is the same core): the core
-    named from the recorded vendor, family and model ("AMD Zen 3 (family 25 model 1, VM guest)")."""
-    fam, model = machine.get("cpu_family"), machine.get("cpu_model")
-    core = core_name(machine.get("cpu_vendor"), fam, model)
-    guest = ", VM guest" if machine.get("hypervisor") else ""
-    col = column_for(core)
-    return f"{core or 'unknown core'} (family {fam} model {model}{guest})", col or CPUS[-1], col is not None
+    as the microarchitecture table names it ("AMD Zen 3, VM guest (family 25 model 1)")."""
+    ident = from_metadata(machine)
+    col, same = column_for(ident.uarch)
+    return f"{ident.name} (family {ident.family} model {ident.model})", col, same
 
 
 def _flat(records: list[dict]) -> list[dict]:

@@ -101,9 +101,11 @@ def method_lines(cfg) -> list[str]:
 
 
 def caveat_lines(cfg, missing: dict, cpu: str, col: str, same: bool) -> list[str]:
-    out = [f"- Our column is {cpu}, named from /proc/cpuinfo's family and model (the issue asked for Zen 4); "
+    out = [f"- Our column is {cpu}, named by the microarchitecture table from /proc/cpuinfo's family, model "
+           "and CPUID features; "
            + (f"it is compared with Ertl's {col} column, the same core." if same else
-              f"Ertl published no column for it: it is compared with his {col} column, his newest."),
+              f"Ertl published no column for it: it is compared with his {col} column, his newest of that "
+              "vendor."),
            "- Our loop is not Ertl's: the harness calls the dispatcher through a register (well predicted) and "
            "reloads index and x from memory each call; compare increments rather than absolute figures.",
            "- Mispredictions are estimates: no PMU, so (random - fixed) / measured penalty.",

@@ -10,7 +10,7 @@ from cyclebench.study.base import Task
 
 from . import chains, kernels
 from .config import LEVELS, StudyConfig
-from .measuring import chase_record, kernel_record, loaded_record
+from .measuring import chase_record, cpu_pair, kernel_record, loaded_record
 
 
 def _digest(obj) -> str:
@@ -36,6 +36,7 @@ def plan(cfg: StudyConfig, caches: dict[int, int], widths: list[str]) -> list[Ta
     opts = {"reps": cfg.reps, "budget": cfg.budget, "min_loads": cfg.min_loads, "max_loads": cfg.max_loads,
             "seed": cfg.seed}
     tag = _digest(opts)
+    two = cpu_pair()        # two-CPU experiments need two distinct physical cores
 
     if "latency" in cfg.experiments:
         sizes = cfg.latency_sizes(tuple(sorted(caches.values())))
@@ -84,7 +85,8 @@ def plan(cfg: StudyConfig, caches: dict[int, int], widths: list[str]) -> list[Ta
                 size -= size % k.step
                 passes = max(1, -(-cfg.bw_pass_bytes // (size * kernels.ARRAYS[k.op]))) if level != "DRAM" else 1
                 for cpus in (1, 2):
-                    if cpus == 2 and (level not in cfg.two_cpu_levels or k.width not in cfg.two_cpu_widths):
+                    if cpus == 2 and (level not in cfg.two_cpu_levels or k.width not in cfg.two_cpu_widths
+                                      or two is None):
                         continue
                     params = {"level": level, "kernel": k.name, "op": k.op, "width": k.width, "nt": k.nt,
                               "array_bytes": size, "arrays": kernels.ARRAYS[k.op], "passes": passes, "cpus": cpus,
@@ -95,7 +97,7 @@ def plan(cfg: StudyConfig, caches: dict[int, int], widths: list[str]) -> list[Ta
                     tasks.append(Task(f"bw|{level}|{k.name}|{size}|{passes}|{cpus}|{cfg.bw_reps}|best-b-minus-best-a", "bandwidth",
                                       f"bandwidth {level} {k.name} x{cpus} CPU", run))
 
-    if "loaded" in cfg.experiments:
+    if "loaded" in cfg.experiments and two is not None:
         stream = kernels.Kernel("read", "avx2" if "avx2" in widths else "scalar")
         ssize = level_footprints(cfg, caches)["DRAM"] // 256 * 256
         for loaded in (False, True):
@@ -108,7 +110,7 @@ def plan(cfg: StudyConfig, caches: dict[int, int], widths: list[str]) -> list[Ta
                     return loaded_record(c, "4k", stream, ssize, 1, cfg, params)
                 return chase_record(c, "4k", cfg, params)
             tasks.append(Task(f"loaded|{cfg.loaded_size}|{loaded}|{tag}", "loaded",
-                              f"loaded latency ({'while CPU 1 streams' if loaded else 'idle neighbour'})", run))
+                              f"loaded latency ({'while another core streams' if loaded else 'idle neighbour'})", run))
     return tasks
 
 

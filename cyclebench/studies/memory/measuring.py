@@ -9,12 +9,24 @@ from __future__ import annotations
 import threading
 import time
 
+from cyclebench.machine import topology
 from cyclebench.measurement.api import measure
 
 from . import chase, kernels
 from .chains import Chain
 
-CPU_MAIN, CPU_OTHER = 0, 1
+
+
+def cpu_pair() -> tuple[int, int] | None:
+    """The two CPUs of the two-CPU experiments: distinct physical cores (never SMT siblings), or None
+    when this process may use only one core."""
+    return topology.core_pair()
+
+
+def main_cpu() -> int:
+    """The CPU single-CPU measurements run on: the first of the pair, else the first allowed CPU."""
+    pair = cpu_pair()
+    return pair[0] if pair else topology.allowed_cpus()[0]
 
 
 def _ev(e) -> dict:
@@ -48,7 +60,8 @@ def best_ns(r) -> float | None:
     return per / hz * 1e9 if per > 0 else None
 
 
-def chase_record(chain: Chain, page: str, cfg, params: dict, cpu: int = CPU_MAIN) -> dict:
+def chase_record(chain: Chain, page: str, cfg, params: dict, cpu: int | None = None) -> dict:
+    cpu = main_cpu() if cpu is None else cpu
     t0 = time.monotonic()
     r, huge_kb = chase.run(chain, page, cpu=cpu, n_measurements=cfg.reps, budget=cfg.budget,
                            min_loads=cfg.min_loads, max_loads=cfg.max_loads)
@@ -77,12 +90,13 @@ def _timed(fn, out: dict, key: str, start: threading.Barrier | None = None):
 
 
 def kernel_record(k: kernels.Kernel, size: int, passes: int, reps: int, cpus: int, params: dict) -> dict:
-    """One measurement (cpus=1, on CPU 0), or two at once on CPUs 0 and 1 (cpus=2)."""
+    """One measurement (cpus=1), or two at once on two distinct physical cores (cpus=2)."""
     if cpus == 1:
-        code, kw = kernel_args(k, size, passes, reps, CPU_MAIN)
+        code, kw = kernel_args(k, size, passes, reps, main_cpu())
         r = measure(code, **kw)
         return {"params": params, "result": {**compact(r), "best_ns": best_ns(r)}}
     out: dict = {}
+    CPU_MAIN, CPU_OTHER = _pair()
     barrier = threading.Barrier(2)
     threads = []
     for cpu in (CPU_MAIN, CPU_OTHER):
@@ -103,7 +117,9 @@ def kernel_record(k: kernels.Kernel, size: int, passes: int, reps: int, cpus: in
 
 def loaded_record(chain: Chain, page: str, stream: kernels.Kernel, size: int, passes: int, cfg,
                   params: dict) -> dict:
-    """The chase on CPU 0 while CPU 1 runs the stream kernel back to back until the chase ends."""
+    """The chase on one core while another core runs the stream kernel back to back until the chase
+    ends."""
+    CPU_MAIN, CPU_OTHER = _pair()
     stop = threading.Event()
     streams: list = []
     busy = [0.0]
@@ -135,3 +151,10 @@ def loaded_record(chain: Chain, page: str, stream: kernels.Kernel, size: int, pa
                      "bytes_per_cycle": [stream.stream_bytes(size) / s.value("cycles") for s in good],
                      "busy_fraction": min(1.0, busy[0] / max(span + 0.5, 1e-9))}
     return rec
+
+
+def _pair() -> tuple[int, int]:
+    pair = cpu_pair()
+    if pair is None:        # the plan leaves these experiments out then (experiments.py)
+        raise RuntimeError("two-CPU experiment planned without two distinct physical cores")
+    return pair

@@ -16,6 +16,8 @@ from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_l
 from cyclebench.study.registry import register
 
 from . import analysis as an
+from cyclebench.machine.uarch import core_name, from_metadata
+
 from . import cachespec, hugepages, kernels
 from . import summary as summ
 from .config import EXPERIMENTS, FULL, QUICK, StudyConfig
@@ -62,8 +64,9 @@ class MemoryStudy(Study):
     def analyse(self, cfg: StudyConfig, records: list[dict], facts) -> Analysis:
         prep = facts.prepared
         m = facts.machine
-        cpu = m.get("cpu_model_name", "")
-        pub = cachespec.published_for(m.get("cpu_family"), m.get("cpu_model"))
+        ident = from_metadata(m)
+        cpu = f"{m.get('cpu_model_name', '')}: {core_name(m)}"
+        pub = cachespec.published_for(ident)
         lat = an.latency(records)
         lv = an.levels_table(lat, prep.get("caches", {}))
         tlb = an.tlb_table(records, prep.get("caches", {}).get("cpuid_tlb", {}))

@@ -57,16 +57,18 @@ def quotable(findings: dict) -> list[str]:
 
 
 def published_lines(pub: dict | None, cpu: str) -> list[str]:
-    from .cachespec import PUBLISHED
+    """The published figures for this CPU's core (from the microarchitecture table), or why none."""
     out = []
-    for key, p in PUBLISHED.items():
-        mine = " (this CPU's core)" if pub is p else ""
-        lat = ", ".join(f"{n} {p[k]}" for n, k in (("L1", "l1_latency"), ("L2", "l2_latency"), ("L3", "l3_latency"))
-                        if p.get(k))
-        out.append(f"- Published for {p['cpu']}{mine}, {p['source']}: "
-                   + (f"latency {lat}; " if lat else "latency not quoted here; ")
-                   + f"L1 DTLB {p['l1_dtlb']} entries, L2 DTLB {p['l2_dtlb']} entries; L1d {p['l1d']}, L2 {p['l2']}, "
-                   f"L3 {p['l3']}.")
+    if pub is None:
+        out.append("- No published figures: the microarchitecture table does not know this core.")
+    else:
+        lat = ", ".join(f"{n} {pub[k]}" for n, k in (("L1", "l1_latency"), ("L2", "l2_latency"),
+                                                      ("L3", "l3_latency")) if pub.get(k))
+        tlb = ", ".join(f"{n} DTLB {pub[k]} entries" for n, k in (("L1", "l1_dtlb"), ("L2", "l2_dtlb"))
+                        if pub.get(k) is not None)
+        out.append(f"- Published for {pub['cpu']}, {pub['source']}: "
+                   + (f"latency {lat} cycles; " if lat else "latency not quoted here; ")
+                   + (f"{tlb}; " if tlb else "") + f"L1d {pub['l1d']}, L2 {pub['l2']}, L3 {pub['l3']}.")
     out.append(f"- This machine reports itself as: {cpu}. Published figures are not measurements of it.")
     return out
 

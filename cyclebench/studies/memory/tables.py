@@ -52,7 +52,7 @@ def levels_view(lv: dict) -> Table:
         agree = {True: "yes", False: "NO", None: "-"}[r["agrees"]]
         flag = (" (thin)" if r["thin"] else "") + (f" ({r['unstable_points']} unstable pts)" if r["unstable_points"] else "")
         rows.append([r["level"], f(r["latency"], 1) + flag, f(r["ns"], 1), rng, h(r["sysfs"]), h(r["cpuid"]), agree])
-    return table("Detected levels (change points of the latency curve) beside sysfs and CPUID 0x8000001D",
+    return table("Detected levels (change points of the latency curve) beside sysfs and CPUID",
                  ["level", "cycles", "ns", "edge between", "sysfs", "CPUID", "agree"], rows,
                  [f"Curve: {lv['curve']}. 'edge between': the last size on the level's plateau and the first size "
                   "above it; 'agree': the described size lies in that range (x1.5 either way). In a VM the described "
@@ -63,11 +63,13 @@ def tlb_view(t: dict) -> Table:
     rows = [[r["page"], r["pages"], f(r["paged"], 1, r["stable"]), f(r["dense"], 1, r["stable"]),
              f(r["penalty"], 1, r["stable"])] for r in t["rows"]]
     d = t.get("cpuid") or {}
+    said = (f"{d.get('source', 'CPUID')} says: L1 DTLB {d.get('l1_4k', '?')} (4K) / {d.get('l1_2m', '?')} (2M), "
+            f"L2 DTLB {d.get('l2_4k', '?')} (4K) / {d.get('l2_2m', '?')} (2M) entries ('?': not described)."
+            if d else "CPUID describes no data TLB here.")
     return table("TLB reach: one load per page against the same order over consecutive lines (cycles per load)",
                  ["pages", "count", "one line per page", "dense twin", "difference"], rows,
                  ["difference: what touching a new page costs beyond the cache (TLB misses and page walks; in a "
-                  f"VM each walk is two-dimensional). CPUID says: L1 DTLB {d.get('l1_4k')} (4K) / {d.get('l1_2m')} (2M), "
-                  f"L2 DTLB {d.get('l2_4k')} (4K) / {d.get('l2_2m')} (2M) entries.", UNSTABLE])
+                  f"VM each walk is two-dimensional). {said}", UNSTABLE])
 
 
 def mlp_view(m: dict) -> Table:
@@ -90,7 +92,7 @@ def bandwidth_view(b: dict, missing: list[str]) -> Table:
     notes = ["B/cycle per CPU and GB/s counted as STREAM does (each array once); 'with write-allocate' adds the "
              "read of every destination line a temporal store allocates (non-temporal stores do not). Best "
              "(STREAM): the fastest B run minus the fastest A run over the repetitions, after a dropped first run "
-             "(the median is in bandwidth.csv); B/cycle at the run's calibrated clock; two CPUs = two measurements at once on CPUs 0 and 1 "
+             "(the median is in bandwidth.csv); B/cycle at the run's calibrated clock; two CPUs = two measurements at once on two distinct physical cores "
              "(GB/s summed; 'overlap' = the share of the longer one they ran together).", UNSTABLE]
     notes += missing
     return table("Bandwidth per level and kernel", ["level", "kernel", "CPUs", "footprint", "B/cycle", "GB/s",
@@ -106,7 +108,7 @@ def loaded_view(l: dict) -> Table:
             rows.append([k, f(r["cycles"], 1, r["stable"]), f(r["ns"], 1, r["stable"]),
                          f"{s.get('kernel')} x{s.get('runs')}, {f(s.get('bytes_per_cycle'), 2)} B/cycle" if s else None,
                          f(s.get("busy_fraction"), 2) if s else None])
-    return table("Loaded latency: the random chase on CPU 0, idle and while CPU 1 streams from DRAM",
-                 ["neighbour", "cycles per load", "ns", "stream on CPU 1", "stream busy (estimate)"], rows,
+    return table("Loaded latency: the random chase on one core, idle and while another core streams from DRAM",
+                 ["neighbour", "cycles per load", "ns", "stream on the other core", "stream busy (estimate)"], rows,
                  ["stream busy: the share of the chase's time the streaming CPU spent inside measurements (the "
                   "gaps between its runs are unloaded).", UNSTABLE])

@@ -1,6 +1,7 @@
 """The reference's memset test design, as data.
 
-Source: MSRC, "Building Faster AMD64 Memset Routines" (2021), /work/shared/references/004_*.txt.
+Source: MSRC, "Building Faster AMD64 Memset Routines" (2021); its table is kept in
+tests/data/memset/ and checked against this one.
 
 Random-size tests: an array of 50,000 random argument sets is generated once (seeded) and every
 routine zeroes the same buffer with it, so results are directly comparable. Each test is defined by

@@ -6,13 +6,13 @@ Experiments (each measurement is one record in ``results.jsonl``):
    1 MiB, every implementation (the byte loop only up to ``byte_loop_max``), 1,000 calls per pass
    for small sizes and fewer for large ones (``fixed_bytes_per_pass``). Measured *serialized*
    (an ``lfence`` after every call, so each call is timed in isolation, as the reference timed
-   single calls) and, in the full run, *back to back* (what a loop of calls pays: on Zen 4 a
-   small memset hides entirely behind the ~5-cycle call overhead and costs about 0 net).
+   single calls) and, in the full run, *back to back* (what a loop of calls pays: on the Zen 4 it was
+   written on, a small memset hides entirely behind the ~5-cycle call overhead and costs about 0 net).
 2. ``random``: the reference's random-size tests (``grid.RANDOM_SIZE_TESTS``), 50,000 seeded
    argument sets replayed per pass, L1d evicted before every call in the "clear L1" rows.
 3. ``stores``: exact stores and conditional branches per call at the reference's sizes, every
    dst alignment 0..63, by single-stepping (``routines.trace``); and ``learn``: the same size
-   distribution replayed from a short array (5,000 calls, which Zen 4's predictors learn) and from
+   distribution replayed from a short array (5,000 calls, which a core's predictors may learn) and from
    50,000 calls (which they do not), the cost of unpredictable sizes. Branch *misses* need a PMU:
    with one, the random-size measurements also count ``branch-misses``.
 4. ``threshold``: the new design's rep stosb cut-over, one shared object per threshold, one

@@ -4,6 +4,7 @@ cut-over). The framework adds the facts every study shares (study/summary.py).""
 from __future__ import annotations
 
 from cyclebench.study.base import Section
+from cyclebench.machine.uarch import core_name
 from cyclebench.study.facts import RunFacts
 
 from .analysis import BASE, NEW, OLD, TIE_CYCLES, TIE_PCT
@@ -136,8 +137,8 @@ def _stores(s: dict, facts: RunFacts) -> list[str]:
         parts = [f"`{r['routine']}` {r['sizes']}: {r['penalty']:+.1f}" for r in s["learn"]]
         L.append("- What unpredictable sizes cost (the same distribution replayed from a short array the "
                  "predictors learn vs the reference's 50,000): " + "; ".join(parts) + " cycles per call. "
-                 "Zen 4 learns a replayed sequence of a few thousand calls, so random-size tests need "
-                 "the reference's long arrays.")
+                 f"A positive figure means the predictors of this core ({core_name(facts.machine)}) learned "
+                 "the short replayed sequence, so random-size tests need the reference's long arrays.")
     return L
 
 
