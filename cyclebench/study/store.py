@@ -152,11 +152,11 @@ class ResultsStore:
     def _record(self, line: bytes, lineno: int) -> dict:
         rec = _parse(line)
         if not isinstance(rec, dict):
-            raise self._bad(lineno, f"is not a {self.kind} record (not a JSON object)",
+            raise self._bad(lineno, f"is not a record of {self.kind} results (not a JSON object)",
                             "remove the line, or start a new results file")
         why = self.check_record(rec) if self.check_record else None
         if why:
-            raise self._bad(lineno, f"is not a {self.kind} record: {_short(why, 200)}",
+            raise self._bad(lineno, f"is not a record of {self.kind} results: {_short(why, 200)}",
                             "remove the line, or start a new results file")
         return rec
 
@@ -250,6 +250,9 @@ def check_output_path(path, option: str = "-o") -> None:
         ok, where = os.access(p, os.W_OK), p
     else:
         parent = p.parent if str(p.parent) else Path(".")
+        if parent.exists() and not parent.is_dir():
+            raise ResultFileError(f"{option} {p}: {parent} is a file, not a folder",
+                                  "give a path inside a folder")
         if not parent.is_dir():
             raise ResultFileError(f"{option} {p}: the folder {parent} does not exist",
                                   "create the folder first, or give another path")
