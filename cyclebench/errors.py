@@ -21,6 +21,7 @@ EXIT_CODES = {
     11: "a routine failed its correctness check and was not timed",
     12: "compare --fail-on-regression: a figure got significantly slower",
     130: "interrupted (Ctrl-C); results saved so far are kept",
+    143: "terminated (SIGTERM); results saved so far are kept and temporary files removed",
 }
 
 
