@@ -90,7 +90,7 @@ struct ctl {
     uint64_t pmc_idx[MAX_EVENTS];       /* 608: rdpmc indices (0 = unavailable) */
     uint64_t pmc_start[MAX_EVENTS];     /* 736 */
     uint64_t pmc_end[MAX_EVENTS];       /* 864 */
-    uint64_t sys_token;                 /* 992: marks the harness's own read() (see install_sandbox) */
+    uint64_t sys_token;                 /* 992: read_token, marks the harness's own read() (see install_sandbox) */
 };                                      /* 1000 bytes */
 
 _Static_assert(sizeof(struct ctl) == 1000, "layout.py must match");
@@ -138,8 +138,12 @@ static uint8_t *area_lo[6], *area_hi[6]; /* r14 rdi rsi rbp rsp data */
 /* The runner's own system calls after the sandbox is installed carry this per-run secret in R9
  * (the sixth argument, unused by write/read/ioctl/mprotect); the filter allows those calls only
  * with it, so the measured code cannot make them. libseccomp cannot compare the instruction
- * pointer (libseccomp issue #113), which would be the other way to tell the two apart. */
-static uint64_t sys_token;
+ * pointer (libseccomp issue #113), which would be the other way to tell the two apart.
+ * The generated harness makes one call of its own, read(), with read_token from the control
+ * block; that block is in memory the measured code addresses, so read_token opens read() only,
+ * never write, ioctl or mprotect. (Code in the process can always find what is in its memory;
+ * the tokens keep system calls from code that does not hunt for them, see docs/safety.md.) */
+static uint64_t sys_token, read_token;
 static long sys3(long nr, long a, long b, long c) {
     long ret;
     register long r10 __asm__("r10") = 0, r8 __asm__("r8") = 0, r9 __asm__("r9") = (long)sys_token;
@@ -710,10 +714,11 @@ static void install_sandbox(void) {
         limit(RLIMIT_CPU, cpu, cpu + 1, "CPU-time");
     }
 
-    while (!sys_token)
-        if (getrandom(&sys_token, sizeof sys_token, 0) != sizeof sys_token)
+    while (!sys_token || !read_token || sys_token == read_token)
+        if (getrandom(&sys_token, sizeof sys_token, 0) != sizeof sys_token ||
+            getrandom(&read_token, sizeof read_token, 0) != sizeof read_token)
             die(EXIT_LOAD, "load", "getrandom: %s", strerror(errno));
-    ctl->sys_token = sys_token;
+    ctl->sys_token = read_token;
     pid_t pid = getpid();
     int rc = install_always_filter();
     if (rc) die(EXIT_LOAD, "sandbox", "cannot install the seccomp filter: %s", strerror(-rc));
@@ -724,6 +729,7 @@ static void install_sandbox(void) {
             rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, timing_calls[i], 0);
         for (unsigned i = 0; !rc && i < sizeof runner_calls / sizeof *runner_calls; i++)
             rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, runner_calls[i], 1, SCMP_A5_64(SCMP_CMP_EQ, sys_token));
+        if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(read), 1, SCMP_A5_64(SCMP_CMP_EQ, read_token));
     } else {                       /* deny-list: what is refused always */
         for (unsigned i = 0; !rc && i < sizeof refused_calls / sizeof *refused_calls; i++)
             rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, refused_calls[i], 0);
