@@ -48,8 +48,8 @@ def run(args: list[str], timeout: float) -> RunnerOutput:
             proc.wait()
             proc.stdout.close()
         if proto is None:
-            raise SnippetTimeout(f"the runner did not finish within {timeout + 5:.0f} s and was killed",
-                                 _TIMED_OUT)
+            raise SnippetTimeout(f"the measured code did not finish within {timeout:g} s (the runner was killed "
+                                 f"{timeout + 5:.0f} s after it started)", _TIMED_OUT)
         break
     out = parse_output(proto.decode("utf-8", "replace"))
     out.returncode = proc.returncode

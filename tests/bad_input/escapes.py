@@ -97,7 +97,7 @@ CASES = [
          r"writing to the runner's output"),
     Case("hijack-dup-stdout", ALLOW + [f"{FORGED}; mov edi, 1; mov eax, 32; syscall; mov edi, eax; "
                                        "lea rsi, [r14 + 256]; mov edx, 13; mov eax, 1; syscall"],
-         5, r"wrote to the runner's standard output or error \('sample 0 a 1'\)", r"must not print"),
+         5, r"wrote to the runner's standard output or error \('sample 0 a 1'", r"must not print"),
     Case("hijack-protocol-fd-scan", ALLOW + ["--one-time-init", f"{FORGED}; mov r12d, 3; 2: mov edi, r12d; "
                                              "lea rsi, [r14 + 256]; mov edx, 13; mov eax, 1; syscall; inc r12d; "
                                              "cmp r12d, 1024; jb 2b", "nop"],
