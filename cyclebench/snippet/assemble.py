@@ -140,7 +140,7 @@ def _watch(proc: subprocess.Popen) -> tuple[str, str]:
             pass
         now = time.monotonic()
         state, cpu = _proc_state(proc.pid)
-        if state not in ("S", "D") or cpu != last_cpu:
+        if state != "S" or cpu != last_cpu:
             last_cpu, last_active = cpu, now
         if now - last_active > AS_IDLE:
             raise AssemblyError(f"the assembler waited {AS_IDLE:g} s for input that never came: the code makes "
