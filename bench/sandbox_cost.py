@@ -42,9 +42,10 @@ def build_old(rev: str, where: Path) -> Path:
     (where / "old.c").write_text(src)
     exe = where / "cb-runner-old"
     subprocess.run(["cc", *build.CFLAGS, "-o", str(exe), str(where / "old.c"), "-ldl"], check=True)
-    # the old runner predates the protocol line: a wrapper prints it first
+    # the old runner predates the protocol line and --out-fd (its protocol went to standard
+    # output): a wrapper prints the line first and sends the old runner's output to that pipe
     wrapper = where / "cb-runner-old.sh"
-    wrapper.write_text(f'#!/bin/sh\necho protocol {PROTOCOL}\nexec "{exe}" "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nfd=$2; shift 2\nexec >&"$fd"\necho protocol {PROTOCOL}\nexec "{exe}" "$@"\n')
     wrapper.chmod(0o755)
     return wrapper
 

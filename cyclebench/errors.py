@@ -22,6 +22,7 @@ EXIT_CODES = {
     12: "compare --fail-on-regression: a figure got significantly slower",
     13: "the TSC clock calibration failed its self-check (set CYCLEBENCH_CLOCK_MHZ, or use a PMU)",
     130: "interrupted (Ctrl-C); results saved so far are kept",
+    143: "terminated (SIGTERM); results saved so far are kept and temporary files removed",
 }
 
 

@@ -102,3 +102,27 @@ def test_exit_from_the_snippet_is_a_clear_error_and_the_tool_survives():
     with pytest.raises(SnippetFault, match="ended the runner process"):
         cyclebench.measure("mov eax, 60; xor edi, edi; syscall", n_measurements=2)
     assert cyclebench.measure("add rax, rbx", n_measurements=2, budget=0).value("cycles") > 0
+
+
+def _finished(**kw):
+    from cyclebench.runner.protocol import RunnerOutput
+    out = RunnerOutput(done=True)
+    for k, v in kw.items():
+        setattr(out, k, v)
+    return out
+
+
+def test_a_kill_at_the_cpu_time_limit_is_a_timeout_and_an_early_kill_is_not():
+    from cyclebench.errors import SnippetTimeout
+    from cyclebench.measurement.failures import raise_for
+    with pytest.raises(SnippetTimeout, match="CPU-time limit"):
+        raise_for(_finished(done=False, returncode=-9, elapsed=5.2), None, [], timeout=2)
+    with pytest.raises(SnippetFault, match="killed by signal 9"):      # before the limit: not ours
+        raise_for(_finished(done=False, returncode=-9, elapsed=0.4), None, [], timeout=2)
+
+
+def test_output_of_the_snippet_discards_a_finished_run():
+    from cyclebench.measurement.failures import raise_for
+    raise_for(_finished(), None, [], timeout=2)                          # nothing printed: fine
+    with pytest.raises(SnippetFault, match=r"wrote to the runner's standard output or error \('sample 0 a 1'"):
+        raise_for(_finished(stray="sample 0 a 1\ndone\n"), None, [], timeout=2)

@@ -82,7 +82,33 @@ def test_resume_measures_only_what_is_missing(tmp_path):
     assert (again.measured, again.skipped, more.ran) == (1, 2, [3])
     assert len(_records(tmp_path / "results.jsonl")) == 3
     fresh = run_study(Fake(sizes=(1,)), cfg, tmp_path, progress=False)     # no --resume: old file kept aside
-    assert fresh.measured == 1 and len(_records(tmp_path / "results.prev.jsonl")) == 3
+    assert fresh.measured == 1 and len(_records(tmp_path / "results.1.jsonl")) == 3
+    assert fresh.notes == [f"the earlier results in {tmp_path / 'results.jsonl'} are kept as {tmp_path / 'results.1.jsonl'}"]
+    third = run_study(Fake(sizes=(1, 2)), cfg, tmp_path, progress=False)   # two runs back is never lost
+    assert third.measured == 2 and len(_records(tmp_path / "results.1.jsonl")) == 3
+    assert len(_records(tmp_path / "results.2.jsonl")) == 1
+
+
+def test_a_foreign_results_file_is_never_moved(tmp_path):
+    (tmp_path / "results.jsonl").write_text("my own notes\n")
+    with pytest.raises(ResultFileError, match="is not a cyclebench results file"):
+        run_study(Fake(sizes=(1,)), Namespace(name="tiny"), tmp_path, progress=False)
+    assert (tmp_path / "results.jsonl").read_text() == "my own notes\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.jsonl"]
+
+
+def test_progress_is_a_line_per_stage_off_a_terminal(tmp_path):
+    import io
+    from cyclebench.study.progress import ProgressBar
+    out = io.StringIO()
+    with ProgressBar("fake", stream=out) as bar:
+        bar.stage("preparing")
+        bar.count(3)
+        bar.show("first")
+        bar.advance()
+        bar.stage("writing outputs")
+    assert out.getvalue().splitlines() == ["fake: preparing", "fake: measuring 3 of 3 tasks",
+                                           "fake: writing outputs"]
 
 
 def test_an_interrupted_run_keeps_what_it_measured(tmp_path):

@@ -89,7 +89,7 @@ def test_a_torn_header_is_cut(tmp_path):
     (b'{"cyclebench":"results","kind":"demo","schema":3,"meta":{}}\n', "schema 3"),
     (b'{"cyclebench":"results","kind":"demo","schema":"2","meta":{}}\n', "schema"),
     (b'{"cyclebench":"results","kind":"demo","schema":2}\n', "meta"),
-    (b'{"cyclebench":"results","kind":"demo","schema":2,"meta":{}}\n[1]\n', ":2 is not a demo record"),
+    (b'{"cyclebench":"results","kind":"demo","schema":2,"meta":{}}\n[1]\n', ":2 is not a record of demo results"),
     (b'{"cyclebench":"results","kind":"demo","schema":2,"meta":{}}\n{"k":1}\n{"k":"x"}\n', "no string 'k'"),
     (b'{"cyclebench":"results","kind":"demo","schema":2,"meta":{}}\n\xff\n{"k":"x"}\n', ":2 is not"),
 ])
@@ -175,7 +175,7 @@ def test_check_output_path(tmp_path):
         check_output_path(tmp_path)
     with pytest.raises(ResultFileError, match="does not exist"):
         check_output_path(tmp_path / "no" / "such.txt")
-    with pytest.raises(ResultFileError, match="does not exist"):
+    with pytest.raises(ResultFileError, match="old.txt is a file, not a folder"):
         check_output_path(tmp_path / "old.txt" / "x.txt")
     assert not (tmp_path / "new.txt").exists()
 

@@ -3,36 +3,51 @@
 Ctrl-C at any moment prints the "interrupted" line and gives exit code 130, never a traceback:
 nothing is imported before the guarded block but what the interpreter has already loaded (even
 ``signal`` and ``errors`` are imported inside it), and a second Ctrl-C while the process ends is
-ignored.
+ignored. SIGTERM takes the same way out (exit 143), so that every ``finally`` runs: temporary
+files are removed and results files closed on either signal.
 """
 from __future__ import annotations
 
 import sys
 
 INTERRUPTED = "interrupted: results saved so far are kept"
+TERMINATED = "terminated: results saved so far are kept"
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, like Ctrl-C."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
 
 
 def main(argv: list[str] | None = None) -> int:
     """The command line (``argv`` None: this process's arguments) -> exit code."""
     try:
+        if argv is None:              # this process's own run: SIGTERM unwinds like Ctrl-C
+            import signal
+            signal.signal(signal.SIGTERM, _on_sigterm)
         return _dispatch(argv)
-    except KeyboardInterrupt:
-        return interrupted(process_ends=argv is None)
+    except KeyboardInterrupt as e:
+        return interrupted(process_ends=argv is None, terminated=isinstance(e, Terminated))
 
 
-def interrupted(process_ends: bool = True) -> int:
-    """Say so and give 130; when the process is ending, a second Ctrl-C cannot cut that short."""
+def interrupted(process_ends: bool = True, terminated: bool = False) -> int:
+    """Say so and give 130 (143 for SIGTERM); when the process is ending, a second signal cannot
+    cut that short."""
     if process_ends:
         import signal
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
         except ValueError:            # not the main thread: nothing to protect
             pass
     try:
-        print(INTERRUPTED, file=sys.stderr)
+        print(TERMINATED if terminated else INTERRUPTED, file=sys.stderr)
     except (OSError, ValueError):     # stderr closed
         pass
-    return 130
+    return 143 if terminated else 130
 
 
 def _dispatch(argv: list[str] | None) -> int:

@@ -148,7 +148,8 @@ def code_parts(args) -> dict:
                                      ("one_time_init", "one_time_init", "one_time_init_file")):
         text, path = getattr(args, text_opt, None), getattr(args, file_opt, None)
         if text is not None and path is not None:
-            raise UsageError(f"both assembly and --{file_opt.replace('_', '-')} given for the {part.replace('_', '-')} code",
+            which = "the code to measure" if part == "code" else f"the {part.replace('_', '-')} code"
+            raise UsageError(f"both assembly and --{file_opt.replace('_', '-')} given for {which}",
                              "give one of them")
         out[part] = path if path is not None else text
     return out

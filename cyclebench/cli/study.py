@@ -69,9 +69,10 @@ def study_parser(study) -> argparse.ArgumentParser:
                              f"cyclebench-results/{study.name}-quick with --quick)")
     shared.add_argument("--resume", action="store_true",
                         help="keep OUT/results.jsonl and measure only what it lacks (without it, an "
-                             "old file is moved to results.prev.jsonl)")
+                             "earlier run's file is kept as results.N.jsonl, the first free N)")
     shared.add_argument("-n", "--n-measurements", type=positive_int, metavar="N",
                         help="repetitions per measurement (default: the study's)")
-    shared.add_argument("--no-progress", action="store_true", help="no progress bar")
+    shared.add_argument("--no-progress", action="store_true",
+                        help="no progress report (by default: a bar on a terminal, else a line per stage)")
     study.add_options(p.add_argument_group(f"options of the {study.name} study"))
     return p

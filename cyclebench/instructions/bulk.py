@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+import sys
 import time
 import traceback
 from dataclasses import dataclass
@@ -125,6 +126,8 @@ _OPTS: dict = {}
 def _worker_init(cpu_queue, kwargs, opts):
     global _SESSION, _CATALOGUE, _OPTS
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent handles Ctrl-C
+    # the pool ends its workers with SIGTERM: unwind, so that temporary files go with them
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     cpu = cpu_queue.get()
     try:    # keep this worker's own work (Python, the assembler) off the other runner's CPU
         os.sched_setaffinity(0, {cpu})

@@ -29,7 +29,10 @@ def decode(code: str) -> Decoded:
     part = parse_part("code", code)
     if part.empty:
         raise UsageError("an empty sequence", 'give statements, e.g. "mov rbx, [rsi]"')
-    obj = assemble([".intel_syntax noprefix", ".text"] + part.lines())
+    head = [".intel_syntax noprefix", ".text"]
+    # line numbers are 1-based: the user's statements follow the two header lines
+    origin = {len(head) + i: (part.name, src) for i, src in enumerate(part.sources(), 1)}
+    obj = assemble(head + part.lines(), origin)
     n, branches = 0, []
     fmt = iced_x86.Formatter(iced_x86.FormatterSyntax.INTEL)
     for ins in iced_x86.Decoder(64, obj.blob):

@@ -15,15 +15,18 @@ AREA_NAMES = ("R14", "RDI", "RSI", "RBP", "RSP", "data")
 ALLOWED_EXAMPLES = "getpid, gettid, clock_gettime, sched_yield, ..."
 # refused even with --allow-syscalls (cyclebench/runner/cb_runner.c, refused_calls and the argument rules)
 ALWAYS_REFUSED = ("process creation and exec, signals to other processes, ptrace, sockets, opening files for "
-                  "writing and other file-system changes, and machine-wide settings")
+                  "writing and other file-system changes, io_uring and AIO, ioctl, writing to the runner's "
+                  "output, and machine-wide settings (docs/safety.md)")
 
 
 def raise_for(out, obj, parts, timeout, allow_syscalls=False):
     """Raise the user-facing error for a runner that failed; return if it finished."""
-    if out.returncode == 0 and out.done:
-        return
     err = out.error or {}
     kind = out.error_kind
+    if out.stray and kind != "syscall":
+        raise _stray_output(out.stray)
+    if out.returncode == 0 and out.done:
+        return
     where = None
     if "rip_off" in err:
         where = locate(int(err["rip_off"], 16), obj.symbols, parts)
@@ -51,6 +54,11 @@ def raise_for(out, obj, parts, timeout, allow_syscalls=False):
         if sig == "FPE":
             raise SnippetFault(f"division error (#DE) in {stmt}: divide by zero, or a quotient too big for the destination",
                                "set the divisor in --init, e.g. 'mov rcx, 7', and zero rdx before div")
+        if sig == "SEGV" and "rip_off" in err and _privileged(obj.blob, int(err["rip_off"], 16)):
+            name = _privileged(obj.blob, int(err["rip_off"], 16))
+            raise SnippetFault(f"privileged instruction in {stmt}: {name} runs only in the kernel (or needs I/O "
+                               "privilege), and user code gets a general-protection fault",
+                               "remove it from the measured code; it cannot be timed from user space")
         if sig in ("SEGV", "BUS"):
             raise SnippetFault(f"{'segmentation fault' if sig == 'SEGV' else 'bus error'} in {stmt} "
                                f"at address {int(err.get('addr', '0x0'), 16):#x}", memory_hint(err, out.areas))
@@ -77,12 +85,39 @@ def raise_for(out, obj, parts, timeout, allow_syscalls=False):
                             "check --symbol / --library names and that the shared object exists")
     if kind == "usage":
         raise UsageError(f"runner rejected the parameters: {err.get('message', '')}", "see cyclebench asm --help")
+    if out.returncode == -9 and out.elapsed >= timeout > 0:
+        # the runner's timer signals were blocked by the code: its CPU-time limit killed it
+        raise SnippetTimeout(f"the measured code did not finish within {timeout:g} s and was killed at its "
+                             "CPU-time limit (it had blocked the timer signals)",
+                             "an infinite loop? Code that blocks signals cannot be stopped gently; if it is "
+                             "just slow, raise --timeout")
     if out.returncode < 0:
         raise SnippetFault(f"the runner was killed by signal {-out.returncode}",
                            "the code may have used too much memory, or something killed the process")
     raise SnippetFault(f"the measured code ended the runner process (exit status {out.returncode}) "
                        "before the measurement finished",
                        "measured code must not call exit/exec or close the runner's files")
+
+
+def _privileged(blob: bytes, off: int) -> str | None:
+    """The mnemonic of the instruction at ``off`` if it needs ring 0 (hlt, rdmsr) or may need I/O
+    privilege (cli, in, out), else None."""
+    import iced_x86
+    ins = next(iter(iced_x86.Decoder(64, blob[off:off + 15])), None)
+    if ins is None or ins.code == iced_x86.Code.INVALID:
+        return None
+    op = ins.op_code()
+    if op.is_privileged or op.may_require_cpl0 or op.must_be_cpl0:
+        return iced_x86.Formatter(iced_x86.FormatterSyntax.INTEL).format_mnemonic(ins)
+    return None
+
+
+def _stray_output(text: str) -> SnippetFault:
+    first = text.strip().splitlines()[0] if text.strip() else repr(text[:20])
+    return SnippetFault(f"the measured code wrote to the runner's standard output or error ('{quote(first, 60)}'"
+                        f"{' ...' if len(text.strip().splitlines()) > 1 else ''}); its output is not used and "
+                        "the run is discarded",
+                        "measured code must not print: remove the write (or the library call that prints)")
 
 
 def memory_hint(err, areas) -> str:

@@ -6,7 +6,9 @@
  * program maps it, pins itself to a CPU, maps the memory areas, opens perf_event counters, runs
  * the measurement loop and prints raw counter differences, one line per run. Faults, timeouts
  * and bad parameters become one "error ..." line and a distinct exit code; the Python side turns
- * them into user-facing messages. Protocol (stdout, line oriented):
+ * them into user-facing messages. Protocol (line oriented, on the descriptor --out-fd names,
+ * standard output by default; cyclebench passes a pipe of its own so that nothing the measured
+ * code prints can be read as a reading, see guard_protocol_fd):
  *   protocol N                     always the first line; N = RUNNER_PROTOCOL
  *   info KEY VALUE...
  *   group G                        the samples that follow used event group G (0, 1, ...)
@@ -21,7 +23,10 @@
  *
  * The sandbox (see install_sandbox): after its own setup, and before any user code runs, the runner
  * lowers its resource limits and installs a seccomp filter (libseccomp). A refused system call
- * raises SIGSYS, reported as "error syscall nr=N arch=A rip=... [rip_off=...]".
+ * raises SIGSYS, reported as "error syscall nr=N arch=A rip=... [rip_off=...]". A second filter,
+ * loaded first and the same in every mode (install_always_filter), refuses what acts on the system
+ * behind seccomp's back (io_uring, Linux AIO), terminal input injection, any other ioctl, and any
+ * write to or reshuffling of the protocol descriptor.
  *
  * Event groups (--event ... [--group --event ...]): each group is opened as one perf_event group,
  * disabled; the groups are measured one after the other (warm-up and repetitions each), with only
@@ -44,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <termios.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -84,7 +90,7 @@ struct ctl {
     uint64_t pmc_idx[MAX_EVENTS];       /* 608: rdpmc indices (0 = unavailable) */
     uint64_t pmc_start[MAX_EVENTS];     /* 736 */
     uint64_t pmc_end[MAX_EVENTS];       /* 864 */
-    uint64_t sys_token;                 /* 992: marks the harness's own read() (see install_sandbox) */
+    uint64_t sys_token;                 /* 992: read_token, marks the harness's own read() (see install_sandbox) */
 };                                      /* 1000 bytes */
 
 _Static_assert(sizeof(struct ctl) == 1000, "layout.py must match");
@@ -111,12 +117,13 @@ static struct {
     const char *syms[MAX_SYMS];
     int n_syms;
     int probe, use_rdpmc, layout;
+    int out_fd;                      /* the protocol's descriptor */
 } opt = {
     .e_one_time = -1, .e_a = -1, .e_b = -1, .e_ca = -1, .e_cb = -1, .e_ka = -1, .e_kb = -1, .e_pa = -1, .e_pb = -1,
     .reps = 10, .warm_up = 5, .loop = 0, .calib_loop = 0,
     .area_size = 1 << 20, .r14_size = 1 << 20, .cpu = -1, .timeout = 10.0, .event_cpu = -1,
     .max_memory = 4L << 30,
-    .patch_table = -1,
+    .patch_table = -1, .out_fd = 1,
 };
 
 static uint8_t *blob;
@@ -131,8 +138,12 @@ static uint8_t *area_lo[6], *area_hi[6]; /* r14 rdi rsi rbp rsp data */
 /* The runner's own system calls after the sandbox is installed carry this per-run secret in R9
  * (the sixth argument, unused by write/read/ioctl/mprotect); the filter allows those calls only
  * with it, so the measured code cannot make them. libseccomp cannot compare the instruction
- * pointer (libseccomp issue #113), which would be the other way to tell the two apart. */
-static uint64_t sys_token;
+ * pointer (libseccomp issue #113), which would be the other way to tell the two apart.
+ * The generated harness makes one call of its own, read(), with read_token from the control
+ * block; that block is in memory the measured code addresses, so read_token opens read() only,
+ * never write, ioctl or mprotect. (Code in the process can always find what is in its memory;
+ * the tokens keep system calls from code that does not hunt for them, see docs/safety.md.) */
+static uint64_t sys_token, read_token;
 static long sys3(long nr, long a, long b, long c) {
     long ret;
     register long r10 __asm__("r10") = 0, r8 __asm__("r8") = 0, r9 __asm__("r9") = (long)sys_token;
@@ -146,7 +157,7 @@ static char obuf[1 << 16];
 static size_t olen;
 static void oflush(void) {
     for (size_t done = 0; done < olen;) {
-        long r = sys3(SYS_write, 1, (long)(obuf + done), (long)(olen - done));
+        long r = sys3(SYS_write, opt.out_fd, (long)(obuf + done), (long)(olen - done));
         if (r <= 0) break;
         done += (size_t)r;
     }
@@ -167,7 +178,7 @@ static void out(const char *fmt, ...) {
 }
 
 /* async-signal-safe: straight to the pipe */
-static void put(const char *s) { sys3(SYS_write, 1, (long)s, (long)strlen(s)); }
+static void put(const char *s) { sys3(SYS_write, opt.out_fd, (long)s, (long)strlen(s)); }
 static void put_hex(uint64_t v) {
     char b[19] = "0x"; int i;
     for (i = 0; i < 16; i++) b[2 + i] = "0123456789abcdef"[(v >> (60 - 4 * i)) & 15];
@@ -292,6 +303,7 @@ static void parse_args(int argc, char **argv) {
         else if (ARG("--max-memory")) opt.max_memory = num(v, k);
         else if (!strcmp(k, "--allow-syscalls")) opt.allow_syscalls = 1;
         else if (ARG("--data")) opt.data_path = v;
+        else if (ARG("--out-fd")) opt.out_fd = (int)num(v, k);
         else if (ARG("--event")) parse_event(v);
         else if (ARG("--lib")) {
             if (opt.n_libs >= MAX_LIBS) die(EXIT_USAGE, "usage", "at most %d --lib", MAX_LIBS);
@@ -600,7 +612,88 @@ static const int refused_calls[] = {
     SCMP_SYS(setpriority), SCMP_SYS(sched_setscheduler), SCMP_SYS(sched_setparam), SCMP_SYS(sched_setattr),
     SCMP_SYS(fsopen), SCMP_SYS(fsmount), SCMP_SYS(move_mount), SCMP_SYS(open_tree), SCMP_SYS(fsconfig),
     SCMP_SYS(fspick), SCMP_SYS(mount_setattr), SCMP_SYS(fanotify_init), SCMP_SYS(userfaultfd),
+    SCMP_SYS(quotactl_fd),
+    /* acting on other processes: their memory, CPUs, I/O priority (root may, for any process) */
+    SCMP_SYS(process_madvise), SCMP_SYS(process_mrelease), SCMP_SYS(migrate_pages), SCMP_SYS(move_pages),
+    SCMP_SYS(sched_setaffinity), SCMP_SYS(ioprio_set),
+    /* System V IPC and POSIX message queues: objects shared with other processes that outlive this one */
+    SCMP_SYS(shmget), SCMP_SYS(shmat), SCMP_SYS(shmctl), SCMP_SYS(msgget), SCMP_SYS(msgsnd), SCMP_SYS(msgrcv),
+    SCMP_SYS(msgctl), SCMP_SYS(semget), SCMP_SYS(semop), SCMP_SYS(semtimedop), SCMP_SYS(semctl),
+    SCMP_SYS(mq_open), SCMP_SYS(mq_unlink),
 };
+
+/* Refused in every mode, whatever the registers say (install_always_filter). io_uring and Linux
+ * AIO carry out reads, writes, opens, mkdirs and socket calls in the kernel on the process's behalf:
+ * the filter sees only the submission, never the operation, so they would bypass every rule here. */
+static const int indirect_calls[] = {
+    SCMP_SYS(io_uring_setup), SCMP_SYS(io_uring_enter), SCMP_SYS(io_uring_register),
+    SCMP_SYS(io_setup), SCMP_SYS(io_submit),
+};
+/* The calls that write to a descriptor given as argument 0 (splice, tee, copy_file_range and
+ * sendfile name the output elsewhere: see guard_protocol_fd). */
+static const int fd_writes[] = {
+    SCMP_SYS(writev), SCMP_SYS(pwrite64), SCMP_SYS(pwritev), SCMP_SYS(pwritev2), SCMP_SYS(vmsplice),
+    SCMP_SYS(sendfile),
+};
+
+#define TRAP_IF(nr, ...) do { if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, nr, __VA_ARGS__); } while (0)
+
+/* Nothing but the runner's own token-marked write() reaches descriptor fd, and the measured code
+ * cannot close it, duplicate it or put another file in its place. With fd the protocol's
+ * descriptor, a snippet's output can never be read as readings. */
+static int guard_fd(scmp_filter_ctx ctx, int fd, int is_protocol) {
+    int rc = 0;
+    TRAP_IF(SCMP_SYS(write), 2, SCMP_A0_32(SCMP_CMP_EQ, (uint32_t)fd), SCMP_A5_64(SCMP_CMP_NE, sys_token));
+    for (unsigned i = 0; i < sizeof fd_writes / sizeof *fd_writes; i++)
+        TRAP_IF(fd_writes[i], 1, SCMP_A0_32(SCMP_CMP_EQ, (uint32_t)fd));
+    TRAP_IF(SCMP_SYS(splice), 1, SCMP_A2_32(SCMP_CMP_EQ, (uint32_t)fd));
+    TRAP_IF(SCMP_SYS(copy_file_range), 1, SCMP_A2_32(SCMP_CMP_EQ, (uint32_t)fd));
+    TRAP_IF(SCMP_SYS(tee), 1, SCMP_A1_32(SCMP_CMP_EQ, (uint32_t)fd));
+    if (!is_protocol) return rc;
+    TRAP_IF(SCMP_SYS(close), 1, SCMP_A0_32(SCMP_CMP_EQ, (uint32_t)fd));
+    TRAP_IF(SCMP_SYS(close_range), 2, SCMP_A0_32(SCMP_CMP_LE, (uint32_t)fd), SCMP_A1_32(SCMP_CMP_GE, (uint32_t)fd));
+    TRAP_IF(SCMP_SYS(dup), 1, SCMP_A0_32(SCMP_CMP_EQ, (uint32_t)fd));
+    TRAP_IF(SCMP_SYS(dup2), 1, SCMP_A0_32(SCMP_CMP_EQ, (uint32_t)fd));
+    TRAP_IF(SCMP_SYS(dup2), 1, SCMP_A1_32(SCMP_CMP_EQ, (uint32_t)fd));
+    TRAP_IF(SCMP_SYS(dup3), 1, SCMP_A0_32(SCMP_CMP_EQ, (uint32_t)fd));
+    TRAP_IF(SCMP_SYS(dup3), 1, SCMP_A1_32(SCMP_CMP_EQ, (uint32_t)fd));
+    TRAP_IF(SCMP_SYS(fcntl), 1, SCMP_A0_32(SCMP_CMP_EQ, (uint32_t)fd));
+    return rc;
+}
+
+/* The filter every mode shares, loaded before the mode's own (the kernel applies both; the stricter
+ * answer wins). It refuses:
+ *  - indirect_calls (io_uring, AIO);
+ *  - ioctl without the runner's token: a request number means something different to every driver,
+ *    and many act on the machine through a descriptor opened read-only (TIOCSTI pushes keystrokes
+ *    into a terminal, FS_IOC_SETFLAGS makes files immutable, FIFREEZE freezes a file system);
+ *  - TIOCSTI and TIOCLINUX even with the token (it lives in memory the measured code can read);
+ *  - fcntl requests that send signals to other processes (F_SETOWN, F_SETOWN_EX, F_SETSIG) or make
+ *    their open() wait (F_SETLEASE);
+ *  - writes to standard output and error and to the protocol's descriptor (guard_fd). */
+static int install_always_filter(void) {
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    int rc = ctx ? seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRAP) : -ENOMEM;
+    for (unsigned i = 0; i < sizeof indirect_calls / sizeof *indirect_calls; i++)
+        TRAP_IF(indirect_calls[i], 0);
+    TRAP_IF(SCMP_SYS(ioctl), 1, SCMP_A5_64(SCMP_CMP_NE, sys_token));
+    TRAP_IF(SCMP_SYS(ioctl), 1, SCMP_A1_32(SCMP_CMP_EQ, TIOCSTI));
+    TRAP_IF(SCMP_SYS(ioctl), 1, SCMP_A1_32(SCMP_CMP_EQ, TIOCLINUX));
+    static const int fcntl_cmds[] = { F_SETOWN, F_SETOWN_EX, F_SETSIG, F_SETLEASE };
+    for (unsigned i = 0; i < sizeof fcntl_cmds / sizeof *fcntl_cmds; i++)
+        TRAP_IF(SCMP_SYS(fcntl), 1, SCMP_A1_32(SCMP_CMP_EQ, (uint32_t)fcntl_cmds[i]));
+    if (!rc) rc = guard_fd(ctx, opt.out_fd, 1);
+    for (int fd = 1; fd <= 2; fd++)
+        if (!rc && fd != opt.out_fd) rc = guard_fd(ctx, fd, 0);
+    if (!rc) rc = seccomp_load(ctx);
+    return rc;
+}
+
+/* The runner is started in a session of its own (cyclebench does it; this covers a direct start):
+ * with no controlling terminal, /dev/tty cannot be opened. */
+static void leave_terminal(void) {
+    if (getsid(0) != getpid()) setsid();
+}
 
 static void limit(int res, rlim_t soft, rlim_t hard, const char *what) {
     struct rlimit rl = {soft, hard};
@@ -623,18 +716,22 @@ static void install_sandbox(void) {
         limit(RLIMIT_CPU, cpu, cpu + 1, "CPU-time");
     }
 
-    while (!sys_token)
-        if (getrandom(&sys_token, sizeof sys_token, 0) != sizeof sys_token)
+    while (!sys_token || !read_token || sys_token == read_token)
+        if (getrandom(&sys_token, sizeof sys_token, 0) != sizeof sys_token ||
+            getrandom(&read_token, sizeof read_token, 0) != sizeof read_token)
             die(EXIT_LOAD, "load", "getrandom: %s", strerror(errno));
-    ctl->sys_token = sys_token;
+    ctl->sys_token = read_token;
     pid_t pid = getpid();
+    int rc = install_always_filter();
+    if (rc) die(EXIT_LOAD, "sandbox", "cannot install the seccomp filter: %s", strerror(-rc));
     scmp_filter_ctx ctx = seccomp_init(opt.allow_syscalls ? SCMP_ACT_ALLOW : SCMP_ACT_TRAP);
-    int rc = ctx ? seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRAP) : -ENOMEM;
+    rc = ctx ? seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRAP) : -ENOMEM;
     if (!opt.allow_syscalls) {     /* allow-list: everything else traps */
         for (unsigned i = 0; !rc && i < sizeof timing_calls / sizeof *timing_calls; i++)
             rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, timing_calls[i], 0);
         for (unsigned i = 0; !rc && i < sizeof runner_calls / sizeof *runner_calls; i++)
             rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, runner_calls[i], 1, SCMP_A5_64(SCMP_CMP_EQ, sys_token));
+        if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(read), 1, SCMP_A5_64(SCMP_CMP_EQ, read_token));
     } else {                       /* deny-list: what is refused always */
         for (unsigned i = 0; !rc && i < sizeof refused_calls / sizeof *refused_calls; i++)
             rc = seccomp_rule_add(ctx, SCMP_ACT_TRAP, refused_calls[i], 0);
@@ -678,6 +775,7 @@ int main(int argc, char **argv) {
     page_size = sysconf(_SC_PAGESIZE);
     out("protocol %d\n", RUNNER_PROTOCOL);
     parse_args(argc, argv);
+    if (fcntl(opt.out_fd, F_GETFD) < 0) { int bad = opt.out_fd; opt.out_fd = 1; die(EXIT_USAGE, "usage", "--out-fd %d is not open", bad); }
     if (opt.layout) { print_layout(); oflush(); return 0; }
 
     if (opt.probe) { open_events(); out("done\n"); oflush(); return 0; }
@@ -695,6 +793,7 @@ int main(int argc, char **argv) {
     for (unsigned i = 0; i < sizeof sigs / sizeof *sigs; i++)
         if (sigaction(sigs[i], &sa, NULL)) die(EXIT_LOAD, "load", "sigaction: %s", strerror(errno));
 
+    leave_terminal();
     pin_cpu();
     load_blob();
     load_data();

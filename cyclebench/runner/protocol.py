@@ -1,5 +1,5 @@
-"""The runner's line protocol (cb_runner.c prints it): one record per line, parsed into a
-``RunnerOutput``; a line that does not parse is a bug and fails loudly."""
+"""The runner's line protocol (cb_runner.c prints it on a private pipe, see process.py): one record
+per line, parsed into a ``RunnerOutput``; a line that does not parse is a bug and fails loudly."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,7 +19,8 @@ class RunnerOutput:
     returncode: int = 0
     done: bool = False
     protocol: int | None = None
-    stderr: str = ""
+    stray: str = ""          # what reached the runner's standard output or error: the measured code's doing
+    elapsed: float = 0.0     # wall-clock seconds from start to exit
 
 
 PROTOCOL = 2      # RUNNER_PROTOCOL in cb_runner.c

@@ -13,8 +13,10 @@ import copy
 import hashlib
 import re
 import shutil
+import os
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +28,8 @@ _RELOC_SECTION = re.compile(r"^Relocation section '\.rela?([^']*)'")
 _LISTING = re.compile(r"^\s*(\d+) ([0-9a-f]{4,}) [0-9A-F]")
 _OUT_OF_MEMORY = re.compile(r"memory exhausted|out of memory|Cannot allocate", re.IGNORECASE)
 MAX_BLOB = 256 << 20            # above any harness the measurement layer builds (64 MiB of copies)
-AS_TIMEOUT = 120                # seconds; 100k statements per part assemble in a few seconds
+AS_TIMEOUT = 120                # seconds of work; 100k statements per part assemble in a few seconds
+AS_IDLE = 2.0                   # seconds asleep with no CPU used: as is waiting for input (a FIFO, a terminal)
 AS_MEMORY_KB = 2 << 20          # 2 GiB of address space for as
 _EXPANSION_HINT = ("the code expands too much: lower the counts of .rept, .fill or n*|x|, and use "
                    "--unroll or --loop for more copies")
@@ -102,19 +105,60 @@ def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: i
 
 
 def run_as(src: Path, obj: Path, *extra: str) -> subprocess.CompletedProcess:
-    """GNU as under a memory cap and a timeout: '.rept 100000000' must fail, not eat the machine."""
-    cmd = ["/bin/sh", "-c", 'ulimit -v "$0" && exec "$@"', str(AS_MEMORY_KB),
+    """GNU as under a memory cap, a CPU-time cap and a watch for waiting: '.rept 100000000' must
+    fail, not eat the machine, and '.incbin' of a FIFO or a terminal (a macro can spell it where
+    checks.py cannot see it) must fail within seconds, not hang. as runs with standard input closed,
+    in a session of its own (no controlling terminal, so /dev/tty cannot be opened)."""
+    cmd = ["/bin/sh", "-c", 'ulimit -v "$0" && ulimit -t "$1" && shift && exec "$@" <&-', str(AS_MEMORY_KB), str(AS_TIMEOUT),
            binutil("as"), "--64", *extra, "-o", str(obj), str(src)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+                            stdin=subprocess.DEVNULL, start_new_session=True)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                              timeout=AS_TIMEOUT, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise AssemblyError(f"the assembler did not finish within {AS_TIMEOUT} s",
-                            _EXPANSION_HINT) from None
+        stdout, stderr = _watch(proc)
+    finally:
+        if proc.poll() is None:         # an error or Ctrl-C here: as, in its own session, did not get it
+            proc.kill()
+            proc.communicate()
+    # the temporary folder means nothing to the user: messages name the code, not /tmp/cyclebench-.../code.s
+    stderr = stderr.replace(f"{src.parent}{os.sep}", "")
+    proc = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
     if proc.returncode != 0 and _OUT_OF_MEMORY.search(proc.stderr):
         raise AssemblyError(f"the assembler ran out of memory ({AS_MEMORY_KB >> 20} GiB)",
                             _EXPANSION_HINT)
     return proc
+
+
+def _watch(proc: subprocess.Popen) -> tuple[str, str]:
+    """as's output once it ends; an AssemblyError if it sleeps AS_IDLE seconds without using CPU
+    time (blocked on a read that nothing answers) or runs past AS_TIMEOUT."""
+    start = last_active = time.monotonic()
+    last_cpu = None
+    while True:
+        try:
+            return proc.communicate(timeout=0.1)
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        state, cpu = _proc_state(proc.pid)
+        if state != "S" or cpu != last_cpu:
+            last_cpu, last_active = cpu, now
+        if now - last_active > AS_IDLE:
+            raise AssemblyError(f"the assembler waited {AS_IDLE:g} s for input that never came: the code makes "
+                                "it read a FIFO, a terminal or a device (.incbin or .include, perhaps through a "
+                                "macro)", "a snippet cannot read files: give raw machine code with --code-file "
+                                "FILE (API: pass bytes)")
+        if now - start > AS_TIMEOUT:
+            raise AssemblyError(f"the assembler did not finish within {AS_TIMEOUT} s", _EXPANSION_HINT)
+
+
+def _proc_state(pid: int) -> tuple[str | None, int | None]:
+    """(state letter, user + system clock ticks) of a process from /proc; (None, None) where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return fields[0].decode(), int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None, None
 
 
 def run_tool(cmd: list[str]) -> str:

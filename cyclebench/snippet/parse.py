@@ -115,8 +115,12 @@ def parse_part(name: str, code: str | bytes | Path | None) -> CodePart:
         return CodePart(name)
     label = name.replace("_", "-")
     if isinstance(code, Path):
-        code = read_bytes(code, f"{label} file", limit=MAX_RAW, error=UsageError,
-                          hint=f"give a file of raw x86-64 machine code, at most {MAX_RAW // MiB} MiB")
+        path = code
+        hint = f"give a file of raw x86-64 machine code, at most {MAX_RAW // MiB} MiB"
+        code = read_bytes(path, f"{label} file", limit=MAX_RAW, error=UsageError, hint=hint)
+        if not code:
+            fifo = " (a FIFO or pipe that nothing wrote to)" if path.is_fifo() else ""
+            raise UsageError(f"the {label} file {quote(str(path), 200)} is empty{fifo}", hint)
     if isinstance(code, (bytes, bytearray)):
         if len(code) > MAX_RAW:
             raise UsageError(f"the {label} machine code is {len(code)} bytes, over {MAX_RAW // MiB} MiB",

@@ -4,7 +4,8 @@ progress bar, then analyse and write the outputs.
 Every record is appended to ``OUT/results.jsonl`` (study/store.py) as soon as it is made, so a
 killed or interrupted run keeps everything measured so far: Ctrl-C raises KeyboardInterrupt out of
 here (the CLI exits 130) after the store is closed. ``resume=True`` skips every planned task whose
-key the file already holds; without it an old file is moved to ``results.prev.jsonl`` first.
+key the file already holds; without it an earlier run's file is kept under the first free numbered
+name (``results.1.jsonl``, ...; store.keep_aside), and a file that is not ours stops the run first.
 """
 from __future__ import annotations
 
@@ -19,10 +20,9 @@ from .base import Analysis, Study
 from .facts import RunFacts, run_facts
 from .outputs import write_outputs
 from .progress import ProgressBar
-from .store import ResultsStore
+from .store import ResultsStore, check_aside, keep_aside
 
 RESULTS = "results.jsonl"
-PREVIOUS = "results.prev.jsonl"
 
 
 @dataclass
@@ -35,6 +35,7 @@ class StudyRun:
     analysis: Analysis | None = None
     outputs: dict[str, Path] = field(default_factory=dict)
     elapsed: float = 0.0
+    notes: list[str] = field(default_factory=list)
 
 
 def results_store(study: Study, path) -> ResultsStore:
@@ -52,33 +53,41 @@ def run_study(study: Study, config, out_dir, *, resume: bool = False, progress: 
     path = out / RESULTS
     if resume:
         results_store(study, path).load()    # a foreign or damaged file stops us before any work
-    prepared = study.prepare(config)         # correctness before anything is timed
-    tasks = study.plan(config, prepared)
-    if not resume and path.is_file() and path.stat().st_size:
-        path.replace(out / PREVIOUS)
-    store = results_store(study, path)
-    meta = {"study": study.name, "config": getattr(config, "name", ""), "machine": machine_metadata(),
-            "prepared": prepared.facts}
-    try:
-        done = {r["key"]: r for r in store.start(meta, resume=resume)}
-        todo = [t for t in tasks if t.key not in done]
-        with ProgressBar(study.name, len(tasks), done=len(tasks) - len(todo), enabled=progress) as bar:
+    else:
+        check_aside(path)
+    with ProgressBar(study.name, enabled=progress) as bar:
+        bar.stage("preparing: building the kernels and checking them")
+        prepared = study.prepare(config)     # correctness before anything is timed
+        tasks = study.plan(config, prepared)
+        notes = []
+        kept = None if resume else keep_aside(path)
+        if kept is not None:
+            notes.append(f"the earlier results in {path} are kept as {kept}")
+            bar.note(notes[-1])
+        store = results_store(study, path)
+        meta = {"study": study.name, "config": getattr(config, "name", ""), "machine": machine_metadata(),
+                "prepared": prepared.facts}
+        try:
+            done = {r["key"]: r for r in store.start(meta, resume=resume)}
+            todo = [t for t in tasks if t.key not in done]
+            bar.count(len(tasks), len(tasks) - len(todo))
             for task in todo:
                 bar.show(task.label)
                 rec = {"key": task.key, "experiment": task.experiment, **task.run(), "recorded": _now()}
                 store.append(rec)
                 done[task.key] = rec
                 bar.advance()
-            bar.show("writing outputs")
-    finally:
-        store.close()
-    records = [done[t.key] for t in tasks]
-    facts = run_facts(study.name, meta["config"], store.meta, records, prepared.facts)
-    analysis = study.analyse(config, records, facts)
-    outputs = write_outputs(study, config, analysis, facts, out)
-    outputs["results"] = path
+        finally:
+            store.close()
+        bar.stage("analysing and writing outputs")
+        records = [done[t.key] for t in tasks]
+        facts = run_facts(study.name, meta["config"], store.meta, records, prepared.facts)
+        analysis = study.analyse(config, records, facts)
+        outputs = write_outputs(study, config, analysis, facts, out)
+        outputs["results"] = path
+        bar.stage("done")
     return StudyRun(out, len(todo), len(tasks) - len(todo), records, facts, analysis, outputs,
-                    time.monotonic() - t0)
+                    time.monotonic() - t0, notes)
 
 
 def _now() -> str:

@@ -24,6 +24,10 @@ the path can be written before any measurement: a folder, a device, a FIFO or an
 raise ResultFileError at once. Files of the format before this header existed are refused with a
 hint to start a new results file.
 
+``keep_aside`` moves an earlier run's file out of the way of a new one, to the first free numbered
+name (``results.1.jsonl``, ``results.2.jsonl``, ...), never over another file; it refuses a file
+that is not a cyclebench results file (``check_aside`` says so before any work).
+
 ``check_output_path`` is the shared "can this output file be written" check for ``-o``/``--out``
 options, run before measuring.
 """
@@ -152,11 +156,11 @@ class ResultsStore:
     def _record(self, line: bytes, lineno: int) -> dict:
         rec = _parse(line)
         if not isinstance(rec, dict):
-            raise self._bad(lineno, f"is not a {self.kind} record (not a JSON object)",
+            raise self._bad(lineno, f"is not a record of {self.kind} results (not a JSON object)",
                             "remove the line, or start a new results file")
         why = self.check_record(rec) if self.check_record else None
         if why:
-            raise self._bad(lineno, f"is not a {self.kind} record: {_short(why, 200)}",
+            raise self._bad(lineno, f"is not a record of {self.kind} results: {_short(why, 200)}",
                             "remove the line, or start a new results file")
         return rec
 
@@ -237,6 +241,48 @@ def _json_default(o):
     return str(o)
 
 
+# ---------------------------------------------------------------------------- earlier runs' files
+
+def check_aside(path) -> bool:
+    """True if ``path`` holds an earlier run that ``keep_aside`` would move; a ResultFileError if
+    it holds something else (nothing a user made is moved or deleted without asking)."""
+    p = Path(path)
+    try:
+        if not p.is_file() or not p.stat().st_size:
+            if p.exists() and not p.is_file():
+                raise ResultFileError(f"{p} is not a regular file", "give another --out folder")
+            return False
+        with open(p, "rb") as f:
+            head = f.read(len(_MAGIC))
+    except OSError as e:
+        raise ResultFileError(f"cannot read {p}: {e.strerror}", "check the path and permissions") from None
+    if head != _MAGIC:
+        raise ResultFileError(f"{p} is not a cyclebench results file, and a new run would have to move it aside",
+                              "move or rename it yourself, or give another --out folder")
+    return True
+
+
+def keep_aside(path) -> Path | None:
+    """Move an earlier run's ``path`` (see check_aside) to the first free numbered name beside it;
+    returns that name, or None when there was nothing to keep."""
+    p = Path(path)
+    if not check_aside(p):
+        return None
+    stem, suffix = p.name.split(".", 1) if "." in p.name else (p.name, "")
+    for n in range(1, 100_000):
+        kept = p.with_name(f"{stem}.{n}.{suffix}" if suffix else f"{stem}.{n}")
+        try:
+            os.link(p, kept)            # fails if the name is taken: nothing is ever overwritten
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise ResultFileError(f"cannot keep {p} as {kept.name}: {e.strerror}",
+                                  "move it yourself, or give another --out folder") from None
+        os.unlink(p)
+        return kept
+    raise ResultFileError(f"{p.parent} holds too many earlier results files", "clean the folder up, or give another --out")
+
+
 # ---------------------------------------------------------------------------------- output paths
 
 def check_output_path(path, option: str = "-o") -> None:
@@ -250,6 +296,9 @@ def check_output_path(path, option: str = "-o") -> None:
         ok, where = os.access(p, os.W_OK), p
     else:
         parent = p.parent if str(p.parent) else Path(".")
+        if parent.exists() and not parent.is_dir():
+            raise ResultFileError(f"{option} {p}: {parent} is a file, not a folder",
+                                  "give a path inside a folder")
         if not parent.is_dir():
             raise ResultFileError(f"{option} {p}: the folder {parent} does not exist",
                                   "create the folder first, or give another path")

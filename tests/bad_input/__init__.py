@@ -14,7 +14,8 @@ from typing import Callable
 @dataclass
 class Case:
     id: str
-    argv: list[str]                       # after "cyclebench"; "{tmp}" becomes the case's own folder
+    argv: list                            # after "cyclebench"; "{tmp}" becomes the case's own folder; an
+                                          # item may be a function of (tmp, tty path) -> str
     exit_code: int
     error: str                            # regex, searched in the text after "error: "
     hint: str = ""                        # regex, searched in the text after "hint: "
@@ -25,6 +26,15 @@ class Case:
     timeout: float = 60.0                 # subprocess only: a hang fails the case
     setup: Callable[[str], None] | None = None              # called with {tmp} before the run
     measured: bool = False                # the case reads a fact from a timing (re-run on failure)
+    # a subprocess whose controlling terminal and standard input are a fresh pty ("{tty}" in argv
+    # becomes its path); the case fails if any byte was pushed into that terminal's input
+    tty: bool = False
+    after: Callable[[str], None] | None = None              # called with {tmp} after the run: asserts
+    # a subprocess sent this signal once a file matching ``signal_when`` (a glob in {tmp}) exists;
+    # it must end with the signal's exit code and leave no cyclebench-* temporary file in {tmp}
+    # (its TMPDIR); no error line is expected then
+    signal: int = 0
+    signal_when: str = "cyclebench-*"
 
 
 @dataclass

@@ -3,6 +3,8 @@ the harness's own names, named labels, and directives that read files or break t
 Every case is refused before anything runs (none makes a system call)."""
 from __future__ import annotations
 
+import re
+
 from . import ApiCase, Case
 
 ASCII_HINT = "plain ASCII"
@@ -85,4 +87,14 @@ CASES = [
     ApiCase("api-non-ascii", lambda: _measure("mov rax, ü"), 3, r"non-ASCII character"),
     ApiCase("api-raw-code-too-big", lambda: _measure(b"\x90" * (5 << 20)), 2, r"over 4 MiB"),
     ApiCase("api-incbin", lambda: _measure('.incbin "/etc/passwd"'), 3, r"reads a file"),
+    # statements the CPU runs in the kernel only: said so, not a hint about addresses
+    *(asm(f"privileged-{name}", code, 5, rf"privileged instruction in '{re.escape(code)}' \(code\): {name}",
+          r"cannot be timed from user space") for name, code in (("hlt", "hlt"), ("cli", "cli"),
+                                                                ("rdmsr", "rdmsr"))),
+    # seq names the statement as asm does
+    Case("seq-names-the-statement", ["seq", "mov rax, [rax"], 3, r"in code: 'mov rax, \[rax'", r"Intel syntax"),
+    Case("asm-code-and-code-file", ["asm", "--code-file", "{tmp}/c.bin", "nop"], 2,
+         r"both assembly and --code-file given for the code to measure$", r"one of them", files={"c.bin": b"\x90"}),
+    # the assembler's temporary folder never shows in a message
+    asm("rept-without-endr", ".rept 3; nop", 3, r"^(?!.*cyclebench-).*REPT without ENDR", r"Intel syntax"),
 ]

@@ -18,4 +18,8 @@ CASES = [
          r"unknown part, kernel or build 'mpx'", r"parts: instructions, sequences"),
     Case("study-bounds-empty-parts", ["study", "bounds", "--parts", ",", "--out", "{tmp}/out"], 2,
          r"an empty list was given", r"--parts"),
+    # a results.jsonl that cyclebench did not write is never moved aside: refused before any work
+    Case("study-foreign-results-file", ["study", "memset", "--quick", "--out", "{tmp}/out"], 10,
+         r"out/results\.jsonl is not a cyclebench results file", r"move or rename it yourself",
+         files={"out/results.jsonl": b"my own notes\n"}, intact=("out/results.jsonl",)),
 ]
