@@ -14,7 +14,8 @@ time whole programs built from C.
   measured in the same runner process; correctness checked first.
 * ``program``: a whole program built from C with given flags, run pinned and resource-limited,
   timed with the TSC; per-iteration core cycles with measure()'s calibration.
-* ``stats``: the mean of the fastest 10%, median, minimum, spread, per-call cost.
+* the statistics (mean of the fastest 10%, median, spread, per-call cost) are
+  ``cyclebench.measurement.stats``, re-exported here.
 * ``trace``: stores and branches of one memset-like call, by single-stepping.
 """
 from cyclebench.routines.build import (Built, Routine, build_executable, build_shared, cache_dir,
@@ -23,7 +24,7 @@ from cyclebench.routines.checking import CallableChecker, Checker, ensure_correc
 from cyclebench.routines.correctness import CheckResult, MemsetDomain, check_many, check_memset
 from cyclebench.routines.program import ProgramLimits, ProgramTiming, build_program, time_program, time_programs
 from cyclebench.routines.shape import MEMSET, Arg, CallShape, array_shape, dispatch_shape
-from cyclebench.routines.stats import Summary, fastest_mean, improvement_percent, per_call, summarize
+from cyclebench.measurement.stats import Summary, fastest_mean, improvement_percent, per_call, summarize
 from cyclebench.routines.streams import (Stream, distribution_stream, fixed_stream, make_stream,
                                          parse_distribution, random_stream)
 from cyclebench.routines.timing import Timing, TimingOptions, time_routine

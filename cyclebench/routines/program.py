@@ -51,7 +51,7 @@ import numpy as np
 from cyclebench.errors import SnippetFault, SnippetTimeout, UsageError
 from cyclebench.measurement.api import CALIB_OUTLIER, measure
 from cyclebench.routines.build import Built, build_executable
-from cyclebench.routines.stats import summarize
+from cyclebench.measurement.stats import summarize
 
 LAUNCHER_SOURCE = Path(__file__).with_name("native") / "run_program.c"
 MAX_OUTPUT = 1 << 20

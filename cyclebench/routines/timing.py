@@ -44,7 +44,7 @@ from cyclebench.routines.checking import Checker, as_checker, ensure_correct
 from cyclebench.routines.correctness import MemsetDomain
 from cyclebench.routines.passes import FLUSH_MODES, is_fixed, layout_for, pass_code
 from cyclebench.routines.shape import MEMSET
-from cyclebench.routines.stats import summarize
+from cyclebench.measurement.stats import spread_over, summarize
 from cyclebench.routines.streams import Stream
 
 
@@ -163,7 +163,7 @@ def _net(gross_pc: np.ndarray, empty_pc: np.ndarray, gross: dict, empty: dict) -
            "minimum": gross["minimum"] - empty["minimum"],
            "median": diff["median"], "mean": diff["mean"], "q1": diff["q1"], "q3": diff["q3"],
            "spread": diff["spread"]}
-    out["relative_spread"] = out["spread"] / gross["median"] if gross["median"] > 0 else float("inf")
+    out["relative_spread"] = spread_over(out["spread"], gross["median"])   # net spread over gross median
     return out
 
 

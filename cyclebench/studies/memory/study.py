@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from cyclebench.machine.cpu import cpu_info
+from cyclebench.measurement.stats import median
 from cyclebench.reports.model import Table
 from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
 from cyclebench.study.registry import register
@@ -79,7 +80,7 @@ class MemoryStudy(Study):
             f["not_measured"].append("2 MiB pages: transparent huge pages are off here "
                                      f"(enabled = {prep['thp'].get('enabled')})")
         if mlp["rows"]:
-            ghz = _median([r["cycles"] / r["ns"] for r in mlp["rows"] if r["ns"]])
+            ghz = median([r["cycles"] / r["ns"] for r in mlp["rows"] if r["ns"]])
             peak = max(mlp["rows"], key=lambda r: r["loads_per_cycle"] or 0)
             f["mlp_peak"] = {**peak, "ghz": ghz, "max_chains": max(r["chains"] for r in mlp["rows"])}
         f["disagreements"] = [f"- {r['level']}: measured edge between {_h(r['last'])} and {_h(r['edge_hi'])}, "
@@ -146,11 +147,6 @@ def _best_bw(rows):
                 best[k] = r
     order = {"L1": 0, "L2": 1, "L3": 2, "DRAM": 3}
     return sorted((v for (lvl, op), v in best.items() if op in ("read", "copy")), key=lambda r: (order[r["level"]], r["op"]))
-
-
-def _median(v):
-    v = sorted(v)
-    return v[len(v) // 2] if v else None
 
 
 def _h(n):
