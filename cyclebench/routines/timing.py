@@ -38,13 +38,14 @@ from typing import Callable
 import numpy as np
 
 from cyclebench.errors import CycleBenchError, UsageError
+from cyclebench.measurement import measured
 from cyclebench.measurement.api import measure
+from cyclebench.measurement.stats import spread_over, summarize
 from cyclebench.routines.build import Routine, empty_routine
 from cyclebench.routines.checking import Checker, as_checker, ensure_correct
 from cyclebench.routines.correctness import MemsetDomain
 from cyclebench.routines.passes import FLUSH_MODES, is_fixed, layout_for, pass_code
 from cyclebench.routines.shape import MEMSET
-from cyclebench.measurement.stats import spread_over, summarize
 from cyclebench.routines.streams import Stream
 
 
@@ -114,6 +115,12 @@ class Timing:
     def cycles(self) -> float:
         """The headline figure: net cycles per call, mean of the fastest 10% (reference statistic)."""
         return self.net["fastest10"]
+
+    def facts(self) -> dict:
+        """The Measurement protocol's facts (cyclebench/measurement/measured.py)."""
+        opts = {k: v for k, v in self.options.items() if k != "n_measurements"}
+        return measured.facts(self.backend, self.options.get("n_measurements"), self.stable, self.warnings,
+                              self.events, **opts)
 
     def to_dict(self) -> dict:
         return asdict(self)

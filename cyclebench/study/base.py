@@ -15,8 +15,9 @@ five steps, each a method:
                           Caveats sections come from the run's recorded facts (study/summary.py)
 
 A task's ``run()`` returns the body of its record: ``{"routine", "params", "result", ...}``. A
-``result`` with ``backend``, ``options``, ``stable`` and ``warnings`` (a routines Timing, a
-measurement Result) counts as a measurement in the summary's facts.
+``result`` that holds a Measurement's ``facts()`` (cyclebench/measurement/measured.py: a snippet's
+Result, a routine's Timing, a program's ProgramTiming, or ``group_facts`` of several) counts as a
+measurement in the summary's facts.
 """
 from __future__ import annotations
 

@@ -15,8 +15,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from cyclebench.errors import SnippetFault
 from cyclebench.study.base import Task
+from cyclebench.study.programs import parse_report
 
-from . import programs
 from .config import INPUTS, StudyConfig
 
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
@@ -44,7 +44,7 @@ def count(path: str, args: list[str]) -> tuple[int, int]:
     except subprocess.TimeoutExpired:
         raise SnippetFault(f"callgrind did not finish {' '.join(args)} in 600 s", "count a smaller input") from None
     m = _COLLECTED.search(p.stderr)
-    its = programs.report(p.stdout).get("iterations")
+    its = parse_report(p.stdout).get("iterations")
     if p.returncode != 0 or not m or not its:
         raise SnippetFault(f"callgrind could not count {' '.join(args)} (status {p.returncode})",
                            "run it by hand: " + " ".join(argv))
