@@ -19,9 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from cyclebench.routines import TimingOptions, dispatch_shape, make_stream, time_routine
+from cyclebench.routines.build import compiler_version
 from cyclebench.study.base import Task
 
-from .builds import BY_NAME, compiler_version
+from .builds import BY_NAME
 from .checking import DispatchChecker
 from .config import ERTL_BUILDS, StudyConfig
 from .sources import FIXED, RANGE

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from cyclebench.counters.nanobench_config import core_name
 from cyclebench.reports.model import Table
+from cyclebench.routines.build import compiler_version
 from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
 from cyclebench.study.registry import register
 
@@ -62,7 +63,7 @@ class DispatchStudy(Study):
                 raise RoutineIncorrect(f"build {name}: {bad[0]}", hint="see sources.py and the disassembly")
             built[name] = bb
             sizes[name] = codesize.measure(bb)
-            info[name] = {"compiler": bl.compiler_version(b.cc), "command": list(bb.command)}
+            info[name] = {"compiler": compiler_version(b.cc), "command": list(bb.command)}
         try:
             spectre = SPECTRE.read_text().strip()
         except OSError:

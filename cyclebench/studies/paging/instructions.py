@@ -14,6 +14,7 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from cyclebench.errors import SnippetFault
+from cyclebench.toolchain import tool_version
 from cyclebench.study.base import Task
 from cyclebench.study.programs import parse_report
 
@@ -30,10 +31,7 @@ def version() -> str | None:
     v = valgrind()
     if not v:
         return None
-    try:
-        return subprocess.run([v, "--version"], capture_output=True, text=True, timeout=20).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return None
+    return tool_version(v)
 
 
 def count(path: str, args: list[str]) -> tuple[int, int]:
