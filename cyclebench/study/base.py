@@ -22,6 +22,7 @@ measurement in the summary's facts.
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
@@ -120,6 +121,24 @@ def record_problem(rec: dict) -> str | None:
     return None if all(isinstance(m.get("result"), dict) for m in rec.get("members", [])) else "a member has no result"
 
 
+class _Deprecated(argparse.Action):
+    """An old spelling of an option: it still works, and says which name to use."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"warning: {option_string} is deprecated; use {self.metavar}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_experiments_option(group, experiments) -> None:
+    """The one subset option of every study: ``--experiments LIST``, a comma-separated subset of
+    ``experiments`` (its config's ``experiments`` field; ``preset`` applies it). ``--parts`` is its
+    deprecated spelling (the bounds study's old name)."""
+    group.add_argument("--experiments", metavar="LIST",
+                       help=f"comma-separated subset of {','.join(experiments)} (default: all)")
+    group.add_argument("--parts", dest="experiments", action=_Deprecated, metavar="--experiments",
+                       help=argparse.SUPPRESS)
+
+
 def comma_list(text: str | None, example: str) -> tuple[str, ...] | None:
     """A study option's comma-separated list (None when the option was not given); ``example`` is
     the hint's sample value, e.g. "--experiments latency,tlb"."""
@@ -132,12 +151,16 @@ def comma_list(text: str | None, example: str) -> tuple[str, ...] | None:
 
 
 def preset(options, quick, full, **changes):
-    """A study's config: its quick or full preset, with the shared ``-n`` (its ``reps``) and the
-    study's own option ``changes`` applied (a frozen dataclass, so ``replace``)."""
+    """A study's config: its quick or full preset, with the shared ``-n`` (its ``reps``), the
+    ``--experiments`` subset and the study's own option ``changes`` applied (a frozen dataclass,
+    so ``replace``)."""
     n = options.n_measurements
     if n is not None:
         if not 1 <= n <= 100_000:
             raise UsageError(f"{n} repetitions is out of range", "use 1 <= -n <= 100000")
         changes["reps"] = n
     cfg = quick if options.quick else full
+    subset = getattr(options, "experiments", None)
+    if subset is not None:
+        changes["experiments"] = comma_list(subset, "--experiments " + ",".join(cfg.experiments[:2]))
     return replace(cfg, **changes) if changes else cfg

@@ -12,7 +12,7 @@ prints, and comparison groups timed interleaved.
 * ``time_group(items, iterations, repetitions, limits)``: programs timed interleaved by
   ``time_programs``, so a burst of host noise falls on all of them alike; each one's result
   (its ProgramTiming without raw ticks, its last run's report and every long run's) and the group's
-  Measurement facts.
+  Measurement facts; ``program_figures``, a timed program's row in records.csv.
 """
 from __future__ import annotations
 
@@ -120,3 +120,10 @@ def time_group(items: list, iterations: int, repetitions: int, limits: ProgramLi
         results.append(res)
     group = {**group_facts(results), "calibration": results[0]["calibration"], "programs": len(results)}
     return results, group
+
+
+def program_figures(result: dict) -> dict:
+    """A timed program's figures for a records.csv row."""
+    pi = result["per_iteration"]
+    return {"cycles_per_iteration": pi["median"], "best": result["best"], "relative_spread": pi.get("relative_spread"),
+            "stable": result.get("stable"), "ns_per_iteration": (result.get("per_iteration_ns") or {}).get("median")}

@@ -1,4 +1,4 @@
-"""The study's tasks, one list per part. A task's key names everything that changes its figure,
+"""The study's tasks, one list per experiment. A task's key names everything that changes its figure,
 so ``--resume`` measures only what is missing.
 
 * instructions, sequences: one snippet per task through ``measure_sequence`` (measure(): the
@@ -129,7 +129,7 @@ def race_tasks(cfg, progs) -> list[Task]:
 
 
 def plan(cfg: StudyConfig, progs: Programs) -> list[Task]:
-    parts = {"instructions": lambda: instruction_tasks(cfg), "sequences": lambda: sequence_tasks(cfg),
+    tasks = {"instructions": lambda: instruction_tasks(cfg), "sequences": lambda: sequence_tasks(cfg),
              "overhead": lambda: overhead_tasks(cfg, progs), "tables": lambda: table_tasks(cfg, progs),
              "race": lambda: race_tasks(cfg, progs)}
-    return [t for p in cfg.parts for t in parts[p]()]
+    return [t for e in cfg.experiments for t in tasks[e]()]

@@ -10,7 +10,8 @@ from pathlib import Path
 from cyclebench.counters.nanobench_config import core_name
 from cyclebench.reports.model import Table
 from cyclebench.routines.build import compiler_version
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, add_experiments_option, comma_list, preset
+from cyclebench.study.outputs import flat
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -18,7 +19,7 @@ from . import builds as bl
 from . import codesize
 from . import summary as summ
 from .checking import problems, run_checks
-from .config import ERTL_BUILDS, FULL, QUICK, StudyConfig
+from .config import ERTL_BUILDS, EXPERIMENTS, FULL, QUICK, StudyConfig
 from .experiments import plan
 from .plots import by_dispatcher, by_targets
 from .published import CPUS, ROWS, column_for
@@ -38,6 +39,7 @@ class DispatchStudy(Study):
 
     def add_options(self, group) -> None:
         group.add_argument("--builds", metavar="LIST", help="comma-separated subset of " + ",".join(bl.BY_NAME))
+        add_experiments_option(group, EXPERIMENTS)
 
     def configure(self, options) -> StudyConfig:
         ch = {}
@@ -93,7 +95,7 @@ class DispatchStudy(Study):
                    OutputFile("builds.txt", [t_iter, t_inc]), OutputFile("patterns.txt", pats),
                    OutputFile("code_size.txt", sizes),
                    OutputFile("by_dispatcher.png", figure=by_dispatcher(v, builds, here)),
-                   OutputFile("records.csv", [Table.of_records("records", _flat(records))])]
+                   OutputFile("records.csv", [Table.of_records("records", flat(records, _figures))])]
         plot_builds = [b for b in ERTL_BUILDS if b in cfg.pattern_builds and b in builds]
         if v["pattern"] and plot_builds:
             a.files.append(OutputFile("by_targets.png", figure=by_targets(v, plot_builds, here)))
@@ -133,10 +135,6 @@ def machine_label(machine: dict) -> tuple[str, str, bool]:
     return f"{core or 'unknown core'} (family {fam} model {model}{guest})", col or CPUS[-1], col is not None
 
 
-def _flat(records: list[dict]) -> list[dict]:
-    out = []
-    for r in records:
-        pt = an.point(r)
-        out.append({**{k: r["params"].get(k) for k in ("build", "dispatcher", "pattern", "k", "target", "calls")},
-                    "cycles_per_iteration": round(pt["iter"], 4), "net": round(pt["net"], 4), "stable": pt["stable"]})
-    return out
+def _figures(res: dict, rec: dict) -> dict:
+    pt = an.point(rec)
+    return {"cycles_per_iteration": round(pt["iter"], 4), "net": round(pt["net"], 4), "stable": pt["stable"]}

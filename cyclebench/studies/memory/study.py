@@ -13,7 +13,7 @@ from dataclasses import replace
 from cyclebench.machine.cpu import cpu_info
 from cyclebench.measurement.stats import median
 from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, add_experiments_option, preset
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -35,14 +35,10 @@ class MemoryStudy(Study):
     schema_version = 1
 
     def add_options(self, group) -> None:
-        group.add_argument("--experiments", metavar="LIST",
-                           help=f"comma-separated subset of {','.join(EXPERIMENTS)} (default: all)")
+        add_experiments_option(group, EXPERIMENTS)
 
     def configure(self, options) -> StudyConfig:
-        ch = {}
-        if options.experiments is not None:
-            ch["experiments"] = comma_list(options.experiments, "--experiments latency,tlb")
-        return preset(options, QUICK, FULL, **ch)
+        return preset(options, QUICK, FULL)
 
     def prepare(self, cfg: StudyConfig) -> Prepared:
         spec = cachespec.describe()

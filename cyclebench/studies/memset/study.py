@@ -35,7 +35,7 @@ from dataclasses import replace
 from cyclebench.errors import UsageError
 from cyclebench.reports.model import Table
 from cyclebench.study import engine
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, Task, comma_list, preset
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, Task, add_experiments_option, comma_list, preset
 from cyclebench.study.facts import RunFacts
 from cyclebench.study.registry import register
 
@@ -66,8 +66,7 @@ class MemsetStudy(Study):
                            help="comma-separated kernels to include (default: every one this CPU supports)")
         group.add_argument("--routine", action="append", default=[], metavar="NAME=LIB.so:SYMBOL",
                            help="add your own memset (void *fn(void *, int, size_t)); repeatable")
-        group.add_argument("--experiments", metavar="LIST",
-                           help=f"comma-separated subset of {','.join(EXPERIMENTS)} (default: all)")
+        add_experiments_option(group, EXPERIMENTS)
 
     def configure(self, options) -> StudyConfig:
         extra = []
@@ -82,8 +81,6 @@ class MemsetStudy(Study):
             changes["kernels"] = comma_list(options.kernels, "--kernels libc,nt_old,new_sse")
         if extra:
             changes["extra"] = tuple(extra)
-        if options.experiments is not None:
-            changes["experiments"] = comma_list(options.experiments, "--experiments fixed,random")
         return preset(options, QUICK, FULL, **changes)
 
     def prepare(self, cfg: StudyConfig) -> Prepared:
