@@ -8,7 +8,8 @@ from cyclebench.routines import (CallableChecker, MemsetDomain, array_shape, bui
                                  empty_routine, fixed_stream, make_stream, random_stream, resolve)
 from cyclebench.routines import passes, timing
 from cyclebench.routines.passes import layout_for, pass_code
-from cyclebench.routines.timing import TimingOptions, time_routine
+from cyclebench.routines.options import TimingOptions
+from cyclebench.routines.timing import time_routine
 from routines_kernels import HEAP_ZERO_DOMAIN, kernel, planted_bugs
 
 NOTHING = MemsetDomain(max_size=0, large_samples=0)   # size 0 only: writes nothing, returns dst

@@ -27,7 +27,8 @@ from cyclebench.routines.shape import MEMSET, Arg, CallShape, array_shape, dispa
 from cyclebench.measurement.stats import Summary, fastest_mean, improvement_percent, per_call, summarize
 from cyclebench.routines.streams import (Stream, distribution_stream, fixed_stream, make_stream,
                                          parse_distribution, random_stream)
-from cyclebench.routines.timing import Timing, TimingOptions, time_routine
+from cyclebench.routines.options import TimingOptions
+from cyclebench.routines.timing import Timing, time_routine
 
 __all__ = [
     "Built", "Routine", "build_executable", "build_shared", "cache_dir", "empty_routine", "resolve",

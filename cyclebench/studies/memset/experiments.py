@@ -10,7 +10,8 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from cyclebench.routines.streams import fixed_stream, random_stream
-from cyclebench.routines.timing import TimingOptions, time_routine
+from cyclebench.routines.options import TimingOptions
+from cyclebench.routines.timing import time_routine
 from cyclebench.routines.trace import trace_memset
 from cyclebench.study.base import Task
 
