@@ -19,8 +19,8 @@ off the run's median is dropped, its A and B readings together. There is one def
 cycle: this module has no calibration of its own.
 
 Correctness first. Every routine is checked before it is timed by its ``checker``
-(``routines.checking``; default for a memset-shaped stream: ``MemsetDomain()``, memset's whole
-contract; other shapes must give one), memoized per shared object, symbol and checker. A wrong
+(``routines.checking``; a study brings its own: memset's ``studies.memset.correctness.MemsetDomain``,
+dispatch's ``DispatchChecker``), memoized per shared object, symbol and checker. A wrong
 routine raises ``RoutineIncorrect`` (exit 11) and is not timed. The stream must lie inside what the
 checker covered (for memset: sizes, destination alignments, fill values), else UsageError.
 
@@ -43,10 +43,8 @@ from cyclebench.measurement.api import measure
 from cyclebench.measurement.stats import spread_over, summarize
 from cyclebench.routines.build import Routine, empty_routine
 from cyclebench.routines.checking import Checker, as_checker, ensure_correct
-from cyclebench.routines.correctness import MemsetDomain
 from cyclebench.routines.options import TimingOptions
 from cyclebench.routines.passes import is_fixed, layout_for, pass_code
-from cyclebench.routines.shape import MEMSET
 from cyclebench.routines.streams import Stream
 
 
@@ -146,16 +144,14 @@ def time_routine(routine: Routine, stream: Stream, options: TimingOptions | None
     """Net core cycles per call of ``routine`` over ``stream`` (see the module docstring).
 
     ``checker`` (``routines.checking``): checks the routine first and refuses a stream outside what
-    it checked; a plain function that raises for a wrong routine is accepted too. Default for a
-    memset-shaped stream: ``MemsetDomain()`` (memset's whole contract).
+    it checked; a plain function that raises for a wrong routine is accepted too.
     """
     opts = options or TimingOptions()
     if checker is None:
-        if stream.shape != MEMSET:
-            raise UsageError(f"no correctness checker for the {stream.shape.name} routine {routine.name}",
-                             hint="pass checker=: a routines.checking.Checker, or a function that "
-                                  "raises for a wrong routine")
-        checker = MemsetDomain()
+        raise UsageError(f"no correctness checker for the {stream.shape.name} routine {routine.name}",
+                         hint="pass checker=: a routines.checking.Checker (memset's: "
+                              "studies.memset.correctness.MemsetDomain()), or a function that raises "
+                              "for a wrong routine")
     checker = as_checker(checker)
     checker.admits(stream, routine)
     ensure_correct(routine, checker)
