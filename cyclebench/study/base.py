@@ -73,12 +73,20 @@ class Study:
     title = ""                        # one line for --list and the summary heading
     description = ""                  # --help text
     schema_version = 1                # of its records in results.jsonl
+    experiments: tuple[str, ...] = ()  # what --experiments chooses from (its config's ``experiments``)
+    presets: tuple = ()               # (QUICK, FULL) configs: the default ``configure``
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
-        """Its own command-line options (the shared ones are added by the registry)."""
+        """Its own command-line options (the shared ones are added by the CLI); by default the
+        subset option, ``--experiments``. A study with more calls this first."""
+        if self.experiments:
+            add_experiments_option(parser, self.experiments)
 
     def configure(self, options: argparse.Namespace):
-        raise NotImplementedError
+        """Options into a config: by default its quick or full preset with -n and --experiments."""
+        if not self.presets:
+            raise NotImplementedError
+        return preset(options, *self.presets)
 
     def prepare(self, config) -> Prepared:
         return Prepared()

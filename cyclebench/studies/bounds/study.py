@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from cyclebench.machine.cpu import cpu_info
 from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, add_experiments_option, preset
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study
 from cyclebench.study.outputs import flat
 from cyclebench.study.programs import program_figures
 from cyclebench.study.registry import register
@@ -43,12 +43,8 @@ class BoundsStudy(Study):
                    "checks, emulated MPX), the OS cost of bounds tables and the multithreading race, beside the "
                    "reference's published MPX figures.")
     schema_version = 1
-
-    def add_options(self, group) -> None:
-        add_experiments_option(group, EXPERIMENTS)
-
-    def configure(self, options) -> StudyConfig:
-        return preset(options, QUICK, FULL)
+    experiments = EXPERIMENTS
+    presets = (QUICK, FULL)
 
     def prepare(self, cfg: StudyConfig) -> Prepared:
         progs = programs.build_all()

@@ -10,7 +10,7 @@ from pathlib import Path
 from cyclebench.counters.nanobench_config import core_name
 from cyclebench.reports.model import Table
 from cyclebench.routines.build import compiler_version
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, add_experiments_option, comma_list, preset
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
 from cyclebench.study.outputs import flat
 from cyclebench.study.registry import register
 
@@ -36,10 +36,11 @@ class DispatchStudy(Study):
                    "searches, switch; clang -Os/-mretpoline, cfi-icall, kcfi, ENDBR64, SLS, return thunks, "
                    "GCC thunks; fixed, round-robin and random targets.")
     schema_version = 1
+    experiments = EXPERIMENTS
 
     def add_options(self, group) -> None:
+        super().add_options(group)
         group.add_argument("--builds", metavar="LIST", help="comma-separated subset of " + ",".join(bl.BY_NAME))
-        add_experiments_option(group, EXPERIMENTS)
 
     def configure(self, options) -> StudyConfig:
         ch = {}

@@ -13,7 +13,7 @@ from dataclasses import replace
 from cyclebench.machine.cpu import cpu_info
 from cyclebench.measurement.stats import median
 from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, add_experiments_option, preset
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -33,12 +33,8 @@ class MemoryStudy(Study):
                    "the cache levels it shows beside sysfs and CPUID, TLB reach, memory-level parallelism, "
                    "bandwidth kernels and loaded latency.")
     schema_version = 1
-
-    def add_options(self, group) -> None:
-        add_experiments_option(group, EXPERIMENTS)
-
-    def configure(self, options) -> StudyConfig:
-        return preset(options, QUICK, FULL)
+    experiments = EXPERIMENTS
+    presets = (QUICK, FULL)
 
     def prepare(self, cfg: StudyConfig) -> Prepared:
         spec = cachespec.describe()

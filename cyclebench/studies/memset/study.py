@@ -35,8 +35,7 @@ from dataclasses import replace
 from cyclebench.errors import UsageError
 from cyclebench.reports.model import Table
 from cyclebench.study import engine
-from cyclebench.study.base import (Analysis, OutputFile, Prepared, Study, Task, add_experiments_option, comma_list,
-                                   preset)
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, Task, comma_list, preset
 from cyclebench.study.facts import RunFacts
 from cyclebench.study.registry import register
 
@@ -61,13 +60,14 @@ class MemsetStudy(Study):
                    "RtlHeapZero-like routine against glibc: fixed sizes, the reference's random-size grid, "
                    "stores and branches per call, and the rep stosb cut-over.")
     schema_version = 1
+    experiments = EXPERIMENTS
 
     def add_options(self, group) -> None:
+        super().add_options(group)
         group.add_argument("--kernels", metavar="LIST",
                            help="comma-separated kernels to include (default: every one this CPU supports)")
         group.add_argument("--routine", action="append", default=[], metavar="NAME=LIB.so:SYMBOL",
                            help="add your own memset (void *fn(void *, int, size_t)); repeatable")
-        add_experiments_option(group, EXPERIMENTS)
 
     def configure(self, options) -> StudyConfig:
         extra = []

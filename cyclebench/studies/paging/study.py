@@ -20,7 +20,7 @@ from __future__ import annotations
 
 
 from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, add_experiments_option, preset
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, preset
 from cyclebench.study.outputs import flat
 from cyclebench.study.programs import program_figures
 from cyclebench.study.registry import register
@@ -43,9 +43,10 @@ class PagingStudy(Study):
                    "arrays, and 4 KiB against 2 MiB pages; cycles per call, option and access, normalised as the "
                    "reference plotted them.")
     schema_version = 1
+    experiments = EXPERIMENTS
 
     def add_options(self, group) -> None:
-        add_experiments_option(group, EXPERIMENTS)
+        super().add_options(group)
         group.add_argument("--no-instructions", action="store_true",
                            help="skip the instruction counts (valgrind callgrind)")
 
