@@ -20,6 +20,7 @@ EXIT_CODES = {
     10: "result file error (cannot write; --resume file corrupt; an input that is no cyclebench result)",
     11: "a routine failed its correctness check and was not timed",
     12: "compare --fail-on-regression: a figure got significantly slower",
+    13: "the TSC clock calibration failed its self-check (set CYCLEBENCH_CLOCK_MHZ, or use a PMU)",
     130: "interrupted (Ctrl-C); results saved so far are kept",
 }
 
@@ -77,6 +78,11 @@ class ResultFileError(CycleBenchError):
 
 class RoutineIncorrect(CycleBenchError):
     exit_code = 11
+
+
+class CalibrationFailed(CycleBenchError):
+    """The TSC calibration disagreed with its own check (measurement/clocks.py): no figure."""
+    exit_code = 13
 
 
 class Regression(CycleBenchError):

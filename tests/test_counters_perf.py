@@ -6,6 +6,9 @@ code, time_enabled/time_running. Hardware-only parts (rdpmc, hardware events) ar
 a fact can be checked without a PMU (planning, generated code, error paths); nothing here pretends
 that a PMU exists.
 """
+from cyclebench.measurement.evaluate import evaluate as EVAL
+from cyclebench.measurement.clocks import TscCalibrated
+from cyclebench.measurement.runargs import runner_args
 import os
 import struct
 
@@ -97,7 +100,7 @@ def test_runner_reads_the_group_it_enabled():
                     n_measurements=3)
     blob = runner.write_temp(p.obj.blob, ".bin")
     try:
-        out = runner.run(api._runner_args(p.obj, blob, None, p.backend, 3, 1, 0, 10, None, 10, [], None, None, None), 10)
+        out = runner.run(runner_args(p.obj, blob, None, p.backend, 3, 1, 0, 10, None, 10, [], None, None, None), 10)
     finally:
         os.unlink(blob)
     assert out.done and len(out.groups) == 2
@@ -185,12 +188,12 @@ def test_time_running_below_time_enabled_is_flagged():
     p = api.prepare("add rax, rbx", events="task-clock,page-faults", loop=100, unroll=100, n_measurements=5)
     blob = runner.write_temp(p.obj.blob, ".bin")
     try:
-        args = api._runner_args(p.obj, blob, None, p.backend, 5, 2, 0, 100, 0, 10, [], None, None, None)
+        args = runner_args(p.obj, blob, None, p.backend, 5, 2, 0, 100, 0, 10, [], None, None, None)
         out = runner.run(args + ["--event-cpu", "1"], 10)
     finally:
         os.unlink(blob)
     assert out.done
-    ev = api._evaluate(out, p.backend, 100, False, "avg")
+    ev = EVAL(out, p.backend, p.clock, 100, False, "avg")
     assert ev["groups"][0]["multiplexed"] and ev["groups"][0]["min_running_fraction"] == 0.0
     assert ev["events"]["task-clock"].multiplexed and ev["events"]["task-clock"].value == 0   # not scaled
     assert any("NOT scaled" in w and "task-clock" in w for w in ev["warnings"])

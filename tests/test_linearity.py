@@ -1,5 +1,7 @@
 """The linearity check on known readings (no timing): 2A - B is the harness overhead only when the
 cost grows linearly with the copies."""
+from cyclebench.measurement.evaluate import evaluate as EVAL
+from cyclebench.measurement.clocks import TscCalibrated
 import pytest
 
 from cyclebench.counters.backends import Backend
@@ -50,10 +52,10 @@ def test_the_result_warns_and_records_the_check():
     out = RunnerOutput(info={"loop": ["0"], "tsc_hz": ["2.6e9"]},
                        samples={"ca": [[70000]] * n, "cb": [[140000]] * n,
                                 "a": [[round((150 + 300) / cpt)]] * n, "b": [[round((150 + 1200) / cpt)]] * n})
-    ev = api._evaluate(out, Backend("tsc", "test"), 100, False, "avg")
+    ev = EVAL(out, Backend("tsc", "test"), TscCalibrated(), 100, False, "avg")
     assert not ev["linearity"].linear
     assert any("changes with the number of copies" in w and "--unroll" in w for w in ev["warnings"])
-    assert api._evaluate(out, Backend("tsc", "test"), 100, False, "avg", no_slope=True)["linearity"] is None
+    assert EVAL(out, Backend("tsc", "test"), TscCalibrated(), 100, False, "avg", no_slope=True)["linearity"] is None
 
 
 def test_a_measured_result_carries_the_check():

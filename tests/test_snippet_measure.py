@@ -1,4 +1,6 @@
 """Facts that hold on any modern x86 core; tolerances are wide enough for a noisy host."""
+from cyclebench.measurement.evaluate import evaluate as EVAL
+from cyclebench.measurement.clocks import TscCalibrated
 import json
 
 import pytest
@@ -114,7 +116,7 @@ def test_interrupted_calibrations_do_not_reach_min_and_max():
     ca[7] = [140000]          # a preempted calibration A: the difference is 0
     out = RunnerOutput(info={"loop": ["1"], "tsc_hz": ["2.6e9"]},
                        samples={"ca": ca, "cb": cb, "a": [[0]] * 10, "b": [[210]] * 10})
-    ev = api._evaluate(out, Backend("tsc", "test"), 100, False, "range")
+    ev = EVAL(out, Backend("tsc", "test"), TscCalibrated(), 100, False, "range")
     cyc = ev["events"]["cycles"]
     assert ev["raw"]["calibration_outliers"] == [4, 7]
     assert len(cyc.samples) == 8 and cyc.min == cyc.max
@@ -131,7 +133,7 @@ def test_a_drifting_clock_never_keeps_a_repetition_without_a_calibration():
     cb = [[100000 + d] for d in diffs]
     out = RunnerOutput(info={"loop": ["1"], "tsc_hz": ["2.6e9"]},
                        samples={"ca": ca, "cb": cb, "a": [[0]] * 6, "b": [[210]] * 6})
-    ev = api._evaluate(out, Backend("tsc", "test"), 100, False, "avg")
+    ev = EVAL(out, Backend("tsc", "test"), TscCalibrated(), 100, False, "avg")
     assert ev["raw"]["kept"] == [0, 1, 2, 3, 4] and ev["raw"]["calibration_outliers"] == [5]
     assert min(ev["raw"]["cycles_b"]) > 0 and min(ev["events"]["cycles"].samples) > 0
 
@@ -146,7 +148,7 @@ def test_one_preempted_calibration_of_two_is_an_outlier_not_a_broken_tsc():
         n = len(ca)
         out = RunnerOutput(info={"loop": ["1"], "tsc_hz": ["2.6e9"]},
                            samples={"ca": ca, "cb": cb, "a": [[0]] * n, "b": [[210]] * n})
-        return api._evaluate(out, Backend("tsc", "test"), 100, False, "avg")
+        return EVAL(out, Backend("tsc", "test"), TscCalibrated(), 100, False, "avg")
     # calibration A of repetition 1 was preempted for ~3 ms: its difference is hugely negative
     ev = run([[70000], [2_900_000]], [[140000], [140000]])
     assert ev["raw"]["calibration_outliers"] == [1] and ev["events"]["cycles"].samples == [3.0]
@@ -156,20 +158,20 @@ def test_one_preempted_calibration_of_two_is_an_outlier_not_a_broken_tsc():
 
 def test_a_run_with_mostly_preempted_calibrations_is_run_again(monkeypatch):
     from cyclebench.errors import CounterUnavailable
-    from cyclebench.measurement import api
-    real, calls = api._evaluate, []
+    from cyclebench.measurement import api, attempts
+    real, calls = attempts.evaluate, []
 
     def flaky(*a, **kw):
         calls.append(1)
         if len(calls) <= 2:
             raise api.CalibrationInterrupted("the calibration chain took -56056 TSC ticks", "hint")
         return real(*a, **kw)
-    monkeypatch.setattr(api, "_evaluate", flaky)
+    monkeypatch.setattr(attempts, "evaluate", flaky)
     assert cyclebench.measure("nop", n_measurements=5, budget=0).value() is not None and len(calls) == 3
 
     def broken(*a, **kw):
         raise api.CalibrationInterrupted("the calibration chain took -5 TSC ticks", "check constant_tsc")
-    monkeypatch.setattr(api, "_evaluate", broken)
+    monkeypatch.setattr(attempts, "evaluate", broken)
     with pytest.raises(CounterUnavailable, match="-5 TSC ticks in 3 runs in a row") as e:
         cyclebench.measure("nop", n_measurements=5, budget=0)
     assert not isinstance(e.value, api.CalibrationInterrupted) and e.value.hint == "check constant_tsc"

@@ -11,7 +11,10 @@ from .parser import subparser
 def add_parser(sub):
     p = subparser(sub, "asm", "measure an assembly snippet in core cycles",
                   "Measure the cost per copy of an x86-64 snippet (GNU as Intel syntax).\n"
-                  "R14, RDI, RSI, RBP and RSP point to the middle of 1 MB areas; other GPRs start at 0.\n"
+                  "Initial state: R14, RDI, RSI, RBP and RSP point to the middle of 1 MB areas; other GPRs are 0;\n"
+                  "every XMM register holds two doubles 1.0 (0x3FF0000000000000), bits above 127 are 0 and the\n"
+                  "upper state is clean; k1-k7 are all ones; MM0-MM7 hold 1.0 with the x87 stack empty\n"
+                  "(fninit); MXCSR is 0x1F80. No lane reads as a denormal or a NaN. Set others in --init.\n"
                   "Extensions: '|n' is an n-byte NOP, 'n*|code|' repeats code n times.\n"
                   'example: cyclebench asm --init "mov rax, r14; sub rax, 8; mov [rax], rax" "mov rax, [rax]"')
     p.add_argument("code", nargs="?", metavar="CODE", help="the snippet to measure")

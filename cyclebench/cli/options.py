@@ -81,6 +81,9 @@ def add_measurement_options(p: argparse.ArgumentParser, code_parts: bool = True)
     c.add_argument("--no-mem", action="store_true",
                    help="keep counter readings in registers (R8: TSC, R9-R13: rdpmc) instead of memory; the code "
                         "must not write them, and RAX, RCX, RDX are changed. Enables the pause/resume magic bytes")
+    c.add_argument("--clock-mhz", type=float, metavar="MHZ",
+                   help="convert TSC ticks to cycles at this core clock instead of calibrating it (as the "
+                        "environment variable CYCLEBENCH_CLOCK_MHZ does); for a core whose clock is pinned")
     c.add_argument("--cpu", type=positive_int, metavar="N", help="pin the runner to CPU N (default: the current one)")
     c.add_argument("--timeout", type=float, default=10.0, metavar="S", help="kill the measured code after S seconds (default 10)")
     c.add_argument("--budget", type=float, default=2.0, metavar="S",
@@ -115,7 +118,8 @@ def measurement_kwargs(args) -> dict:
                 cpu=args.cpu, timeout=args.timeout, budget=args.budget,
                 user=bool(args.usr), kernel=bool(args.os), fixed_counters=args.fixed_counters,
                 group_size=args.group_size, no_mem=args.no_mem, remove_empty_events=args.remove_empty_events,
-                r14_size=args.r14_size, max_memory=args.max_memory, allow_syscalls=args.allow_syscalls)
+                r14_size=args.r14_size, max_memory=args.max_memory, allow_syscalls=args.allow_syscalls,
+                clock_mhz=args.clock_mhz)
 
 
 def event_list(args):

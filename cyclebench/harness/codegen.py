@@ -17,16 +17,31 @@ from ..runner import layout
 LOOP_REGISTER = "r15"
 # Registers the harness sets to zero; R14, RDI, RSI, RBP and RSP point into memory areas.
 ZEROED = ("rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r15")
+# The initial vector, mask, MMX, x87 and MXCSR state (README "Initial state"): every XMM register
+# holds two doubles 1.0 and zeros above bit 127, which no lane width reads as a denormal, a NaN or
+# an infinity (Intel cores take a ~100-cycle assist on denormals); the upper state is clean
+# (vzeroupper), so legacy SSE code pays no transition or merge; k1-k7 are all ones.
+VECTOR_LANE = 0x3FF0000000000000
+MXCSR_DEFAULT = 0x1F80               # all exceptions masked, round to nearest, no FTZ/DAZ
+# The calibration chain: dependent register-source adds. No immediate (Golden Cove and later
+# execute add/sub/inc/dec with a small immediate in the renamer, about 6 per cycle: uops.info
+# ADL-P, ADD (R64, I8)), no zero idiom, no move. RCX holds 1, set outside the timed window.
 CALIB_UNROLL = 1000
-CALIB_STATEMENT = "add rax, 1"      # 1 cycle latency on every x86 core since P6 (not P4)
+CALIB_INIT = "mov ecx, 1"
+CALIB_STATEMENT = "add rax, rcx"
+# The calibration's check: a dependent imul chain timed beside it in every repetition. Its cost in
+# calibrated cycles is the imul latency (3 on every big core, up to 5 on small ones); a chain the
+# core folded or eliminated makes it read several times that (measurement/clocks.py).
+CHECK_UNROLL = 200
+CHECK_STATEMENT = "imul rax, rcx"
 # The contention gauge: four independent add chains, throughput-bound where the calibration is
 # latency-bound. A busy SMT sibling on the host slows it (shared issue, ALUs) far more than the
 # chain, so its cost relative to the chain exposes what the calibrated clock cannot.
-CONTENTION_STATEMENT = "add rax, 1; add rbx, 1; add rcx, 1; add rdx, 1"
+CONTENTION_STATEMENT = "add rax, rcx; add rbx, rcx; add rdx, rcx; add r8, rcx"
 # Statement texts that stand for nanoBench's pause/resume magic bytes (see harness/magic.py);
 # they become the no-memory pause/resume sequences of counters/reads.py.
 # The harness's own parts, the same in every measurement (a user's parts are code, init, ...).
-FIXED_PARTS = ("calibration", "contention")
+FIXED_PARTS = ("calibration", "check", "contention")
 PAUSE_MARK = "<cyclebench: pause counting>"
 RESUME_MARK = "<cyclebench: resume counting>"
 
@@ -49,6 +64,8 @@ class HarnessSpec:
     calibration: bool = True
     symbols: list[str] = dfield(default_factory=list)
     avx: bool = True
+    avx512: bool = False              # AVX-512 F+VL: XMM16-31 and k1-k7 are set too
+    avx512bw: bool = False            # 64-bit masks
 
 
 class _Emitter:
@@ -85,14 +102,30 @@ class _Emitter:
             self.lines.append(f"cb_{fn}_{part.name}_end:")
 
 
-def _prologue(e: _Emitter, fn: str):
+def _prologue(e: _Emitter, fn: str, spec: "HarnessSpec"):
     e.emit(".p2align 6", f"cb_{fn}:",
            "push rbx", "push rbp", "push r12", "push r13", "push r14", "push r15",
            f"mov {layout.field(layout.SAVED_RSP)}, rsp",
            f"stmxcsr dword ptr [rip + cb_ctl + {layout.SCRATCH + 56}]")
+    _vector_state(e, spec)
     for reg, off in layout.REG_INIT.items():
         e.emit(f"mov {reg}, {layout.field(off)}")
     e.emit(*(f"xor {_d(r)}, {_d(r)}" for r in ZEROED))
+
+
+def _vector_state(e: _Emitter, spec: "HarnessSpec"):
+    """The documented vector/mask/MMX/x87/MXCSR state (see VECTOR_LANE); RAX is zeroed after."""
+    mxcsr = f"dword ptr [rip + cb_ctl + {layout.SCRATCH + 60}]"
+    e.emit(f"mov {mxcsr}, {MXCSR_DEFAULT:#x}", f"ldmxcsr {mxcsr}", "fninit")
+    if spec.avx:
+        e.emit("vzeroupper")
+    e.emit(f"mov rax, {VECTOR_LANE:#x}", "movq xmm0, rax", "punpcklqdq xmm0, xmm0",
+           *(f"movapd xmm{i}, xmm0" for i in range(1, 16)),
+           *(f"movq mm{i}, rax" for i in range(8)), "emms")
+    if spec.avx512:     # EVEX.128 writes: 128-bit work, no AVX-512 frequency licence
+        e.emit(*(f"vmovapd xmm{i}, xmm0" for i in range(16, 32)))
+        width = "q" if spec.avx512bw else "w"
+        e.emit(*(f"kxnor{width} k{i}, k{i}, k{i}" for i in range(1, 8)))
 
 
 def _d(reg: str) -> str:
@@ -114,7 +147,7 @@ def _epilogue(e: _Emitter, avx: bool):
 def _run_function(e: _Emitter, fn: str, spec: HarnessSpec, copies: int, code: CodePart,
                   init: CodePart, late: CodePart, label: bool):
     no_mem = spec.read.get("no_mem", False)
-    _prologue(e, fn)
+    _prologue(e, fn, spec)
     e.part(fn, init, label)
     if spec.use_loop and no_mem:     # no memory access between the readings: load it before
         e.emit(f"mov {LOOP_REGISTER}, {layout.field(layout.LOOP_COUNT)}")
@@ -171,12 +204,13 @@ def generate(spec: HarnessSpec) -> tuple[list[str], dict[int, tuple[str, str]]]:
     _run_function(e, "run_b", spec, b_copies, spec.code, spec.init, spec.late_init, True)
     if spec.calibration:
         cal = _calibration_spec(spec)
-        chain = parse_part("calibration", CALIB_STATEMENT)
-        _run_function(e, "calib_a", cal, CALIB_UNROLL, chain, empty, empty, False)
-        _run_function(e, "calib_b", cal, 2 * CALIB_UNROLL, chain, empty, empty, False)
-        wide = parse_part("contention", CONTENTION_STATEMENT)
-        _run_function(e, "contention_a", cal, CALIB_UNROLL, wide, empty, empty, False)
-        _run_function(e, "contention_b", cal, 2 * CALIB_UNROLL, wide, empty, empty, False)
+        one = parse_part("init", CALIB_INIT)
+        for fn, name, statement, unroll in (("calib", "calibration", CALIB_STATEMENT, CALIB_UNROLL),
+                                            ("check", "check", CHECK_STATEMENT, CHECK_UNROLL),
+                                            ("contention", "contention", CONTENTION_STATEMENT, CALIB_UNROLL)):
+            chain = parse_part(name, statement)
+            _run_function(e, f"{fn}_a", cal, unroll, chain, one, empty, False)
+            _run_function(e, f"{fn}_b", cal, 2 * unroll, chain, one, empty, False)
     _data(e, spec.symbols)
     return e.lines, e.origin
 
@@ -193,10 +227,12 @@ def generate_check(parts: list[CodePart], symbols: list[str]) -> tuple[list[str]
 
 def _no_reads(spec: HarnessSpec) -> HarnessSpec:
     return HarnessSpec(spec.code, spec.init, spec.late_init, spec.one_time_init, 0, False,
-                       read={"use_tsc": False}, calibration=False, avx=spec.avx)
+                       read={"use_tsc": False}, calibration=False, avx=spec.avx, avx512=spec.avx512,
+                       avx512bw=spec.avx512bw)
 
 
 def _calibration_spec(spec: HarnessSpec) -> HarnessSpec:
     empty = CodePart("none")
     return HarnessSpec(empty, empty, empty, empty, CALIB_UNROLL, True,
-                       read={"use_tsc": True}, calibration=False, avx=spec.avx)
+                       read={"use_tsc": True}, calibration=False, avx=spec.avx, avx512=spec.avx512,
+                       avx512bw=spec.avx512bw)

@@ -117,6 +117,11 @@ def check(**kw) -> None:
         _bad(f"unknown counter backend {_show(g('counters'))}", "use --counters auto, tsc or perf")
     if "timeout" in kw:
         _seconds("timeout", g("timeout"), 0, 86_400, "use 0 < --timeout <= 86400")
+    if "clock_mhz" in kw and g("clock_mhz") is not None:
+        v = g("clock_mhz")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 200 <= v <= 7000:
+            _bad(f"clock_mhz must be a core clock in MHz from 200 to 7000, not {_show(v)}",
+                 "e.g. --clock-mhz 4100 (omit it to calibrate the clock)")
     if "budget" in kw:
         _seconds("re-run budget", g("budget"), 0, 3600, "use 0 <= --budget <= 3600", lo_closed=True)
     if "cpu" in kw:

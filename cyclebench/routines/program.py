@@ -144,7 +144,7 @@ class ProgramTiming:
 
 def clock(cpu: int | None = None) -> tuple[float, float, int]:
     """(core cycles per TSC tick, TSC Hz, CPU) from measure()'s calibration on ``cpu``."""
-    r = measure("add rax, 1", cpu=cpu, n_measurements=20)
+    r = measure("imul rax, rax", cpu=cpu, n_measurements=20)
     tsc_hz = float(r.backend["tsc_hz"])
     return float(r.backend["calibrated_ghz"]) * 1e9 / tsc_hz, tsc_hz, int(r.parameters["cpu"])
 

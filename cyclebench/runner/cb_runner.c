@@ -10,8 +10,8 @@
  *   protocol N                     always the first line; N = RUNNER_PROTOCOL
  *   info KEY VALUE...
  *   group G                        the samples that follow used event group G (0, 1, ...)
- *   sample REP KIND V0 V1 ...      KIND: ca cb (calibration A/B), pa pb (contention gauge A/B),
- *                                  a b (measurement A/B);
+ *   sample REP KIND V0 V1 ...      KIND: ca cb (calibration A/B), ka kb (the calibration's
+ *                                  check chain A/B), pa pb (contention gauge A/B), a b (measurement A/B);
  *                                  V0 = TSC ticks, then one value per event of the current group
  *   times REP KIND EN RUN          time_enabled / time_running of the group over that run (ns):
  *                                  RUN < EN means the kernel multiplexed (or could not schedule) it
@@ -94,7 +94,7 @@ typedef void (*entry_fn)(void);
 static struct {
     const char *blob_path;
     long code_size, ctl_off;
-    long e_one_time, e_a, e_b, e_ca, e_cb, e_pa, e_pb;
+    long e_one_time, e_a, e_b, e_ca, e_cb, e_ka, e_kb, e_pa, e_pb;
     long reps, warm_up, initial_warm_up, loop, calib_loop, auto_loop_ticks;
     long area_size, r14_size;
     int cpu;
@@ -112,7 +112,7 @@ static struct {
     int n_syms;
     int probe, use_rdpmc, layout;
 } opt = {
-    .e_one_time = -1, .e_a = -1, .e_b = -1, .e_ca = -1, .e_cb = -1, .e_pa = -1, .e_pb = -1,
+    .e_one_time = -1, .e_a = -1, .e_b = -1, .e_ca = -1, .e_cb = -1, .e_ka = -1, .e_kb = -1, .e_pa = -1, .e_pb = -1,
     .reps = 10, .warm_up = 5, .loop = 0, .calib_loop = 0,
     .area_size = 1 << 20, .r14_size = 1 << 20, .cpu = -1, .timeout = 10.0, .event_cpu = -1,
     .max_memory = 4L << 30,
@@ -275,6 +275,8 @@ static void parse_args(int argc, char **argv) {
         else if (ARG("--run-b")) opt.e_b = num(v, k);
         else if (ARG("--calib-a")) opt.e_ca = num(v, k);
         else if (ARG("--calib-b")) opt.e_cb = num(v, k);
+        else if (ARG("--check-a")) opt.e_ka = num(v, k);
+        else if (ARG("--check-b")) opt.e_kb = num(v, k);
         else if (ARG("--contention-a")) opt.e_pa = num(v, k);
         else if (ARG("--contention-b")) opt.e_pb = num(v, k);
         else if (ARG("--reps")) opt.reps = num(v, k);
@@ -670,7 +672,7 @@ static void print_layout(void) {
 }
 
 int main(int argc, char **argv) {
-    static struct reading ra, rb, rca, rcb, rpa, rpb;
+    static struct reading ra, rb, rca, rcb, rka, rkb, rpa, rpb;
     stack_t ss;
     struct sigaction sa;
     page_size = sysconf(_SC_PAGESIZE);
@@ -734,14 +736,16 @@ int main(int argc, char **argv) {
      * runs in the first pass only: the other passes contribute their events, not cycles. */
     for (int g = 0; g < (opt.n_groups ? opt.n_groups : 1); g++) {
         if (opt.n_groups) { if (g) select_group(g); out("group %d\n", g); }
-        int calib = opt.e_ca >= 0 && g == 0, gauge = opt.e_pa >= 0 && g == 0;
+        int calib = opt.e_ca >= 0 && g == 0, check = opt.e_ka >= 0 && g == 0, gauge = opt.e_pa >= 0 && g == 0;
         for (long rep = -opt.warm_up; rep < opt.reps; rep++) {
             if (calib) { call(opt.e_ca, opt.calib_loop, &rca); call(opt.e_cb, opt.calib_loop, &rcb); }
+            if (check) { call(opt.e_ka, opt.calib_loop, &rka); call(opt.e_kb, opt.calib_loop, &rkb); }
             if (gauge) { call(opt.e_pa, opt.calib_loop, &rpa); call(opt.e_pb, opt.calib_loop, &rpb); }
             call(opt.e_a, loop, &ra);
             call(opt.e_b, loop, &rb);
             if (rep < 0) continue;
             if (calib) { print_reading(rep, "ca", &rca); print_reading(rep, "cb", &rcb); }
+            if (check) { print_reading(rep, "ka", &rka); print_reading(rep, "kb", &rkb); }
             if (gauge) { print_reading(rep, "pa", &rpa); print_reading(rep, "pb", &rpb); }
             print_reading(rep, "a", &ra);
             print_reading(rep, "b", &rb);

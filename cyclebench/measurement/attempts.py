@@ -1,0 +1,61 @@
+"""The attempt loop: run the prepared measurement in the runner, evaluate each run, and re-run
+while the host is noisy (until a stable run, MAX_ATTEMPTS, or the time budget); then choose the
+run the figures come from. The clock and contention history (clock_history.py) is read before
+and written after stable runs of a calibrated clock."""
+from __future__ import annotations
+
+import time
+
+from ..errors import CounterUnavailable
+from .. import runner
+from . import clock_history
+from .clocks import CalibrationInterrupted, CalibrationSuspect
+from .evaluate import evaluate
+from .failures import raise_for
+
+MAX_ATTEMPTS = 40            # re-runs stop earlier when the budget (default 2 s) is spent
+CALIB_RETRIES = 3            # runs whose calibration was interrupted or failed its check, before giving up
+
+
+def run(p, args: list[str], *, cpu, timeout, budget, allow_syscalls, no_normalization, aggregate,
+        no_slope) -> list[dict]:
+    """Evaluated runs of the prepared measurement ``p`` (api.Prepared), last one last."""
+    attempts: list[dict] = []
+    deadline = time.monotonic() + budget
+    clock = p.clock
+    key = clock_history.machine_key(cpu)
+    ref = clock_history.reference(key) if clock.calibrated else None
+    ref_con = clock_history.reference(key, "contention") if clock.calibrated else None
+    failed = 0
+    while True:
+        out = runner.run(args, timeout)
+        raise_for(out, p.obj, list(p.parts.values()), timeout, allow_syscalls)
+        try:
+            attempts.append(evaluate(out, p.backend, clock, p.spec.unroll, no_normalization, aggregate, ref,
+                                     no_slope=no_slope, ref_contention=ref_con))
+        except (CalibrationInterrupted, CalibrationSuspect) as e:
+            # a burst can spoil one run's calibration, whatever the budget; a TSC that fails
+            # every time is unusable, and a check that fails every time is a core the
+            # calibration cannot serve
+            failed += 1
+            if failed >= CALIB_RETRIES:
+                if isinstance(e, CalibrationSuspect):
+                    raise e.final from None
+                raise CounterUnavailable(f"{e.cause} in {CALIB_RETRIES} runs in a row", e.hint) from None
+            continue
+        last = attempts[-1]
+        if clock.calibrated and last["stability"].stable:
+            clock_history.record(key, last["ghz"])
+            if last["contention"]:
+                clock_history.record(key, last["contention"], "contention")
+        if last["stability"].stable or len(attempts) >= MAX_ATTEMPTS or time.monotonic() > deadline:
+            return attempts
+
+
+def best(attempts: list[dict], calibrated: bool) -> dict:
+    """The stable attempt if there is one; else the least disturbed: with a calibrated clock the
+    one with the fastest clock (bursts slow it), otherwise the one with the least spread."""
+    def spread(a):
+        s = a["stability"].spread
+        return float("inf") if s is None else s
+    return min(attempts, key=lambda a: (not a["stability"].stable, -a["ghz"] if calibrated else spread(a)))

@@ -1,0 +1,101 @@
+"""One run's raw readings as per-copy figures: core cycles through the run's clock strategy
+(clocks.py), perf events per group with their multiplexing, TSC ticks and nanoseconds, the
+uncertainty and below-resolution bound of each, the linearity check and the stability verdict."""
+from __future__ import annotations
+
+import statistics
+
+from ..counters.backends import HW_CYCLES, Backend
+from ..errors import CounterUnavailable
+from . import linearity, stability, stats
+from .clocks import Clock
+from .multiplexing import multiplexing, multiplexing_warning
+from .result import EventResult
+
+POOR_TICKS = 5000            # B - A below this many TSC ticks: poor resolution
+
+
+def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggregate, ref_ghz=None,
+             no_slope=False, ref_contention=None) -> dict:
+    """One run's readings as per-copy figures: events with uncertainty, stability, flags."""
+    loop = int(out.info["loop"][0])
+    tsc_hz = float(out.info["tsc_hz"][0])
+    a, b = out.samples["a"], out.samples["b"]
+    norm = 1 if no_normalization else unroll * max(loop, 1)
+    ticks = [bb[0] - aa[0] for aa, bb in zip(a, b)]
+    raw = {"loop": loop, "tsc_hz": tsc_hz, "a": a, "b": b}
+    conv = clock.convert(out, ticks, norm, tsc_hz)
+    raw.update(conv.raw)
+    cycles, keep, step, quantum, ghz = conv.cycles, conv.kept, conv.step, conv.quantum, conv.ghz
+    label = conv.label or "cycles (PMU" + (", rdpmc)" if backend.use_rdpmc else ", read())")
+    # the per-repetition core cycles of A and B (one definition of a cycle for every caller)
+    raw.update(cycles_a=conv.gross_a, cycles_b=conv.gross_b, kept=keep)
+
+    def ev(name, unit, values, label, q=0.0, **extra):
+        return EventResult(name, unit, stats.aggregate(values, aggregate), stats.uncertainty(values, q),
+                           aggregate, label, min(values), statistics.median(values), max(values), values, **extra)
+
+    events = {"cycles": ev("cycles", "cycles", cycles, label, quantum)}
+    groups, warnings = [], []
+    for g, group in enumerate(backend.groups):
+        samples = out.groups[g] if g < len(out.groups) else {}
+        ga, gb = samples.get("a", []), samples.get("b", [])
+        if len(ga) != len(a) or len(gb) != len(b):
+            raise CounterUnavailable(f"the runner returned no readings for event group {g}",
+                                     "this is a bug in cyclebench; re-run with --verbose")
+        mux = multiplexing(out.times[g] if g < len(out.times) else {})
+        names = [e.name for e in group]
+        groups.append({"events": names, **mux})
+        if mux["multiplexed"]:
+            warnings.append(multiplexing_warning(g, names, mux))
+        if g:
+            raw.setdefault("groups", []).append({"events": names, "a": ga, "b": gb,
+                                                 "times": out.times[g] if g < len(out.times) else {}})
+        for i, e in enumerate(group):
+            if g == 0 and i == 0 and backend.name == "perf" and e.name == HW_CYCLES.name:
+                events["cycles"].multiplexed = mux["multiplexed"]
+                events["cycles"].running_fraction = mux["min_running_fraction"]
+                continue
+            vals = [(bb[1 + i] - aa[1 + i]) / norm for aa, bb in zip(ga, gb)]
+            events[e.name] = ev(e.name, "count", vals, e.name, 1 / norm, multiplexed=mux["multiplexed"],
+                                running_fraction=mux["min_running_fraction"], group=g)
+    if backend.groups:
+        raw["times"] = out.times[0] if out.times else {}
+    moves = int(out.info.get("rdpmc_moves", ["0"])[0])
+    if moves:
+        warnings.append(f"the kernel moved an event to another counter during {moves} runs (rdpmc index changed); "
+                        "those readings mix two counters")
+    # no_slope: basic mode runs 0 and U copies (no second point to check the slope against), or
+    # A and B run different work (paired routine passes)
+    lin = None if no_slope else linearity.check(conv.gross_a, conv.gross_b, unroll, loop)
+    if lin is not None and not lin.linear:
+        warnings.append(linearity.warning(lin, unroll, events["cycles"].value * (norm / unroll / max(loop, 1))))
+    events["tsc"] = ev("tsc", "ticks", [t / norm for t in ticks], "TSC ticks", step / norm)
+    events["ns"] = ev("ns", "ns", [t / tsc_hz * 1e9 / norm for t in ticks], "nanoseconds", step / tsc_hz * 1e9 / norm)
+    # Nearly free code, or a loop that sets the pace of A and B alike: B - A stays within the
+    # resolution (the runner says loop_limited when it stopped growing the loop), so the answer
+    # is a bound, not a figure.
+    limited = _loop_limited(out.info)
+    force = limited is not None and limited < POOR_TICKS
+    below = stats.upper_bound(events["cycles"].value, events["cycles"].uncertainty, quantum, force) is not None
+    if below:
+        for name, q in (("cycles", quantum), ("tsc", step / norm), ("ns", step / tsc_hz * 1e9 / norm)):
+            events[name].upper_bound = stats.upper_bound(events[name].value, events[name].uncertainty, q, True)
+    con = statistics.median(conv.contention) if conv.contention else None
+    return {"events": events, "stability": stability.assess(cycles, conv.ghz_per_rep, ref_ghz, con, ref_contention, below),
+            "loop": loop, "contention": con, "contention_reference": ref_contention, "loop_limited": limited,
+            "tsc_hz": tsc_hz, "ghz": ghz, "step": step, "norm": norm, "raw": raw,
+            "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": statistics.median(ticks),
+            "groups": groups, "warnings": warnings, "linearity": lin}
+
+
+
+def _loop_limited(info: dict) -> float | None:
+    """B - A ticks of the runner's last loop probe when it stopped growing the loop (a long run
+    whose B - A stayed below the target), else None."""
+    if "loop_limited" not in info:
+        return None
+    try:
+        return float(info["loop_limited"][0])
+    except (IndexError, ValueError):
+        return 0.0
