@@ -74,7 +74,7 @@ from pathlib import Path
 import numpy as np
 
 from cyclebench.errors import UsageError
-from cyclebench.routines.options import FLUSH_MODES, TimingOptions
+from cyclebench.routines.options import TimingOptions
 from cyclebench.routines.shape import MEMSET, CallShape
 from cyclebench.routines.streams import PAGE, Stream
 

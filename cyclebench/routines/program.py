@@ -59,7 +59,7 @@ MAX_OUTPUT = 1 << 20
 MAX_KEPT_OUTPUT = 4096
 _ITER_RE = re.compile(rb"^\s*iterations\s*[:=]?\s*(\d+)\s*$", re.M)
 BACKEND_REASON = ("whole programs are timed with the TSC around fork and wait4; ticks are converted to "
-                  "core cycles by measure()'s 1-cycle add calibration")
+                  "core cycles with measure()'s clock calibration before and after the runs")
 _SANITIZERS = ("-fsanitize=address", "-fsanitize=memory", "-fsanitize=thread", "-fsanitize=hwaddress")
 
 
