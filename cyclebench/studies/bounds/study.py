@@ -42,7 +42,6 @@ class BoundsStudy(Study):
                    "overhead microbenchmarks in six builds (native, ASan, ASan writes only, UBSan bounds, inline "
                    "checks, emulated MPX), the OS cost of bounds tables and the multithreading race, beside the "
                    "reference's published MPX figures.")
-    schema_version = 1
     experiments = EXPERIMENTS
     presets = (QUICK, FULL)
 

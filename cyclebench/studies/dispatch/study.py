@@ -35,7 +35,6 @@ class DispatchStudy(Study):
     description = ("Ertl's CFI microbenchmark: indirect call, bounds-checked table, binary and B-tree-like "
                    "searches, switch; clang -Os/-mretpoline, cfi-icall, kcfi, ENDBR64, SLS, return thunks, "
                    "GCC thunks; fixed, round-robin and random targets.")
-    schema_version = 1
     experiments = EXPERIMENTS
 
     def add_options(self, group) -> None:

@@ -32,7 +32,6 @@ class MemoryStudy(Study):
     description = ("Load-to-use latency against working-set size (four chain layouts, 4 KiB and 2 MiB pages), "
                    "the cache levels it shows beside sysfs and CPUID, TLB reach, memory-level parallelism, "
                    "bandwidth kernels and loaded latency.")
-    schema_version = 1
     experiments = EXPERIMENTS
     presets = (QUICK, FULL)
 

@@ -59,7 +59,6 @@ class MemsetStudy(Study):
     description = ("The reference's old and new NT memset designs, their AVX widenings, rep stosb and an "
                    "RtlHeapZero-like routine against glibc: fixed sizes, the reference's random-size grid, "
                    "stores and branches per call, and the rep stosb cut-over.")
-    schema_version = 1
     experiments = EXPERIMENTS
 
     def add_options(self, group) -> None:

@@ -42,7 +42,6 @@ class PagingStudy(Study):
                    "(pages 4 KiB-1 MiB, no-branches variant, two layouts), random access over plain and tree "
                    "arrays, and 4 KiB against 2 MiB pages; cycles per call, option and access, normalised as the "
                    "reference plotted them.")
-    schema_version = 1
     experiments = EXPERIMENTS
 
     def add_options(self, group) -> None:
