@@ -9,6 +9,7 @@ time whole programs built from C.
   random with the reference's parameters, from a size distribution file).
 * ``checking``: the checker interface and the memo of checked routines (a study brings its own
   checker: memset's is ``studies/memset/correctness.py``, dispatch's ``studies/dispatch/checking.py``).
+* ``options``: ``TimingOptions``, how a routine is timed.
 * ``passes``: the generated pass over a stream, the paired empty pass, L1d eviction.
 * ``timing``: cycles per call over a stream through ``cyclebench.measure``, minus the empty pass
   measured in the same runner process; correctness checked first.
@@ -16,7 +17,8 @@ time whole programs built from C.
   timed with the TSC; per-iteration core cycles with measure()'s calibration.
 * the statistics (mean of the fastest 10%, median, spread, per-call cost) are
   ``cyclebench.measurement.stats``, re-exported here.
-* ``trace``: stores and branches of one memset-like call, by single-stepping.
+* ``trace``: the instructions one call executes, by single-stepping (the memset study counts
+  their stores and branches; the dispatch study the bytes of each path).
 """
 from cyclebench.routines.build import (Built, Routine, build_executable, build_shared, cache_dir,
                                        empty_routine, resolve)
