@@ -12,10 +12,15 @@ CASES = [
 ] + [
     Case(f"study-{name}-empty-experiments", ["study", name, "--experiments", ",", "--out", "{tmp}/out"], 2,
          r"an empty list was given", r"--experiments")
-    for name in ("memset", "memory", "paging")
+    for name in ("memset", "memory", "paging", "dispatch", "bounds")
 ] + [
+    Case(f"study-{name}-unknown-experiment", ["study", name, "--experiments", "nope", "--out", "{tmp}/out"], 2,
+         r"unknown experiment.* 'nope'", r"(use|experiments:) ")
+    for name in ("memset", "memory", "paging", "dispatch", "bounds")
+] + [
+    # --parts: the bounds study's old spelling of --experiments, still accepted
     Case("study-bounds-unknown-part", ["study", "bounds", "--parts", "instructions,mpx", "--out", "{tmp}/out"], 2,
-         r"unknown part, kernel or build 'mpx'", r"parts: instructions, sequences"),
+         r"unknown experiment, kernel or build 'mpx'", r"experiments: instructions, sequences"),
     Case("study-bounds-empty-parts", ["study", "bounds", "--parts", ",", "--out", "{tmp}/out"], 2,
-         r"an empty list was given", r"--parts"),
+         r"an empty list was given", r"--experiments"),
 ]

@@ -41,7 +41,7 @@ class StudyConfig:
         bad = [p for p in self.experiments if p not in EXPERIMENTS] + [k for k in self.kernels if k not in KERNELS]
         bad += [b for b in self.builds if b not in BUILDS]
         if bad:
-            raise UsageError(f"unknown part, kernel or build {bad[0]!r}",
+            raise UsageError(f"unknown experiment, kernel or build {bad[0]!r}",
                              "experiments: " + ", ".join(EXPERIMENTS) + "; kernels: " + ", ".join(KERNELS)
                              + "; builds: " + ", ".join(BUILDS))
 
