@@ -7,6 +7,7 @@ so a crash or a full disk never leaves a half-written file under the final name.
 """
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import tempfile
@@ -16,6 +17,16 @@ from typing import Sequence
 from .errors import AssemblyError, UsageError
 
 COMPILE_TIMEOUT = 300       # seconds; the runner and the study kernels build in about a second
+
+
+@functools.lru_cache(maxsize=None)
+def tool_version(exe: str) -> str | None:
+    """The first line of ``exe --version`` (a compiler, valgrind ...), or None when it cannot run."""
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.splitlines()[0].strip() if out.stdout.strip() else ""
 
 
 def usable_elf(path: Path) -> bool:

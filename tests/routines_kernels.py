@@ -8,7 +8,8 @@ tests do not import the study package.
 from pathlib import Path
 
 import cyclebench
-from cyclebench.routines import MemsetDomain, Routine, build_shared, resolve
+from cyclebench.routines import Routine, build_shared, resolve
+from cyclebench.studies.memset.correctness import MemsetDomain
 
 STUDY = Path(cyclebench.__file__).parent / "studies" / "memset"
 KERNELS = tuple(STUDY / "kernels" / f for f in ("byte_loop.S", "nt_old.S", "nt_new.S", "rep_stosb.S",

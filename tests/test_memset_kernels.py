@@ -6,7 +6,8 @@ import sys
 import pytest
 
 from cyclebench.errors import AssemblyError, RoutineIncorrect, UsageError
-from cyclebench.routines import MemsetDomain, build_shared, check_memset
+from cyclebench.routines import build_shared
+from cyclebench.studies.memset.correctness import MemsetDomain, check_memset
 from cyclebench.studies import memset
 
 
@@ -77,7 +78,7 @@ def test_kernel_table():
 
 
 def test_unsupported_feature_is_skipped(monkeypatch):
-    monkeypatch.setattr(memset, "cpu_flags", lambda: frozenset({"sse2"}))
+    monkeypatch.setattr(memset.library, "cpu_flags", lambda: frozenset({"sse2"}))
     results = memset.check_kernels(["new_sse", "new_avx512"])
     assert list(results) == ["new_sse"]
 

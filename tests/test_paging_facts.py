@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from cyclebench.studies.paging import checks, programs
+from cyclebench.study.programs import run_ok
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +19,7 @@ def test_tree_array_equals_a_flat_array_for_every_page_size_and_depth():
     text = checks.tree_check()                   # raises RoutineIncorrect on any difference
     assert "equal a flat array" in text
     exe = programs.build_program([programs.C_DIR / "check_tree.c"], cflags=["-O2", "-Wall"], name="paging-check-tree")
-    lines = [ln.split() for ln in programs.run(exe.path, []).splitlines()[:-1]]
+    lines = [ln.split() for ln in run_ok(exe.path, []).stdout.splitlines()[:-1]]
     seen = {(int(page), int(depth)) for page, _, _, depth, ok in lines if ok == "ok"}
     assert len(lines) == len([ln for ln in lines if ln[4] == "ok"])
     for page in (4096 << k for k in range(9)):
@@ -26,7 +27,7 @@ def test_tree_array_equals_a_flat_array_for_every_page_size_and_depth():
 
 
 def test_split_stack_build_calls_morestack_beyond_a_depth(progs):
-    calls = lambda build, depth: programs.report(programs.run(progs.path(build), ["sum", depth, 1]))  # noqa: E731
+    calls = lambda build, depth: run_ok(progs.path(build), ["sum", depth, 1]).report  # noqa: E731
     shallow, deeper, deep = calls("split", 10), calls("split", 100), calls("split", 200_000)
     assert shallow["morestack_calls"] == deeper["morestack_calls"] <= 1     # no switch while the stack fits
     assert deep["morestack_calls"] > shallow["morestack_calls"] + 10        # beyond it, segment after segment
@@ -41,7 +42,7 @@ def _normal_cdf(x):
 
 @pytest.mark.parametrize("layout,kind,page", [("soa", "plain", 4096), ("aos", "tree", 8192), ("soa", "tree3", 4096)])
 def test_blackscholes_prices_match_a_float64_reference(progs, layout, kind, page):
-    out = programs.run(progs.path("blackscholes"), [layout, kind, page, 3000, 1, "dump"])
+    out = run_ok(progs.path("blackscholes"), [layout, kind, page, 3000, 1, "dump"]).stdout
     rows = np.array([ln.split() for ln in out.splitlines() if len(ln.split()) == 8], dtype=float)
     assert rows.shape == (3000, 8)
     s, k, r, v, t, put, price = rows[:, 1:].T
@@ -55,7 +56,7 @@ def test_blackscholes_prices_match_a_float64_reference(progs, layout, kind, page
 
 def test_every_storage_kind_walks_the_same_chase(progs):
     checks.same_answers(progs)                 # raises RoutineIncorrect on any difference
-    out = programs.run(progs.path("chase"), ["tree", 4096, 1024, 1024, "dump"]).split()
+    out = run_ok(progs.path("chase"), ["tree", 4096, 1024, 1024, "dump"]).stdout.split()
     values = [int(x) for x in out[:1024]]
     assert sorted(values) == list(range(1024))  # a permutation ...
     x, seen = 0, set()

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from cyclebench.errors import UsageError
-from cyclebench.routines.stats import (fastest_count, fastest_mean, improvement_percent, per_call,
+from cyclebench.measurement.stats import (fastest_count, fastest_mean, improvement_percent, per_call,
                                        summarize)
 
 

@@ -4,11 +4,13 @@ import numpy as np
 import pytest
 
 from cyclebench.errors import RoutineIncorrect, UsageError
-from cyclebench.routines import (CallableChecker, MemsetDomain, array_shape, build_shared, dispatch_shape,
-                                 empty_routine, fixed_stream, make_stream, random_stream, resolve)
+from cyclebench.routines import (CallableChecker, array_shape, build_shared, dispatch_shape, empty_routine,
+                                 fixed_stream, make_stream, random_stream, resolve)
 from cyclebench.routines import passes, timing
 from cyclebench.routines.passes import layout_for, pass_code
-from cyclebench.routines.timing import TimingOptions, time_routine
+from cyclebench.routines.options import TimingOptions
+from cyclebench.routines.timing import time_routine
+from cyclebench.studies.memset.correctness import MemsetDomain
 from routines_kernels import HEAP_ZERO_DOMAIN, kernel, planted_bugs
 
 NOTHING = MemsetDomain(max_size=0, large_samples=0)   # size 0 only: writes nothing, returns dst
@@ -34,7 +36,7 @@ def test_a_routine_that_does_nothing_costs_about_nothing_net():
 def test_the_routine_runs_in_b_and_the_empty_routine_in_a():
     # a byte loop over 512 bytes does hundreds of stores per call; the empty routine none
     t = time_routine(kernel("byte_loop"), fixed_stream(512, count=200),
-                     TimingOptions(n_measurements=5))
+                     TimingOptions(n_measurements=5), checker=MemsetDomain())
     assert t.gross["median"] > 10 * t.empty["median"]
     assert t.net["median"] > 0 and t.cycles == t.net["fastest10"]
     # A and B run different passes by design: no warning about copies or unroll counts
@@ -43,10 +45,10 @@ def test_the_routine_runs_in_b_and_the_empty_routine_in_a():
 
 def test_replayed_array_and_fixed_stream_modes():
     s = random_stream(min_size=1, max_size=64, count=300, seed=3)
-    t = time_routine(resolve("libc:memset"), s, TimingOptions(n_measurements=3))
+    t = time_routine(resolve("libc:memset"), s, TimingOptions(n_measurements=3), checker=MemsetDomain())
     assert t.mode == "replay" and t.calls == 300 and t.stream_digest == s.digest()
     t2 = time_routine(resolve("libc:memset"), fixed_stream(32, count=300),
-                      TimingOptions(n_measurements=3, replay=True))
+                      TimingOptions(n_measurements=3, replay=True), checker=MemsetDomain())
     assert t2.mode == "replay"
 
 
@@ -109,7 +111,7 @@ def test_pass_code_and_layout():
 
 def test_flush_call_runs_and_records_its_eviction():
     t = time_routine(resolve("libc:memset"), random_stream(min_size=1, max_size=64, count=200),
-                     TimingOptions(flush="call", n_measurements=3))
+                     TimingOptions(flush="call", n_measurements=3), checker=MemsetDomain())
     assert t.options["flush"] == "call" and t.options["evict_loads_per_eviction"] > 0
 
 
@@ -150,7 +152,7 @@ def test_routines_have_no_calibration_of_their_own():
 def test_extra_events_are_reported_per_call():
     # software events work without a PMU and go through the same path as branch-misses would
     t = time_routine(kernel("nt_old"), fixed_stream(256, count=100),
-                     TimingOptions(n_measurements=3, events=("page-faults",)))
+                     TimingOptions(n_measurements=3, events=("page-faults",)), checker=MemsetDomain())
     ev = t.events["page-faults"]
     # one count per repetition measure() kept (a repetition with an interrupted calibration is dropped)
     assert set(ev) == {"gross", "empty", "net"} and ev["gross"]["n"] == len(t.samples["pass"]) >= 1
@@ -171,7 +173,7 @@ def test_other_call_shapes_load_their_registers():
     lines = code.splitlines()
     assert lines[lines.index("mov rdi, [r12 + 0]") + 1] == "add rdi, rbx"
     assert "mov rsi, [r12 + 8]" in lines and "mov rdx, [r12 + 16]" in lines and "add r12, 24" in lines
-    # other shapes have no default checker
+    # no shape has a default checker: the study brings its own
     with pytest.raises(UsageError, match="checker"):
         time_routine(empty_routine(), idx)
 

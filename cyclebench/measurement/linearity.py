@@ -16,10 +16,9 @@ still be wrong, so the result carries a warning.
 """
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 
-from .stats import quartiles
+from .stats import median, quartiles
 
 FIXED_OVERHEAD = 2000       # cycles per run the harness may add (reads, serialisation, late init)
 LOOP_OVERHEAD = 8           # cycles per loop iteration (counter, back edge)
@@ -48,12 +47,12 @@ def check(a: list[float], b: list[float], unroll: int, loop: int) -> Linearity:
     """``a``, ``b``: cycles of configuration A (``unroll`` copies, per loop iteration ``loop``
     times) and B (twice the copies), one value per repetition."""
     overheads = [2 * x - y for x, y in zip(a, b)]
-    med = statistics.median(overheads)
+    med = median(overheads)
     q1, q3 = quartiles(overheads)
     noise = NOISE_IQRS * (q3 - q1)
-    work = statistics.median(y - x for x, y in zip(a, b))
+    work = median(y - x for x, y in zip(a, b))
     copies = unroll * max(loop, 1)
-    pa, pb = statistics.median(a) / copies, statistics.median(b) / (2 * copies)
+    pa, pb = median(a) / copies, median(b) / (2 * copies)
     allowance = FIXED_OVERHEAD + LOOP_OVERHEAD * loop
     reason = ""
     if med < -max(noise, MIN_SHARE * abs(work)):

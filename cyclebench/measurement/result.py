@@ -11,6 +11,7 @@ import math
 from dataclasses import asdict, dataclass, field
 
 from ..errors import ResultFileError
+from . import measured
 
 SCHEMA = "cyclebench.result"
 SCHEMA_VERSION = 1
@@ -56,6 +57,16 @@ class Result:
 
     def value(self, event: str = "cycles") -> float:
         return self.events[event].value
+
+    @property
+    def cycles(self) -> float:
+        """Core cycles per copy (the Measurement protocol's headline figure)."""
+        return self.value("cycles")
+
+    def facts(self) -> dict:
+        p = self.parameters
+        return measured.facts(self.backend, p.get("n_measurements"), self.stable, self.warnings,
+                              p.get("events") or (), **{k: p.get(k) for k in ("unroll", "loop", "aggregate", "cpu")})
 
     @property
     def stable(self) -> bool:

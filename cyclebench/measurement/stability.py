@@ -8,7 +8,7 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
-from .stats import quartiles
+from .stats import quartiles, spread_over
 
 MAX_REL_SPREAD = 0.02        # relative IQR of the per-repetition values
 MIN_ABS_SPREAD = 0.01        # cycles: below this a spread is quantisation, not noise...
@@ -63,7 +63,7 @@ def assess(values: list[float], ghz: list[float] | None = None,
     med = statistics.median(values)
     q1, q3 = quartiles(values)
     iqr = q3 - q1
-    rel = iqr / abs(med) if med else (0.0 if iqr == 0 else math.inf)
+    rel = spread_over(iqr, med)
     reasons = []
     if below_resolution:
         pass

@@ -1,16 +1,123 @@
-"""Aggregates and uncertainty of per-repetition values."""
+"""The package's one set of statistics: each is defined here once and used everywhere.
+
+* ``median``: the middle value; for an even count the mean of the two middle values.
+* ``quantiles``: linear interpolation between order statistics (numpy's default "linear", Python's
+  ``statistics.quantiles(method="inclusive")``, Hyndman & Fan type 7).
+* ``relative_spread``: the interquartile range over the absolute median. With a median of zero it is
+  0 when the quartiles agree and infinite otherwise (a spread around nothing is never small).
+* ``mad_sigma``: 1.4826 x the median absolute deviation (a robust standard deviation).
+* ``mann_whitney_p``: the two-sided Mann-Whitney U test (scipy), with ``min_p_value`` the smallest
+  p the exact test can give for two sample sizes.
+* ``trimmed_mean`` / ``aggregate``: the measurement aggregates (nanoBench's 20th-80th percentile mean).
+* ``fastest_mean``: the mean of the fastest 10% (the memset reference's statistic), and
+  ``summarize``: the usual figures of a set of timings in one ``Summary``.
+* ``uncertainty`` / ``upper_bound``: the 95% half-width of an aggregate and the below-resolution bound.
+
+numpy and scipy are imported only inside the functions that need them: the measurement layer starts
+fast.
+"""
 from __future__ import annotations
 
 import math
-import statistics
+from dataclasses import asdict, dataclass
 from functools import reduce
+
+from ..errors import UsageError
 
 AGGREGATES = ("avg", "median", "min", "max", "range")
 
 
-def trimmed_mean(values: list[float], lo: float = 0.2, hi: float = 0.8) -> float:
+def _floats(values) -> list[float]:
+    """A flat list of floats from a list, a generator or a numpy array of any shape."""
+    if hasattr(values, "ravel"):
+        return [float(v) for v in values.ravel().tolist()]
+    return [float(v) for v in values]
+
+
+def median(values) -> float | None:
+    """The median of the values that are not None; None when there are none."""
+    s = sorted(v for v in _floats_or_none(values) if v is not None)
+    if not s:
+        return None
+    m = len(s) // 2
+    return s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 2
+
+
+def _floats_or_none(values):
+    if hasattr(values, "ravel"):
+        return _floats(values)
+    return [None if v is None else float(v) for v in values]
+
+
+def quantiles(values, probs) -> list[float]:
+    """The values at the given probabilities (0..1), linearly interpolated between order
+    statistics; ValueError on an empty list."""
+    s = sorted(_floats(values))
+    if not s:
+        raise ValueError("no values")
+    out = []
+    for p in probs:
+        if not 0 <= p <= 1:
+            raise ValueError(f"probability {p} is not in [0, 1]")
+        h = (len(s) - 1) * p
+        lo = math.floor(h)
+        f = h - lo
+        if f == 0:
+            out.append(s[lo])
+            continue
+        a, b = s[lo], s[lo + 1]
+        # (1 - f) a + f b: at f = 1/2 exactly the median's (a + b) / 2; kept within [a, b]
+        out.append(min(max((1 - f) * a + f * b, a), b))
+    return out
+
+
+def quartiles(values) -> tuple[float, float]:
+    q1, q3 = quantiles(values, (0.25, 0.75))
+    return q1, q3
+
+
+def spread_over(iqr: float, med: float) -> float:
+    """An interquartile range relative to a median: the zero-median rule in one place."""
+    if med:
+        return iqr / abs(med)
+    return 0.0 if iqr == 0 else math.inf
+
+
+def relative_spread(values) -> float:
+    """Interquartile range over the absolute median (0 or infinity with a median of zero)."""
+    q1, med, q3 = quantiles(values, (0.25, 0.5, 0.75))
+    return spread_over(q3 - q1, med)
+
+
+def mad_sigma(values) -> float:
+    """Robust standard deviation: 1.4826 x median absolute deviation."""
+    v = _floats(values)
+    med = median(v)
+    return 1.4826 * median([abs(x - med) for x in v])
+
+
+def min_p_value(n1: int, n2: int) -> float:
+    """The smallest two-sided p the exact Mann-Whitney U test can give for these sample sizes."""
+    if not (n1 and n2):
+        return 1.0
+    log_comb = math.lgamma(n1 + n2 + 1) - math.lgamma(n1 + 1) - math.lgamma(n2 + 1)   # no overflow
+    return min(1.0, 2.0 * math.exp(-log_comb))
+
+
+def mann_whitney_p(a, b) -> float:
+    """Two-sided Mann-Whitney U p-value; 1.0 when every sample is the same number."""
+    a, b = _floats(a), _floats(b)
+    if not a or not b:
+        raise ValueError("both sets need samples")
+    if min(a + b) == max(a + b):
+        return 1.0                         # identical constant samples: nothing differs
+    from scipy.stats import mannwhitneyu  # scipy is slow to import; only a comparison needs it
+    return float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
+
+
+def trimmed_mean(values, lo: float = 0.2, hi: float = 0.8) -> float:
     """Mean of the 20th-80th percentiles (nanoBench's default aggregate)."""
-    s = sorted(values)
+    s = sorted(_floats(values))
     n = len(s)
     a, b = int(math.floor(n * lo)), int(math.ceil(n * hi))
     core = s[a:b] or s
@@ -21,25 +128,12 @@ def aggregate(values: list[float], kind: str) -> float:
     if kind == "avg":
         return trimmed_mean(values)
     if kind in ("median", "range"):
-        return statistics.median(values)
+        return median(values)
     if kind == "min":
         return min(values)
     if kind == "max":
         return max(values)
     raise ValueError(kind)
-
-
-def mad_sigma(values: list[float]) -> float:
-    """Robust standard deviation: 1.4826 x median absolute deviation."""
-    med = statistics.median(values)
-    return 1.4826 * statistics.median(abs(v - med) for v in values)
-
-
-def quartiles(values: list[float]) -> tuple[float, float]:
-    if len(values) < 2:
-        return values[0], values[0]
-    q = statistics.quantiles(values, n=4, method="inclusive")
-    return q[0], q[2]
 
 
 def uncertainty(values: list[float], quantum: float = 0.0) -> float:
@@ -70,6 +164,88 @@ def _round_up(x: float, digits: int = 2) -> float:
 
 
 def tick_step(ints: list[int]) -> int:
-    """The counter's granularity: the gcd of the raw differences (26 on our KVM guests' TSC)."""
+    """The counter's granularity: the gcd of the raw differences (26 on a KVM guest's TSC)."""
     g = reduce(math.gcd, (abs(i) for i in ints if i), 0)
     return g or 1
+
+
+# --- timings of routines and programs ---------------------------------------------------------
+
+def _samples(samples) -> list[float]:
+    a = _floats(samples)
+    if not a:
+        raise UsageError("no samples to summarize")
+    if not all(math.isfinite(x) for x in a):
+        raise UsageError("samples contain NaN or infinity")
+    return a
+
+
+def fastest_count(n: int, fraction: float = 0.1) -> int:
+    """How many of n samples the fastest-fraction mean averages: ceil(fraction * n), at least 1."""
+    if not 0 < fraction <= 1:
+        raise UsageError(f"fraction must be in (0, 1], got {fraction}")
+    return max(1, math.ceil(n * fraction - 1e-9))
+
+
+def fastest_mean(samples, fraction: float = 0.1) -> float:
+    """Mean of the fastest (smallest) fraction of the samples.
+
+    The reference (MSRC, "Building Faster AMD64 Memset Routines") times each size many times and
+    reports the mean of the fastest 10%, to drop interrupts and context switches: sort ascending,
+    average the first k = ceil(fraction * n) values (at least one)."""
+    a = sorted(_samples(samples))
+    k = fastest_count(len(a), fraction)
+    return sum(a[:k]) / k
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    minimum: float
+    fastest10: float   # mean of the fastest 10%
+    median: float
+    mean: float
+    p10: float
+    q1: float
+    q3: float
+    p90: float
+    maximum: float
+    spread: float            # q3 - q1
+    relative_spread: float   # spread_over(spread, median)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def summarize(samples) -> Summary:
+    """Minimum, fastest-10% mean, median, mean, 10th/25th/75th/90th percentiles, maximum,
+    interquartile range and relative spread of a set of timings (UsageError when empty or not finite)."""
+    a = _samples(samples)
+    p10, q1, med, q3, p90 = quantiles(a, (0.1, 0.25, 0.5, 0.75, 0.9))
+    spread = q3 - q1
+    return Summary(n=len(a), minimum=min(a), fastest10=fastest_mean(a, 0.1), median=med,
+                   mean=math.fsum(a) / len(a), p10=p10, q1=q1, q3=q3, p90=p90, maximum=max(a),
+                   spread=spread, relative_spread=spread_over(spread, med))
+
+
+def per_call(pass_cycles, empty_pass_cycles, calls: int):
+    """Per-call cost of each repetition: (pass - empty pass) / calls, as a numpy array.
+
+    pass_cycles and empty_pass_cycles are paired by repetition (same length), or
+    empty_pass_cycles is one number (an already-aggregated baseline).
+    """
+    import numpy as np
+    if calls < 1:
+        raise UsageError(f"calls must be at least 1, got {calls}")
+    p = np.asarray(_samples(np.atleast_1d(np.asarray(pass_cycles, dtype=float))))
+    e = np.asarray(_samples(np.atleast_1d(np.asarray(empty_pass_cycles, dtype=float))))
+    if e.size not in (1, p.size):
+        raise UsageError(f"{p.size} pass timings but {e.size} empty-pass timings")
+    return (p - e) / calls
+
+
+def improvement_percent(old: float, new: float) -> float:
+    """(old - new) / old * 100: positive when new is faster (the reference's "Perf % Improvement")."""
+    if old <= 0:
+        raise UsageError(f"the old time must be positive, got {old}")
+    return (old - new) / old * 100.0

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
 
 from ..errors import UsageError
+from ..measurement.stats import mann_whitney_p, min_p_value, relative_spread
 from ..reports.model import Column, Report, Table
 from .figures import Measured, measured
 from .loaders import Loaded
@@ -66,33 +66,22 @@ class Comparison:
                 f"{count[NO_SAMPLES]} without raw samples (alpha {self.alpha})")
 
 
-def min_p_value(n1: int, n2: int) -> float:
-    """The smallest two-sided p the exact Mann-Whitney U test can give for these sample sizes."""
-    if not (n1 and n2):
-        return 1.0
-    log_comb = math.lgamma(n1 + n2 + 1) - math.lgamma(n1 + 1) - math.lgamma(n2 + 1)   # no overflow
-    return min(1.0, 2.0 * math.exp(-log_comb))
-
-
-def relative_spread(samples: list[float]) -> float | None:
+def _noise(samples: list[float]) -> float | None:
+    """A run's noise: its relative spread, when it has one that can serve as a threshold."""
     if len(samples) < 2:
         return None
-    q1, med, q3 = np.percentile(samples, [25, 50, 75])
-    return float((q3 - q1) / abs(med)) if med else None
+    rel = relative_spread(samples)
+    return rel if math.isfinite(rel) else None
 
 
 def verdict(old: list[float], new: list[float], delta: float | None, alpha: float) -> tuple[str, float | None, float | None]:
     """(verdict, p, noise) for two sets of raw samples and the figures' relative delta."""
     if not old or not new:
         return NO_SAMPLES, None, None
-    noise = max((x for x in (relative_spread(old), relative_spread(new)) if x is not None), default=None)
+    noise = max((x for x in (_noise(old), _noise(new)) if x is not None), default=None)
     if min_p_value(len(old), len(new)) >= alpha:
         return FEW, None, noise
-    from scipy.stats import mannwhitneyu
-    if np.ptp(old + new) == 0:
-        p = 1.0                            # identical constant samples: nothing differs
-    else:
-        p = float(mannwhitneyu(old, new, alternative="two-sided").pvalue)
+    p = mann_whitney_p(old, new)
     if delta is None or p >= alpha or abs(delta) <= (noise or 0.0):
         return SAME, p, noise
     return (SLOWER if delta > 0 else FASTER), p, noise

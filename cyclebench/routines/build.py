@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cache import cache_dir as shared_cache_dir
-from ..toolchain import compile_cached
+from ..toolchain import compile_cached, tool_version
 from typing import Iterable, Sequence
 
 from cyclebench.errors import AssemblyError, UsageError
@@ -75,12 +75,13 @@ def _compiler_identity(cc: str) -> str:
             f"compiler {cc!r} not found",
             hint="install it (setup.sh installs gcc) or pass another compiler with cc= / $CC",
         )
-    try:
-        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30)
-        version = out.stdout.splitlines()[0] if out.stdout else ""
-    except (OSError, subprocess.TimeoutExpired):
-        version = ""
-    return f"{os.path.realpath(exe)}|{version}"
+    return f"{os.path.realpath(exe)}|{tool_version(exe) or ''}"
+
+
+def compiler_version(cc: str) -> str:
+    """What a record says built it: the first line of ``cc --version``."""
+    v = tool_version(cc)
+    return "not installed" if v is None else (v or "unknown")
 
 
 def _stat(p: Path) -> tuple[int, int] | None:

@@ -6,8 +6,8 @@ A **checker** knows what a routine must do and on which inputs. It has
 * ``check(routine)``: returns a result, or raises (RoutineIncorrect, exit 11; UnsupportedInstruction);
 * ``admits(stream, routine)``: raises UsageError when a stream holds calls outside what was checked.
 
-``correctness.MemsetDomain`` is the memset checker (the native whole-domain check).
-``CallableChecker`` wraps a function for routines of other shapes (a dispatcher, an array kernel).
+A study brings its checker: ``studies/memset/correctness.py`` (MemsetDomain, the native whole-domain
+check), ``studies/dispatch/checking.py``. ``CallableChecker`` wraps a function for routines of other shapes (a dispatcher, an array kernel).
 Every routine is checked once per (shared object, symbol, checker) in a process (``ensure_correct``);
 ``mark_checked`` records a check done elsewhere (e.g. ``check_many`` in parallel).
 """
@@ -72,7 +72,7 @@ def _key(routine: Routine, checker: Checker) -> tuple:
 
 
 def mark_checked(routine: Routine, checker: Checker, result: object = True) -> None:
-    """Record that ``routine`` passed ``checker`` (e.g. after ``correctness.check_many``)."""
+    """Record that ``routine`` passed ``checker`` (e.g. after memset's ``check_many``)."""
     with _checked_lock:
         _checked[_key(routine, as_checker(checker))] = result
 

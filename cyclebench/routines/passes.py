@@ -71,18 +71,14 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from cyclebench.errors import UsageError
+from cyclebench.routines.options import TimingOptions
 from cyclebench.routines.shape import MEMSET, CallShape
 from cyclebench.routines.streams import PAGE, Stream
 
-if TYPE_CHECKING:
-    from cyclebench.routines.timing import TimingOptions
-
-FLUSH_MODES = ("none", "call", "pass")
 MIN_R14_SIZE = 1 << 20
 INIT_TEMPLATE = ("mov rbx, r14; and rbx, -4096; xor dword ptr [rbx + {ctl}], 1; "
                  "mov dword ptr [rbx + {ctl} + 4], 0")
@@ -158,7 +154,7 @@ class Layout:
         return self.evict_lines * self.evict_ways
 
 
-def layout_for(stream: Stream, opts: "TimingOptions") -> Layout:
+def layout_for(stream: Stream, opts: TimingOptions) -> Layout:
     buf = stream.buffer_size
     evict_off = lines = ways = 0
     end = buf
@@ -216,7 +212,7 @@ def _eviction(lay: Layout) -> list[str]:
     return out
 
 
-def pass_code(symbol: str, empty_symbol: str, calls: int, opts: "TimingOptions", lay: Layout, *,
+def pass_code(symbol: str, empty_symbol: str, calls: int, opts: TimingOptions, lay: Layout, *,
               fixed: bool, shape: CallShape = MEMSET) -> tuple[str, str]:
     """(init, code) of the paired measurement (see the module docstring)."""
     if not 1 <= calls < 2**31:

@@ -49,14 +49,17 @@ from typing import Sequence
 import numpy as np
 
 from cyclebench.errors import SnippetFault, SnippetTimeout, UsageError
+from cyclebench.measurement import measured
 from cyclebench.measurement.api import CALIB_OUTLIER, measure
+from cyclebench.measurement.stats import summarize
 from cyclebench.routines.build import Built, build_executable
-from cyclebench.routines.stats import summarize
 
 LAUNCHER_SOURCE = Path(__file__).with_name("native") / "run_program.c"
 MAX_OUTPUT = 1 << 20
 MAX_KEPT_OUTPUT = 4096
 _ITER_RE = re.compile(rb"^\s*iterations\s*[:=]?\s*(\d+)\s*$", re.M)
+BACKEND_REASON = ("whole programs are timed with the TSC around fork and wait4; ticks are converted to "
+                  "core cycles with measure()'s clock calibration before and after the runs")
 _SANITIZERS = ("-fsanitize=address", "-fsanitize=memory", "-fsanitize=thread", "-fsanitize=hwaddress")
 
 
@@ -118,6 +121,8 @@ class ProgramTiming:
     outputs: list = field(default_factory=list)    # stdout of every 2n run, in order (MAX_KEPT_OUTPUT each)
     stable: bool = True
     warnings: list = field(default_factory=list)
+    backend: dict = field(default_factory=dict)    # the TSC, and the calibration it was converted with
+    options: dict = field(default_factory=dict)    # n_measurements: the repetitions
 
     @property
     def output(self) -> str:
@@ -128,6 +133,10 @@ class ProgramTiming:
     def cycles(self) -> float:
         """The headline figure: median core cycles per iteration."""
         return self.per_iteration["median"]
+
+    def facts(self) -> dict:
+        """The Measurement protocol's facts (cyclebench/measurement/measured.py)."""
+        return measured.facts(self.backend, self.options.get("n_measurements"), self.stable, self.warnings)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -286,5 +295,6 @@ def _timing(path, args, memory, points, runs, cpt_before, cpt_after, tsc_hz, cpu
         calibration={"ghz_before": cpt_before * tsc_hz / 1e9, "ghz_after": cpt_after * tsc_hz / 1e9,
                      "tsc_hz": tsc_hz, "cycles_per_tick": cpt},
         limits={**asdict(limits), "memory": memory}, stable=stable, warnings=warnings,
-        outputs=[r.output for r in long],
+        backend={"name": "tsc", "calibrated_ghz": cpt * tsc_hz / 1e9, "reason": BACKEND_REASON},
+        options={"n_measurements": len(runs[0])}, outputs=[r.output for r in long],
         samples={"short": [r.ticks for r in runs[0]], "long": [r.ticks for r in long]})

@@ -19,8 +19,8 @@ off the run's median is dropped, its A and B readings together. There is one def
 cycle: this module has no calibration of its own.
 
 Correctness first. Every routine is checked before it is timed by its ``checker``
-(``routines.checking``; default for a memset-shaped stream: ``MemsetDomain()``, memset's whole
-contract; other shapes must give one), memoized per shared object, symbol and checker. A wrong
+(``routines.checking``; a study brings its own: memset's ``studies.memset.correctness.MemsetDomain``,
+dispatch's ``DispatchChecker``), memoized per shared object, symbol and checker. A wrong
 routine raises ``RoutineIncorrect`` (exit 11) and is not timed. The stream must lie inside what the
 checker covered (for memset: sizes, destination alignments, fill values), else UsageError.
 
@@ -38,55 +38,14 @@ from typing import Callable
 import numpy as np
 
 from cyclebench.errors import CycleBenchError, UsageError
+from cyclebench.measurement import measured
 from cyclebench.measurement.api import measure
+from cyclebench.measurement.stats import spread_over, summarize
 from cyclebench.routines.build import Routine, empty_routine
 from cyclebench.routines.checking import Checker, as_checker, ensure_correct
-from cyclebench.routines.correctness import MemsetDomain
-from cyclebench.routines.passes import FLUSH_MODES, is_fixed, layout_for, pass_code
-from cyclebench.routines.shape import MEMSET
-from cyclebench.routines.stats import summarize
+from cyclebench.routines.options import TimingOptions
+from cyclebench.routines.passes import is_fixed, layout_for, pass_code
 from cyclebench.routines.streams import Stream
-
-
-@dataclass(frozen=True)
-class TimingOptions:
-    """How a routine is timed. Defaults: trained back-to-back calls, no eviction, 30 repetitions."""
-
-    n_measurements: int = 30
-    warm_up: int = 5
-    flush: str = "none"                 # "none" | "call" | "pass"
-    evict_ways_factor: int = 2          # lines read per L1d set = factor x ways
-    serialize: bool = False             # lfence after every call
-    replay: bool = False                # walk a fixed stream as an array anyway
-    counters: str = "auto"              # measure()'s backend: auto, tsc, perf
-    events: tuple[str, ...] = ()        # extra perf events (hardware events need a PMU)
-    budget: float = 1.0                 # measure()'s re-run budget when the host is noisy
-    timeout: float = 60.0
-    cpu: int | None = None
-    processes: int = 1                  # runner processes whose repetitions are pooled
-
-    def __post_init__(self):
-        if self.flush not in FLUSH_MODES:
-            raise UsageError(f"unknown flush mode {self.flush!r}", hint="use none, call or pass")
-        if not 1 <= self.evict_ways_factor <= 8:
-            raise UsageError("evict_ways_factor must be 1..8", hint="2 reads twice the associativity")
-        if not 1 <= self.n_measurements <= 100_000:
-            raise UsageError(f"{self.n_measurements} repetitions is out of range", hint="use 1..100000")
-        if not 1 <= self.processes <= 100:
-            raise UsageError(f"{self.processes} processes is out of range", hint="use 1..100")
-        object.__setattr__(self, "events", tuple(self.events))
-
-    def key(self) -> dict:
-        """The options that change a figure (for result records and resume keys)."""
-        d = asdict(self)
-        for k in ("budget", "timeout", "cpu"):
-            d.pop(k)
-        if self.processes == 1:
-            d.pop("processes")
-        d["events"] = list(self.events)
-        if self.flush == "none":
-            d.pop("evict_ways_factor")
-        return d
 
 
 @dataclass
@@ -114,6 +73,12 @@ class Timing:
     def cycles(self) -> float:
         """The headline figure: net cycles per call, mean of the fastest 10% (reference statistic)."""
         return self.net["fastest10"]
+
+    def facts(self) -> dict:
+        """The Measurement protocol's facts (cyclebench/measurement/measured.py)."""
+        opts = {k: v for k, v in self.options.items() if k != "n_measurements"}
+        return measured.facts(self.backend, self.options.get("n_measurements"), self.stable, self.warnings,
+                              self.events, **opts)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -163,7 +128,7 @@ def _net(gross_pc: np.ndarray, empty_pc: np.ndarray, gross: dict, empty: dict) -
            "minimum": gross["minimum"] - empty["minimum"],
            "median": diff["median"], "mean": diff["mean"], "q1": diff["q1"], "q3": diff["q3"],
            "spread": diff["spread"]}
-    out["relative_spread"] = out["spread"] / gross["median"] if gross["median"] > 0 else float("inf")
+    out["relative_spread"] = spread_over(out["spread"], gross["median"])   # net spread over gross median
     return out
 
 
@@ -179,16 +144,14 @@ def time_routine(routine: Routine, stream: Stream, options: TimingOptions | None
     """Net core cycles per call of ``routine`` over ``stream`` (see the module docstring).
 
     ``checker`` (``routines.checking``): checks the routine first and refuses a stream outside what
-    it checked; a plain function that raises for a wrong routine is accepted too. Default for a
-    memset-shaped stream: ``MemsetDomain()`` (memset's whole contract).
+    it checked; a plain function that raises for a wrong routine is accepted too.
     """
     opts = options or TimingOptions()
     if checker is None:
-        if stream.shape != MEMSET:
-            raise UsageError(f"no correctness checker for the {stream.shape.name} routine {routine.name}",
-                             hint="pass checker=: a routines.checking.Checker, or a function that "
-                                  "raises for a wrong routine")
-        checker = MemsetDomain()
+        raise UsageError(f"no correctness checker for the {stream.shape.name} routine {routine.name}",
+                         hint="pass checker=: a routines.checking.Checker (memset's: "
+                              "studies.memset.correctness.MemsetDomain()), or a function that raises "
+                              "for a wrong routine")
     checker = as_checker(checker)
     checker.admits(stream, routine)
     ensure_correct(routine, checker)

@@ -1,64 +1,37 @@
-"""What one call of a routine executes, by single-stepping: for memset-like routines stores and
-conditional branches, counted exactly; for any function of two integers, its instruction path.
+"""What one call of a routine executes, by single-stepping (the native tracer, ``native/trace.c``).
 
-``trace_memset(routine, sizes, aligns)`` runs the native tracer (``native/trace_memset.c``) in a
-child process: it calls the routine once per (size, dst alignment) with the trap flag set and
-records every instruction address until the routine returns. Each address is decoded here with
-iced-x86 and classified:
+The tracer runs in a child process: it calls the routine with the trap flag set and records every
+instruction address until the routine returns, then the bytes at each address. ``run_tracer``
+runs it and reads its cases; ``decode`` classifies one instruction with iced-x86 (length, whether
+it stores and how wide, a repeated string store's element, a conditional branch). The tracer calls
+a routine either memset-like, ``fn(buffer + alignment, fill, size)`` on a page-aligned buffer
+(studies/memset/trace.py counts its stores and branches), or as a function of two integers
+(``--call``): ``trace_calls(routine, args, second)`` gives each call's return value and the
+(offset, length) of every instruction it executed, in order, so a caller can count the bytes a
+path executes (the dispatch study).
 
-* a **store**: an instruction that writes memory (any operand with write access, so pushes and
-  calls count too); a repeated string store (``rep stosb``) counts once, and its iterations and
-  bytes are reported separately (``rep_iterations``, ``rep_bytes``), because the microcode's
-  own stores are invisible: stores per cycle is not derivable for a call that uses it;
-* a **conditional branch** (``jcc``, ``loop``, ``jrcxz``), and whether it was taken (the next
-  executed address is not the fall-through).
-
-These are what the reference's table of stores per size counts. Branch *mispredictions* cannot be
-traced: they need a hardware PMU (``branch-misses``), which our KVM guests do not have.
-
-The call runs in the tracer process on a page-aligned buffer plus the alignment; only routines
-that passed their correctness check should be traced (a crash takes the tracer down, with a clear
-error, not cyclebench). Tracing costs a signal per instruction (about 2 us), so keep sizes small
-(a rep stosb traps once per byte).
-
-``trace_calls(routine, args, second)`` traces any function of two integers the same way (the
-tracer's ``--call`` mode): each call's return value and the (offset, length) of every instruction
-it executed, in order, so a caller can count the bytes a path executes (the dispatch study).
+Only routines that passed their correctness check should be traced (a crash takes the tracer
+down, with a clear error, not cyclebench). Tracing costs a signal per instruction (about 2 us), so
+keep calls short (a rep stosb traps once per iteration).
 """
 from __future__ import annotations
 
 import json
 import subprocess
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 from cyclebench.errors import CycleBenchError
 from cyclebench.routines.build import Routine, build_executable
 
-TRACER_SOURCE = Path(__file__).with_name("native") / "trace_memset.c"
+TRACER_SOURCE = Path(__file__).with_name("native") / "trace.c"
 _WRITES = None
 
 
 def tracer_path() -> Path:
     return build_executable([TRACER_SOURCE], cflags=["-O2", "-Wall"], ldflags=["-ldl"],
-                            name="cb-trace-memset").path
-
-
-@dataclass(frozen=True)
-class CallTrace:
-    size: int
-    align: int
-    instructions: int        # executed instructions (a rep string instruction counts once)
-    stores: int              # executed instructions that write memory (rep stosb counts once)
-    rep_iterations: int      # iterations of repeated string stores
-    rep_bytes: int           # bytes those iterations stored
-    branches: int            # executed conditional branches
-    taken: int               # ... of which taken
-    widest_store: int = 0    # bytes of the widest store instruction executed (64: a zmm store)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
+                            name="cb-trace").path
 
 
 _STRING_ELEMENT = {"stosb": 1, "stosw": 2, "stosd": 4, "stosq": 8,
@@ -66,7 +39,7 @@ _STRING_ELEMENT = {"stosb": 1, "stosw": 2, "stosd": 4, "stosq": 8,
 
 
 @dataclass(frozen=True)
-class _Insn:
+class Insn:
     length: int
     store: bool
     rep_store_bytes: int     # element size of a rep-prefixed string store, else 0
@@ -75,7 +48,7 @@ class _Insn:
     store_bytes: int = 0
 
 
-def _classify(code_hex: str, address: int) -> _Insn:
+def decode(code_hex: str, address: int) -> Insn:
     import iced_x86 as I
     global _WRITES
     if _WRITES is None:
@@ -88,11 +61,11 @@ def _classify(code_hex: str, address: int) -> _Insn:
     if store and (ins.has_rep_prefix or ins.has_repe_prefix) and ins.is_string_instruction:
         rep = _STRING_ELEMENT.get(str(ins).split()[-1], 1)
     width = I.MemorySizeExt.size(ins.memory_size) if store else 0
-    return _Insn(ins.len, store, rep, ins.flow_control == I.FlowControl.CONDITIONAL_BRANCH, str(ins),
+    return Insn(ins.len, store, rep, ins.flow_control == I.FlowControl.CONDITIONAL_BRANCH, str(ins),
                  width)
 
 
-def _run_tracer(routine: Routine, args: list[str], timeout: float) -> tuple[list[dict], dict]:
+def run_tracer(routine: Routine, args: list[str], timeout: float) -> tuple[list[dict], dict]:
     """Run the tracer on ``routine`` with ``args``: (its cases, its code table and entry)."""
     cmd = [str(tracer_path()), "--lib", routine.library, "--symbol", routine.symbol, *args]
     try:
@@ -123,37 +96,6 @@ def _run_tracer(routine: Routine, args: list[str], timeout: float) -> tuple[list
     return cases, code
 
 
-def trace_memset(routine: Routine, sizes: Iterable[int], aligns: Iterable[int] = (0,), *,
-                 fill: int = 0, timeout: float = 120.0) -> list[CallTrace]:
-    """One CallTrace per (size, alignment), sizes outer, alignments inner."""
-    sizes, aligns = [int(s) for s in sizes], [int(a) for a in aligns]
-    cases, code = _run_tracer(routine, ["--sizes", ",".join(map(str, sizes)),
-                                        "--aligns", ",".join(map(str, aligns)), "--fill", str(fill)], timeout)
-    table = [_classify(hexbytes, int(addr, 16)) for addr, hexbytes in code["code"]]
-    addrs = [int(addr, 16) for addr, _ in code["code"]]
-    out = []
-    for c in cases:
-        seq = c["seq"]
-        stores = branches = taken = rep_it = rep_bytes = widest = 0
-        for k, (idx, count) in enumerate(seq):
-            ins = table[idx]
-            if ins.store:
-                stores += 1
-                widest = max(widest, ins.store_bytes)
-                if ins.rep_store_bytes:
-                    rep_it += count
-                    rep_bytes += count * ins.rep_store_bytes
-            if ins.cond_branch:
-                branches += count
-                nxt = seq[k + 1][0] if k + 1 < len(seq) else None
-                if nxt is not None and addrs[nxt] != addrs[idx] + ins.length:
-                    taken += 1
-                taken += count - 1     # a branch to itself repeats only when taken
-        out.append(CallTrace(c["size"], c["align"], len(seq), stores, rep_it, rep_bytes,
-                             branches, taken, widest))
-    return out
-
-
 @dataclass(frozen=True)
 class CallPath:
     """One traced call of a function of two integers: what it returned and the instructions it
@@ -169,10 +111,10 @@ def trace_calls(routine: Routine, args: Iterable[int], second: int = 0, *,
     """One CallPath per value v of ``args``: the call ``routine(v, second)`` single-stepped
     (both non-negative; ``second`` is passed as a 32-bit int, zero-extended)."""
     args = [int(a) for a in args]
-    cases, code = _run_tracer(routine, ["--call", "--sizes", ",".join(map(str, args)),
+    cases, code = run_tracer(routine, ["--call", "--sizes", ",".join(map(str, args)),
                                         "--fill", str(int(second))], timeout)
     entry = int(code["entry"], 16)
-    table = [(int(addr, 16) - entry, _classify(hexbytes, int(addr, 16)).length)
+    table = [(int(addr, 16) - entry, decode(hexbytes, int(addr, 16)).length)
              for addr, hexbytes in code["code"]]
     return [CallPath(c["arg"], c["ret"], tuple(table[i] for i, _ in c["seq"])) for c in cases]
 

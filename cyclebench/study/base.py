@@ -15,12 +15,14 @@ five steps, each a method:
                           Caveats sections come from the run's recorded facts (study/summary.py)
 
 A task's ``run()`` returns the body of its record: ``{"routine", "params", "result", ...}``. A
-``result`` with ``backend``, ``options``, ``stable`` and ``warnings`` (a routines Timing, a
-measurement Result) counts as a measurement in the summary's facts.
+``result`` that holds a Measurement's ``facts()`` (cyclebench/measurement/measured.py: a snippet's
+Result, a routine's Timing, a program's ProgramTiming, or ``group_facts`` of several) counts as a
+measurement in the summary's facts.
 """
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
@@ -71,12 +73,20 @@ class Study:
     title = ""                        # one line for --list and the summary heading
     description = ""                  # --help text
     schema_version = 1                # of its records in results.jsonl
+    experiments: tuple[str, ...] = ()  # what --experiments chooses from (its config's ``experiments``)
+    presets: tuple = ()               # (QUICK, FULL) configs: the default ``configure``
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
-        """Its own command-line options (the shared ones are added by the registry)."""
+        """Its own command-line options (the shared ones are added by the CLI); by default the
+        subset option, ``--experiments``. A study with more calls this first."""
+        if self.experiments:
+            add_experiments_option(parser, self.experiments)
 
     def configure(self, options: argparse.Namespace):
-        raise NotImplementedError
+        """Options into a config: by default its quick or full preset with -n and --experiments."""
+        if not self.presets:
+            raise NotImplementedError
+        return preset(options, *self.presets)
 
     def prepare(self, config) -> Prepared:
         return Prepared()
@@ -119,6 +129,24 @@ def record_problem(rec: dict) -> str | None:
     return None if all(isinstance(m.get("result"), dict) for m in rec.get("members", [])) else "a member has no result"
 
 
+class _Deprecated(argparse.Action):
+    """An old spelling of an option: it still works, and says which name to use."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"warning: {option_string} is deprecated; use {self.metavar}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_experiments_option(group, experiments) -> None:
+    """The one subset option of every study: ``--experiments LIST``, a comma-separated subset of
+    ``experiments`` (its config's ``experiments`` field; ``preset`` applies it). ``--parts`` is its
+    deprecated spelling (the bounds study's old name)."""
+    group.add_argument("--experiments", metavar="LIST",
+                       help=f"comma-separated subset of {','.join(experiments)} (default: all)")
+    group.add_argument("--parts", dest="experiments", action=_Deprecated, metavar="--experiments",
+                       help=argparse.SUPPRESS)
+
+
 def comma_list(text: str | None, example: str) -> tuple[str, ...] | None:
     """A study option's comma-separated list (None when the option was not given); ``example`` is
     the hint's sample value, e.g. "--experiments latency,tlb"."""
@@ -131,12 +159,16 @@ def comma_list(text: str | None, example: str) -> tuple[str, ...] | None:
 
 
 def preset(options, quick, full, **changes):
-    """A study's config: its quick or full preset, with the shared ``-n`` (its ``reps``) and the
-    study's own option ``changes`` applied (a frozen dataclass, so ``replace``)."""
+    """A study's config: its quick or full preset, with the shared ``-n`` (its ``reps``), the
+    ``--experiments`` subset and the study's own option ``changes`` applied (a frozen dataclass,
+    so ``replace``)."""
     n = options.n_measurements
     if n is not None:
         if not 1 <= n <= 100_000:
             raise UsageError(f"{n} repetitions is out of range", "use 1 <= -n <= 100000")
         changes["reps"] = n
     cfg = quick if options.quick else full
+    subset = getattr(options, "experiments", None)
+    if subset is not None:
+        changes["experiments"] = comma_list(subset, "--experiments " + ",".join(cfg.experiments[:2]))
     return replace(cfg, **changes) if changes else cfg

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
+from ..measurement.measured import facts_of
+
 
 @dataclass
 class RunFacts:
@@ -47,8 +49,8 @@ def run_facts(study: str, config: str, meta: dict | None, records: list[dict],
                  records=len(records))
     backends, reasons, ghz, events, reps, warns = Counter(), [], [], [], set(), Counter()
     for rec in records:
-        res = rec.get("result")
-        if not isinstance(res, dict) or not isinstance(res.get("backend"), dict):
+        res = facts_of(rec.get("result"))
+        if res is None:
             continue
         f.measurements += 1
         b = res["backend"]
@@ -57,15 +59,15 @@ def run_facts(study: str, config: str, meta: dict | None, records: list[dict],
             reasons.append(b["reason"])
         if b.get("calibrated_ghz"):
             ghz.append(b["calibrated_ghz"])
-        for e in res.get("events") or {}:
+        for e in res["events"]:
             if e not in events:
                 events.append(e)
-        n = (res.get("options") or {}).get("n_measurements")
+        n = res["options"].get("n_measurements")
         if n:
             reps.add(n)
-        if res.get("stable") is False:
+        if res["stable"] is False:
             f.unstable += 1
-        for w in res.get("warnings") or []:
+        for w in res["warnings"]:
             warns[w] += 1
     f.backends = dict(backends)
     f.backend_reasons = reasons

@@ -1,9 +1,11 @@
 """Writing a study's outputs through the reporters: each OutputFile in the format its suffix
 names, ``tables.txt`` (what the run prints), ``summary.md`` and ``results.json`` (the metadata
-block: machine, method, parameters; then findings and the study's tables)."""
+block: machine, method, parameters; then findings and the study's tables); ``flat``, the rows of a
+study's ``records.csv``."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from ..errors import ResultFileError, UsageError
 from ..reports.model import Report
@@ -52,3 +54,18 @@ def _write_text(path: Path, text: str) -> None:
     except OSError as e:
         raise ResultFileError(f"cannot write {path}: {e.strerror}",
                               "check the path, its permissions and the free space") from None
+
+
+def flat(records: list[dict], figures: Callable[[dict, dict], dict]) -> list[dict]:
+    """``records.csv``'s rows: one per measured thing, a group record's members each, with its
+    experiment, routine, parameters (a member's own beside the group's) and ``figures(result,
+    record)``."""
+    out = []
+    for r in records:
+        base = {"experiment": r.get("experiment"), "routine": r.get("routine"),
+                **{k: v for k, v in (r.get("params") or {}).items() if k not in ("members", "builds")}}
+        for m in r.get("members") or [r]:
+            row = dict(base) if m is r else {**base, **(m.get("params") or {}),
+                                              **({"build": m["build"]} if "build" in m else {})}
+            out.append({**row, **figures(m["result"], r)})
+    return out

@@ -12,12 +12,17 @@ CASES = [
 ] + [
     Case(f"study-{name}-empty-experiments", ["study", name, "--experiments", ",", "--out", "{tmp}/out"], 2,
          r"an empty list was given", r"--experiments")
-    for name in ("memset", "memory", "paging")
+    for name in ("memset", "memory", "paging", "dispatch", "bounds")
 ] + [
+    Case(f"study-{name}-unknown-experiment", ["study", name, "--experiments", "nope", "--out", "{tmp}/out"], 2,
+         r"unknown experiment.* 'nope'", r"(use|experiments:) ")
+    for name in ("memset", "memory", "paging", "dispatch", "bounds")
+] + [
+    # --parts: the bounds study's old spelling of --experiments, still accepted
     Case("study-bounds-unknown-part", ["study", "bounds", "--parts", "instructions,mpx", "--out", "{tmp}/out"], 2,
-         r"unknown part, kernel or build 'mpx'", r"parts: instructions, sequences"),
+         r"unknown experiment, kernel or build 'mpx'", r"experiments: instructions, sequences"),
     Case("study-bounds-empty-parts", ["study", "bounds", "--parts", ",", "--out", "{tmp}/out"], 2,
-         r"an empty list was given", r"--parts"),
+         r"an empty list was given", r"--experiments"),
     # a results.jsonl that cyclebench did not write is never moved aside: refused before any work
     Case("study-foreign-results-file", ["study", "memset", "--quick", "--out", "{tmp}/out"], 10,
          r"out/results\.jsonl is not a cyclebench results file", r"move or rename it yourself",

@@ -7,7 +7,7 @@ from __future__ import annotations
 from cyclebench.errors import RoutineIncorrect as CheckFailed
 
 from .config import BUILDS, KERNELS
-from .programs import Programs, run, run_ok
+from .programs import Programs, caught, run, run_ok
 
 CHECK_SIZE = 4096
 # Which builds must catch each kernel's out-of-bounds access (c/kernels.c, OOB = 1): a write or a
@@ -25,7 +25,7 @@ def checksums(p: Programs, kernels=KERNELS, builds=BUILDS, size: int = CHECK_SIZ
     """kernel -> the checksum every build agreed on."""
     out = {}
     for k in kernels:
-        sums = {b: run_ok(p.path("kernels", b), [k, size, 2]) for b in builds}
+        sums = {b: run_ok(p.path("kernels", b), [k, size, 2]).report for b in builds}
         native = sums["native"].get("checksum")
         bad = {b: r.get("checksum") for b, r in sums.items() if r.get("checksum") != native}
         if native is None or bad:
@@ -42,7 +42,7 @@ def out_of_bounds(p: Programs, kernels=KERNELS, builds=BUILDS, size: int = CHECK
     """kernel -> build -> caught (True/False); raises when it is not as CATCHES says."""
     out = {}
     for k in kernels:
-        out[k] = {b: run(p.path("kernels", b), [k, size, 1, 1]).caught for b in builds}
+        out[k] = {b: caught(run(p.path("kernels", b), [k, size, 1, 1])) for b in builds}
         wrong = [b for b, c in out[k].items() if c != (b in CATCHES[k])]
         if wrong:
             raise CheckFailed(f"{k}: the out-of-bounds access was {'caught' if out[k][wrong[0]] else 'missed'} "

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 
 from cyclebench.errors import UsageError
 
-PARTS = ("instructions", "sequences", "overhead", "tables", "race")
+EXPERIMENTS = ("instructions", "sequences", "overhead", "tables", "race")
 KERNELS = ("arraywrite", "arrayread", "struct", "ptrcreation")
 BUILDS = ("native", "asan", "asan_writes", "ubsan", "inline", "mpx_emu")
 GiB = 1 << 30
@@ -16,33 +16,33 @@ GiB = 1 << 30
 @dataclass(frozen=True)
 class StudyConfig:
     name: str = "full"
-    parts: tuple[str, ...] = PARTS
+    experiments: tuple[str, ...] = EXPERIMENTS
     reps: int = 10                          # repetitions of every timing (the reference: 10 runs)
-    # parts 1-2: the reference's method, 1,000 copies in a loop of 100
+    # experiments 1-2: the reference's method, 1,000 copies in a loop of 100
     unroll: int = 1000
     loop: int = 100
     budget: float = 2.0                     # seconds measure() may spend re-running an unstable figure
-    # part 3: elements per kernel (bytes, structs, pointers) and passes per short run
+    # overhead: elements per kernel (bytes, structs, pointers) and passes per short run
     kernels: tuple[str, ...] = KERNELS
     builds: tuple[str, ...] = BUILDS
     sizes: tuple[tuple[str, int], ...] = (("arraywrite", GiB), ("arrayread", GiB),
                                           ("struct", 128 << 20), ("ptrcreation", 128 << 20))
     passes: int = 5                       # n; the 2n run makes 10 passes over the array
-    # part 4: chunks (one bounds table each under MPX) and rounds per short run
+    # tables: chunks (one bounds table each under MPX) and rounds per short run
     chunks: tuple[int, ...] = (3000, 30000)
     asan_chunks: int = 30000                # ASan's aligned allocations are slow (~1 ms each): its largest N
     table_reps: int = 5
-    # part 5: the race's pointers and passes (fn, fp), and how many runs of each
+    # race: the race's pointers and passes (fn, fp), and how many runs of each
     race_elements: int = 1_000_000
     race_iterations: tuple[tuple[str, int], ...] = (("fn", 10), ("fp", 100))
     race_runs: int = 10
 
     def __post_init__(self):
-        bad = [p for p in self.parts if p not in PARTS] + [k for k in self.kernels if k not in KERNELS]
+        bad = [p for p in self.experiments if p not in EXPERIMENTS] + [k for k in self.kernels if k not in KERNELS]
         bad += [b for b in self.builds if b not in BUILDS]
         if bad:
-            raise UsageError(f"unknown part, kernel or build {bad[0]!r}",
-                             "parts: " + ", ".join(PARTS) + "; kernels: " + ", ".join(KERNELS)
+            raise UsageError(f"unknown experiment, kernel or build {bad[0]!r}",
+                             "experiments: " + ", ".join(EXPERIMENTS) + "; kernels: " + ", ".join(KERNELS)
                              + "; builds: " + ", ".join(BUILDS))
 
     def size_of(self, kernel: str) -> int:

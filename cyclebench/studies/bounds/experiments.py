@@ -1,4 +1,4 @@
-"""The study's tasks, one list per part. A task's key names everything that changes its figure,
+"""The study's tasks, one list per experiment. A task's key names everything that changes its figure,
 so ``--resume`` measures only what is missing.
 
 * instructions, sequences: one snippet per task through ``measure_sequence`` (measure(): the
@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from cyclebench.errors import SnippetFault
 from cyclebench.instructions.sequence import measure_sequence
-from cyclebench.routines.program import ProgramLimits, time_programs
+from cyclebench.routines.program import ProgramLimits
 from cyclebench.study.base import Task
+from cyclebench.study.programs import time_group
 
 from . import snippets
 from .config import StudyConfig
-from .programs import Outcome, Programs, run
+from .programs import Programs, caught, run
 
 LIMITS = ProgramLimits(cpu_seconds=900, memory=None, timeout=900)    # the emulated table reserves 1 GiB
 
@@ -60,30 +61,9 @@ def sequence_tasks(cfg) -> list[Task]:
 
 
 def _group(progs: Programs, program: str, builds, args: list, iterations: int, reps: int, params: dict) -> dict:
-    ts = time_programs([(progs.built[(program, b)], args) for b in builds], iterations=iterations,
-                       repetitions=reps, limits=LIMITS)
-    members = []
-    for b, t in zip(builds, ts):
-        res = t.to_dict()
-        res.pop("samples", None)
-        cal = res["calibration"]
-        res["backend"] = {"name": "tsc", "calibrated_ghz": (cal["ghz_before"] + cal["ghz_after"]) / 2,
-                          "reason": "whole programs timed with the TSC around fork and wait4, converted to core "
-                                    "cycles by measure()'s 1-cycle add calibration"}
-        res["options"] = {"n_measurements": reps}
-        res["report"] = _report(t.output)
-        res["reports"] = [_report(o) for o in res.pop("outputs", [])]
-        members.append({"build": b, "result": res})
-    first = members[0]["result"]
+    results, group = time_group([(progs.built[(program, b)], args) for b in builds], iterations, reps, LIMITS)
     return {"routine": program, "params": {**params, "builds": list(builds), "iterations": iterations},
-            "result": {"backend": first["backend"], "options": first["options"],
-                       "stable": all(m["result"]["stable"] for m in members),
-                       "warnings": sorted({w for m in members for w in m["result"]["warnings"]})},
-            "members": members}
-
-
-def _report(text: str) -> dict:
-    return Outcome(0, text, "").report
+            "result": group, "members": [{"build": b, "result": res} for b, res in zip(builds, results)]}
 
 
 def overhead_tasks(cfg, progs) -> list[Task]:
@@ -115,12 +95,12 @@ def race(progs: Programs, mode: str, build: str, elements: int, iterations: int,
     outcomes = []
     for _ in range(runs):
         o = run(progs.path("race", build), [mode, elements, iterations, 0, 1], timeout=600)
-        rep = o.report
-        outcomes.append({"status": o.status, "caught": o.caught, "accesses": rep.get("accesses"),
+        rep, stopped = o.report, caught(o)
+        outcomes.append({"status": o.status, "caught": stopped, "accesses": rep.get("accesses"),
                          "flagged": rep.get("flagged"), "init_bounds": rep.get("init_bounds"),
                          "object_distance": rep.get("object_distance"),
-                         "report": o.stderr.strip().splitlines()[:3] if o.caught else []})
-        if o.status != 0 and not o.caught:
+                         "report": o.stderr.strip().splitlines()[:3] if stopped else []})
+        if o.status != 0 and not stopped:
             raise SnippetFault(f"race {mode} ({build}) failed with status {o.status}: {o.stderr.strip()[-200:]}",
                                "run it by hand: race fn|fp ELEMENTS ITERATIONS 0 1")
     done = [x for x in outcomes if x["accesses"] is not None]
@@ -149,7 +129,7 @@ def race_tasks(cfg, progs) -> list[Task]:
 
 
 def plan(cfg: StudyConfig, progs: Programs) -> list[Task]:
-    parts = {"instructions": lambda: instruction_tasks(cfg), "sequences": lambda: sequence_tasks(cfg),
+    tasks = {"instructions": lambda: instruction_tasks(cfg), "sequences": lambda: sequence_tasks(cfg),
              "overhead": lambda: overhead_tasks(cfg, progs), "tables": lambda: table_tasks(cfg, progs),
              "race": lambda: race_tasks(cfg, progs)}
-    return [t for p in cfg.parts for t in parts[p]()]
+    return [t for e in cfg.experiments for t in tasks[e]()]

@@ -3,19 +3,11 @@ published GCC-MPX and ICC-MPX bars), and the check sequences' IPC per kind of ch
 published MPX IPC)."""
 from __future__ import annotations
 
-from cyclebench.reports.model import Figure, Panel, Series
+from cyclebench.reports.model import Figure, Panel
+from cyclebench.study.plots import grouped_bars
 
 from . import snippets
 from .tables import BUILD_NAMES
-
-
-def _bars(panel: Panel, groups: list[str], series: dict[str, list]) -> None:
-    w = 0.8 / max(1, len(series))
-    for k, (label, ys) in enumerate(series.items()):
-        pts = [(i + (k - (len(series) - 1) / 2) * w, y) for i, y in enumerate(ys) if y is not None]
-        if pts:
-            panel.series.append(Series(label, [p[0] for p in pts], [p[1] for p in pts], {"width": w}, kind="bar"))
-    panel.xticks = [(i, g) for i, g in enumerate(groups)]
 
 
 def overhead_figure(rows, cpu: str) -> Figure:
@@ -25,7 +17,7 @@ def overhead_figure(rows, cpu: str) -> Figure:
     series["GCC-MPX (published)"] = [r["published"]["gcc_mpx"] for r in rows]
     series["ICC-MPX (published)"] = [r["published"]["icc_mpx"] for r in rows]
     p = Panel("", "kernel", "time / native (log scale)", ylog=True)
-    _bars(p, groups, series)
+    grouped_bars(p, groups, series)
     p.hlines.append((1.0, "native", {"color": "black", "linewidth": 0.8}))
     return Figure("overhead", f"Bounds checking: slowdown over native ({cpu}; MPX figures published, Skylake)",
                   [p], size=(11, 5))
@@ -39,7 +31,7 @@ def sequences_figure(rows, cpu: str) -> Figure:
                   for k in snippets.KINDS}
         series["MPX (published)"] = [r["published_ipc"] for r in rr]
         p = Panel(f"{access}", "check sequence", "IPC")
-        _bars(p, [(snippets.CHECK_NAMES[r["check"]] or "none").replace(" +", "") for r in rr], series)
+        grouped_bars(p, [(snippets.CHECK_NAMES[r["check"]] or "none").replace(" +", "") for r in rr], series)
         panels.append(p)
     return Figure("sequences", f"IPC of bounds-check sequences ({cpu}; bnd* {snippets.NOP}; MPX published)",
                   panels, size=(13, 5))

@@ -1,4 +1,4 @@
-"""The bounds study, run: ``cyclebench study bounds [--quick] [--parts LIST] [--out DIR] [--resume]``.
+"""The bounds study, run: ``cyclebench study bounds [--quick] [--experiments LIST] [--out DIR] [--resume]``.
 
 The cost of bounds checking from Intel MPX to what replaced it, after "Intel MPX Explained"
 (issue 12). This CPU has no MPX, so:
@@ -20,14 +20,16 @@ from __future__ import annotations
 
 from cyclebench.machine.cpu import cpu_info
 from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study
+from cyclebench.study.outputs import flat
+from cyclebench.study.programs import program_figures
 from cyclebench.study.registry import register
 
 from . import analysis as an
 from . import checks, programs
 from . import summary as summ
 from . import tables as tb
-from .config import FULL, PARTS, QUICK, StudyConfig
+from .config import EXPERIMENTS, FULL, QUICK, StudyConfig
 from .experiments import plan
 from .plots import overhead_figure, sequences_figure
 
@@ -40,17 +42,8 @@ class BoundsStudy(Study):
                    "overhead microbenchmarks in six builds (native, ASan, ASan writes only, UBSan bounds, inline "
                    "checks, emulated MPX), the OS cost of bounds tables and the multithreading race, beside the "
                    "reference's published MPX figures.")
-    schema_version = 1
-
-    def add_options(self, group) -> None:
-        group.add_argument("--parts", metavar="LIST",
-                           help=f"comma-separated subset of {','.join(PARTS)} (default: all)")
-
-    def configure(self, options) -> StudyConfig:
-        ch = {}
-        if options.parts is not None:
-            ch["parts"] = comma_list(options.parts, "--parts overhead,race")
-        return preset(options, QUICK, FULL, **ch)
+    experiments = EXPERIMENTS
+    presets = (QUICK, FULL)
 
     def prepare(self, cfg: StudyConfig) -> Prepared:
         progs = programs.build_all()
@@ -84,7 +77,7 @@ class BoundsStudy(Study):
         if f["race"]:
             views.append(tb.race_view(f["race"]))
             a.files.append(OutputFile("race.txt", [views[-1]]))
-        a.files.append(OutputFile("records.csv", [Table.of_records("records", _flat(records))]))
+        a.files.append(OutputFile("records.csv", [Table.of_records("records", flat(records, _figures))]))
         a.console = a.summary_tables = views
         return a
 
@@ -126,20 +119,9 @@ class BoundsStudy(Study):
         return summ.sections(analysis.findings)
 
 
-def _flat(records) -> list[dict]:
-    out = []
-    for r in records:
-        base = {"experiment": r["experiment"], "routine": r["routine"]}
-        if "members" in r:
-            for m in r["members"]:
-                res = m["result"]
-                out.append({**base, **{k: v for k, v in r["params"].items() if k != "builds"}, "build": m["build"],
-                            "cycles_per_iteration": res["per_iteration"]["median"], "best": res["best"],
-                            "relative_spread": res["per_iteration"].get("relative_spread"), "stable": res["stable"]})
-        elif r["experiment"] == "race":
-            out.append({**base, **r["params"], **{k: r["result"][k] for k in ("accesses", "flagged", "false_outcomes",
-                                                                                "init_bounds", "caught_runs")}})
-        else:
-            out.append({**base, "name": r["params"]["name"], "kind": r["params"]["kind"], "code": r["params"]["code"],
-                        "cycles": r["result"]["cycles"], "ipc": r["result"]["ipc"], "stable": r["result"]["stable"]})
-    return out
+def _figures(res: dict, rec: dict) -> dict:
+    if "per_iteration" in res:
+        return program_figures(res)
+    if rec["experiment"] == "race":
+        return {k: res[k] for k in ("accesses", "flagged", "false_outcomes", "init_bounds", "caught_runs")}
+    return {"cycles": res["cycles"], "ipc": res["ipc"], "stable": res["stable"]}

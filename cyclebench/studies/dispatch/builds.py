@@ -10,7 +10,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from cyclebench.errors import CycleBenchError
@@ -78,15 +77,6 @@ def missing(build: Build) -> str | None:
         if shutil.which(prog) is None:
             return f"{prog} is not installed (apt-get install {'lld-16' if 'lld' in prog else prog})"
     return None
-
-
-@lru_cache(maxsize=None)
-def compiler_version(cc: str) -> str:
-    try:
-        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30)
-        return out.stdout.splitlines()[0] if out.stdout else "unknown"
-    except OSError:
-        return "not installed"
 
 
 def source_dir() -> Path:

@@ -10,11 +10,15 @@ from .sources import N_TARGETS
 
 ERTL_BUILDS = ("clang-Os", "clang-retpoline")
 PATTERNS = ("roundrobin", "random")
+# fixed: every dispatcher with one target per build; pattern: round-robin and random over k
+# targets; penalty: the misprediction cost of one branch (clang-Os)
+EXPERIMENTS = ("fixed", "pattern", "penalty")
 
 
 @dataclass(frozen=True)
 class StudyConfig:
     name: str = "full"
+    experiments: tuple[str, ...] = EXPERIMENTS
     builds: tuple[str, ...] = tuple(BY_NAME)
     pattern_builds: tuple[str, ...] = tuple(BY_NAME)     # builds measured under the target patterns
     targets_3: tuple[int, ...] = tuple(range(N_TARGETS))  # fixed targets of the two-level search
@@ -26,6 +30,9 @@ class StudyConfig:
     seed: int = 11
 
     def __post_init__(self):
+        wrong = [e for e in self.experiments if e not in EXPERIMENTS]
+        if wrong:
+            raise UsageError(f"unknown experiment {wrong[0]!r}", "use " + ",".join(EXPERIMENTS))
         bad = [b for b in (*self.builds, *self.pattern_builds) if b not in BY_NAME]
         if bad:
             raise UsageError(f"unknown build {bad[0]!r}", "use " + ",".join(BY_NAME))

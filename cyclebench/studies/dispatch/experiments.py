@@ -19,9 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from cyclebench.routines import TimingOptions, dispatch_shape, make_stream, time_routine
+from cyclebench.routines.build import compiler_version
 from cyclebench.study.base import Task
 
-from .builds import BY_NAME, compiler_version
+from .builds import BY_NAME
 from .checking import DispatchChecker
 from .config import ERTL_BUILDS, StudyConfig
 from .sources import FIXED, RANGE
@@ -69,13 +70,13 @@ def _task(cfg, built, exp, build, d, pattern, k, target=None) -> Task:
 
 def plan(cfg: StudyConfig, built: dict) -> list[Task]:
     tasks = []
-    for b in cfg.builds:
+    for b in cfg.builds if "fixed" in cfg.experiments else ():
         if b not in built:
             continue
         for d in ("direct", "0", "0m", "2", "1", "4", "3", "switch"):
             for t in fixed_targets(cfg, b, d):
                 tasks.append(_task(cfg, built, "fixed", b, d, "fixed", 1, t))
-    for b in cfg.pattern_builds:
+    for b in cfg.pattern_builds if "pattern" in cfg.experiments else ():
         if b not in built:
             continue
         for d in INDEXED:
@@ -83,7 +84,7 @@ def plan(cfg: StudyConfig, built: dict) -> list[Task]:
                 for k in cfg.ks:
                     if k <= RANGE[d]:
                         tasks.append(_task(cfg, built, "pattern", b, d, pattern, k))
-    if "clang-Os" in built:
+    if "clang-Os" in built and "penalty" in cfg.experiments:
         tasks.append(_task(cfg, built, "penalty", "clang-Os", "branch", "fixed", 1, 0))
         tasks.append(_task(cfg, built, "penalty", "clang-Os", "branch", "random", 2))
     return tasks

@@ -9,7 +9,9 @@ from pathlib import Path
 
 from cyclebench.machine.uarch import from_metadata
 from cyclebench.reports.model import Table
+from cyclebench.routines.build import compiler_version
 from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
+from cyclebench.study.outputs import flat
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -17,7 +19,7 @@ from . import builds as bl
 from . import codesize
 from . import summary as summ
 from .checking import problems, run_checks
-from .config import ERTL_BUILDS, FULL, QUICK, StudyConfig
+from .config import ERTL_BUILDS, EXPERIMENTS, FULL, QUICK, StudyConfig
 from .experiments import plan
 from .plots import by_dispatcher, by_targets
 from .published import ROWS, column_for
@@ -33,9 +35,10 @@ class DispatchStudy(Study):
     description = ("Ertl's CFI microbenchmark: indirect call, bounds-checked table, binary and B-tree-like "
                    "searches, switch; clang -Os/-mretpoline, cfi-icall, kcfi, ENDBR64, SLS, return thunks, "
                    "GCC thunks; fixed, round-robin and random targets.")
-    schema_version = 1
+    experiments = EXPERIMENTS
 
     def add_options(self, group) -> None:
+        super().add_options(group)
         group.add_argument("--builds", metavar="LIST", help="comma-separated subset of " + ",".join(bl.BY_NAME))
 
     def configure(self, options) -> StudyConfig:
@@ -62,7 +65,7 @@ class DispatchStudy(Study):
                 raise RoutineIncorrect(f"build {name}: {bad[0]}", hint="see sources.py and the disassembly")
             built[name] = bb
             sizes[name] = codesize.measure(bb)
-            info[name] = {"compiler": bl.compiler_version(b.cc), "command": list(bb.command)}
+            info[name] = {"compiler": compiler_version(b.cc), "command": list(bb.command)}
         try:
             spectre = SPECTRE.read_text().strip()
         except OSError:
@@ -92,7 +95,7 @@ class DispatchStudy(Study):
                    OutputFile("builds.txt", [t_iter, t_inc]), OutputFile("patterns.txt", pats),
                    OutputFile("code_size.txt", sizes),
                    OutputFile("by_dispatcher.png", figure=by_dispatcher(v, builds, here)),
-                   OutputFile("records.csv", [Table.of_records("records", _flat(records))])]
+                   OutputFile("records.csv", [Table.of_records("records", flat(records, _figures))])]
         plot_builds = [b for b in ERTL_BUILDS if b in cfg.pattern_builds and b in builds]
         if v["pattern"] and plot_builds:
             a.files.append(OutputFile("by_targets.png", figure=by_targets(v, plot_builds, here)))
@@ -130,10 +133,6 @@ def machine_label(machine: dict) -> tuple[str, str, bool]:
     return f"{ident.name} (family {ident.family} model {ident.model})", col, same
 
 
-def _flat(records: list[dict]) -> list[dict]:
-    out = []
-    for r in records:
-        pt = an.point(r)
-        out.append({**{k: r["params"].get(k) for k in ("build", "dispatcher", "pattern", "k", "target", "calls")},
-                    "cycles_per_iteration": round(pt["iter"], 4), "net": round(pt["net"], 4), "stable": pt["stable"]})
-    return out
+def _figures(res: dict, rec: dict) -> dict:
+    pt = an.point(rec)
+    return {"cycles_per_iteration": round(pt["iter"], 4), "net": round(pt["net"], 4), "stable": pt["stable"]}

@@ -35,12 +35,7 @@ def _ev(e) -> dict:
 
 
 def compact(r) -> dict:
-    p = r.parameters
-    return {"backend": r.backend, "options": {"n_measurements": p.get("n_measurements"), "unroll": p.get("unroll"),
-                                              "loop": p.get("loop"), "aggregate": p.get("aggregate"),
-                                              "cpu": p.get("cpu")},
-            "stable": r.stable, "warnings": list(r.warnings), "cycles": _ev(r.events["cycles"]),
-            "ns": _ev(r.events["ns"])}
+    return {**r.facts(), "cycles": _ev(r.events["cycles"]), "ns": _ev(r.events["ns"])}
 
 
 def best_ns(r) -> float | None:

@@ -3,6 +3,7 @@ marked), the TLB curves and the bandwidth per level."""
 from __future__ import annotations
 
 from cyclebench.reports.model import Figure, Panel, Series
+from cyclebench.study.plots import line
 
 STYLE = {"sequential": "#2ca02c", "lmbench": "#ff7f0e", "multichase": "#9467bd", "random": "#1f77b4"}
 
@@ -28,11 +29,8 @@ def tlb_figure(t: dict, cpu: str) -> Figure:
     for page in ("4k", "2m"):
         rows = [r for r in t["rows"] if r["page"] == page]
         for key, style in (("paged", "-"), ("dense", ":")):
-            pts = [(r["pages"], r[key]) for r in rows if r[key] is not None]
-            if pts:
-                xs, ys = zip(*pts)
-                p.series.append(Series(f"{page} pages, {'one line per page' if key == 'paged' else 'dense twin'}",
-                                       list(xs), list(ys), {"linestyle": style, "marker": "o", "markersize": 3}))
+            line(p, f"{page} pages, {'one line per page' if key == 'paged' else 'dense twin'}",
+                 [(r["pages"], r[key]) for r in rows], linestyle=style, marker="o", markersize=3)
     d = t.get("cpuid") or {}
     for n, label in ((d.get("l1_4k"), "L1 DTLB (CPUID)"), (d.get("l2_4k"), "L2 DTLB (CPUID)")):
         if n:
@@ -49,6 +47,5 @@ def bandwidth_figure(b: dict, cpu: str) -> Figure:
         key = (r["op"] + (" NT" if r["nt"] else ""), r["footprint"])
         best[key] = max(best.get(key, 0.0), r["gbs"])
     for op in sorted({k[0] for k in best}):
-        pts = sorted((fp, v) for (o, fp), v in best.items() if o == op)
-        p.series.append(Series(op, [x for x, _ in pts], [y for _, y in pts], {"marker": "o"}))
+        line(p, op, sorted((fp, v) for (o, fp), v in best.items() if o == op), marker="o")
     return Figure("bandwidth", f"Bandwidth per level, one CPU ({cpu})", [p], size=(10, 5.5))

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from cyclebench.machine.cpu import cpu_info
+from cyclebench.measurement.stats import median
 from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -33,17 +34,8 @@ class MemoryStudy(Study):
     description = ("Load-to-use latency against working-set size (four chain layouts, 4 KiB and 2 MiB pages), "
                    "the cache levels it shows beside sysfs and CPUID, TLB reach, memory-level parallelism, "
                    "bandwidth kernels and loaded latency.")
-    schema_version = 1
-
-    def add_options(self, group) -> None:
-        group.add_argument("--experiments", metavar="LIST",
-                           help=f"comma-separated subset of {','.join(EXPERIMENTS)} (default: all)")
-
-    def configure(self, options) -> StudyConfig:
-        ch = {}
-        if options.experiments is not None:
-            ch["experiments"] = comma_list(options.experiments, "--experiments latency,tlb")
-        return preset(options, QUICK, FULL, **ch)
+    experiments = EXPERIMENTS
+    presets = (QUICK, FULL)
 
     def prepare(self, cfg: StudyConfig) -> Prepared:
         spec = cachespec.describe()
@@ -82,7 +74,7 @@ class MemoryStudy(Study):
             f["not_measured"].append("2 MiB pages: transparent huge pages are off here "
                                      f"(enabled = {prep['thp'].get('enabled')})")
         if mlp["rows"]:
-            ghz = _median([r["cycles"] / r["ns"] for r in mlp["rows"] if r["ns"]])
+            ghz = median([r["cycles"] / r["ns"] for r in mlp["rows"] if r["ns"]])
             peak = max(mlp["rows"], key=lambda r: r["loads_per_cycle"] or 0)
             f["mlp_peak"] = {**peak, "ghz": ghz, "max_chains": max(r["chains"] for r in mlp["rows"])}
         f["disagreements"] = [f"- {r['level']}: measured edge between {_h(r['last'])} and {_h(r['edge_hi'])}, "
@@ -149,11 +141,6 @@ def _best_bw(rows):
                 best[k] = r
     order = {"L1": 0, "L2": 1, "L3": 2, "DRAM": 3}
     return sorted((v for (lvl, op), v in best.items() if op in ("read", "copy")), key=lambda r: (order[r["level"]], r["op"]))
-
-
-def _median(v):
-    v = sorted(v)
-    return v[len(v) // 2] if v else None
 
 
 def _h(n):

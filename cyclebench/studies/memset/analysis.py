@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from cyclebench.routines.stats import improvement_percent
+from cyclebench.measurement.stats import improvement_percent, median
 
 from . import grid
 
@@ -32,14 +32,6 @@ def pct(base, x):
     if base is None or x is None or base < SMALL_DENOMINATOR or x < TIE_CYCLES:
         return None
     return improvement_percent(base, x)
-
-
-def median(xs):
-    xs = sorted(x for x in xs if x is not None)
-    if not xs:
-        return None
-    m = len(xs) // 2
-    return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
 
 
 def _net(rec, stat="fastest10"):

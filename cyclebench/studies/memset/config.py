@@ -6,7 +6,8 @@ from dataclasses import asdict, dataclass
 
 from cyclebench.errors import UsageError
 
-from . import KERNELS, grid
+from . import grid
+from .library import KERNELS
 
 EXPERIMENTS = ("fixed", "random", "stores", "threshold")
 FIXED_MODES = ("serialized", "back-to-back")

@@ -9,14 +9,16 @@ import json
 from dataclasses import asdict, replace
 from pathlib import Path
 
+from cyclebench.routines.options import TimingOptions
 from cyclebench.routines.streams import fixed_stream, random_stream
-from cyclebench.routines.timing import TimingOptions, time_routine
-from cyclebench.routines.trace import trace_memset
+from cyclebench.routines.timing import time_routine
 from cyclebench.study.base import Task
 
 from . import grid
 from .config import StudyConfig
 from .implementations import Impl
+from .trace import trace_memset
+
 
 def _digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:12]

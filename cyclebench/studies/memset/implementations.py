@@ -14,10 +14,10 @@ from cyclebench.counters.backends import select_backend
 from cyclebench.counters.resolve import resolve_events
 from cyclebench.errors import CycleBenchError
 from cyclebench.routines.build import Routine, resolve
-from cyclebench.routines.correctness import MemsetDomain, check_many
 from cyclebench.routines.checking import checked, mark_checked
 
-from . import KERNELS, missing_features, routine as kernel_routine
+from .correctness import MemsetDomain, check_many
+from .library import KERNELS, missing_features, routine as kernel_routine
 from .config import StudyConfig
 
 @dataclass

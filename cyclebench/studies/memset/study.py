@@ -11,7 +11,7 @@ Experiments (each measurement is one record in ``results.jsonl``):
 2. ``random``: the reference's random-size tests (``grid.RANDOM_SIZE_TESTS``), 50,000 seeded
    argument sets replayed per pass, L1d evicted before every call in the "clear L1" rows.
 3. ``stores``: exact stores and conditional branches per call at the reference's sizes, every
-   dst alignment 0..63, by single-stepping (``routines.trace``); and ``learn``: the same size
+   dst alignment 0..63, by single-stepping (``trace.py``); and ``learn``: the same size
    distribution replayed from a short array (5,000 calls, which a core's predictors may learn) and from
    50,000 calls (which they do not), the cost of unpredictable sizes. Branch *misses* need a PMU:
    with one, the random-size measurements also count ``branch-misses``.
@@ -19,7 +19,7 @@ Experiments (each measurement is one record in ``results.jsonl``):
    measurement each on random sizes around the cut-over; compared with the reference's 800 bytes and
    glibc's ``x86_rep_stosb_threshold`` (``ld.so --list-tunables``).
 
-Every routine is checked for correctness (``routines.correctness``) before anything is timed; a
+Every routine is checked for correctness (``correctness.py``) before anything is timed; a
 wrong one stops the study with RoutineIncorrect (exit 11). Records are appended as they are made
 (a killed run keeps them); ``resume=True`` skips every record whose key is already in the file.
 A key names the experiment, the routine and its shared object (which carries a hash of its sources
@@ -39,13 +39,13 @@ from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, Task, c
 from cyclebench.study.facts import RunFacts
 from cyclebench.study.registry import register
 
-from . import KERNELS
 from . import summary as summ
 from .analysis import (fixed_table, learn_table, random_table, summarize_findings, threshold_table,
                        trace_table)
 from .config import EXPERIMENTS, FULL, QUICK, StudyConfig
 from .experiments import plan
 from .implementations import check_all, glibc_info, implementations, pmu_events, threshold_impls
+from .library import KERNELS
 from .plots import fixed_figure, threshold_figure
 from .tables import fixed_view, learn_view, random_view, stores_view, threshold_view
 
@@ -59,15 +59,14 @@ class MemsetStudy(Study):
     description = ("The reference's old and new NT memset designs, their AVX widenings, rep stosb and an "
                    "RtlHeapZero-like routine against glibc: fixed sizes, the reference's random-size grid, "
                    "stores and branches per call, and the rep stosb cut-over.")
-    schema_version = 1
+    experiments = EXPERIMENTS
 
     def add_options(self, group) -> None:
+        super().add_options(group)
         group.add_argument("--kernels", metavar="LIST",
                            help="comma-separated kernels to include (default: every one this CPU supports)")
         group.add_argument("--routine", action="append", default=[], metavar="NAME=LIB.so:SYMBOL",
                            help="add your own memset (void *fn(void *, int, size_t)); repeatable")
-        group.add_argument("--experiments", metavar="LIST",
-                           help=f"comma-separated subset of {','.join(EXPERIMENTS)} (default: all)")
 
     def configure(self, options) -> StudyConfig:
         extra = []
@@ -82,8 +81,6 @@ class MemsetStudy(Study):
             changes["kernels"] = comma_list(options.kernels, "--kernels libc,nt_old,new_sse")
         if extra:
             changes["extra"] = tuple(extra)
-        if options.experiments is not None:
-            changes["experiments"] = comma_list(options.experiments, "--experiments fixed,random")
         return preset(options, QUICK, FULL, **changes)
 
     def prepare(self, cfg: StudyConfig) -> Prepared:

@@ -9,8 +9,9 @@ from pathlib import Path
 from cyclebench.errors import RoutineIncorrect as CheckFailed
 from cyclebench.routines.program import build_program
 
-from . import programs
-from .programs import C_DIR, Programs
+from cyclebench.study.programs import Programs, run_ok
+
+from .programs import C_DIR
 
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 KINDS = ("plain", "plain4k", "plain2m", "tree", "tree3")
@@ -18,7 +19,7 @@ KINDS = ("plain", "plain4k", "plain2m", "tree", "tree3")
 
 def tree_check() -> str:
     exe = build_program([C_DIR / "check_tree.c"], cflags=["-O2", "-Wall"], name="paging-check-tree")
-    out = programs.run(exe.path, [], timeout=120)
+    out = run_ok(exe.path, [], timeout=120).stdout
     if not out.rstrip().endswith("all ok"):
         bad = [ln for ln in out.splitlines() if "BAD" in ln][:3]
         raise CheckFailed("the tree Array does not hold a flat array's elements: " + "; ".join(bad),
@@ -27,8 +28,8 @@ def tree_check() -> str:
 
 
 def split_check(p: Programs, depth: int = 100_000) -> dict:
-    split = programs.report(programs.run(p.path("split"), ["sum", depth, 1]))
-    normal = programs.report(programs.run(p.path("normal"), ["sum", depth, 1]))
+    split = run_ok(p.path("split"), ["sum", depth, 1]).report
+    normal = run_ok(p.path("normal"), ["sum", depth, 1]).report
     if not split.get("morestack_calls"):
         raise CheckFailed(f"the -fsplit-stack build made no __morestack call at recursion depth {depth:,}",
                           hint="check that gcc supports -fsplit-stack and that gold links it (-fuse-ld=gold)")
@@ -40,13 +41,13 @@ def split_check(p: Programs, depth: int = 100_000) -> dict:
 
 def same_answers(p: Programs) -> None:
     for layout in ("soa", "aos"):
-        sums = {k: programs.report(programs.run(p.path("blackscholes"), [layout, k, 8192, 3000, 1]))["checksum"]
+        sums = {k: run_ok(p.path("blackscholes"), [layout, k, 8192, 3000, 1]).report["checksum"]
                 for k in KINDS}
         if max(sums.values()) - min(sums.values()) > 1e-6 * abs(sums["plain"]):
             raise CheckFailed(f"blackscholes {layout} prices differ between storage kinds: {sums}",
                               hint="fix the element access in c/storage.h or c/blackscholes.c")
     for n in (1024, 1 << 16):
-        last = {k: programs.report(programs.run(p.path("chase"), [k, 4096, n, 50_000]))["last"] for k in KINDS}
+        last = {k: run_ok(p.path("chase"), [k, 4096, n, 50_000]).report["last"] for k in KINDS}
         if len(set(last.values())) != 1:
             raise CheckFailed(f"the chase ends on different elements per storage kind: {last}",
                               hint="fix the element access in c/storage.h or c/chase.c")

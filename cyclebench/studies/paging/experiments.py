@@ -11,40 +11,23 @@ fib(ARG) or one sum(DEPTH), divided afterwards by its calls; blackscholes counts
 once; the chase one access."""
 from __future__ import annotations
 
-from cyclebench.routines.program import ProgramLimits, time_programs
+from cyclebench.routines.program import ProgramLimits
 from cyclebench.study.base import Task
+from cyclebench.study.programs import Programs, time_group
 
-from . import instructions, programs
+from . import instructions
 from .config import INPUTS, StudyConfig
 
 LIMITS = ProgramLimits(cpu_seconds=120, memory=8 << 30, timeout=120)
 
 
-def _result(t, reps: int) -> dict:
-    """time_program's figures as a member's result, with the facts the summary reads (its cycles
-    are TSC ticks converted with measure()'s calibration) and the program's own report."""
-    res = t.to_dict()
-    cal = res["calibration"]
-    res["backend"] = {"name": "tsc", "calibrated_ghz": (cal["ghz_before"] + cal["ghz_after"]) / 2,
-                      "reason": "whole programs are timed with the TSC around fork and wait4; ticks are "
-                                "converted to core cycles by measure()'s 1-cycle add calibration"}
-    res["options"] = {"n_measurements": reps}
-    res["report"] = programs.report(t.output)
-    res.pop("samples", None)
-    return res
-
-
-def timed_group(progs: programs.Programs, members: list[tuple[dict, str, list]], iterations: int, reps: int) -> dict:
+def timed_group(progs: Programs, members: list[tuple[dict, str, list]], iterations: int, reps: int) -> dict:
     """members: (params, build, args) each. The record body: the group's facts in ``result``
-    (backend, stability, warnings: what the run's facts count, once per group) and ``members``."""
-    ts = time_programs([(progs.built[b], args) for _, b, args in members], iterations=iterations,
-                       repetitions=reps, limits=LIMITS)
-    out = [{"params": p, "result": _result(t, reps)} for (p, _, _), t in zip(members, ts)]
-    first = out[0]["result"]
-    result = {"backend": first["backend"], "options": first["options"], "calibration": first["calibration"],
-              "stable": all(m["result"]["stable"] for m in out), "warnings": first["warnings"],
-              "programs": len(out)}
-    return {"routine": "group", "params": {"members": [m["params"] for m in out]}, "result": result, "members": out}
+    (backend, stability, warnings: what the run's facts count, once per group) and ``members``
+    (params and time_program's figures with the program's own report)."""
+    results, group = time_group([(progs.built[b], args) for _, b, args in members], iterations, reps, LIMITS)
+    out = [{"params": p, "result": res} for (p, _, _), res in zip(members, results)]
+    return {"routine": "group", "params": {"members": [m["params"] for m in out]}, "result": group, "members": out}
 
 
 def expand(records: list[dict]) -> list[dict]:

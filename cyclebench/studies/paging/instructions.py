@@ -14,9 +14,10 @@ import subprocess
 from concurrent.futures import ThreadPoolExecutor
 
 from cyclebench.errors import SnippetFault
+from cyclebench.toolchain import tool_version
 from cyclebench.study.base import Task
+from cyclebench.study.programs import parse_report
 
-from . import programs
 from .config import INPUTS, StudyConfig
 
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
@@ -30,10 +31,7 @@ def version() -> str | None:
     v = valgrind()
     if not v:
         return None
-    try:
-        return subprocess.run([v, "--version"], capture_output=True, text=True, timeout=20).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return None
+    return tool_version(v)
 
 
 def count(path: str, args: list[str]) -> tuple[int, int]:
@@ -44,7 +42,7 @@ def count(path: str, args: list[str]) -> tuple[int, int]:
     except subprocess.TimeoutExpired:
         raise SnippetFault(f"callgrind did not finish {' '.join(args)} in 600 s", "count a smaller input") from None
     m = _COLLECTED.search(p.stderr)
-    its = programs.report(p.stdout).get("iterations")
+    its = parse_report(p.stdout).get("iterations")
     if p.returncode != 0 or not m or not its:
         raise SnippetFault(f"callgrind could not count {' '.join(args)} (status {p.returncode})",
                            "run it by hand: " + " ".join(argv))

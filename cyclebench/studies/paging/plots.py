@@ -3,7 +3,8 @@
 at 1.0 for the baseline."""
 from __future__ import annotations
 
-from cyclebench.reports.model import Figure, Panel, Series
+from cyclebench.reports.model import Figure, Panel
+from cyclebench.study.plots import grouped_bars
 
 from .tables import kib
 
@@ -11,15 +12,8 @@ BASE = (1.0, "baseline (plain array / normal build)", {"color": "black", "linewi
 COLORS = {"soa tree": "#1f77b4", "aos tree": "#ff7f0e", "soa tree3": "#2ca02c", "aos tree3": "#d62728"}
 
 
-def _bars(panel: Panel, groups: list[str], series: dict[str, list], width=0.8) -> None:
-    n = max(1, len(series))
-    w = width / n
-    for k, (label, ys) in enumerate(series.items()):
-        pts = [(i + (k - (n - 1) / 2) * w, y) for i, y in enumerate(ys) if y is not None]
-        if pts:
-            panel.series.append(Series(label, [p[0] for p in pts], [p[1] for p in pts],
-                                       {"width": w, "color": COLORS.get(label)}, kind="bar"))
-    panel.xticks = [(i, g) for i, g in enumerate(groups)]
+def _bars(panel: Panel, groups: list[str], series: dict[str, list]) -> None:
+    grouped_bars(panel, groups, series, COLORS)
     panel.hlines.append(BASE)
 
 

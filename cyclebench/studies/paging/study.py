@@ -20,7 +20,9 @@ from __future__ import annotations
 
 
 from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, preset
+from cyclebench.study.outputs import flat
+from cyclebench.study.programs import program_figures
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -40,18 +42,15 @@ class PagingStudy(Study):
                    "(pages 4 KiB-1 MiB, no-branches variant, two layouts), random access over plain and tree "
                    "arrays, and 4 KiB against 2 MiB pages; cycles per call, option and access, normalised as the "
                    "reference plotted them.")
-    schema_version = 1
+    experiments = EXPERIMENTS
 
     def add_options(self, group) -> None:
-        group.add_argument("--experiments", metavar="LIST",
-                           help=f"comma-separated subset of {','.join(EXPERIMENTS)} (default: all)")
+        super().add_options(group)
         group.add_argument("--no-instructions", action="store_true",
                            help="skip the instruction counts (valgrind callgrind)")
 
     def configure(self, options) -> StudyConfig:
         ch = {}
-        if options.experiments is not None:
-            ch["experiments"] = comma_list(options.experiments, "--experiments splitstack,tree")
         if options.no_instructions:
             ch["count_instructions"] = False
         return preset(options, QUICK, FULL, **ch)
@@ -87,7 +86,7 @@ class PagingStudy(Study):
         if ins:
             views.append(instructions_view(ins))
             a.files.append(OutputFile("instructions.txt", [views[-1]]))
-        a.files.append(OutputFile("records.csv", [Table.of_records("records", _flat(records))]))
+        a.files.append(OutputFile("records.csv", [Table.of_records("records", flat(records, _figures))]))
         a.console = a.summary_tables = views
         a.data = a.findings
         self._findings = a.findings
@@ -127,16 +126,7 @@ class PagingStudy(Study):
         return summ.sections(analysis.findings)
 
 
-def _flat(records) -> list[dict]:
-    out = []
-    for r in records:
-        res = r["result"]
-        row = {"experiment": r["experiment"], "routine": r["routine"], **r["params"]}
-        if "per_iteration" in res:
-            row.update(cycles_per_iteration=res["per_iteration"]["median"], best=res["best"],
-                       relative_spread=res["per_iteration"].get("relative_spread"), stable=res.get("stable"),
-                       ns_per_iteration=res["per_iteration_ns"]["median"])
-        else:
-            row.update(instructions_per_iteration=res.get("instructions"))
-        out.append(row)
-    return out
+def _figures(res: dict, rec: dict) -> dict:
+    if "per_iteration" in res:
+        return program_figures(res)
+    return {"instructions_per_iteration": res.get("instructions")}

@@ -1,4 +1,4 @@
-/* TEST-ONLY: memset routines with planted bugs, to prove that cyclebench.routines.correctness
+/* TEST-ONLY: memset routines with planted bugs, to prove that cyclebench.studies.memset.correctness
  * catches each kind of mistake. Never time or ship these. Each comment gives the expected first
  * failure of the default check (sizes 0..4096 x alignments 0..63 x fills 0xa5, 0; then large sizes).
  * SysV: void *fn(void *dst (rdi), int c (esi), size_t n (rdx)).

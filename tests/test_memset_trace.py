@@ -2,7 +2,7 @@
 import pytest
 
 from cyclebench.errors import CycleBenchError
-from cyclebench.routines.trace import trace_memset
+from cyclebench.studies.memset.trace import trace_memset
 from routines_kernels import kernel
 
 

@@ -1,6 +1,6 @@
 /* cb-check-memset: checks a memset-like routine in a shared object against memset's contract.
  *
- * Built and run by cyclebench/routines/correctness.py; not a user-facing program.
+ * Built and run by cyclebench/studies/memset/correctness.py; not a user-facing program.
  *
  *   cb-check-memset --lib PATH --symbol NAME [--max-size 4096] [--size-step 1]
  *                   [--max-align 63] [--align-step 1] [--fills 165,0] [--large 64]

@@ -1,4 +1,4 @@
-"""Correctness before timing: a routine is checked on its whole domain before it is measured.
+"""The memset checker: a memset-like routine is checked on its whole domain before it is measured.
 
 ``check_memset(routine)`` runs the native checker (``native/check_memset.c``, built once with gcc
 into the cache) in a child process. The checker dlopens the shared object and calls the routine
@@ -18,7 +18,7 @@ down.
 A routine with a narrower contract is checked only on its domain: ``MemsetDomain.heap_zero()``
 (16-byte-aligned dst, sizes a multiple of 16, fill 0) is the domain of an RtlHeapZero-like routine.
 
-``MemsetDomain`` is the memset checker of ``checking`` (``key``/``check``/``admits``): timing a
+``MemsetDomain`` is the memset checker of ``routines.checking`` (``key``/``check``/``admits``): timing a
 routine over a stream checks it first and refuses a stream outside the domain.
 
 A wrong routine raises ``RoutineIncorrect`` (exit 11) naming the routine, the first failing size,

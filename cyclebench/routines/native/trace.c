@@ -1,8 +1,9 @@
-/* cb-trace-memset: the instructions one call of a memset-like routine executes, by single-stepping.
+/* cb-trace: the instructions one call of a routine executes, by single-stepping (memset-like calls,
+ * or any function of two integers with --call).
  *
  * Built and run by cyclebench/routines/trace.py; not a user-facing program.
  *
- *   cb-trace-memset --lib PATH --symbol NAME --sizes 8,16,... [--aligns 0,1,...] [--fill 0]
+ *   cb-trace --lib PATH --symbol NAME --sizes 8,16,... [--aligns 0,1,...] [--fill 0]
  *                   [--max-steps 4000000] [--call]
  *
  * For every (size, alignment) case it calls fn(buffer + alignment, fill, size) once with the trap

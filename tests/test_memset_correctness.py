@@ -3,7 +3,8 @@ correct routines (the study's kernels are in test_memset_kernels.py)."""
 import pytest
 
 from cyclebench.errors import AssemblyError, RoutineIncorrect, UnsupportedInstruction, UsageError
-from cyclebench.routines import MemsetDomain, check_memset, resolve
+from cyclebench.routines import resolve
+from cyclebench.studies.memset.correctness import MemsetDomain, check_memset
 from routines_kernels import kernel, planted_bugs
 
 # small domain for quick negative tests where the bug shows early

@@ -1,0 +1,115 @@
+"""Properties of the one statistics module (cyclebench/measurement/stats.py) on generated data."""
+import math
+import statistics
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from cyclebench.measurement import stats
+
+finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False)
+samples = st.lists(finite, min_size=1, max_size=60)
+pairs = st.lists(finite, min_size=2, max_size=60)
+probs = st.lists(st.floats(min_value=0, max_value=1), min_size=1, max_size=8)
+FAST = settings(max_examples=150, deadline=None)
+
+
+@FAST
+@given(samples)
+def test_median_is_the_middle_and_the_mean_of_the_two_middles(xs):
+    s = sorted(xs)
+    m = stats.median(xs)
+    assert s[0] <= m <= s[-1]
+    n = len(s)
+    expected = s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+    assert m == expected == statistics.median(xs)
+    assert stats.median(list(reversed(xs))) == m
+    assert stats.median(xs + [None]) == m          # None is "no figure", never a value
+
+
+def test_median_of_nothing_is_none():
+    assert stats.median([]) is None and stats.median([None, None]) is None
+    assert stats.median([1, 2, 3, 4]) == 2.5        # even count: the mean of the two middles
+
+
+@FAST
+@given(samples, probs)
+def test_quantiles_match_numpy_linear_and_are_monotone(xs, ps):
+    qs = stats.quantiles(xs, ps)
+    assert qs == pytest.approx(list(np.percentile(xs, [100 * p for p in ps])), rel=1e-9, abs=1e-6)
+    ordered = stats.quantiles(xs, sorted(ps))
+    assert all(a <= b + 1e-9 for a, b in zip(ordered, ordered[1:]))
+    assert stats.quantiles(xs, (0, 0.5, 1)) == [min(xs), stats.median(xs), max(xs)]
+
+
+@FAST
+@given(pairs)
+def test_quartiles_are_the_inclusive_method(xs):
+    q1, q3 = stats.quartiles(xs)
+    ref = statistics.quantiles(xs, n=4, method="inclusive")
+    assert (q1, q3) == pytest.approx((ref[0], ref[2]), rel=1e-9, abs=1e-6)
+
+
+@FAST
+@given(samples, st.floats(min_value=0.01, max_value=100))
+def test_relative_spread_is_non_negative_and_scale_free(xs, c):
+    r = stats.relative_spread(xs)
+    assert r >= 0
+    scaled = stats.relative_spread([c * x for x in xs])
+    negated = stats.relative_spread([-x for x in xs])
+    if math.isfinite(r) and abs(stats.median(xs)) > 1e-3:
+        assert scaled == pytest.approx(r, rel=1e-6, abs=1e-9)
+        assert negated == pytest.approx(r, rel=1e-9, abs=1e-12)
+    q1, med, q3 = stats.quantiles(xs, (0.25, 0.5, 0.75))
+    assert r == stats.spread_over(q3 - q1, med)
+
+
+def test_relative_spread_with_a_median_of_zero():
+    assert stats.relative_spread([0, 0, 0]) == 0.0            # no spread around zero
+    assert math.isinf(stats.relative_spread([0, 0, 0, 4]))     # a spread around nothing is never small
+    assert stats.relative_spread([7.0]) == 0.0
+    assert stats.relative_spread([1, 2, 3, 4, 5]) == pytest.approx(2 / 3)
+    assert stats.spread_over(1.0, -2.0) == 0.5                  # over the absolute median
+
+
+@FAST
+@given(samples, finite)
+def test_mad_sigma_ignores_a_shift_and_is_non_negative(xs, shift):
+    s = stats.mad_sigma(xs)
+    assert s >= 0
+    assert stats.mad_sigma([x + shift for x in xs]) == pytest.approx(s, rel=1e-6, abs=1e-3)
+
+
+@FAST
+@given(pairs, pairs)
+def test_mann_whitney_p_is_a_symmetric_probability(a, b):
+    p = stats.mann_whitney_p(a, b)
+    assert 0 <= p <= 1
+    assert stats.mann_whitney_p(b, a) == pytest.approx(p)
+
+
+def test_mann_whitney_p_of_constant_and_of_separated_samples():
+    assert stats.mann_whitney_p([3.0] * 5, [3.0] * 7) == 1.0
+    lo, hi = list(range(7)), list(range(100, 107))       # small enough for the exact test
+    assert stats.mann_whitney_p(lo, hi) == pytest.approx(stats.min_p_value(7, 7))
+    assert stats.min_p_value(3, 3) == pytest.approx(0.1) and stats.min_p_value(0, 5) == 1.0
+
+
+@FAST
+@given(samples)
+def test_summary_figures_are_ordered(xs):
+    s = stats.summarize(xs)
+    assert s.minimum <= s.p10 <= s.q1 <= s.median <= s.q3 <= s.p90 <= s.maximum
+    assert s.minimum <= s.fastest10 <= s.mean + 1e-6 * max(1.0, abs(s.mean))
+    assert s.spread == s.q3 - s.q1 and s.relative_spread == stats.relative_spread(xs)
+    assert s.n == len(xs) and s.median == stats.median(xs)
+
+
+@FAST
+@given(samples)
+def test_aggregates_lie_within_the_samples(xs):
+    for kind in stats.AGGREGATES:
+        v = stats.aggregate(xs, kind)
+        assert min(xs) - 1e-6 <= v <= max(xs) + 1e-6
+    assert stats.aggregate(xs, "median") == stats.median(xs)
