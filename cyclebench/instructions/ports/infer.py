@@ -1,0 +1,168 @@
+"""Inferring the resource model from throughput alone (Palmed's plan, on cyclebench's harness).
+
+1. **Alone.**  Every form's throughput by itself (a mix of one form).
+2. **Blockers** (chosen by rule, never by name): the forms whose throughput is the reciprocal of
+   a small integer (1, 1/2, 1/3, 1/4 cycles: k identical units busy), fewest units first.  Each
+   candidate is paired with the blockers kept so far in the ratio that makes both take the same
+   time alone (Palmed's "quadratic" benchmark).  When a pair adds up (the two never overlap) the
+   candidate belongs to that blocker's class and is dropped; otherwise it becomes a blocker, and
+   its bottleneck a resource.
+3. **Front end.**  The width is the most instructions per cycle any measurement reached.
+4. **Solve the blockers** jointly: each uses its own resource for its whole time, and how much of
+   the others the pair measurements ask for (model.solve).
+5. **Every form** against every blocker in two ratios (the blocker's stream alone taking about
+   as long as the form's, and twice that), then one solve per form with the blockers known.
+
+A form costs ``1 + 2 x blockers`` measurements (each the best of two runs).  Every reading goes
+into a results store (cyclebench/study/store.py) as it is made; a resumed run reads them back
+and measures only what is missing, and the model is rebuilt from the readings.
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .model import Mix, Model, solve
+
+KIND = "ports"
+SCHEMA_VERSION = 1
+MAX_UNITS = 4              # blockers: throughput 1/k with k <= this
+INTEGRAL = 0.05            # |k t - 1| within this: t is 1/k
+ADDITIVE = 0.9             # a pair taking this share of the sum of its parts does not overlap
+MAX_BLOCKERS = 12
+MAX_CANDIDATES = 40
+MAX_TOTAL = 48             # instances in one mix unit
+
+
+def key(counts: dict[str, int]) -> str:
+    return " + ".join(f"{n}x {f}" for f, n in sorted(counts.items()))
+
+
+@dataclass
+class Inference:
+    """Readings (cached, stored as they come) and the steps above."""
+    measure: Callable[[dict[str, int]], float | None]      # counts -> cycles per unit (None: failed)
+    record: Callable[[dict], None] = lambda rec: None
+    readings: dict[str, dict] = field(default_factory=dict)
+    measured: int = 0              # readings made in this run (not read back)
+    log: Callable[[str], None] = lambda msg: None
+
+    def load(self, records: list[dict]) -> None:
+        for rec in records:
+            if rec.get("type") == "reading":
+                self.readings[key(rec["counts"])] = rec
+
+    def cycles(self, counts: dict[str, int]) -> float | None:
+        k = key(counts)
+        if k not in self.readings:
+            value = self.measure(counts)
+            rec = {"type": "reading", "counts": dict(counts), "cycles": value}
+            self.readings[k] = rec
+            self.measured += 1
+            self.record(rec)
+        return self.readings[k]["cycles"]
+
+    # ---------------------------------------------------------------------------------- steps
+
+    def alone(self, forms: list[str]) -> dict[str, float]:
+        out = {}
+        for f in forms:
+            t = self.cycles({f: 1})
+            if t is not None and t > 0:
+                out[f] = t
+        return out
+
+    def blockers(self, alone: dict[str, float], seed: int = 0) -> tuple[list[str], dict[str, str]]:
+        """(blockers in order, candidate -> the blocker whose class it joined)."""
+        cands = [f for f, t in alone.items() if units(t)]
+        random.Random(seed).shuffle(cands)
+        cands.sort(key=lambda f: units(alone[f]))
+        kept: list[str] = []
+        classes: dict[str, str] = {}
+        for c in cands[:MAX_CANDIDATES]:
+            if len(kept) >= MAX_BLOCKERS:
+                break
+            joined = None
+            for b in kept:
+                counts = {c: units(alone[c]), b: units(alone[b])}
+                t = self.cycles(counts)
+                if t is not None and t >= ADDITIVE * 2:
+                    joined = b
+                    break
+            if joined:
+                classes[c] = joined
+            else:
+                kept.append(c)
+        return kept, classes
+
+    def width(self) -> int | None:
+        ipc = [sum(r["counts"].values()) / r["cycles"] for r in self.readings.values() if r.get("cycles")]
+        return max(1, math.ceil(max(ipc) - 0.1)) if ipc else None
+
+    def mixes(self, forms: list[str]) -> list[Mix]:
+        """Every good reading that involves only ``forms``."""
+        s = set(forms)
+        return [Mix(r["counts"], r["cycles"]) for r in self.readings.values()
+                if r.get("cycles") and set(r["counts"]) <= s]
+
+    def against(self, form: str, t: float, blockers: list[str], alone: dict[str, float]) -> None:
+        for b in blockers:
+            if b == form:
+                continue
+            for counts in ratios(form, t, b, alone[b]):
+                self.cycles(counts)
+
+    def run(self, forms: list[str], seed: int = 0) -> tuple[Model, dict]:
+        """Measure what is missing and build the model.  Returns (model, report)."""
+        alone = self.alone(forms)
+        self.log(f"alone: {len(alone)} of {len(forms)} forms measured")
+        blockers, classes = self.blockers(alone, seed)
+        self.log(f"blockers: {len(blockers)}")
+        resources = [f"R{i}" for i in range(len(blockers))]
+        for f in alone:
+            self.against(f, alone[f], blockers, alone)
+        width = self.width()
+        fixed = {(b, r): alone[b] for b, r in zip(blockers, resources)}
+        base, misfit = solve(self.mixes(blockers), resources, blockers, fixed=fixed, width=width)
+        model = Model(resources, dict(base), width)
+        misfits = {b: misfit for b in blockers}
+        for f in alone:
+            if f in base:
+                continue
+            ms = self.mixes(blockers + [f])
+            ms = [m for m in ms if f in m.counts]
+            try:
+                u, mf = solve(ms, resources, [f], known=base, width=width)
+            except RuntimeError:
+                continue
+            model.usage.update(u)
+            misfits[f] = mf
+        report = {"blockers": {r: b for r, b in zip(resources, blockers)}, "classes": classes,
+                  "width": width, "alone": alone, "misfit": misfits,
+                  "measurements_per_form": 1 + 2 * len(blockers), "readings": len(self.readings),
+                  "measured_now": self.measured}
+        return model, report
+
+
+def units(t: float) -> int | None:
+    """k when ``t`` is 1/k cycles for k <= MAX_UNITS, else None."""
+    k = round(1 / t) if t > 0 else 0
+    return k if 1 <= k <= MAX_UNITS and abs(k * t - 1) <= INTEGRAL else None
+
+
+def ratios(form: str, t: float, blocker: str, tb: float) -> list[dict[str, int]]:
+    """Two mixes of ``form`` and ``blocker``: the blocker's stream about as long as the form's,
+    and twice that (both within MAX_TOTAL instances)."""
+    out = []
+    for scale in (1, 2):
+        if t >= tb:
+            nf, nb = 1, max(1, round(scale * t / tb))
+        else:
+            nf, nb = max(1, round(tb / t / scale)), 1
+            if scale == 2 and nf == 1:
+                nb = 2
+        if nf + nb <= MAX_TOTAL and {form: nf, blocker: nb} not in out:
+            out.append({form: nf, blocker: nb})
+    return out
