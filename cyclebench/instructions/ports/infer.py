@@ -4,9 +4,10 @@
 2. **Blockers** (chosen by rule, never by name): the forms whose throughput is the reciprocal of
    a small integer (1, 1/2, 1/3, 1/4 cycles: k identical units busy), fewest units first.  Each
    candidate is paired with the blockers kept so far in the ratio that makes both take the same
-   time alone (Palmed's "quadratic" benchmark).  When a pair adds up (the two never overlap) the
-   candidate belongs to that blocker's class and is dropped; otherwise it becomes a blocker, and
-   its bottleneck a resource.
+   time alone (Palmed's "quadratic" benchmark).  When a pair adds up (the two compete for one
+   resource) the candidate joins that blocker's class, unless it does not add up with the class's
+   first member (the blocker is then a union of two narrower resources, and both become
+   blockers); otherwise it becomes a blocker, and its bottleneck a resource.
 3. **Front end.**  The width is the most instructions per cycle any measurement reached.
 4. **Solve the blockers** jointly: each uses its own resource for its whole time, and how much of
    the others the pair measurements ask for (model.solve).
@@ -84,18 +85,24 @@ class Inference:
         for c in cands[:MAX_CANDIDATES]:
             if len(kept) >= MAX_BLOCKERS:
                 break
-            joined = None
-            for b in kept:
-                counts = {c: units(alone[c]), b: units(alone[b])}
-                t = self.cycles(counts)
-                if t is not None and t >= ADDITIVE * 2:
-                    joined = b
-                    break
-            if joined:
+            joined = next((b for b in kept if self._additive(c, b, alone)), None)
+            if joined is None:
+                kept.append(c)
+                continue
+            # a blocker that is a union of narrower resources (two µops over all FP pipes) adds up
+            # with each of them while they do not add up with each other: then both are blockers
+            member = next((m for m, b in classes.items() if b == joined), None)
+            if member is None or self._additive(c, member, alone):
                 classes[c] = joined
             else:
-                kept.append(c)
+                del classes[member]
+                kept += [member, c]
         return kept, classes
+
+    def _additive(self, a: str, b: str, alone: dict[str, float]) -> bool:
+        """The quadratic pair: each form's stream alone takes one cycle; do the two add up?"""
+        t = self.cycles({a: units(alone[a]), b: units(alone[b])})
+        return t is not None and t >= ADDITIVE * 2
 
     def width(self) -> int | None:
         ipc = [sum(r["counts"].values()) / r["cycles"] for r in self.readings.values() if r.get("cycles")]

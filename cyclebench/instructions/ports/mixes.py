@@ -4,7 +4,8 @@ A mix of ``a`` instances of form A and ``b`` of form B is repeated until it hold
 :data:`MIN_INSTANCES` instructions, A and B interleaved evenly.  Each form's copies come from
 :func:`instantiate.independent_copies` (written registers rotate); A's copies pick their
 registers from one half of every register pool and B's from the other half, and neither picks
-the other's implicit or fixed registers.  :func:`check_independent` then decodes the code with
+the other's implicit or fixed registers; B's memory operands address another part of the data
+area (a load of one form and a store of the other would otherwise chain through memory).  :func:`check_independent` then decodes the code with
 iced-x86 and refuses any mix where one form reads a register the other writes (flags excepted
 when only one side reads them: a dependency with no cycle cannot bound the throughput).
 Forms whose own copies stay linked (``carried``: flags read and written, implicit registers,
@@ -18,12 +19,13 @@ import iced_x86
 
 from ...errors import CycleBenchError
 from ..forms import Form
-from ..instantiate import independent_copies, verified
+from ..instantiate import independent_copies, instantiate, verified
 from ..operands import NEVER_PICK, POOLS, full_register
 from ..session import Session, form_init
 
 MIN_INSTANCES = 16
 MAX_INSTANCES = 48
+SECOND_AREA = 0x2140          # bytes from the first form's addresses; not a multiple of 4 KiB
 _HALVES: tuple[frozenset, frozenset] | None = None
 
 
@@ -108,8 +110,13 @@ def mix_code(forms: dict[str, Form], counts: dict[str, int]) -> tuple[list[str],
             other = forms[names[1 - i]]
             avoid = set(halves[1 - i]) | _own_fixed(other)
         cps = independent_copies(form, u * counts[name], avoid=tuple(avoid))
-        verified(cps.instances)
-        copies[name] = iter(cps.instances)
+        instances = cps.instances
+        if i == 1 and form.memory_operand is not None and form.memory_operand.kind == "mem":
+            # the second form's memory apart from the first's: a load of one and a store of the
+            # other at one address would chain them through store forwarding
+            instances = [instantiate(form, regs=c.regs, displacement=SECOND_AREA) for c in instances]
+        verified(instances)
+        copies[name] = iter(instances)
         init += [s for s in form_init(form, cps.instances[0]) + cps.init if s not in init]
     order = spread([(n, u * counts[n]) for n in names])
     instances = [next(copies[n]) for n in order]

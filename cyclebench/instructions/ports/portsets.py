@@ -18,12 +18,9 @@ import re
 from ..published import parse_ports
 from .model import Model
 
-_TERM = re.compile(r"^([A-Za-z]*?)([0-9A-Z]+)$")
-
-
 def port_set(term: str) -> frozenset[str]:
     """``FP0123`` -> {FP0, FP1, FP2, FP3}; ``p0156`` -> {p0, p1, p5, p6}."""
-    m = re.match(r"^(FP|ALU|AGU|LD|ST|p|P)(.+)$", term)
+    m = re.match(r"^([A-Za-z]+?)([0-9][0-9A-Za-z]*)$", term)
     if not m:
         return frozenset({term})
     return frozenset(m.group(1) + ch for ch in m.group(2))
@@ -67,3 +64,18 @@ def describe(form: str, model: Model, blockers: dict[str, str], mapped: dict[str
         name = "".join(sorted(mapped[r])) if r in mapped else f"{r}[{blockers.get(r, '?')}]"
         parts.append(f"{v:.2f} {name}")
     return ", ".join(parts) or "-"
+
+
+def published_for(forms, records: dict, catalogue) -> dict:
+    """Form name -> its published record: by name, else by the catalogue's base name (uops.info
+    names ``ADD (R64, R64)`` what the catalogue tells apart as ``ADD_01``/``ADD_03``)."""
+    from ..catalogue import normalize_name
+    out = {}
+    for name in forms:
+        rec = records.get(normalize_name(name))
+        form = catalogue.get(name)
+        if rec is None and form is not None and form.base_name:
+            rec = records.get(normalize_name(form.base_name))
+        if rec is not None:
+            out[name] = rec
+    return out
