@@ -2,17 +2,21 @@
 
 1. **Alone.**  Every form's throughput by itself (a mix of one form).
 2. **Blockers** (chosen by rule, never by name): the forms whose throughput is the reciprocal of
-   a small integer (1, 1/2, 1/3, 1/4 cycles: k identical units busy), fewest units first.  Each
+   a small integer (1, 1/2, 1/3, 1/4 cycles: k identical units busy), taken in turns of widths
+   (one of 1 unit, one of 2, of 3, of 4, then again) so that wide units get probes too.  Each
    candidate is paired with the blockers kept so far in the ratio that makes both take the same
    time alone (Palmed's "quadratic" benchmark).  When a pair adds up (the two compete for one
    resource) the candidate joins that blocker's class, unless it does not add up with the class's
    first member (the blocker is then a union of two narrower resources, and both become
    blockers); otherwise it becomes a blocker, and its bottleneck a resource.
-3. **Front end.**  The width is the most instructions per cycle any measurement reached.
+3. **Front end.**  The width is the most instructions per cycle any good measurement reached (a
+   mix that ran faster than its slowest part alone is a bad reading and is set aside).
 4. **Solve the blockers** jointly: each uses its own resource for its whole time, and how much of
    the others the pair measurements ask for (model.solve).
 5. **Every form** against every blocker in two ratios (the blocker's stream alone taking about
-   as long as the form's, and twice that), then one solve per form with the blockers known.
+   as long as the form's, and twice that), then one linear solve per form with the blockers
+   known: the largest usages no measurement contradicts (Palmed's relaxation for the forms
+   beyond its basic set; the choice of binding resource per mix is only made for the blockers).
 
 A form costs ``1 + 2 x blockers`` measurements (each the best of two runs).  Every reading goes
 into a results store (cyclebench/study/store.py) as it is made; a resumed run reads them back
@@ -35,6 +39,7 @@ ADDITIVE = 0.9             # a pair taking this share of the sum of its parts do
 MAX_BLOCKERS = 12
 MAX_CANDIDATES = 40
 MAX_TOTAL = 48             # instances in one mix unit
+FASTER = 0.95              # a mix faster than this share of its slowest part alone is a bad reading
 
 
 def key(counts: dict[str, int]) -> str:
@@ -79,7 +84,12 @@ class Inference:
         """(blockers in order, candidate -> the blocker whose class it joined)."""
         cands = [f for f, t in alone.items() if units(t)]
         random.Random(seed).shuffle(cands)
-        cands.sort(key=lambda f: units(alone[f]))
+        # every width in turn (1, 2, 3, 4 units, then again): narrow probes first, wide ones kept
+        rank = {}
+        for f in cands:
+            k = units(alone[f])
+            rank[f] = (sum(1 for g in rank if units(alone[g]) == k), k)
+        cands.sort(key=rank.get)
         kept: list[str] = []
         classes: dict[str, str] = {}
         for c in cands[:MAX_CANDIDATES]:
@@ -104,15 +114,23 @@ class Inference:
         t = self.cycles({a: units(alone[a]), b: units(alone[b])})
         return t is not None and t >= ADDITIVE * 2
 
-    def width(self) -> int | None:
-        ipc = [sum(r["counts"].values()) / r["cycles"] for r in self.readings.values() if r.get("cycles")]
+    def good(self, r: dict, alone: dict[str, float]) -> bool:
+        """A reading that can be true: adding work never makes a form's own stream faster, so a
+        mix runs at least as long as its slowest part alone (within FASTER)."""
+        if not r.get("cycles"):
+            return False
+        parts = [n * alone[f] for f, n in r["counts"].items() if f in alone]
+        return r["cycles"] >= FASTER * max(parts, default=0.0)
+
+    def width(self, alone: dict[str, float]) -> int | None:
+        ipc = [sum(r["counts"].values()) / r["cycles"] for r in self.readings.values() if self.good(r, alone)]
         return max(1, math.ceil(max(ipc) - 0.1)) if ipc else None
 
-    def mixes(self, forms: list[str]) -> list[Mix]:
+    def mixes(self, forms: list[str], alone: dict[str, float]) -> list[Mix]:
         """Every good reading that involves only ``forms``."""
         s = set(forms)
         return [Mix(r["counts"], r["cycles"]) for r in self.readings.values()
-                if r.get("cycles") and set(r["counts"]) <= s]
+                if set(r["counts"]) <= s and self.good(r, alone)]
 
     def against(self, form: str, t: float, blockers: list[str], alone: dict[str, float]) -> None:
         for b in blockers:
@@ -130,18 +148,18 @@ class Inference:
         resources = [f"R{i}" for i in range(len(blockers))]
         for f in alone:
             self.against(f, alone[f], blockers, alone)
-        width = self.width()
+        width = self.width(alone)
         fixed = {(b, r): alone[b] for b, r in zip(blockers, resources)}
-        base, misfit = solve(self.mixes(blockers), resources, blockers, fixed=fixed, width=width)
+        base, misfit = solve(self.mixes(blockers, alone), resources, blockers, fixed=fixed, width=width)
         model = Model(resources, dict(base), width)
         misfits = {b: misfit for b in blockers}
         for f in alone:
             if f in base:
                 continue
-            ms = self.mixes(blockers + [f])
+            ms = self.mixes(blockers + [f], alone)
             ms = [m for m in ms if f in m.counts]
             try:
-                u, mf = solve(ms, resources, [f], known=base, width=width)
+                u, mf = solve(ms, resources, [f], known=base, width=width, exact=False)
             except RuntimeError:
                 continue
             model.usage.update(u)
@@ -149,7 +167,8 @@ class Inference:
         report = {"blockers": {r: b for r, b in zip(resources, blockers)}, "classes": classes,
                   "width": width, "alone": alone, "misfit": misfits,
                   "measurements_per_form": 1 + 2 * len(blockers), "readings": len(self.readings),
-                  "measured_now": self.measured}
+                  "measured_now": self.measured,
+                  "impossible": sum(1 for r in self.readings.values() if r.get("cycles") and not self.good(r, alone))}
         return model, report
 
 

@@ -71,12 +71,16 @@ class Model:
 
 def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
           known: dict[str, dict[str, float]] | None = None, fixed: dict[tuple[str, str], float] | None = None,
-          width: int | None = None, time_limit: float = 20.0) -> tuple[dict[str, dict[str, float]], float]:
+          width: int | None = None, time_limit: float = 20.0,
+          exact: bool = True) -> tuple[dict[str, dict[str, float]], float]:
     """Usages of the ``unknown`` forms over ``resources`` that best explain ``mixes``.
 
     ``known``: usages of other forms in the mixes (constants); ``fixed``: (form, resource) ->
     value for unknowns pinned in advance (a blocker's own resource); ``width``: the front end.
-    Returns (usages, mean relative misfit of the mixes)."""
+    ``exact=False``: the linear relaxation Palmed uses for the forms beyond its basic set: no
+    choice of binding resource, the largest usages no mix contradicts (each blocker mix then
+    bounds the usage of the blocker's resource from above).  Returns (usages, mean relative
+    misfit of the mixes)."""
     known = known or {}
     fixed = fixed or {}
     R = len(resources)
@@ -87,12 +91,14 @@ def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
     n = nu + 2 * M + M * R
     so, su, zb = nu, nu + M, nu + 2 * M
     c = np.zeros(n)
-    c[:nu] = USAGE_PRICE
+    c[:nu] = USAGE_PRICE if exact else -USAGE_PRICE
     c[so:so + 2 * M] = 1.0
     lo, hi = np.zeros(n), np.full(n, np.inf)
     hi[zb:] = 1.0
     integrality = np.zeros(n)
-    integrality[zb:] = 1
+    integrality[zb:] = 1 if exact else 0
+    if not exact:
+        hi[su:] = 0.0              # no under-slack and no choices: only "never above the time"
     for (f, r), v in fixed.items():
         lo[var[f, r]] = hi[var[f, r]] = v
     rows, lbs, ubs = [], [], []
@@ -119,7 +125,7 @@ def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
             down[zb + k * R + j] = -big
             rows.append(down); lbs.append(T * (1 - TOLERANCE) - const - big); ubs.append(np.inf)
             zrow[zb + k * R + j] = 1
-        if fe >= T * (1 - TOLERANCE):
+        if fe >= T * (1 - TOLERANCE) or not exact:
             continue                  # the front end explains this mix: no resource must
         rows.append(zrow); lbs.append(1); ubs.append(np.inf)
     res = milp(c, constraints=LinearConstraint(np.array(rows), lbs, ubs), integrality=integrality,
