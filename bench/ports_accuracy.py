@@ -116,11 +116,11 @@ def main():
     print(f"latencies of the chain bound: {label}, {len(lats)} of {len(forms)} forms (others: 1 cycle)")
     print(f"model: {len(forms)} forms, {len(model.resources)} resources + front end (width {model.width}), "
           f"{report['measurements_per_form']} measurements per form, {report['readings']} readings")
-    mapped = resource_ports(report["blockers"], ports)
+    mapped = resource_ports(report["blockers"], ports, report["alone"])
     comps = [c for c in (compare(f, model, mapped, ports.get(f, "")) for f in forms) if c]
     agree = sum(c["agree"] for c in comps)
     print(f"port sets: {len(mapped)} of {len(model.resources)} resources mapped to published port sets "
-          f"({', '.join(''.join(sorted(q)) for q in mapped.values())})")
+          f"({', '.join(''.join(sorted(q)) for q, _ in mapped.values())})")
     if comps:
         print(f"  agreement with the published ports column: {agree}/{len(comps)} = {agree / len(comps):.1%} "
               f"of the studied forms that have one")

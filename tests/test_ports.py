@@ -58,7 +58,7 @@ def test_port_sets_of_the_fabricated_cpu_agree():
     agree = []
     for seed in range(6):
         model, report = Inference(measure=cycles).run(list(UOPS), seed=seed)
-        mapped = resource_ports(report["blockers"], published)
+        mapped = resource_ports(report["blockers"], published, report["alone"])
         assert mapped                                   # the blockers' bottlenecks are named
         agree += [r["agree"] for r in (compare(f, model, mapped, published[f]) for f in UOPS) if r]
     assert len(agree) >= 6 * (len(UOPS) - 2)
