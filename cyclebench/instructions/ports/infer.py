@@ -151,7 +151,7 @@ class Inference:
         width = self.width(alone)
         fixed = {(b, r): alone[b] for b, r in zip(blockers, resources)}
         base, misfit = solve(self.mixes(blockers, alone), resources, blockers, fixed=fixed, width=width)
-        model = Model(resources, dict(base), width)
+        model = Model(resources, dict(base), width, dict(alone))
         misfits = {b: misfit for b in blockers}
         for f in alone:
             if f in base:

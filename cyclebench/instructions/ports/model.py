@@ -6,7 +6,9 @@ A mix with ``n[f]`` instances of each form runs, in the steady state, in
 
     T = max_r  sum_f n[f] * u[f][r]
 
-cycles.  The front end is one more resource every instruction uses ``1 / width`` of.
+cycles.  The front end is one more resource every instruction uses ``1 / width`` of, and each
+form's own throughput alone is a floor for its share (``n[f] x alone[f]``: adding other work never
+makes a form's stream faster).
 
 :func:`solve` infers unknown usages from measured mixes with ``scipy.optimize.milp``: for every
 measurement every resource's load stays at or under the measured time (within a tolerance, plus a
@@ -44,6 +46,7 @@ class Model:
     resources: list[str]
     usage: dict[str, dict[str, float]] = field(default_factory=dict)
     width: int | None = None             # instructions per cycle the front end passes
+    alone: dict[str, float] = field(default_factory=dict)   # each form's own throughput: a floor
 
     def cost(self, counts: dict[str, int]) -> tuple[float, str]:
         """(cycles, binding resource) of a mix; every form must be in the model."""
@@ -55,18 +58,22 @@ class Model:
         loads = {r: sum(n * self.usage[f].get(r, 0.0) for f, n in counts.items()) for r in self.resources}
         if self.width:
             loads[FRONT_END] = sum(counts.values()) / self.width
+        for f, n in counts.items():       # other work never makes a form's own stream faster
+            if f in self.alone:
+                loads[f"{f} alone"] = n * self.alone[f]
         return loads
 
     def used(self, form: str) -> dict[str, float]:
         return {r: v for r, v in self.usage.get(form, {}).items() if v >= USED}
 
     def to_json(self) -> dict:
-        return {"resources": self.resources, "width": self.width,
+        return {"resources": self.resources, "width": self.width, "alone": self.alone,
                 "usage": {f: {r: round(v, 4) for r, v in u.items() if v > 1e-6} for f, u in self.usage.items()}}
 
     @classmethod
     def from_json(cls, doc: dict) -> "Model":
-        return cls(list(doc["resources"]), {f: dict(u) for f, u in doc["usage"].items()}, doc.get("width"))
+        return cls(list(doc["resources"]), {f: dict(u) for f, u in doc["usage"].items()}, doc.get("width"),
+                   dict(doc.get("alone") or {}))
 
 
 def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
