@@ -66,7 +66,8 @@ def infer(forms: list[str], results: Path, resume: bool = False, seed: int = 0, 
     session = session or Session(budget=0.5)
     by_name = {f: catalogue.get(f) for f in forms}
     st = store(results)
-    records = st.start({"forms": forms, "seed": seed}, resume=resume)
+    from ...machine.metadata import machine_metadata
+    records = st.start({"forms": forms, "seed": seed, "machine": machine_metadata()}, resume=resume)
     if resume and st.meta and st.meta.get("forms") and set(forms) - set(st.meta["forms"]):
         st.close()
         raise ResultFileError(f"{results} was started with other forms", "resume with the same forms and seed")
