@@ -151,6 +151,7 @@ def model_load_ok(path):
     (["ports", "--results", "X.jsonl"], 2, "no forms"),
     (["ports", "--sample", "-1", "--results", "X.jsonl"], 2, "at least 0"),
     (["ports", "NOT A FORM", "--results", "X.jsonl"], 2, "no form named"),
+    (["inst", "IMUL (R64, R64)", "--ports", "MISSING"], 10, "no resource model"),
 ])
 def test_cli_errors(tmp_path, capsys, monkeypatch, argv, code, words):
     monkeypatch.chdir(tmp_path)

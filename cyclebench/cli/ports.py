@@ -1,7 +1,6 @@
 """cyclebench ports: infer a resource model (ports, pipes, units) from throughput alone."""
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -52,6 +51,4 @@ def run(args) -> int:
         print(f"  {r}: the bottleneck of {b}")
     for form in sorted(model.usage):
         print(f"{form:<40} {describe(form, model, blockers, {})}")
-    if getattr(args, "json", False):
-        print(json.dumps(model.to_json()))
     return 0

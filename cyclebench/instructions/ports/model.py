@@ -11,11 +11,12 @@ form's own throughput alone is a floor for its share (``n[f] x alone[f]``: addin
 makes a form's stream faster).
 
 :func:`solve` infers unknown usages from measured mixes with ``scipy.optimize.milp``: for every
-measurement every resource's load stays at or under the measured time (within a tolerance, plus a
-penalised slack), and one binary choice per measurement names the resource that reaches it.  The
-objective is the summed relative slack plus a small price on usage (the sparsest mapping that
-explains the measurements).  Known usages (the blockers', once solved) enter as constants, so the
-same solver serves the joint blocker problem and the per-form problems.
+measurement every resource's load stays at or under the measured time (misfit is paid for as
+slack relative to that time), and one binary choice per measurement names the resource that
+reaches it.  The objective is the summed relative slack plus a small price on usage (the sparsest
+mapping that explains the measurements).  Known usages (the blockers', once solved) enter as
+constants, so the same solver serves the joint blocker problem and, relaxed (``exact=False``:
+no choices, the largest usages), the per-form problems.
 """
 from __future__ import annotations
 
