@@ -74,6 +74,8 @@ def add_parser(sub):
                         "shipped table --compare alone reads (default auto: this CPU's own column, or the "
                         "nearest, labelled so)")
     c.add_argument("--compare-llvm-mca", action="store_true", help="compare with llvm-mca's scheduling model")
+    c.add_argument("--ports", type=Path, metavar="FILE",
+                   help="add the resources a model of cyclebench ports (FILE) inferred from throughput, per form")
     c.add_argument("--mcpu", help="llvm-mca -mcpu (default: this CPU's, from the microarchitecture table)")
     c.add_argument("--tolerance", type=float, default=0.10, metavar="F",
                    help="relative tolerance for a match (default 0.10 = 10%%; 0.05 cycles absolute also match)")
@@ -133,6 +135,7 @@ def run(args) -> int:
         return 0
     results = args.resume or args.results
     _check_outputs(args.output, results)
+    inferred = _inferred(args.ports) if args.ports else None       # before measuring
     kwargs = measurement_kwargs(args)
     if kwargs.get("n_measurements") is None:
         kwargs["n_measurements"] = BULK_MEASUREMENTS
@@ -148,6 +151,9 @@ def run(args) -> int:
                          notice=lambda text: print(f"note: {text}", file=sys.stderr))
     elapsed = time.monotonic() - t0
     measured = progress.measured
+    if inferred is not None:
+        for d in docs:
+            d["inferred_resources"] = inferred(d["form"])
     comparisons, summary = {}, []
     if args.compare:
         from ..instructions.compare import compare_published
@@ -212,6 +218,14 @@ def _check_outputs(output: Path | None, results: Path | None) -> None:
         raise UsageError(f"-o {output} is the results file",
                          "give -o another file: the table would overwrite the results")
     check_output_path(output, "-o")
+
+
+def _inferred(path: Path):
+    """form name -> its resources in the model of ``path`` (inferred from throughput, never counters)."""
+    from ..instructions.ports.portsets import describe
+    from ..instructions.ports.run import load
+    model, report = load(path)
+    return lambda form: describe(form, model, report["blockers"], {}) if form in model.usage else None
 
 
 def _read_published(value: str, args, own: bool = False):

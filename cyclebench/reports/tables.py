@@ -30,6 +30,8 @@ def instruction_table(docs: list[dict], comparisons: dict[str, dict] | None = No
             Column("latency", "latency", "right"), Column("pairs", "latency per operand pair"),
             Column("throughput", "throughput", "right"), Column("uops", "µops", "right"),
             Column("ports", "ports")]
+    if any("inferred_resources" in d for d in docs):
+        cols.append(Column("inferred", "resources (inferred from throughput)"))
     for key, comp in comparisons.items():
         label = comp["label"]
         cols += [Column(f"{key}_latency", f"{label} lat", "right"),
@@ -46,7 +48,7 @@ def instruction_table(docs: list[dict], comparisons: dict[str, dict] | None = No
                "pairs": "; ".join(pair_text(p) for p in d.get("latency") or []),
                "throughput": num(tp.get("value"), tp.get("bound")),
                "uops": num(d.get("uops")), "ports": d.get("ports") or NONE,
-               "status": _status(d), "_data": d}
+               "inferred": d.get("inferred_resources") or NONE, "status": _status(d), "_data": d}
         if d.get("status") == "ok" and d.get("uops") is None and d.get("uops_reason"):
             reasons.add(d["uops_reason"])
         for key, comp in comparisons.items():

@@ -1,0 +1,54 @@
+"""cyclebench ports: infer a resource model (ports, pipes, units) from throughput alone."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+from .parser import subparser
+
+
+def add_parser(sub):
+    p = subparser(sub, "ports", "infer which resources instruction forms use, from throughput alone",
+                  "Measure forms alone and mixed with blockers (forms chosen by rule as single-resource\n"
+                  "probes), and solve for each form's use of abstract resources (docs/ports.md).\n"
+                  "Readings are saved as they are made; --resume continues a cut run.\n"
+                  "examples:\n"
+                  '  cyclebench ports --sample 40 --results ports.jsonl\n'
+                  '  cyclebench ports "IMUL (R64, R64)" "VADDPD (YMM, YMM, YMM)" --sample 20 --resume ports.jsonl\n'
+                  "  cyclebench ports --show ports.jsonl")
+    p.add_argument("forms", nargs="*", metavar="FORM", help="forms to include (uops.info names)")
+    p.add_argument("--sample", type=int, default=0, metavar="N", help="add N mixable forms drawn at random")
+    p.add_argument("--seed", type=int, default=1, help="seed of --sample and of the blocker order (default 1)")
+    f = p.add_mutually_exclusive_group(required=True)
+    f.add_argument("--results", type=Path, metavar="FILE", help="a new results file")
+    f.add_argument("--resume", type=Path, metavar="FILE", help="continue FILE (created if missing)")
+    f.add_argument("--show", type=Path, metavar="FILE", help="print the model FILE holds, and exit")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..instructions.ports import run as ports_run
+    from ..instructions.ports.portsets import describe
+    if args.show:
+        model, report = ports_run.load(args.show)
+    else:
+        if args.sample < 0:
+            raise UsageError("--sample must be at least 0", "e.g. --sample 40")
+        if not args.forms and not args.sample:
+            raise UsageError("no forms to study", "name forms, or give --sample N")
+        from ..instructions.catalogue import Catalogue
+        cat = Catalogue.load()
+        forms = ports_run.sample(cat, args.sample, args.seed, args.forms)
+        model, report = ports_run.infer(forms, args.resume or args.results, resume=args.resume is not None,
+                                        seed=args.seed, catalogue=cat,
+                                        log=lambda m: print(f"note: {m}", file=sys.stderr))
+    blockers = report["blockers"]
+    print(f"resources inferred from throughput: {len(model.resources)} (+ front end, width "
+          f"{model.width}); {report['measurements_per_form']} measurements per form; "
+          f"{report['readings']} readings")
+    for r, b in blockers.items():
+        print(f"  {r}: the bottleneck of {b}")
+    for form in sorted(model.usage):
+        print(f"{form:<40} {describe(form, model, blockers, {})}")
+    return 0

@@ -1,0 +1,48 @@
+"""cyclebench predict: steady-state cycles per iteration of a straight-line block, from a
+resource model inferred by ``cyclebench ports`` (nothing is measured)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import UsageError
+from .parser import subparser
+
+
+def add_parser(sub):
+    p = subparser(sub, "predict", "predict the cycles per iteration of a block from an inferred resource model",
+                  "Give the resource bound (the busiest resource of the model cyclebench ports inferred) and\n"
+                  "the dependency-chain bound (loop-carried register and flag chains) of a straight-line block.\n"
+                  "example:\n"
+                  '  cyclebench predict --model ports.jsonl --latencies uops-zen4.csv "imul rax, rbx; add rcx, rax"')
+    p.add_argument("block", metavar="BLOCK", help="the block: GNU as Intel syntax, instructions separated by ';' or newlines")
+    p.add_argument("--model", type=Path, required=True, metavar="FILE", help="results file of cyclebench ports")
+    p.add_argument("--latencies", type=Path, metavar="FILE",
+                   help="latencies: a uops.info CSV (published) or a cyclebench inst results file (measured); "
+                        "without it every latency is assumed 1 cycle")
+    p.add_argument("--json", action="store_true", help="print the prediction as JSON")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from ..instructions.ports.predict import predict
+    from ..instructions.ports.run import load
+    if not args.block.strip():
+        raise UsageError("the block is empty", 'give instructions, e.g. "add rax, rbx; imul rcx, rax"')
+    from ..instructions.catalogue import Catalogue
+    from ..instructions.ports.latency import from_file
+    model, _ = load(args.model)
+    cat = Catalogue.load()
+    lats, label = from_file(args.latencies, cat) if args.latencies else (None, "")
+    p = predict(args.block, model, cat, latencies=lats, latency_source=label)
+    if args.json:
+        print(json.dumps(p.to_json()))
+        return 0
+    print(f"predicted: {p.cycles:.2f} cycles per iteration")
+    print(f"  resource bound:         {p.resource_bound:.2f}  (busiest: {p.binding_resource or 'front end'}; "
+          f"resources inferred from throughput)")
+    print(f"  dependency-chain bound: {p.chain_bound:.2f}  (latencies: {p.latency_source}"
+          + (f"; {p.assumed_latency} assumed 1 cycle" if p.assumed_latency and lats else "") + ")")
+    if p.unknown:
+        print(f"  not in the model (the resource bound is a lower bound): {', '.join(sorted(set(p.unknown)))}")
+    return 0

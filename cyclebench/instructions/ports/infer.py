@@ -1,0 +1,194 @@
+"""Inferring the resource model from throughput alone (Palmed's plan, on cyclebench's harness).
+
+1. **Alone.**  Every form's throughput by itself (a mix of one form).
+2. **Blockers** (chosen by rule, never by name): the forms whose throughput is the reciprocal of
+   a small integer (1, 1/2, 1/3, 1/4 cycles: k identical units busy), taken in turns of widths
+   (one of 1 unit, one of 2, of 3, of 4, then again) so that wide units get probes too.  Each
+   candidate is paired with the blockers kept so far in the ratio that makes both take the same
+   time alone (Palmed's "quadratic" benchmark).  When a pair adds up (the two compete for one
+   resource) the candidate joins that blocker's class, unless it does not add up with the class's
+   first member (the blocker is then a union of two narrower resources, and both become
+   blockers); otherwise it becomes a blocker, and its bottleneck a resource.
+3. **Front end.**  The width is the most instructions per cycle any good measurement reached (a
+   mix that ran faster than its slowest part alone is a bad reading and is set aside).
+4. **Solve the blockers** jointly: each uses its own resource for its whole time, and how much of
+   the others the pair measurements ask for (model.solve).
+5. **Every form** against every blocker in two ratios (the blocker's stream alone taking about
+   as long as the form's, and twice that), then one linear solve per form with the blockers
+   known: the largest usages no measurement contradicts (Palmed's relaxation for the forms
+   beyond its basic set; the choice of binding resource per mix is only made for the blockers).
+
+A form costs ``1 + 2 x blockers`` measurements (each the best of two runs).  Every reading goes
+into a results store (cyclebench/study/store.py) as it is made; a resumed run reads them back
+and measures only what is missing, and the model is rebuilt from the readings.
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .model import Mix, Model, solve
+
+KIND = "ports"
+SCHEMA_VERSION = 1
+MAX_UNITS = 4              # blockers: throughput 1/k with k <= this
+INTEGRAL = 0.05            # |k t - 1| within this: t is 1/k
+ADDITIVE = 0.9             # a pair taking this share of the sum of its parts does not overlap
+MAX_BLOCKERS = 12
+MAX_CANDIDATES = 40
+MAX_TOTAL = 48             # instances in one mix unit
+FASTER = 0.95              # a mix faster than this share of its slowest part alone is a bad reading
+
+
+def key(counts: dict[str, int]) -> str:
+    return " + ".join(f"{n}x {f}" for f, n in sorted(counts.items()))
+
+
+@dataclass
+class Inference:
+    """Readings (cached, stored as they come) and the steps above."""
+    measure: Callable[[dict[str, int]], float | None]      # counts -> cycles per unit (None: failed)
+    record: Callable[[dict], None] = lambda rec: None
+    readings: dict[str, dict] = field(default_factory=dict)
+    measured: int = 0              # readings made in this run (not read back)
+    log: Callable[[str], None] = lambda msg: None
+
+    def load(self, records: list[dict]) -> None:
+        for rec in records:
+            if rec.get("type") == "reading":
+                self.readings[key(rec["counts"])] = rec
+
+    def cycles(self, counts: dict[str, int]) -> float | None:
+        k = key(counts)
+        if k not in self.readings:
+            value = self.measure(counts)
+            rec = {"type": "reading", "counts": dict(counts), "cycles": value}
+            self.readings[k] = rec
+            self.measured += 1
+            self.record(rec)
+        return self.readings[k]["cycles"]
+
+    # ---------------------------------------------------------------------------------- steps
+
+    def alone(self, forms: list[str]) -> dict[str, float]:
+        out = {}
+        for f in forms:
+            t = self.cycles({f: 1})
+            if t is not None and t > 0:
+                out[f] = t
+        return out
+
+    def blockers(self, alone: dict[str, float], seed: int = 0) -> tuple[list[str], dict[str, str]]:
+        """(blockers in order, candidate -> the blocker whose class it joined)."""
+        cands = [f for f, t in alone.items() if units(t)]
+        random.Random(seed).shuffle(cands)
+        # every width in turn (1, 2, 3, 4 units, then again): narrow probes first, wide ones kept
+        rank = {}
+        for f in cands:
+            k = units(alone[f])
+            rank[f] = (sum(1 for g in rank if units(alone[g]) == k), k)
+        cands.sort(key=rank.get)
+        kept: list[str] = []
+        classes: dict[str, str] = {}
+        for c in cands[:MAX_CANDIDATES]:
+            if len(kept) >= MAX_BLOCKERS:
+                break
+            joined = next((b for b in kept if self._additive(c, b, alone)), None)
+            if joined is None:
+                kept.append(c)
+                continue
+            # a blocker that is a union of narrower resources (two µops over all FP pipes) adds up
+            # with each of them while they do not add up with each other: then both are blockers
+            member = next((m for m, b in classes.items() if b == joined), None)
+            if member is None or self._additive(c, member, alone):
+                classes[c] = joined
+            else:
+                del classes[member]
+                kept += [member, c]
+        return kept, classes
+
+    def _additive(self, a: str, b: str, alone: dict[str, float]) -> bool:
+        """The quadratic pair: each form's stream alone takes one cycle; do the two add up?"""
+        t = self.cycles({a: units(alone[a]), b: units(alone[b])})
+        return t is not None and t >= ADDITIVE * 2
+
+    def good(self, r: dict, alone: dict[str, float]) -> bool:
+        """A reading that can be true: adding work never makes a form's own stream faster, so a
+        mix runs at least as long as its slowest part alone (within FASTER)."""
+        if not r.get("cycles"):
+            return False
+        parts = [n * alone[f] for f, n in r["counts"].items() if f in alone]
+        return r["cycles"] >= FASTER * max(parts, default=0.0)
+
+    def width(self, alone: dict[str, float]) -> int | None:
+        ipc = [sum(r["counts"].values()) / r["cycles"] for r in self.readings.values() if self.good(r, alone)]
+        return max(1, math.ceil(max(ipc) - 0.1)) if ipc else None
+
+    def mixes(self, forms: list[str], alone: dict[str, float]) -> list[Mix]:
+        """Every good reading that involves only ``forms``."""
+        s = set(forms)
+        return [Mix(r["counts"], r["cycles"]) for r in self.readings.values()
+                if set(r["counts"]) <= s and self.good(r, alone)]
+
+    def against(self, form: str, t: float, blockers: list[str], alone: dict[str, float]) -> None:
+        for b in blockers:
+            if b == form:
+                continue
+            for counts in ratios(form, t, b, alone[b]):
+                self.cycles(counts)
+
+    def run(self, forms: list[str], seed: int = 0) -> tuple[Model, dict]:
+        """Measure what is missing and build the model.  Returns (model, report)."""
+        alone = self.alone(forms)
+        self.log(f"alone: {len(alone)} of {len(forms)} forms measured")
+        blockers, classes = self.blockers(alone, seed)
+        self.log(f"blockers: {len(blockers)}")
+        resources = [f"R{i}" for i in range(len(blockers))]
+        for f in alone:
+            self.against(f, alone[f], blockers, alone)
+        width = self.width(alone)
+        fixed = {(b, r): alone[b] for b, r in zip(blockers, resources)}
+        base, misfit = solve(self.mixes(blockers, alone), resources, blockers, fixed=fixed, width=width)
+        model = Model(resources, dict(base), width, dict(alone))
+        misfits = {b: misfit for b in blockers}
+        for f in alone:
+            if f in base:
+                continue
+            ms = self.mixes(blockers + [f], alone)
+            ms = [m for m in ms if f in m.counts]
+            try:
+                u, mf = solve(ms, resources, [f], known=base, width=width, exact=False)
+            except RuntimeError:
+                continue
+            model.usage.update(u)
+            misfits[f] = mf
+        report = {"blockers": {r: b for r, b in zip(resources, blockers)}, "classes": classes,
+                  "width": width, "alone": alone, "misfit": misfits,
+                  "measurements_per_form": 1 + 2 * len(blockers), "readings": len(self.readings),
+                  "measured_now": self.measured,
+                  "impossible": sum(1 for r in self.readings.values() if r.get("cycles") and not self.good(r, alone))}
+        return model, report
+
+
+def units(t: float) -> int | None:
+    """k when ``t`` is 1/k cycles for k <= MAX_UNITS, else None."""
+    k = round(1 / t) if t > 0 else 0
+    return k if 1 <= k <= MAX_UNITS and abs(k * t - 1) <= INTEGRAL else None
+
+
+def ratios(form: str, t: float, blocker: str, tb: float) -> list[dict[str, int]]:
+    """Two mixes of ``form`` and ``blocker``: the blocker's stream about as long as the form's,
+    and twice that (both within MAX_TOTAL instances)."""
+    out = []
+    for scale in (1, 2):
+        if t >= tb:
+            nf, nb = 1, max(1, round(scale * t / tb))
+        else:
+            nf, nb = max(1, round(tb / t / scale)), 1
+            if scale == 2 and nf == 1:
+                nb = 2
+        if nf + nb <= MAX_TOTAL and {form: nf, blocker: nb} not in out:
+            out.append({form: nf, blocker: nb})
+    return out

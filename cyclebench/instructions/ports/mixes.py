@@ -1,0 +1,173 @@
+"""Interference measurements: a form alone and mixed with another in a given ratio.
+
+A mix of ``a`` instances of form A and ``b`` of form B is repeated until it holds at least
+:data:`MIN_INSTANCES` instructions, A and B interleaved evenly.  Each form's copies come from
+:func:`instantiate.independent_copies` (written registers rotate); A's copies pick their
+registers from one half of every register pool and B's from the other half, and neither picks
+the other's implicit or fixed registers; B's memory operands address another part of the data
+area (a load of one form and a store of the other would otherwise chain through memory).  :func:`check_independent` then decodes the code with
+iced-x86 and refuses any mix where one form reads a register the other writes (flags excepted
+when only one side reads them: a dependency with no cycle cannot bound the throughput).
+Forms whose own copies stay linked (``carried``: flags read and written, implicit registers,
+read-modify-write memory) are not mixed: their breakers would take part in the mix.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import iced_x86
+
+from ...errors import CycleBenchError
+from ..forms import Form
+from ..instantiate import independent_copies, instantiate, verified
+from ..operands import NEVER_PICK, POOLS, full_register
+from ..session import Session, form_init
+
+MIN_INSTANCES = 16
+MAX_INSTANCES = 48
+SECOND_AREA = 0x2140          # bytes from the first form's addresses; not a multiple of 4 KiB
+_HALVES: tuple[frozenset, frozenset] | None = None
+
+
+class NotMixable(CycleBenchError):
+    exit_code = 2
+
+
+def _halves() -> tuple[frozenset, frozenset]:
+    """Every pickable full register, split in two by its place in its pool."""
+    global _HALVES
+    if _HALVES is None:
+        even, odd = set(), set()
+        for pool in POOLS.values():
+            for i, r in enumerate(pool):
+                full = full_register(r)
+                if full in NEVER_PICK:
+                    continue
+                (even if i % 2 == 0 else odd).add(full)
+        odd -= even            # a register even in one pool stays with the first half
+        _HALVES = (frozenset(even), frozenset(odd))
+    return _HALVES
+
+
+def _own_fixed(form: Form) -> set[int]:
+    """Registers a form names itself (implicit, fixed explicit): the other form must not pick them."""
+    out = set()
+    for name in [i.register for i in form.implicit] + [op.fixed for op in form.operands if op.kind == "reg" and op.fixed]:
+        try:
+            out.add(full_register(getattr(iced_x86.Register, name.upper())))
+        except (AttributeError, TypeError):
+            pass
+    return out
+
+
+def mixable(form: Form) -> str | None:
+    """Why ``form`` cannot be mixed (None when it can)."""
+    if not form.offered:
+        return form.reason
+    if form.lock or form.implicit_memory:
+        return "locked or implicit memory access"
+    mem = form.memory_operand
+    if mem is not None and mem.kind == "mem" and mem.write and mem.read:
+        return "read-modify-write memory (copies chain through memory)"
+    try:
+        cps = independent_copies(form, 2)
+    except (ValueError, KeyError, StopIteration) as e:
+        return f"no independent copies: {e}"
+    if cps.carried:
+        return "copies stay linked through " + ", ".join(cps.carried)
+    return None
+
+
+def spread(counts: list[tuple[str, int]]) -> list[str]:
+    """Names in an even interleaving: ``[(A, 1), (B, 3)]`` -> B A B B ..."""
+    total = sum(n for _, n in counts)
+    slots = []
+    for name, n in counts:
+        slots += [((i + 0.5) / n, name) for i in range(n)]
+    return [name for _, name in sorted(slots)][:total]
+
+
+def repeats(counts: dict[str, int]) -> int:
+    unit = sum(counts.values())
+    return max(1, -(-MIN_INSTANCES // unit))
+
+
+def mix_code(forms: dict[str, Form], counts: dict[str, int]) -> tuple[list[str], list[str], int]:
+    """(code lines, init lines, repeats of the unit) for a mix of one or two forms."""
+    names = list(counts)
+    if not 1 <= len(names) <= 2:
+        raise NotMixable("a mix holds one or two forms", "give one form, or a form and a blocker")
+    u = repeats(counts)
+    if u * sum(counts.values()) > MAX_INSTANCES:
+        raise NotMixable(f"the mix needs {u * sum(counts.values())} instructions (at most {MAX_INSTANCES})",
+                         "use a smaller ratio")
+    halves = _halves()
+    copies, init = {}, []
+    for i, name in enumerate(names):
+        form = forms[name]
+        avoid = set()
+        if len(names) == 2:
+            other = forms[names[1 - i]]
+            avoid = set(halves[1 - i]) | _own_fixed(other)
+        cps = independent_copies(form, u * counts[name], avoid=tuple(avoid))
+        instances = cps.instances
+        if i == 1 and form.memory_operand is not None and form.memory_operand.kind == "mem":
+            # the second form's memory apart from the first's: a load of one and a store of the
+            # other at one address would chain them through store forwarding
+            instances = [instantiate(form, regs=c.regs, displacement=SECOND_AREA) for c in instances]
+        verified(instances)
+        copies[name] = iter(instances)
+        init += [s for s in form_init(form, cps.instances[0]) + cps.init if s not in init]
+    order = spread([(n, u * counts[n]) for n in names])
+    instances = [next(copies[n]) for n in order]
+    if len(names) == 2:
+        check_independent([(n, i.encoding) for n, i in zip(order, instances)])
+    return [i.text for i in instances], init, u
+
+
+def check_independent(code: list[tuple[str, bytes]]) -> None:
+    """Raise NotMixable when one form reads a register the other form writes."""
+    factory = iced_x86.InstructionInfoFactory()
+    reads: dict[str, set] = {}
+    writes: dict[str, set] = {}
+    for name, data in code:
+        ins = iced_x86.Decoder(64, data).decode()
+        info = factory.info(ins)
+        for u in info.used_registers():
+            full = full_register(u.register)
+            if u.access in (iced_x86.OpAccess.READ, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_READ,
+                            iced_x86.OpAccess.READ_COND_WRITE):
+                reads.setdefault(name, set()).add(full)
+            if u.access in (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
+                            iced_x86.OpAccess.READ_COND_WRITE):
+                writes.setdefault(name, set()).add(full)
+    names = list(reads.keys() | writes.keys())
+    for a in names:
+        for b in names:
+            if a != b and reads.get(a, set()) & writes.get(b, set()):
+                raise NotMixable(f"{a} reads a register {b} writes", "the two forms cannot be mixed independently")
+
+
+@dataclass
+class Reading:
+    counts: dict[str, int]
+    cycles: float | None          # per unit of the mix
+    stable: bool | None
+    error: str | None = None
+
+    def to_json(self) -> dict:
+        return {"counts": self.counts, "cycles": self.cycles, "stable": self.stable, "error": self.error}
+
+
+def measure_mix(session: Session, forms: dict[str, Form], counts: dict[str, int]) -> Reading:
+    """Cycles per unit of the mix (``counts`` instances of each form), best of two runs."""
+    try:
+        code, init, u = mix_code(forms, counts)
+        best = None
+        for _ in range(2):      # the less disturbed of two: an SMT sibling only ever slows code down
+            m = session.measure(code, init, per=u)
+            if best is None or m.value < best.value:
+                best = m
+        return Reading(dict(counts), best.value, best.stable)
+    except CycleBenchError as e:
+        return Reading(dict(counts), None, None, e.cause)

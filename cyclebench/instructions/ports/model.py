@@ -1,0 +1,146 @@
+"""The resource model: forms use amounts of abstract resources; a mix costs its largest load.
+
+Each form ``f`` uses ``u[f][r]`` cycles of resource ``r`` per instance (Palmed's model: a resource
+is a port, a set of ports, a divider or the front end, each with capacity one cycle per cycle).
+A mix with ``n[f]`` instances of each form runs, in the steady state, in
+
+    T = max_r  sum_f n[f] * u[f][r]
+
+cycles.  The front end is one more resource every instruction uses ``1 / width`` of, and each
+form's own throughput alone is a floor for its share (``n[f] x alone[f]``: adding other work never
+makes a form's stream faster).
+
+:func:`solve` infers unknown usages from measured mixes with ``scipy.optimize.milp``: for every
+measurement every resource's load stays at or under the measured time (misfit is paid for as
+slack relative to that time), and one binary choice per measurement names the resource that
+reaches it.  The objective is the summed relative slack plus a small price on usage (the sparsest
+mapping that explains the measurements).  Known usages (the blockers', once solved) enter as
+constants, so the same solver serves the joint blocker problem and, relaxed (``exact=False``:
+no choices, the largest usages), the per-form problems.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+FRONT_END = "front end"
+TOLERANCE = 0.0          # misfit is paid for as slack (relative to the measured time)
+USAGE_PRICE = 1e-3        # per cycle of usage: prefer the sparsest explanation
+USED = 0.1                # a usage below this many cycles counts as no use
+
+
+@dataclass
+class Mix:
+    """One measurement: instances per form and the cycles the whole mix took."""
+    counts: dict[str, int]
+    cycles: float
+
+    def to_json(self) -> dict:
+        return {"counts": self.counts, "cycles": self.cycles}
+
+
+@dataclass
+class Model:
+    """Usages per form (cycles of each resource per instance) and the front-end width."""
+    resources: list[str]
+    usage: dict[str, dict[str, float]] = field(default_factory=dict)
+    width: int | None = None             # instructions per cycle the front end passes
+    alone: dict[str, float] = field(default_factory=dict)   # each form's own throughput: a floor
+
+    def cost(self, counts: dict[str, int]) -> tuple[float, str]:
+        """(cycles, binding resource) of a mix; every form must be in the model."""
+        loads = self.loads(counts)
+        r = max(loads, key=loads.get)
+        return loads[r], r
+
+    def loads(self, counts: dict[str, int]) -> dict[str, float]:
+        loads = {r: sum(n * self.usage[f].get(r, 0.0) for f, n in counts.items()) for r in self.resources}
+        if self.width:
+            loads[FRONT_END] = sum(counts.values()) / self.width
+        for f, n in counts.items():       # other work never makes a form's own stream faster
+            if f in self.alone:
+                loads[f"{f} alone"] = n * self.alone[f]
+        return loads
+
+    def used(self, form: str) -> dict[str, float]:
+        return {r: v for r, v in self.usage.get(form, {}).items() if v >= USED}
+
+    def to_json(self) -> dict:
+        return {"resources": self.resources, "width": self.width, "alone": self.alone,
+                "usage": {f: {r: round(v, 4) for r, v in u.items() if v > 1e-6} for f, u in self.usage.items()}}
+
+    @classmethod
+    def from_json(cls, doc: dict) -> "Model":
+        return cls(list(doc["resources"]), {f: dict(u) for f, u in doc["usage"].items()}, doc.get("width"),
+                   dict(doc.get("alone") or {}))
+
+
+def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
+          known: dict[str, dict[str, float]] | None = None, fixed: dict[tuple[str, str], float] | None = None,
+          width: int | None = None, time_limit: float = 20.0,
+          exact: bool = True) -> tuple[dict[str, dict[str, float]], float]:
+    """Usages of the ``unknown`` forms over ``resources`` that best explain ``mixes``.
+
+    ``known``: usages of other forms in the mixes (constants); ``fixed``: (form, resource) ->
+    value for unknowns pinned in advance (a blocker's own resource); ``width``: the front end.
+    ``exact=False``: the linear relaxation Palmed uses for the forms beyond its basic set: no
+    choice of binding resource, the largest usages no mix contradicts (each blocker mix then
+    bounds the usage of the blocker's resource from above).  Returns (usages, mean relative
+    misfit of the mixes)."""
+    known = known or {}
+    fixed = fixed or {}
+    R = len(resources)
+    var = {(f, r): i for i, (f, r) in enumerate((f, r) for f in unknown for r in resources)}
+    nu = len(var)
+    M = len(mixes)
+    # layout: usages | slack over (per mix) | slack under (per mix) | choice binaries (mix x resource)
+    n = nu + 2 * M + M * R
+    so, su, zb = nu, nu + M, nu + 2 * M
+    c = np.zeros(n)
+    c[:nu] = USAGE_PRICE if exact else -USAGE_PRICE
+    c[so:so + 2 * M] = 1.0
+    lo, hi = np.zeros(n), np.full(n, np.inf)
+    hi[zb:] = 1.0
+    integrality = np.zeros(n)
+    integrality[zb:] = 1 if exact else 0
+    if not exact:
+        hi[su:] = 0.0              # no under-slack and no choices: only "never above the time"
+    for (f, r), v in fixed.items():
+        lo[var[f, r]] = hi[var[f, r]] = v
+    rows, lbs, ubs = [], [], []
+    for k, m in enumerate(mixes):
+        T = m.cycles
+        fe = sum(m.counts.values()) / width if width else 0.0
+        big = 4 * T + sum(m.counts.values()) * 8
+        zrow = np.zeros(n)
+        for j, r in enumerate(resources):
+            a = np.zeros(n)
+            const = 0.0
+            for f, cnt in m.counts.items():
+                if (f, r) in var:
+                    a[var[f, r]] += cnt
+                else:
+                    const += cnt * known.get(f, {}).get(r, 0.0)
+            # every load at or under the time (slack over, relative)
+            up = a.copy()
+            up[so + k] = -T
+            rows.append(up); lbs.append(-np.inf); ubs.append(T * (1 + TOLERANCE) - const)
+            # the chosen one reaches it: load >= T(1-tol) - slack - big(1 - z)
+            down = a.copy()
+            down[su + k] = T
+            down[zb + k * R + j] = -big
+            rows.append(down); lbs.append(T * (1 - TOLERANCE) - const - big); ubs.append(np.inf)
+            zrow[zb + k * R + j] = 1
+        if fe >= T * (1 - TOLERANCE) or not exact:
+            continue                  # the front end explains this mix: no resource must
+        rows.append(zrow); lbs.append(1); ubs.append(np.inf)
+    res = milp(c, constraints=LinearConstraint(np.array(rows), lbs, ubs), integrality=integrality,
+               bounds=Bounds(lo, hi), options={"time_limit": time_limit})
+    if res.x is None:
+        raise RuntimeError(f"the solver found no mapping: {res.message}")
+    x = res.x
+    usage = {f: {r: float(x[var[f, r]]) for r in resources} for f in unknown}
+    misfit = float(np.mean(x[so:so + 2 * M])) if M else 0.0
+    return usage, misfit

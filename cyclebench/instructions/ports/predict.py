@@ -1,0 +1,157 @@
+"""Steady-state cycles per iteration of a straight-line block, from the resource model.
+
+``predict(block, model)`` takes assembly text (lines or ``;``-separated, GNU as Intel syntax)
+or machine code bytes and gives two bounds, each shown:
+
+* **resource bound:** the largest resource load of one iteration (model.Model.cost), the front
+  end included;
+* **dependency-chain bound:** the loop-carried chains through registers and flags, iterated
+  until they settle, with each instruction's latency from ``latencies`` (form name -> cycles, e.g.
+  a published column; the label says where they came from) or 1 cycle where none is known
+  (counted in ``assumed_latency``).  Memory dependencies are not followed.
+
+The prediction is the larger of the two.  Forms the model does not know make the resource bound
+a lower bound (listed in ``unknown``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import iced_x86
+
+from ...errors import UsageError
+from ..catalogue import Catalogue
+from ..operands import full_register
+from .model import Model
+
+ITERATIONS = 64
+FLAGS = -1
+_ZERO_IDIOMS = {"XOR", "SUB", "PXOR", "VPXOR", "XORPS", "VXORPS", "XORPD", "VXORPD", "PSUBD", "VPSUBD",
+                "PSUBQ", "VPSUBQ", "VPXORD", "VPXORQ"}
+
+
+@dataclass
+class Prediction:
+    cycles: float
+    resource_bound: float
+    binding_resource: str | None
+    chain_bound: float
+    forms: list[str]
+    unknown: list[str] = field(default_factory=list)
+    assumed_latency: int = 0
+    latency_source: str = "assumed 1 cycle"
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def decode(block: str | bytes) -> list[iced_x86.Instruction]:
+    """Instructions of a block: bytes decoded as they are, text assembled with GNU as first."""
+    if isinstance(block, str):
+        from ..gas import assemble_lines, split_slot
+        lines = [s.strip() for ln in block.replace(";", "\n").splitlines() for s in [ln] if s.strip()]
+        if not lines:
+            raise UsageError("the block is empty", 'give instructions, e.g. "add rax, rbx; imul rcx, rax"')
+        out = []
+        for a in assemble_lines(lines):
+            if a.error or a.data is None:
+                raise UsageError(f"GNU as rejected {a.line!r}: {a.error}", "check the instruction's syntax")
+            out.append(split_slot(a.data)[0])
+        return out
+    dec = iced_x86.Decoder(64, bytes(block))
+    out = [ins for ins in dec]
+    if any(ins.code == iced_x86.Code.INVALID for ins in out):
+        raise UsageError("the block's bytes do not decode", "give whole x86-64 instructions")
+    return out
+
+
+def form_of(ins: iced_x86.Instruction, catalogue: Catalogue, model: Model | None = None) -> str | None:
+    """The catalogue form an instruction is an instance of (the model's, when several fit)."""
+    cands = [f for f in catalogue.by_code.get(ins.code, []) if f.build_error is None]
+    mem = any(ins.op_kind(i) == iced_x86.OpKind.MEMORY for i in range(ins.op_count))
+    cands = [f for f in cands if (f.memory_operand is not None) == mem or f.lea_mode] or cands
+    if not cands:
+        return None
+    has_imm = any(ins.op_kind(i) in (iced_x86.OpKind.IMMEDIATE8, iced_x86.OpKind.IMMEDIATE8TO64,
+                                     iced_x86.OpKind.IMMEDIATE8TO32, iced_x86.OpKind.IMMEDIATE8TO16)
+                  for i in range(ins.op_count))
+    zero = has_imm and ins.immediate8 == 0
+    cands = [f for f in cands if f.imm_zero == zero] or cands
+    cands = [f for f in cands if not f.high8] or cands
+    if model is not None:
+        cands = [f for f in cands if f.name in model.usage] or cands
+    return cands[0].name
+
+
+def _access(ins: iced_x86.Instruction, factory) -> tuple[set[int], set[int]]:
+    info = factory.info(ins)
+    reads, writes = set(), set()
+    R, W = iced_x86.OpAccess, iced_x86.OpAccess
+    for u in info.used_registers():
+        full = full_register(u.register)
+        if u.access in (R.READ, R.READ_WRITE, R.COND_READ, R.READ_COND_WRITE):
+            reads.add(full)
+        if u.access in (W.WRITE, W.READ_WRITE, W.COND_WRITE, W.READ_COND_WRITE):
+            writes.add(full)
+    if ins.rflags_read:
+        reads.add(FLAGS)
+    if ins.rflags_modified:
+        writes.add(FLAGS)
+    regs = [ins.op_register(i) for i in range(ins.op_count) if ins.op_kind(i) == iced_x86.OpKind.REGISTER]
+    name = _mnemonic(ins)
+    if name in _ZERO_IDIOMS and len(regs) >= 2 and len(set(regs[-2:])) == 1:
+        reads = set()              # a zero idiom depends on nothing
+    return reads, writes
+
+
+_MN = {v: k for k, v in iced_x86.Mnemonic.__dict__.items() if isinstance(v, int) and k.isupper()}
+
+
+def _mnemonic(ins: iced_x86.Instruction) -> str:
+    return _MN.get(ins.mnemonic, "").upper()
+
+
+def chain_bound(instructions: list[iced_x86.Instruction], latency: list[float]) -> float:
+    """Cycles per iteration the loop-carried register/flag chains allow."""
+    factory = iced_x86.InstructionInfoFactory()
+    access = [_access(ins, factory) for ins in instructions]
+    ready: dict[int, float] = {}
+    marks = []
+    for _ in range(ITERATIONS):
+        for (reads, writes), lat in zip(access, latency):
+            start = max((ready.get(r, 0.0) for r in reads), default=0.0)
+            for w in writes:
+                ready[w] = start + lat
+        marks.append(max(ready.values(), default=0.0))
+    half = ITERATIONS // 2
+    return (marks[-1] - marks[half - 1]) / (ITERATIONS - half)
+
+
+def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None,
+            latencies: dict[str, float] | None = None, latency_source: str = "published") -> Prediction:
+    """The prediction for one block (see the module docstring)."""
+    catalogue = catalogue or Catalogue.load()
+    instructions = decode(block)
+    forms = [form_of(ins, catalogue, model) or f"?{_mnemonic(ins).lower()}" for ins in instructions]
+    counts: dict[str, int] = {}
+    unknown = []
+    for f in forms:
+        if f in model.usage:
+            counts[f] = counts.get(f, 0) + 1
+        else:
+            unknown.append(f)
+    if counts:
+        res, binding = model.cost(counts)
+        if model.width:
+            res = max(res, len(forms) / model.width)
+    else:
+        res, binding = (len(forms) / model.width if model.width else 0.0), None
+    lats, assumed = [], 0
+    for f in forms:
+        v = (latencies or {}).get(f)
+        if v is None:
+            v, assumed = 1.0, assumed + 1
+        lats.append(v)
+    chain = chain_bound(instructions, lats)
+    return Prediction(max(res, chain), res, binding, chain, forms, unknown, assumed,
+                      latency_source if latencies else "assumed 1 cycle")

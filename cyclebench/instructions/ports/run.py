@@ -1,0 +1,93 @@
+"""Running the inference on this CPU: choosing forms, measuring mixes, the results file.
+
+Forms are a seeded random sample of the offered forms that can be mixed (mixes.mixable), plus any
+named ones.  Readings go to a JSON-lines results file (study/store.py, kind ``ports``) as they are
+made; ``resume=True`` reads them back and measures only what is missing.  The model and the
+inference report are appended at the end; :func:`load` reads the last ones back.
+"""
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+from ...errors import ResultFileError, UsageError
+from ...study.store import ResultsStore
+from ..catalogue import Catalogue
+from ..session import Session
+from .infer import KIND, SCHEMA_VERSION, Inference
+from .mixes import measure_mix, mixable
+from .model import Model
+
+
+def _check(rec: dict) -> str | None:
+    t = rec.get("type")
+    if t == "reading":
+        if not isinstance(rec.get("counts"), dict):
+            return "a reading without counts"
+        return None
+    if t == "model":
+        return None if isinstance(rec.get("model"), dict) else "a model record without a model"
+    return f"unknown record type {t!r}"
+
+
+def store(path: Path) -> ResultsStore:
+    return ResultsStore(path, KIND, SCHEMA_VERSION, check_record=_check)
+
+
+def sample(catalogue: Catalogue, n: int, seed: int = 0, names: list[str] = ()) -> list[str]:
+    """``names`` (checked) plus ``n`` mixable forms drawn at random (half of them legacy-encoded)."""
+    out = []
+    for name in names:
+        f = catalogue.get(name)
+        if f is None:
+            raise UsageError(f"no form named {name!r}", "see cyclebench inst --list for the names")
+        why = mixable(f)
+        if why:
+            raise UsageError(f"{f.name} cannot be mixed: {why}", "leave it out")
+        out.append(f.name)
+    pool = [f for f in catalogue.offered() if f.name not in out]
+    random.Random(seed).shuffle(pool)
+    # half general-purpose (legacy) forms, half the rest: the catalogue is mostly vector forms
+    for legacy, share in ((True, n // 2), (False, n - n // 2)):
+        got = 0
+        for f in pool:
+            if got >= share:
+                break
+            if (f.encoding == "LEGACY") == legacy and mixable(f) is None:
+                out.append(f.name)
+                got += 1
+    return out
+
+
+def infer(forms: list[str], results: Path, resume: bool = False, seed: int = 0, session: Session | None = None,
+          catalogue: Catalogue | None = None, log=lambda msg: None) -> tuple[Model, dict]:
+    catalogue = catalogue or Catalogue.load()
+    session = session or Session(budget=0.5)
+    by_name = {f: catalogue.get(f) for f in forms}
+    st = store(results)
+    from ...machine.metadata import machine_metadata
+    records = st.start({"forms": forms, "seed": seed, "machine": machine_metadata()}, resume=resume)
+    if resume and st.meta and st.meta.get("forms") and set(forms) - set(st.meta["forms"]):
+        st.close()
+        raise ResultFileError(f"{results} was started with other forms", "resume with the same forms and seed")
+    t0 = time.monotonic()
+    with st:
+        inf = Inference(lambda counts: measure_mix(session, by_name, counts).cycles, st.append, log=log)
+        inf.load(records)
+        model, report = inf.run(forms, seed)
+        report["seconds_now"] = round(time.monotonic() - t0, 1)
+        st.append({"type": "model", "model": model.to_json(), "report": report})
+    return model, report
+
+
+def load(path: Path) -> tuple[Model, dict]:
+    """The last model of a results file."""
+    header, records = store(path).load()
+    if header is None:
+        raise ResultFileError(f"{path} holds no resource model", "run cyclebench ports first")
+    models = [r for r in records if r.get("type") == "model"]
+    if not models:
+        raise ResultFileError(f"{path} holds readings but no model (the run was cut short)",
+                              "finish it with cyclebench ports --resume")
+    return Model.from_json(models[-1]["model"]), models[-1]["report"]

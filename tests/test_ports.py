@@ -1,0 +1,195 @@
+"""The resource model, its inference and the predictor, on a fabricated CPU whose port mapping is
+known (tests/ports_fake.py); the results file's resume path; the CLI's errors."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from cyclebench.cli.main import main
+from cyclebench.instructions.ports import infer as infer_mod
+from cyclebench.instructions.ports.blocks import basic_blocks, rebase
+from cyclebench.instructions.ports.infer import Inference, ratios, units
+from cyclebench.instructions.ports.model import Mix, Model, solve
+from cyclebench.instructions.ports.portsets import compare, port_set, resource_ports
+from cyclebench.instructions.ports.predict import chain_bound, decode, predict
+from cyclebench.instructions.ports.run import load, store
+
+from ports_fake import UOPS, WIDTH, cycles, ports_text
+
+
+@pytest.fixture(scope="module")
+def inferred():
+    inf = Inference(measure=cycles)
+    model, report = inf.run(list(UOPS), seed=3)
+    return model, report, inf
+
+
+def test_solver_recovers_a_known_mapping():
+    # one port P0 (form a), two ports P0/P1 (form b): a's µop also loads the pair {P0, P1}
+    truth = {"a": {"r0": 1.0, "r1": 0.5}, "b": {"r0": 0.0, "r1": 0.5}}
+    mixes = [Mix({"a": 1}, 1.0), Mix({"b": 1}, 0.5), Mix({"a": 1, "b": 1}, 1.0), Mix({"a": 1, "b": 2}, 1.5),
+             Mix({"a": 2, "b": 1}, 2.0)]
+    usage, misfit = solve(mixes, ["r0", "r1"], ["a", "b"], fixed={("a", "r0"): 1.0, ("b", "r1"): 0.5})
+    assert misfit < 1e-6
+    for f in truth:
+        for r in truth[f]:
+            assert usage[f][r] == pytest.approx(truth[f][r], abs=1e-6)
+
+
+def test_inference_explains_every_mix_of_the_fabricated_cpu(inferred):
+    model, report, _ = inferred
+    assert model.width == WIDTH
+    assert report["measurements_per_form"] == 1 + 2 * len(report["blockers"])
+    rng = random.Random(5)
+    errors = []
+    for _ in range(300):
+        forms = rng.sample(sorted(UOPS), rng.randint(1, 5))
+        counts = {f: rng.randint(1, 4) for f in forms}
+        errors.append(abs(model.cost(counts)[0] - cycles(counts)) / cycles(counts))
+    assert sum(errors) / len(errors) < 0.02
+    assert sum(e <= 0.10 for e in errors) >= 0.9 * len(errors)
+
+
+def test_port_sets_of_the_fabricated_cpu_agree():
+    # over several blocker orders (the seed): the mapping is not unique, so a few forms may differ
+    published = {f: ports_text(f) for f in UOPS}
+    agree = []
+    for seed in range(6):
+        model, report = Inference(measure=cycles).run(list(UOPS), seed=seed)
+        mapped = resource_ports(report["blockers"], published, report["alone"])
+        assert mapped                                   # the blockers' bottlenecks are named
+        agree += [r["agree"] for r in (compare(f, model, mapped, published[f]) for f in UOPS) if r]
+    assert len(agree) >= 6 * (len(UOPS) - 2)
+    assert sum(agree) >= 0.9 * len(agree)
+
+
+def test_blockers_are_chosen_by_rule_not_by_name(inferred):
+    _, report, _ = inferred
+    alone = report["alone"]
+    for b in report["blockers"].values():
+        assert units(alone[b])                      # 1/k cycles
+    assert "div" not in report["blockers"].values()   # 3 cycles: never a probe
+    # forms of one class are never two blockers: fmul and fma-with-load share the F01 bottleneck
+    classes = report["classes"]
+    assert all(c not in report["blockers"].values() for c in classes)
+
+
+def test_units_and_ratios():
+    assert units(0.25) == 4 and units(1.0) == 1 and units(0.34) == 3
+    assert units(0.4) is None and units(3.0) is None
+    assert ratios("f", 1.0, "b", 0.25) == [{"f": 1, "b": 4}, {"f": 1, "b": 8}]
+    assert ratios("f", 0.25, "b", 1.0) == [{"f": 4, "b": 1}, {"f": 2, "b": 1}]
+
+
+def test_readings_are_stored_and_a_resumed_run_measures_only_what_is_missing(tmp_path):
+    path = tmp_path / "ports.jsonl"
+    calls = []
+
+    def counted(counts):
+        calls.append(counts)
+        return cycles(counts)
+
+    st = store(path)
+    st.start({"forms": []}, resume=False)
+    first = Inference(measure=counted, record=st.append)
+    first.alone(["add", "imul", "fadd"])             # cut short after the first step
+    st.close()
+    assert len(calls) == 3
+    st = store(path)
+    records = st.start({"forms": []}, resume=True)
+    again = Inference(measure=counted, record=st.append)
+    again.load(records)
+    again.alone(["add", "imul", "fadd", "load"])
+    st.close()
+    assert len(calls) == 4 and calls[-1] == {"load": 1}
+    assert again.measured == 1
+
+
+def test_a_file_without_a_model_is_refused_with_a_hint(tmp_path, capsys):
+    path = tmp_path / "ports.jsonl"
+    st = store(path)
+    st.start({"forms": []}, resume=False)
+    st.append({"type": "reading", "counts": {"add": 1}, "cycles": 0.25})
+    st.close()
+    assert main(["predict", "--model", str(path), "add rax, rbx"]) == 10
+    err = capsys.readouterr().err
+    assert "no model" in err and "hint:" in err
+
+
+def _fake_model_file(tmp_path):
+    path = tmp_path / "m.jsonl"
+    st = store(path)
+    st.start({"forms": []}, resume=False)
+    model = Model(["R0", "R1"], {"ADD_01 (R64, R64)": {"R0": 0.25}, "IMUL (R64, R64)": {"R0": 0.25, "R1": 1.0}}, 6)
+    st.append({"type": "model", "model": model.to_json(), "report": {"blockers": {"R0": "ADD_01 (R64, R64)",
+                                                                                  "R1": "IMUL (R64, R64)"}}})
+    st.close()
+    return path
+
+
+def test_predict_cli_shows_both_bounds(tmp_path, capsys):
+    path = _fake_model_file(tmp_path)
+    assert main(["predict", "--model", str(path), "--json", "imul rax, rbx; imul rcx, rbx; add rdx, rbx"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["resource_bound"] == pytest.approx(2.0)       # two imuls on the one-unit resource
+    assert doc["chain_bound"] == pytest.approx(1.0)          # add rdx: one 1-cycle chain (assumed latency)
+    assert doc["cycles"] == pytest.approx(2.0)
+    assert model_load_ok(path)
+
+
+def model_load_ok(path):
+    model, report = load(path)
+    return model.width == 6 and report["blockers"]["R1"] == "IMUL (R64, R64)"
+
+
+@pytest.mark.parametrize("argv, code, words", [
+    (["predict", "--model", "MISSING", "add rax, rbx"], 10, "no resource model"),
+    (["predict", "--model", "M", "   "], 2, "empty"),
+    (["predict", "--model", "M", "frobnicate rax"], 2, "rejected"),
+    (["ports", "--results", "X.jsonl"], 2, "no forms"),
+    (["ports", "--sample", "-1", "--results", "X.jsonl"], 2, "at least 0"),
+    (["ports", "NOT A FORM", "--results", "X.jsonl"], 2, "no form named"),
+    (["inst", "IMUL (R64, R64)", "--ports", "MISSING"], 10, "no resource model"),
+])
+def test_cli_errors(tmp_path, capsys, monkeypatch, argv, code, words):
+    monkeypatch.chdir(tmp_path)
+    if "M" in argv:
+        argv = [str(_fake_model_file(tmp_path)) if a == "M" else a for a in argv]
+    assert main(argv) == code
+    err = capsys.readouterr().err
+    assert words in err and "hint:" in err
+
+
+def test_chain_bound_follows_registers_and_zero_idioms():
+    ins = decode("imul rax, rax; add rbx, rax")
+    assert chain_bound(ins, [3.0, 1.0]) == pytest.approx(3.0)
+    ins = decode("xor eax, eax; imul rax, rax")     # the zero idiom cuts the chain
+    assert chain_bound(ins, [1.0, 3.0]) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_predict_takes_bytes_as_well_as_text(tmp_path):
+    model = Model(["R0"], {"IMUL (R64, R64)": {"R0": 1.0}}, 6)
+    from_text = predict("imul rax, rbx", model)
+    from_bytes = predict(bytes.fromhex("480fafc3"), model)     # imul rax, rbx
+    assert from_text.forms == from_bytes.forms == ["IMUL (R64, R64)"]
+    assert from_bytes.resource_bound == pytest.approx(1.0)
+
+
+def test_compiled_blocks_are_cut_at_branches_and_rebased():
+    code = [(0, "mov rax,QWORD PTR [rdi+rcx*8]"), (4, "add rax,rdx"), (7, "imul rax,rsi"), (9, "jne 0"),
+            (11, "mov QWORD PTR [rdi+rcx*8],rax"), (15, "add rcx,0x1"), (19, "cmp rcx,rdx"), (21, "ret")]
+    blocks = basic_blocks(code)
+    assert blocks == [["mov rax,QWORD PTR [rdi+rcx*8]", "add rax,rdx", "imul rax,rsi"],
+                      ["mov QWORD PTR [rdi+rcx*8],rax", "add rcx,0x1", "cmp rcx,rdx"]]
+    a = rebase(["mov rax,QWORD PTR [rdi+rcx*8]", "mov QWORD PTR [rdi+rcx*8],rax", "mov rdx,QWORD PTR [rsi]"])
+    assert a[0].endswith("[r14+0x40]") and a[1].startswith("mov QWORD PTR [r14+0x40]")   # aliasing kept
+    assert a[2].endswith("[r14+0x80]")
+    assert rebase(["add rsp,0x8", "mov rax,rbx", "add rax,rcx"]) is None
+
+
+def test_port_set_notation():
+    assert port_set("FP0123") == {"FP0", "FP1", "FP2", "FP3"}
+    assert port_set("p0156") == {"p0", "p1", "p5", "p6"}
+    assert infer_mod.key({"b": 2, "a": 1}) == "1x a + 2x b"
