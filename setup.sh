@@ -12,5 +12,7 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
+# bytecode ahead of time: where PYTHONDONTWRITEBYTECODE is set, every start would compile the package again
+python3 -m compileall -q cyclebench >/dev/null
 # the runner is built into the cache now, so the first measurement does not wait for it
 python3 -c "from cyclebench.runner.build import runner_path; runner_path()"

@@ -89,7 +89,7 @@ def add_measurement_options(p: argparse.ArgumentParser, code_parts: bool = True)
     c.add_argument("--budget", type=float, default=2.0, metavar="S",
                    help="time allowed for automatic re-runs when the host is noisy (default 2)")
     c.add_argument("--require-stable", action="store_true", help="exit 8 if the result is still unstable")
-    s = p.add_argument_group("memory and sandbox (see the README's Safety section)")
+    s = p.add_argument_group("memory and sandbox (see docs/safety.md)")
     s.add_argument("--r14-size", type=byte_size, metavar="SIZE",
                    help="size of the area R14 points into the middle of (default 1M; nanoBench's r14_size)")
     s.add_argument("--max-memory", type=byte_size, metavar="SIZE",

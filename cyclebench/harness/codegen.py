@@ -17,7 +17,7 @@ from ..runner import layout
 LOOP_REGISTER = "r15"
 # Registers the harness sets to zero; R14, RDI, RSI, RBP and RSP point into memory areas.
 ZEROED = ("rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r15")
-# The initial vector, mask, MMX, x87 and MXCSR state (README "Initial state"): every XMM register
+# The initial vector, mask, MMX, x87 and MXCSR state (docs/asm.md, "Initial state"): every XMM register
 # holds two doubles 1.0 and zeros above bit 127, which no lane width reads as a denormal, a NaN or
 # an infinity (Intel cores take a ~100-cycle assist on denormals); the upper state is clean
 # (vzeroupper), so legacy SSE code pays no transition or merge; k1-k7 are all ones.

@@ -118,7 +118,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
 
     ``allow_syscalls``: lift the sandbox's allow-list of system calls (process creation, signals to
     other processes, sockets and file-system changes stay refused); ``max_memory``: the runner's
-    address-space cap in bytes (default 4 GiB). See the README's "Safety" section.
+    address-space cap in bytes (default 4 GiB). See docs/safety.md.
 
     ``clock_mhz``: convert TSC ticks to cycles at this core clock instead of calibrating (as the
     environment variable CYCLEBENCH_CLOCK_MHZ does; measurement/clocks.py).
