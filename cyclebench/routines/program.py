@@ -16,7 +16,7 @@ studies did: build the program, run it, divide by its iterations.
   differencing, with iterations for copies). Without ``iterations`` one run per repetition gives
   ``ticks / reported`` (``method: whole-run``: start-up included).
 * **One definition of a cycle**: ticks become core cycles with ``measure()``'s own calibration,
-  a ``measure()`` of a 1-cycle ``add`` on the same CPU, before and after the repetitions
+  read from a ``measure()`` on the same CPU before and after the repetitions
   (``cycles per tick = calibrated GHz / TSC GHz``; with a PMU, measure()'s cycles-per-tick ratio).
   The two must agree within ``CALIB_OUTLIER`` (3%), else the result carries a warning and
   ``stable: False``.

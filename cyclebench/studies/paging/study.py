@@ -101,7 +101,7 @@ class PagingStudy(Study):
         return ["- Each figure is a whole C program (c/) timed by routines.program.time_programs: pinned to one CPU, run "
                 "at n and 2n iterations, a baseline and its variants interleaved within every repetition (so a burst of "
                 "host noise falls on all of them alike), the TSC difference divided by the extra iterations (start-up, building the "
-                "arrays and exit cancel), ticks converted to core cycles by measure()'s 1-cycle add calibration "
+                "arrays and exit cancel), ticks converted to core cycles by measure()'s checked TSC calibration "
                 "before and after. Headline: the median over repetitions of the paired differences.",
                 f"- Repetitions: {cfg.reps} ({cfg.native_reps} on the native input). Builds: gcc -O2; split stacks "
                 "add -fsplit-stack -fuse-ld=gold and -Wl,--wrap=__generic_morestack (to count segment switches).",
