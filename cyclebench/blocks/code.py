@@ -17,7 +17,7 @@ from ..errors import UsageError
 
 MAX_BLOCK_BYTES = 4096
 
-_BRANCHES = {1: "jump", 2: "indirect jump", 3: "conditional branch", 4: "return", 5: "call",
+BRANCHES = {1: "jump", 2: "indirect jump", 3: "conditional branch", 4: "return", 5: "call",
              6: "indirect call"}
 _SYSCALLS = {"syscall", "sysenter", "sysexit", "sysret", "int", "int1", "int3", "into"}
 
@@ -105,14 +105,14 @@ def block(code: bytes) -> Block:
         if i.flow == 8:
             raise NotABlock(f"'{i.text}' at offset {i.offset} starts or ends a transaction (TSX)",
                             "blocks with xbegin/xend/xabort are not measured")
-        if i.flow in _BRANCHES and k < len(instrs) - 1:
+        if i.flow in BRANCHES and k < len(instrs) - 1:
             raise NotABlock(f"not a basic block: '{i.text}' at offset {i.offset} is a "
-                            f"{_BRANCHES[i.flow]} before the block's end",
+                            f"{BRANCHES[i.flow]} before the block's end",
                             "give one basic block: only its last instruction may be a branch")
-    dropped = instrs[-1] if instrs[-1].flow in _BRANCHES else None
+    dropped = instrs[-1] if instrs[-1].flow in BRANCHES else None
     body = instrs[:-1] if dropped else instrs
     if not body:
-        raise NotABlock(f"the block is only its final {_BRANCHES[dropped.flow]} ('{dropped.text}')",
+        raise NotABlock(f"the block is only its final {BRANCHES[dropped.flow]} ('{dropped.text}')",
                         "the final branch is not measured; give the instructions before it")
-    notes = [f"final {_BRANCHES[dropped.flow]} '{dropped.text}' dropped (not measured)"] if dropped else []
+    notes = [f"final {BRANCHES[dropped.flow]} '{dropped.text}' dropped (not measured)"] if dropped else []
     return Block(code[:dropped.offset] if dropped else code, body, dropped, code, notes)

@@ -118,8 +118,13 @@ def measure_block(code: bytes, *, cpu=None, n_measurements=BLOCK_MEASUREMENTS, t
         reason = e.cause
         if why in _REFUSED:
             reason = f"{_REFUSED[why].format(cap=max_pages)}: {e.cause}"
+        if e.exit_code == 5 and why is None and " at address 0x0" in e.cause:
+            reason = ("a general-protection fault (a non-canonical address, e.g. one the block's own registers "
+                      f"grow copy after copy, or a misaligned aligned access): {e.cause}")
         pages = info.get("mapped_pages")
-        return {**doc, "status": "failed", "reason": reason, "hint": e.hint, "exit_code": e.exit_code,
+        hint = e.hint if e.exit_code not in (4, 5) or "CPUID" in (e.hint or "") else \
+            f"registers and memory start at {FILL:#x} (docs/block.md): this block cannot run from that state"
+        return {**doc, "status": "failed", "reason": reason, "hint": hint, "exit_code": e.exit_code,
                 "pages_mapped": int(pages[0]) if pages else None, "elapsed_s": round(time.monotonic() - t0, 4)}
     return _result(doc, r, copies * iterations, max_pages, time.monotonic() - t0)
 
