@@ -1,7 +1,8 @@
 """Many blocks: a CSV of blocks (hex, application, weight) measured by one worker per CPU (the
 worker and its runner pinned to that CPU, as ``inst --all`` does), every finished block appended
 to a resumable results file (cyclebench/study/store.py, kind "block"), blocks already in it
-skipped on resume. A block that cannot be measured is recorded with its reason."""
+skipped on resume. A block that cannot be measured is recorded with its reason. Blocks a noise
+burst left unstable are measured again after the others (up to RETRIES passes)."""
 from __future__ import annotations
 
 import csv
@@ -22,6 +23,7 @@ from .code import parse_hex
 from .measure import SCHEMA, SCHEMA_VERSION, base_doc, measure_block
 
 MAX_CSV = 64 << 20
+RETRIES = 2          # passes that measure again the blocks a noise burst left unstable
 STATUSES = ("ok", "refused", "failed")
 
 
@@ -97,6 +99,27 @@ def _work(row: dict) -> dict:
     return _one(row, _CPU, _KW)
 
 
+def _measure(rows: list[dict], cpus: list[int], kw: dict, finish: Callable[[dict], None]) -> None:
+    if len(cpus) <= 1 or len(rows) <= 1:
+        for r in rows:
+            finish(_one(r, cpus[0] if cpus else None, kw))
+        return
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    for c in cpus:
+        q.put(c)
+    pool = ctx.Pool(len(cpus), initializer=_worker_init, initargs=(q, kw))
+    try:
+        for doc in pool.imap_unordered(_work, rows, chunksize=1):
+            finish(doc)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+
+
 def run(rows: list[dict], results: Path | None = None, resume: bool = False, cpus: list[int] | None = None,
         measure_kwargs: dict | None = None, progress: Callable[[dict, int, int], None] | None = None,
         notice: Callable[[str], None] | None = None) -> list[dict]:
@@ -121,26 +144,25 @@ def run(rows: list[dict], results: Path | None = None, resume: bool = False, cpu
         if progress:
             progress(doc, count, total)
 
+    def retry(doc):
+        # a later pass: the block's new document replaces the old one (the store keeps both
+        # lines; reading it back, the last one counts), unless the burst is still on
+        if doc.get("stable") or not out[doc["hex"]].get("stable"):
+            doc["retried"] = True
+            out[doc["hex"]] = doc
+            if sink is not None:
+                sink.append(doc)
+
     try:
         cpus = cpus or default_cpus()
-        if len(cpus) <= 1 or len(todo) <= 1:
-            for r in todo:
-                finish(_one(r, cpus[0] if cpus else None, kw))
-        else:
-            ctx = mp.get_context("fork")
-            q = ctx.Queue()
-            for c in cpus:
-                q.put(c)
-            pool = ctx.Pool(len(cpus), initializer=_worker_init, initargs=(q, kw))
-            try:
-                for doc in pool.imap_unordered(_work, todo, chunksize=1):
-                    finish(doc)
-                pool.close()
-            except BaseException:
-                pool.terminate()
-                raise
-            finally:
-                pool.join()
+        _measure(todo, cpus, kw, finish)
+        # Noise bursts on the host last seconds: blocks they left unstable get measured again at the end.
+        for _ in range(RETRIES):
+            again = [r for r in rows if out.get(r["hex"], {}).get("status") == "ok"
+                     and not out[r["hex"]].get("stable")]
+            if not again:
+                break
+            _measure(again, cpus, kw, retry)
     finally:
         if sink is not None:
             sink.close()

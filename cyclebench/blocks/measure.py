@@ -21,15 +21,16 @@ from .memory import FILL, GPRS, MXCSR, accesses, flags, used_gprs
 SCHEMA = "cyclebench.block"
 SCHEMA_VERSION = 1
 TARGET_INSTRUCTIONS = 100_000
-MAX_PAGES = 4096             # fault-mapped pages per run; a block past it is reported, not retried
+MAX_PAGES = 16384            # fault-mapped pages per run; a block past it is reported, not retried
 WALK_PAGES = 64              # more pages than this: the block walks memory (TLB misses likely)
 COUNTER_ORDER = ("r15", "r14", "r13", "r12", "r11", "r10", "r9", "r8",
                  "rbx", "rbp", "rsi", "rdi", "rdx", "rcx", "rax")
 BLOCK_MEASUREMENTS = 10
 
 _REFUSED = {"cap": "it touched more than {cap} pages",
-            "address": "it accessed a non-canonical or near-zero address, which cannot be mapped",
-            "kernel": "the kernel refused to map a page it touched"}
+            "address": "it accessed an address at the top of the user address space, which cannot be mapped",
+            "kernel": "the kernel refused to map a page it touched (below vm.mmap_min_addr, which only a "
+                      "privileged user may map?)"}
 
 
 def _reg_num(name: str) -> int:

@@ -50,8 +50,8 @@ def add_parser(sub):
     m = p.add_argument_group("measuring")
     m.add_argument("-n", "--n-measurements", type=positive_int, default=10, metavar="N",
                    help="repetitions per block (default 10)")
-    m.add_argument("--max-pages", type=positive_int, default=4096, metavar="N",
-                   help="pages the block may touch before it is reported (default 4096)")
+    m.add_argument("--max-pages", type=positive_int, default=16384, metavar="N",
+                   help="pages the block may touch before it is reported (default 16384)")
     m.add_argument("--cpu", type=int, metavar="N", help="pin to CPU N (one runner)")
     m.add_argument("--timeout", type=float, default=10.0, metavar="S", help="per run (default 10 s)")
     p.add_argument("--json", action="store_true", help="print the result document(s) as JSON")

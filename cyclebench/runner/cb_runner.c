@@ -217,13 +217,14 @@ static void put_hex(uint64_t v) {
 
 /* A SIGSEGV of the measured code at an unmapped address (SEGV_MAPERR, so never one of the
  * runner's own mappings or guards) in the user part of the address space: map the page there and
- * return 1 (the instruction is retried). Past the cap, or if the kernel refuses, returns 0 and the
+ * return 1 (the instruction is retried). Pages below vm.mmap_min_addr are tried too: the kernel
+ * maps them for a privileged user only, and says no otherwise. Past the cap, or if the kernel refuses, returns 0 and the
  * fault is reported; "error signal" then follows "info map_refused REASON". */
 static int map_fault(int sig, siginfo_t *si, uint64_t rip) {
     uint64_t addr = (uint64_t)si->si_addr & ~(uint64_t)(map_page - 1);
     if (!opt.map_pages || !map_src || sig != SIGSEGV || si->si_code != SEGV_MAPERR) return 0;
     if (!blob || rip < (uint64_t)blob || rip >= (uint64_t)blob + (uint64_t)opt.code_size) return 0;
-    if (addr < (1u << 16) || addr >= (1ull << 47) - (uint64_t)map_page) {
+    if (addr >= (1ull << 47) - (uint64_t)map_page) {
         put("\ninfo map_refused address\n"); return 0;
     }
     if (map_count >= opt.map_pages) { put("\ninfo map_refused cap\n"); return 0; }
