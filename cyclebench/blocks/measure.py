@@ -162,7 +162,8 @@ def _result(doc: dict, r, per: int, max_pages: int, elapsed: float) -> dict:
             "stable": bool(r.stable), "warnings": warnings,
             "pages_mapped": pages, "late_pages": late, "mapped_at": info.get("mapped_at", [])[:8],
             "aliased": pages > 1, "mapping_dependent": bool(depends), "mapping_notes": depends,
-            "max_pages": max_pages, "calibrated_ghz": r.backend.get("calibrated_ghz"),
+            "max_pages": max_pages, "calibrated_ghz": r.backend.get("calibrated_ghz"), "backend": r.backend,
+            "options": {"n_measurements": r.parameters.get("n_measurements")},
             "cpu": r.parameters.get("cpu"), "elapsed_s": round(elapsed, 4)}
 
 
