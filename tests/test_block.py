@@ -177,3 +177,33 @@ def test_bulk_resume(cli, tmp_path):
     last = json.loads(lines[3])
     assert last["hex"] == "0f05" and last["status"] == "refused" and "system call" in last["reason"]
     assert [d["hex"] for d in json.loads(out)] == ["4801d8", LOAD_STORE, "0f05"]
+
+
+def test_blocks_study_analysis_on_fabricated_records():
+    from cyclebench.studies.blocks import analysis as an
+    recs = [{"result": _doc("01", "a", 1.0), "predictions": {"m": 2.0}},
+            {"result": _doc("02", "b", 2.0), "predictions": {"m": 2.0}},
+            {"result": {"hex": "0f05", "application": "b", "status": "refused", "reason": "'syscall' at offset 0"},
+             "predictions": {}}]
+    docs, preds = an.docs_and_predictions(recs)
+    s = an.share(docs)
+    assert s["clean"] == 2 and s["blocks"] == 3 and s["reasons"][0][1] == 1
+    t = an.error_view("m", docs, preds["m"])
+    assert t.rows[-1]["application"] == "overall" and t.rows[-1]["mape"] == pytest.approx(50.0)
+    fig = an.scatter("m", docs, preds["m"], "cpu")
+    assert fig.panels[0].series[0].x == [1.0, 2.0]
+
+
+def test_tiny_blocks_study_writes_outputs_and_resumes(tmp_path):
+    from dataclasses import replace
+
+    from cyclebench.study import engine
+    from cyclebench.studies.blocks.study import QUICK, BlocksStudy
+    tiny = replace(QUICK, name="tiny", every=1000, reps=2)          # 3 blocks
+    run = engine.run_study(BlocksStudy(), tiny, tmp_path, progress=False)
+    assert len(run.records) == 3
+    for name in ("measured.txt", "errors.txt", "errors.csv", "scatter.png", "summary.md", "results.jsonl"):
+        assert (tmp_path / name).is_file(), name
+    assert "Kendall" in (tmp_path / "errors.txt").read_text()
+    again = engine.run_study(BlocksStudy(), tiny, tmp_path, resume=True, progress=False)
+    assert again.skipped == 3
