@@ -28,7 +28,8 @@ COUNTER_ORDER = ("r15", "r14", "r13", "r12", "r11", "r10", "r9", "r8",
 BLOCK_MEASUREMENTS = 10
 
 _REFUSED = {"cap": "it touched more than {cap} pages",
-            "address": "it accessed an address at the top of the user address space, which cannot be mapped",
+            "address": "it accessed an address outside the user address space (at or above 2**47, e.g. a negative one), "
+                       "which cannot be mapped",
             "kernel": "the kernel refused to map a page it touched (below vm.mmap_min_addr, which only a "
                       "privileged user may map?)"}
 
