@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import csv
 import io
-import multiprocessing as mp
-import os
-import signal
 import traceback
 from pathlib import Path
 from typing import Callable
 
 from ..errors import ConfigError
-from ..instructions.bulk import default_cpus
+from ..instructions.bulk import default_cpus, pin_worker, pinned_pool
 from ..machine.metadata import machine_metadata
 from ..study.store import ResultsStore
 from ..textfile import quote, read_text
@@ -75,12 +72,7 @@ _KW: dict = {}
 
 def _worker_init(cpu_queue, kw):
     global _CPU, _KW
-    signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent handles Ctrl-C
-    _CPU = cpu_queue.get()
-    try:
-        os.sched_setaffinity(0, {_CPU})
-    except (AttributeError, OSError):
-        pass
+    _CPU = pin_worker(cpu_queue)
     _KW = kw
 
 
@@ -104,20 +96,7 @@ def _measure(rows: list[dict], cpus: list[int], kw: dict, finish: Callable[[dict
         for r in rows:
             finish(_one(r, cpus[0] if cpus else None, kw))
         return
-    ctx = mp.get_context("fork")
-    q = ctx.Queue()
-    for c in cpus:
-        q.put(c)
-    pool = ctx.Pool(len(cpus), initializer=_worker_init, initargs=(q, kw))
-    try:
-        for doc in pool.imap_unordered(_work, rows, chunksize=1):
-            finish(doc)
-        pool.close()
-    except BaseException:
-        pool.terminate()
-        raise
-    finally:
-        pool.join()
+    pinned_pool(rows, cpus, _worker_init, (kw,), _work, finish)
 
 
 def run(rows: list[dict], results: Path | None = None, resume: bool = False, cpus: list[int] | None = None,
