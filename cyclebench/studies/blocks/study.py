@@ -98,17 +98,17 @@ class BlocksStudy(Study):
         return a
 
     def method(self, cfg, facts) -> list[str]:
-        return ["Each block runs as the measured code in its own loop of unrolled copies, registers and memory "
+        return ["- Each block runs as the measured code in its own loop of unrolled copies, registers and memory "
                 "starting at 0x12345640, every page it touches mapped onto one shared page when it first faults "
                 "(docs/block.md); cycles per iteration = (B - A) / copies, TSC-calibrated.",
-                "A final branch is dropped; a block with a branch before its end or a system call is not run.",
-                "Predictions: llvm-mca-16 with LLVM's own detection of this CPU (-mcpu), 200 iterations of the "
+                "- A final branch is dropped; a block with a branch before its end or a system call is not run.",
+                "- Predictions: llvm-mca-16 with LLVM's own detection of this CPU (-mcpu), 200 iterations of the "
                 "same bytes (final branch dropped), disassembled by llvm-mc."]
 
     def caveats(self, cfg, facts) -> list[str]:
-        return ["Mapping every page onto one physical page keeps data in L1 and can create memory dependencies "
+        return ["- Mapping every page onto one physical page keeps data in L1 and can create memory dependencies "
                 "(and 4K aliasing) the program does not have; such blocks are flagged, not dropped.",
-                "Without a PMU, cache and TLB misses cannot be ruled out the way BHive does; blocks that walk many "
+                "- Without a PMU, cache and TLB misses cannot be ruled out the way BHive does; blocks that walk many "
                 "pages are flagged."]
 
     def summarise(self, cfg, analysis: Analysis, facts) -> list[Section]:
