@@ -11,7 +11,7 @@ import traceback
 from pathlib import Path
 from typing import Callable
 
-from ..errors import ConfigError
+from ..errors import ConfigError, UsageError
 from ..instructions.bulk import default_cpus, pin_worker, pinned_pool
 from ..machine.metadata import machine_metadata
 from ..study.store import ResultsStore
@@ -38,7 +38,7 @@ def read_csv(path: str | Path) -> list[dict]:
         try:
             code = parse_hex(row.get("hex") or "")
             weight = float(row["weight"]) if row.get("weight") not in (None, "") else None
-        except (ValueError, Exception) as e:   # UsageError from parse_hex, ValueError from float
+        except (ValueError, UsageError) as e:   # parse_hex's UsageError, float's ValueError
             raise ConfigError(f"{quote(str(path))} line {n}: {getattr(e, 'cause', e)}",
                               "every row holds one block's bytes as hex") from None
         if code.hex() in seen:

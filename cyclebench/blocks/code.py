@@ -31,7 +31,7 @@ class Instr:
     offset: int
     length: int
     text: str
-    mnemonic: str
+    mnemonic: str        # without the prefixes iced prints before it
     flow: int            # iced_x86.FlowControl
 
 
@@ -78,12 +78,12 @@ def decode(code: bytes) -> list[Instr]:
                             + (" (the block ends inside an instruction)" if ins.ip + ins.len >= len(code) else ""),
                             "check that the block starts on an instruction boundary and is complete")
         text = fmt.format(ins)
-        out.append(Instr(ins.ip, ins.len, text, text.split()[0] if text else "", ins.flow_control))
+        out.append(Instr(ins.ip, ins.len, text, _mnemonic(text), ins.flow_control))
     return out
 
 
-def _mnemonic(i: Instr) -> str:
-    words = i.text.split()
+def _mnemonic(text: str) -> str:
+    words = text.split()
     # prefixes iced prints before the mnemonic
     while len(words) > 1 and words[0] in ("lock", "rep", "repe", "repne", "notrack", "bnd", "xacquire", "xrelease"):
         words = words[1:]
@@ -96,7 +96,7 @@ def block(code: bytes) -> Block:
     if not instrs:
         raise NotABlock("the block is empty", "give at least one instruction")
     for k, i in enumerate(instrs):
-        m = _mnemonic(i)
+        m = i.mnemonic
         if m in _SYSCALLS or i.flow == 7:
             raise NotABlock(f"'{i.text}' at offset {i.offset} would need a system call or an interrupt",
                             "the sandbox refuses them; measure the block without it")

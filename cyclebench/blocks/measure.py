@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 
-from ..errors import CycleBenchError, UsageError
+from ..errors import CycleBenchError
 from ..measurement.api import measure
 from .code import Block, NotABlock, block as check_block
 from .memory import FILL, GPRS, MXCSR, accesses, flags, used_gprs
@@ -185,6 +185,3 @@ def why_not_clean(doc: dict) -> str | None:
         return "pages mapped while timing"
     return None
 
-
-def parse_error(text: str) -> UsageError:
-    return UsageError(text, "see cyclebench block --help")
