@@ -207,3 +207,13 @@ def test_tiny_blocks_study_writes_outputs_and_resumes(tmp_path):
     assert "Kendall" in (tmp_path / "errors.txt").read_text()
     again = engine.run_study(BlocksStudy(), tiny, tmp_path, resume=True, progress=False)
     assert again.skipped == 3
+
+
+def test_resource_model_predictor(cli, tmp_path):
+    from cyclebench.blocks.predictors import make
+    from test_ports import _fake_model_file
+    path = _fake_model_file(tmp_path)
+    p = make("predict", model=str(path))
+    assert p.predict(bytes.fromhex("480fafc3480fafcb4801da")) == pytest.approx(2.0)   # imul; imul; add
+    code, out, err = cli("block", "4801d8", "--predictor", "predict")
+    assert code == 2 and "--ports-model" in err

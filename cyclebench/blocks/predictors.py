@@ -5,6 +5,9 @@ bytes, final branch already dropped) and raises ``PredictionFailed`` with the re
 none. ``PREDICTORS`` maps a command-line name to a factory; adding one (``cyclebench predict``'s
 resource model) is one line there.
 
+``predict``: ``cyclebench predict``'s resource and dependency-chain bounds from the model that
+``cyclebench ports`` inferred (``--ports-model FILE``, optionally ``--latencies FILE``).
+
 ``llvm-mca``: the bytes are disassembled by LLVM itself (``llvm-mc --disassemble``, Intel syntax)
 so that LLVM's assembler reads back what its disassembler wrote, then ``llvm-mca -mcpu=CPU``
 simulates ITERATIONS iterations; the prediction is Total Cycles / iterations. CPU is LLVM's own
@@ -76,8 +79,35 @@ class LlvmMca:
         return run.cycles_per_iteration
 
 
+class ResourceModel:
+    """``cyclebench predict``: the resource model ``cyclebench ports`` inferred (its results file),
+    with latencies from a uops.info CSV or an inst results file (else 1 cycle each)."""
+
+    def __init__(self, model: str | None = None, latencies: str | None = None):
+        from pathlib import Path
+        from ..instructions.catalogue import Catalogue
+        from ..instructions.ports.latency import from_file
+        from ..instructions.ports.run import load
+        if not model:
+            raise UsageError("the predictor 'predict' needs the resource model",
+                             "give --ports-model FILE (the results file of cyclebench ports)")
+        self.model, _ = load(Path(model))
+        self.catalogue = Catalogue.load()
+        self.latencies, self.label = from_file(Path(latencies), self.catalogue) if latencies else (None, "")
+        self.name = "cyclebench predict"
+
+    def predict(self, code: bytes) -> float:
+        from ..instructions.ports.predict import predict
+        try:
+            return predict(code, self.model, self.catalogue, latencies=self.latencies,
+                           latency_source=self.label).cycles
+        except UsageError as e:
+            raise PredictionFailed(e.cause) from None
+
+
 PREDICTORS: dict[str, Callable[..., Predictor]] = {
     "llvm-mca": LlvmMca,
+    "predict": ResourceModel,
 }
 
 

@@ -45,7 +45,11 @@ def add_parser(sub):
     c.add_argument("--compare-llvm-mca", action="store_true",
                    help="llvm-mca-16's prediction beside the measurement, and its error table")
     c.add_argument("--predictor", action="append", default=[], metavar="NAME",
-                   help="a predictor by name (llvm-mca; repeatable)")
+                   help="a predictor by name: llvm-mca, or predict (cyclebench predict's resource model, "
+                        "with --ports-model); repeatable")
+    c.add_argument("--ports-model", metavar="FILE", help="with --predictor predict: the results file of cyclebench ports")
+    c.add_argument("--latencies", metavar="FILE",
+                   help="with --predictor predict: latencies (uops.info CSV or inst results; default 1 cycle each)")
     c.add_argument("--mcpu", metavar="CPU", help="llvm-mca -mcpu (default: LLVM's own detection of this CPU)")
     m = p.add_argument_group("measuring")
     m.add_argument("-n", "--n-measurements", type=positive_int, default=10, metavar="N",
@@ -85,7 +89,8 @@ def _source(args) -> bytes | None:
 def _predictors(args):
     from ..blocks.predictors import make
     names = list(dict.fromkeys((["llvm-mca"] if args.compare_llvm_mca else []) + args.predictor))
-    return [make(n, **({"mcpu": args.mcpu} if n == "llvm-mca" else {})) for n in names]
+    options = {"llvm-mca": {"mcpu": args.mcpu}, "predict": {"model": args.ports_model, "latencies": args.latencies}}
+    return [make(n, **options.get(n, {})) for n in names]
 
 
 def _kwargs(args) -> dict:
