@@ -12,11 +12,11 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "cyclebench"
 
 # docs/ARCHITECTURE.md: runner <- snippet/machine/counters <- harness <- measurement <-
-# instructions/routines/reports/study/studies <- results <- cli; the package's top-level modules
+# instructions/blocks/routines/reports/study/studies <- results <- cli; the package's top-level modules
 # (errors, cache, textfile, toolchain) sit below everything, and its front doors (__init__: the
 # public measure() API; __main__: the CLI) above everything.
 LAYERS = {"runner": 1, "snippet": 2, "machine": 2, "counters": 2, "harness": 3, "measurement": 4,
-          "instructions": 5, "routines": 5, "reports": 5, "study": 5, "studies": 5, "results": 6, "cli": 7}
+          "instructions": 5, "blocks": 5, "routines": 5, "reports": 5, "study": 5, "studies": 5, "results": 6, "cli": 7}
 
 
 FRONT = 99

@@ -10,7 +10,7 @@ from ..errors import EXIT_CODES, UsageError
 # Subcommand modules (cyclebench.cli.<name>), each with add_parser(subparsers) and run(args). Every
 # one is imported to build the parser, so each imports the measuring machinery inside run(): start-up
 # (and --help) stays fast.
-SUBCOMMANDS = ["asm", "nanobench", "inst", "seq", "study", "report", "compare", "ports", "predict"]
+SUBCOMMANDS = ["asm", "nanobench", "inst", "seq", "block", "study", "report", "compare", "ports", "predict"]
 
 
 def exit_code_help() -> str:

@@ -123,8 +123,8 @@ _CATALOGUE: Catalogue | None = None
 _OPTS: dict = {}
 
 
-def _worker_init(cpu_queue, kwargs, opts):
-    global _SESSION, _CATALOGUE, _OPTS
+def pin_worker(cpu_queue) -> int:
+    """In a forked worker: take a CPU from the queue and pin to it; Ctrl-C is the parent's."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)      # the parent handles Ctrl-C
     # the pool ends its workers with SIGTERM: unwind, so that temporary files go with them
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -133,6 +133,31 @@ def _worker_init(cpu_queue, kwargs, opts):
         os.sched_setaffinity(0, {cpu})
     except (AttributeError, OSError):
         pass
+    return cpu
+
+
+def pinned_pool(items: list, cpus: list[int], initializer, initargs: tuple, work, finish) -> None:
+    """``work(item)`` in one forked worker per CPU (``initializer(cpu_queue, *initargs)`` runs in
+    each and pins it: ``pin_worker``); ``finish(result)`` in the parent as each one ends."""
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    for c in cpus:
+        q.put(c)
+    pool = ctx.Pool(len(cpus), initializer=initializer, initargs=(q, *initargs))
+    try:
+        for doc in pool.imap_unordered(work, items, chunksize=1):
+            finish(doc)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
+
+
+def _worker_init(cpu_queue, kwargs, opts):
+    global _SESSION, _CATALOGUE, _OPTS
+    cpu = pin_worker(cpu_queue)
     _SESSION = Session(cpu=cpu, **kwargs)
     _CATALOGUE = Catalogue.load()
     _OPTS = opts
@@ -210,20 +235,7 @@ def run(selected: list[Selected], results: Path | None = None, resume: bool = Fa
                 finish(_characterize_one(s.form, session, opts, s.name))
         else:
             Catalogue.load()                  # built once, shared with the forked workers
-            ctx = mp.get_context("fork")
-            q = ctx.Queue()
-            for c in cpus:
-                q.put(c)
-            pool = ctx.Pool(len(cpus), initializer=_worker_init, initargs=(q, measure_kwargs, opts))
-            try:
-                for doc in pool.imap_unordered(_work, [s.name for s in runnable], chunksize=1):
-                    finish(doc)
-                pool.close()
-            except BaseException:
-                pool.terminate()
-                raise
-            finally:
-                pool.join()
+            pinned_pool([s.name for s in runnable], cpus, _worker_init, (measure_kwargs, opts), _work, finish)
     finally:
         if sink is not None:
             sink.close()

@@ -113,12 +113,16 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
             data: bytes | None = None, symbols=None, libraries=None, r14_size=None,
             area_size=None, user=True, kernel=False, fixed_counters=False, group_size=None,
             no_mem=False, remove_empty_events=False, paired=False, allow_syscalls=False,
-            max_memory=None, clock_mhz=None) -> Result:
+            max_memory=None, clock_mhz=None, map_pages=None, map_fill=0) -> Result:
     """Measure the cost per copy of ``code`` (assembly text or raw bytes); see docs/ARCHITECTURE.md.
 
     ``allow_syscalls``: lift the sandbox's allow-list of system calls (process creation, signals to
     other processes, sockets and file-system changes stay refused); ``max_memory``: the runner's
     address-space cap in bytes (default 4 GiB). See docs/safety.md.
+
+    ``map_pages``: map up to this many pages the code faults on onto one shared page holding the
+    64-bit ``map_fill`` (cyclebench/blocks, docs/block.md); the runner's ``mapped_pages``/``mapped_at``
+    info lines land in ``raw["attempts"][i]["runner_info"]``, and in a raised error's ``details``.
 
     ``clock_mhz``: convert TSC ticks to cycles at this core clock instead of calibrating (as the
     environment variable CYCLEBENCH_CLOCK_MHZ does; measurement/clocks.py).
@@ -156,6 +160,8 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
         args = runner_args(obj, blob_path, data_path, backend, n_measurements, warm_up,
                            initial_warm_up, loop, cpu, timeout, symbols, libraries, r14_size, area_size,
                            allow_syscalls, max_memory)
+        if map_pages:
+            args += ["--map-pages", str(int(map_pages)), "--map-fill", str(int(map_fill))]
         attempts = attempt_loop.run(p, args, cpu=cpu, timeout=timeout, budget=budget,
                                     allow_syscalls=allow_syscalls, no_normalization=no_normalization,
                                     aggregate=aggregate, no_slope=basic_mode or paired)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from ..errors import CounterUnavailable
+from ..errors import CounterUnavailable, CycleBenchError
 from .. import runner
 from . import clock_history
 from .clocks import CalibrationInterrupted, CalibrationSuspect
@@ -29,10 +29,16 @@ def run(p, args: list[str], *, cpu, timeout, budget, allow_syscalls, no_normaliz
     failed = 0
     while True:
         out = runner.run(args, timeout)
-        raise_for(out, p.obj, list(p.parts.values()), timeout, allow_syscalls)
+        try:
+            raise_for(out, p.obj, list(p.parts.values()), timeout, allow_syscalls)
+        except CycleBenchError as e:
+            e.details.setdefault("runner_info", out.info)     # the mapped pages (blocks/measure.py)
+            raise
+        mapped = {k: v for k, v in out.info.items() if k.startswith("map")}
         try:
             attempts.append(evaluate(out, p.backend, clock, p.spec.unroll, no_normalization, aggregate, ref,
                                      no_slope=no_slope, ref_contention=ref_con))
+            attempts[-1]["raw"]["runner_info"] = mapped
         except (CalibrationInterrupted, CalibrationSuspect) as e:
             # a burst can spoil one run's calibration, whatever the budget; a TSC that fails
             # every time is unusable, and a check that fails every time is a core the
@@ -48,6 +54,7 @@ def run(p, args: list[str], *, cpu, timeout, budget, allow_syscalls, no_normaliz
             # the quiet repetitions of the runs so far, together (evaluate.pool)
             pooled = pool(attempts, ref, ref_con, max(2, p.n_measurements // 2))
             if pooled is not None and pooled["stability"].stable:
+                pooled.setdefault("raw", {})["runner_info"] = mapped
                 attempts.append(pooled)
                 last = pooled
         if clock.calibrated and last["stability"].stable:

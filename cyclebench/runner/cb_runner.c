@@ -28,6 +28,12 @@
  * behind seccomp's back (io_uring, Linux AIO), terminal input injection, any other ioctl, and any
  * write to or reshuffling of the protocol descriptor.
  *
+ * Page mapping (--map-pages N --map-fill V, for real basic blocks): a SIGSEGV from the measured code
+ * at an unmapped address maps that page onto one shared physical page (a memfd page filled with the
+ * 64-bit value V) and retries the instruction, as BHive's harness does, for at most N pages; see
+ * map_fault(). The run then prints "info mapped_pages N LATE" (LATE: pages first mapped during the
+ * measured repetitions) and "info mapped_at ADDR..." (the first MAP_LIST pages).
+ *
  * Event groups (--event ... [--group --event ...]): each group is opened as one perf_event group,
  * disabled; the groups are measured one after the other (warm-up and repetitions each), with only
  * the current group enabled, so that no two groups compete for the hardware counters. This is how
@@ -118,6 +124,8 @@ static struct {
     int n_syms;
     int probe, use_rdpmc, layout;
     int out_fd;                      /* the protocol's descriptor */
+    long map_pages;                  /* --map-pages: fault-mapped page cap (0 = off) */
+    uint64_t map_fill;               /* --map-fill: the 64-bit value the shared page holds */
 } opt = {
     .e_one_time = -1, .e_a = -1, .e_b = -1, .e_ca = -1, .e_cb = -1, .e_ka = -1, .e_kb = -1, .e_pa = -1, .e_pb = -1,
     .reps = 10, .warm_up = 5, .loop = 0, .calib_loop = 0,
@@ -149,6 +157,24 @@ static long sys3(long nr, long a, long b, long c) {
     register long r10 __asm__("r10") = 0, r8 __asm__("r8") = 0, r9 __asm__("r9") = (long)sys_token;
     __asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
                      : "rcx", "r11", "memory");
+    return ret;
+}
+
+/* ---- fault-mapped pages (--map-pages) ---- */
+#define MAP_LIST 24
+static uint8_t *map_src;               /* the one shared physical page (MAP_SHARED memfd) */
+static long map_count, map_late;       /* pages mapped; of which during measured repetitions */
+static int map_measuring;              /* set once the warm-up is over */
+static long map_page;                  /* the page size, for the signal handler */
+static uint64_t map_at[MAP_LIST];
+
+/* mremap(src, 0, page, MAYMOVE|FIXED, addr) makes a second mapping of the shared page at addr:
+ * five arguments, so R9 is free to carry the runner's token through the filter. */
+static long sys_mremap(long old, long old_size, long new_size, long flags, long new_addr) {
+    long ret;
+    register long r10 __asm__("r10") = flags, r8 __asm__("r8") = new_addr, r9 __asm__("r9") = (long)sys_token;
+    __asm__ volatile("syscall" : "=a"(ret) : "a"((long)SYS_mremap), "D"(old), "S"(old_size), "d"(new_size),
+                     "r"(r10), "r"(r8), "r"(r9) : "rcx", "r11", "memory");
     return ret;
 }
 
@@ -189,9 +215,32 @@ static void put_hex(uint64_t v) {
 #define SYS_SECCOMP 1
 #endif
 
+/* A SIGSEGV of the measured code at an unmapped address (SEGV_MAPERR, so never one of the
+ * runner's own mappings or guards) in the user part of the address space: map the page there and
+ * return 1 (the instruction is retried). Pages below vm.mmap_min_addr are tried too: the kernel
+ * maps them for a privileged user only, and says no otherwise. Past the cap, or if the kernel refuses, returns 0 and the
+ * fault is reported; "error signal" then follows "info map_refused REASON". */
+static int map_fault(int sig, siginfo_t *si, uint64_t rip) {
+    uint64_t addr = (uint64_t)si->si_addr & ~(uint64_t)(map_page - 1);
+    if (!opt.map_pages || !map_src || sig != SIGSEGV || si->si_code != SEGV_MAPERR) return 0;
+    if (!blob || rip < (uint64_t)blob || rip >= (uint64_t)blob + (uint64_t)opt.code_size) return 0;
+    if (addr >= (1ull << 47) - (uint64_t)map_page) {
+        put("\ninfo map_refused address\n"); return 0;
+    }
+    if (map_count >= opt.map_pages) { put("\ninfo map_refused cap\n"); return 0; }
+    if (sys_mremap((long)map_src, 0, map_page, MREMAP_MAYMOVE | MREMAP_FIXED, (long)addr) != (long)addr) {
+        put("\ninfo map_refused kernel\n"); return 0;
+    }
+    if (map_count < MAP_LIST) map_at[map_count] = addr;
+    map_count++;
+    map_late += map_measuring;
+    return 1;
+}
+
 static void fault_handler(int sig, siginfo_t *si, void *uc_) {
     ucontext_t *uc = uc_;
     uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (map_fault(sig, si, rip)) return;
     int timeout = sig == SIGALRM || sig == SIGXCPU;
     if (sig == SIGSYS && si->si_code == SYS_SECCOMP) {
         /* RIP is past the 2-byte syscall / int 0x80 / sysenter: report the instruction itself */
@@ -302,6 +351,8 @@ static void parse_args(int argc, char **argv) {
         else if (ARG("--timeout")) opt.timeout = seconds(v, k);
         else if (ARG("--max-memory")) opt.max_memory = num(v, k);
         else if (!strcmp(k, "--allow-syscalls")) opt.allow_syscalls = 1;
+        else if (ARG("--map-pages")) opt.map_pages = num(v, k);
+        else if (ARG("--map-fill")) opt.map_fill = strtoull(v, NULL, 0);
         else if (ARG("--data")) opt.data_path = v;
         else if (ARG("--out-fd")) opt.out_fd = (int)num(v, k);
         else if (ARG("--event")) parse_event(v);
@@ -319,6 +370,29 @@ static void parse_args(int argc, char **argv) {
     if (opt.reps < 1 || opt.reps > MAX_SAMPLES) die(EXIT_USAGE, "usage", "--reps must be 1..%d", MAX_SAMPLES);
     if (opt.area_size < 8192 || opt.r14_size < 8192) die(EXIT_USAGE, "usage", "areas must be at least 8 KiB");
     if (opt.max_memory < (64L << 20)) die(EXIT_USAGE, "usage", "--max-memory must be at least 64 MiB");
+    if (opt.map_pages > 65536) die(EXIT_USAGE, "usage", "--map-pages must be 0..65536");
+}
+
+/* The shared page of --map-pages, made before the sandbox (memfd_create and ftruncate are not
+ * allowed after it). */
+static void map_setup(void) {
+    if (!opt.map_pages) return;
+    map_page = sysconf(_SC_PAGESIZE);
+    int fd = memfd_create("cb-block-page", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, map_page)) die(EXIT_LOAD, "load", "memfd: %s", strerror(errno));
+    map_src = mmap(NULL, map_page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map_src == MAP_FAILED) die(EXIT_LOAD, "load", "mmap of the shared page: %s", strerror(errno));
+    close(fd);
+    for (long i = 0; i < map_page / 8; i++) ((uint64_t *)map_src)[i] = opt.map_fill;
+}
+
+static void map_report(void) {
+    if (!opt.map_pages) return;
+    out("info mapped_pages %ld %ld\n", map_count, map_late);
+    if (!map_count) return;
+    out("info mapped_at");
+    for (long i = 0; i < map_count && i < MAP_LIST; i++) out(" %#llx", (unsigned long long)map_at[i]);
+    out("\n");
 }
 
 static long page_size;
@@ -584,7 +658,8 @@ static const int timing_calls[] = {
     SCMP_SYS(exit), SCMP_SYS(exit_group), SCMP_SYS(rt_sigreturn),
 };
 /* The runner's own calls once the filter is on, allowed only with sys_token in R9. */
-static const int runner_calls[] = { SCMP_SYS(write), SCMP_SYS(read), SCMP_SYS(ioctl), SCMP_SYS(mprotect) };
+static const int runner_calls[] = { SCMP_SYS(write), SCMP_SYS(read), SCMP_SYS(ioctl), SCMP_SYS(mprotect),
+                                     SCMP_SYS(mremap) /* --map-pages */ };
 /* Refused always, from anywhere in the process, even with --allow-syscalls: process creation and
  * exec, debugging or writing other processes, sockets, changes to the file system, and calls that
  * change the machine for everyone (we often run as root here). */
@@ -807,6 +882,7 @@ int main(int argc, char **argv) {
                                  (size_t)(opt.patch_table + 8 * opt.patch_count) > blob_len))
         die(EXIT_USAGE, "usage", "--patch-table must point into the data pages");
     open_events();
+    map_setup();
     if (opt.n_groups) select_group(0);
     out("info tsc_hz %.0f\n", tsc_hz());
     for (int i = 0; i < 5; i++)
@@ -837,6 +913,7 @@ int main(int argc, char **argv) {
         if (opt.n_groups) { if (g) select_group(g); out("group %d\n", g); }
         int calib = opt.e_ca >= 0 && g == 0, check = opt.e_ka >= 0 && g == 0, gauge = opt.e_pa >= 0 && g == 0;
         for (long rep = -opt.warm_up; rep < opt.reps; rep++) {
+            map_measuring = rep >= 0;
             if (calib) { call(opt.e_ca, opt.calib_loop, &rca); call(opt.e_cb, opt.calib_loop, &rcb); }
             if (check) { call(opt.e_ka, opt.calib_loop, &rka); call(opt.e_kb, opt.calib_loop, &rkb); }
             if (gauge) { call(opt.e_pa, opt.calib_loop, &rpa); call(opt.e_pb, opt.calib_loop, &rpb); }
@@ -852,6 +929,7 @@ int main(int argc, char **argv) {
     }
     if (cur_group >= 0) sys3(SYS_ioctl, fds[opt.group_first[cur_group]], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
     if (opt.use_rdpmc) out("info rdpmc_moves %ld\n", rdpmc_moves);
+    map_report();
     out("done\n");
     oflush();
     _exit(0);   /* exit() would run libc clean-up under the filter */

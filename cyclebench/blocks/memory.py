@@ -1,0 +1,121 @@
+"""The start state a block runs from, and what its memory accesses look like from it.
+
+**Start state** (docs/block.md): every general register the block may use holds ``FILL``; so
+does every 8 bytes of the one physical page that each page the block touches is mapped onto, so
+a pointer loaded from memory is again ``FILL`` and lands in a mapped page. ``FILL`` is below
+2**32 (a 32-bit load gives the same pointer), above the kernel's lowest mappable page, 64-byte
+aligned, and has no zero byte (no 8/16/32-bit division by zero). Vector registers start at zero.
+MXCSR has DAZ and FTZ set: ``FILL`` read as a double is a denormal, whose assists would
+otherwise dominate floating-point blocks.
+
+**Static address check**: the first copy's addresses are computed from the start state for
+every access whose registers the block has not yet written (the others are counted as
+unknown). From them: accesses that cross a 4 KiB page; a load and a store 4K-aliased (same
+offset in a page, different addresses); accesses through different registers that meet at one
+address because all registers start equal (a memory dependency the program may not have).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FILL = 0x12345640
+MXCSR = 0x9FC0            # default 0x1F80 (exceptions masked) + DAZ (bit 6) + FTZ (bit 15)
+PAGE = 4096
+GPRS = ("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+        "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15")
+
+
+@dataclass
+class Access:
+    index: int                # instruction number
+    address: int | None       # None: computed from a register the block wrote before
+    size: int
+    write: bool
+    read: bool
+    expr: str                 # which registers form the address
+    segment: str = ""         # fs/gs: the runner's own thread-local storage
+
+
+def _names():
+    import iced_x86 as I
+    reg = {getattr(I.Register, n.upper()): n for n in GPRS}
+    return I, reg
+
+
+def used_gprs(code: bytes) -> set[str]:
+    """The 64-bit general registers the block reads or writes, explicitly or implicitly."""
+    I, reg = _names()
+    f = I.InstructionInfoFactory()
+    out = set()
+    for ins in I.Decoder(64, code):
+        info = f.info(ins)
+        for u in info.used_registers():
+            full = I.RegisterExt.full_register(u.register)
+            if full in reg:
+                out.add(reg[full])
+        for m in info.used_memory():
+            for r in (m.base, m.index):
+                full = I.RegisterExt.full_register(r) if r else r
+                if full in reg:
+                    out.add(reg[full])
+    return out
+
+
+def accesses(code: bytes, start: dict[str, int]) -> list[Access]:
+    """Every memory access of one copy, its address when it follows from ``start``."""
+    I, reg = _names()
+    f = I.InstructionInfoFactory()
+    known = dict(start)
+    out = []
+    writes = (I.OpAccess.WRITE, I.OpAccess.READ_WRITE, I.OpAccess.COND_WRITE, I.OpAccess.READ_COND_WRITE)
+    reads = (I.OpAccess.READ, I.OpAccess.READ_WRITE, I.OpAccess.COND_READ, I.OpAccess.READ_COND_WRITE)
+    for n, ins in enumerate(I.Decoder(64, code)):
+        info = f.info(ins)
+        for m in info.used_memory():
+            if m.access == I.OpAccess.NO_MEM_ACCESS:
+                continue
+            size = I.MemorySizeExt.size(m.memory_size) or 1
+            parts, addr = [], m.displacement
+            for r, scale in ((m.base, 1), (m.index, m.scale)):
+                if r == I.Register.NONE:
+                    continue
+                full = I.RegisterExt.full_register(r)
+                name = reg.get(full)
+                parts.append((name or "rip") + (f"*{scale}" if scale > 1 else ""))
+                if name is None or name not in known:
+                    addr = None
+                elif addr is not None:
+                    value = known[name] if I.RegisterExt.size(r) == 8 else known[name] & 0xFFFFFFFF
+                    addr += value * scale
+            seg = {I.Register.FS: "fs", I.Register.GS: "gs"}.get(m.segment, "")
+            if seg:
+                addr = None
+            out.append(Access(n, None if addr is None else addr & (2**64 - 1), size,
+                              m.access in writes, m.access in reads, "+".join(parts) or "absolute", seg))
+        for u in info.used_registers():
+            full = I.RegisterExt.full_register(u.register)
+            if full in reg and u.access in writes:
+                known.pop(reg[full], None)
+    return out
+
+
+def flags(acc: list[Access]) -> dict:
+    """Page crossing, 4K aliasing and equal-register meetings among the known addresses."""
+    known = [a for a in acc if a.address is not None]
+    crossing = [a.index for a in known if a.address % PAGE + a.size > PAGE]
+    alias4k, meet = [], []
+    for i, x in enumerate(known):
+        for y in known[i + 1:]:
+            if not (x.write or y.write):
+                continue
+            overlap_page = (x.address % PAGE < y.address % PAGE + y.size and y.address % PAGE < x.address % PAGE + x.size)
+            overlap = x.address < y.address + y.size and y.address < x.address + x.size
+            if overlap_page and not overlap:
+                alias4k.append((x.index, y.index))
+            if overlap and x.expr != y.expr:
+                meet.append((x.index, y.index))
+    pages = sorted({a.address // PAGE for a in known} | {(a.address + a.size - 1) // PAGE for a in known})
+    return {"accesses": len(acc), "loads": sum(a.read for a in acc), "stores": sum(a.write for a in acc),
+            "unknown_addresses": len(acc) - len(known), "thread_local": sum(bool(a.segment) for a in acc),
+            "page_crossing": crossing, "aliasing_4k": alias4k, "registers_meet": meet,
+            "first_copy_pages": len(pages)}
