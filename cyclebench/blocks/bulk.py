@@ -14,7 +14,7 @@ from typing import Callable
 from ..errors import ConfigError, UsageError
 from ..instructions.bulk import default_cpus, pin_worker, pinned_pool
 from ..machine.metadata import machine_metadata
-from ..study.store import ResultsStore
+from ..study.store import BulkRun, ResultsStore
 from ..textfile import quote, read_text
 from .code import parse_hex
 from .measure import SCHEMA, SCHEMA_VERSION, base_doc, measure_block
@@ -104,24 +104,12 @@ def run(rows: list[dict], results: Path | None = None, resume: bool = False, cpu
         notice: Callable[[str], None] | None = None) -> list[dict]:
     """Measure ``rows``; one document per block in row order (stored ones when resuming)."""
     kw = dict(measure_kwargs or {})
-    done: dict[str, dict] = {}
     sink = results_store(results) if results is not None else None
-    if sink is not None:
-        done = {d["hex"]: d for d in sink.start({"machine": machine_metadata(), "options": kw}, resume=resume)}
-        for note in sink.notes if notice else ():
-            notice(note)
-    out = {r["hex"]: done[r["hex"]] for r in rows if r["hex"] in done}
-    todo = [r for r in rows if r["hex"] not in done]
-    total, count = len(rows), len(out)
-
-    def finish(doc):
-        nonlocal count
-        count += 1
-        out[doc["hex"]] = doc
-        if sink is not None:
-            sink.append(doc)
-        if progress:
-            progress(doc, count, total)
+    run_ = BulkRun(sink, {"machine": machine_metadata(), "options": kw}, [r["hex"] for r in rows], "hex",
+                   resume=resume, notice=notice, progress=progress)
+    out, finish = run_.out, run_.finish
+    pending = set(run_.todo)
+    todo = [r for r in rows if r["hex"] in pending]
 
     def retry(doc):
         # a later pass: the block's new document replaces the old one (the store keeps both

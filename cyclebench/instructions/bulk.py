@@ -25,7 +25,7 @@ from typing import Callable, Iterable
 
 from ..errors import UsageError
 from ..machine.metadata import machine_metadata
-from ..study.store import ResultsStore
+from ..study.store import BulkRun, ResultsStore
 from .catalogue import Catalogue
 from .characterize import SCHEMA, SCHEMA_VERSION, Session, characterize, skipped_doc
 from .forms import Form
@@ -198,26 +198,13 @@ def run(selected: list[Selected], results: Path | None = None, resume: bool = Fa
     measure_kwargs = dict(measure_kwargs or {})
     measure_kwargs.pop("cpu", None)
     opts = {"latency": latency, "throughput": throughput}
-    done: dict[str, dict] = {}
     sink = results_store(results) if results is not None else None
-    if sink is not None:
-        # the machine in the header: several machines' files merge into one table (results/machines.py)
-        meta = {**opts, "machine": machine_metadata()}
-        done = {d["form"]: d for d in sink.start(meta, resume=resume)}
-        for note in sink.notes if notice else ():
-            notice(note)
-    out: dict[str, dict] = {s.name: done[s.name] for s in selected if s.name in done}
-    todo = [s for s in selected if s.name not in done]
-    total, count = len(selected), len(out)
-
-    def finish(doc):
-        nonlocal count
-        count += 1
-        out[doc["form"]] = doc
-        if sink is not None:
-            sink.append(doc)
-        if progress:
-            progress(doc, count, total)
+    # the machine in the header: several machines' files merge into one table (results/machines.py)
+    run_ = BulkRun(sink, {**opts, "machine": machine_metadata()}, [s.name for s in selected], "form",
+                   resume=resume, notice=notice, progress=progress)
+    out, finish = run_.out, run_.finish
+    pending = set(run_.todo)
+    todo = [s for s in selected if s.name in pending]
 
     try:
         runnable = []

@@ -315,3 +315,29 @@ def same_file(a, b) -> bool:
     except OSError:
         pass
     return Path(a).resolve() == Path(b).resolve()
+
+
+class BulkRun:
+    """The bookkeeping of a bulk run over items keyed by ``key`` (inst --all, block --file):
+    the documents already in the results store when resuming, each new one appended as it is
+    finished, and progress reported as (document, done, total)."""
+
+    def __init__(self, store: ResultsStore | None, meta: dict, keys: list[str], key: str, *,
+                 resume: bool = False, notice=None, progress=None):
+        done: dict[str, dict] = {}
+        if store is not None:
+            done = {d[key]: d for d in store.start(meta, resume=resume)}
+            for note in store.notes if notice else ():
+                notice(note)
+        self.store, self.key, self.progress = store, key, progress
+        self.out = {k: done[k] for k in keys if k in done}
+        self.todo = [k for k in keys if k not in done]
+        self.total, self.count = len(keys), len(self.out)
+
+    def finish(self, doc: dict) -> None:
+        self.count += 1
+        self.out[doc[self.key]] = doc
+        if self.store is not None:
+            self.store.append(doc)
+        if self.progress:
+            self.progress(doc, self.count, self.total)
