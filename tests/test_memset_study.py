@@ -186,3 +186,11 @@ def test_a_net_cost_below_the_resolution_is_never_a_percentage():
     from cyclebench.studies.memset.analysis import pct
     assert pct(1.0, -0.7) is None and pct(10.0, 0.3) is None and pct(0.5, 0.2) is None
     assert pct(10.0, 5.0) == 50.0
+
+
+def test_a_net_cost_within_its_own_spread_is_shown_but_never_ranked():
+    from cyclebench.studies.memset.analysis import Unresolved, _net, pct
+    noisy = {"result": {"net": {"fastest10": 1.05, "spread": 1.45}}}
+    clear = {"result": {"net": {"fastest10": 28.3, "spread": 3.6}}}
+    assert isinstance(_net(noisy), Unresolved) and _net(noisy) == 1.05
+    assert pct(_net(noisy), _net(clear)) is None and pct(_net(clear), 14.0) is not None

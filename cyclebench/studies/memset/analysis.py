@@ -25,17 +25,24 @@ def of_experiment(records: list[dict], experiment: str):
     return (r for r in records if r.get("experiment") == experiment)
 
 
+class Unresolved(float):
+    """A net cost within its own spread of zero (its interquartile range over the repetitions is
+    larger than the figure): shown in the tables, never ranked or turned into a percentage. Seen:
+    glibc at 1.05 cycles per call, spread 1.45, in a "clear L1" row whose passes took 150 cycles."""
+
+
 def pct(base, x):
-    """(base - x) / base x 100, or None when base is too small to divide by or x is below the
-    resolution (a net cost under TIE_CYCLES, negative ones included, is not distinguishable from
-    a free call: it is never ranked or turned into a percentage)."""
-    if base is None or x is None or base < SMALL_DENOMINATOR or x < TIE_CYCLES:
+    """(base - x) / base x 100, or None when base is too small to divide by or either figure is
+    below the resolution (a net cost under TIE_CYCLES, negative ones included, or Unresolved)."""
+    if base is None or x is None or base < SMALL_DENOMINATOR or x < TIE_CYCLES \
+            or isinstance(base, Unresolved) or isinstance(x, Unresolved):
         return None
     return improvement_percent(base, x)
 
 
 def _net(rec, stat="fastest10"):
-    return rec["result"]["net"][stat]
+    net = rec["result"]["net"]
+    return Unresolved(net[stat]) if net[stat] < net.get("spread", 0.0) else net[stat]
 
 
 def order(names, impls):
