@@ -336,3 +336,34 @@ def test_mask_pair_stays_a_bound_when_the_pin_fails(cat):
     d = measure_pair(s, form, _pair(form, "op1 (K) -> op0 (ZMM)"))
     assert d["bound"] == "upper" and d["value"] == pytest.approx(6.0)
     assert d["lower"] == pytest.approx(7.0 - 5.12)
+
+
+# ------------------------------------------------------------------------------ copies per run
+
+class ByCopies(Fake):
+    """Cycles per copy by the number of copies in the snippet (one instruction per line)."""
+
+    def __init__(self, per_copy):
+        super().__init__({})
+        self.per_copy = per_copy
+
+    def __call__(self, code, init=None, **kw):
+        n = len(code.splitlines())
+        self.default = n * self.per_copy.get(n, self.per_copy["else"])
+        return super().__call__(code, init, **kw)
+
+
+def test_throughput_keeps_the_faster_of_16_and_4_copies(cat):
+    from cyclebench.instructions.throughput import FEW_COPIES, measure_throughput
+    form = cat.get("VPTESTNMD (K, XMM, M128)")
+    tp = measure_throughput(Session(measure_fn=ByCopies({FEW_COPIES: 0.50, "else": 0.58})), form)
+    assert tp["value"] == pytest.approx(0.50) and tp["copies"] == FEW_COPIES
+    assert tp["by_copies"] == {"16": pytest.approx(0.58), str(FEW_COPIES): pytest.approx(0.50)}
+    assert len(tp["code"].splitlines()) == FEW_COPIES
+    # within noise of each other: the full count stays
+    tp = measure_throughput(Session(measure_fn=ByCopies({FEW_COPIES: 0.495, "else": 0.50})), form)
+    assert tp["copies"] == 16 and tp["value"] == pytest.approx(0.50)
+    # read-modify-write memory keeps its 32 copies (each address chains through a store-forward)
+    rmw = measure_throughput(Session(measure_fn=ByCopies({FEW_COPIES: 0.1, "else": 1.0})),
+                             cat.get("AND (M32, I8)"))
+    assert rmw["copies"] == 32 and "by_copies" not in rmw
