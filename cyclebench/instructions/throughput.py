@@ -1,7 +1,8 @@
 """Throughput of one form: cycles per instruction over independent copies.
 
 :func:`instantiate.independent_copies` gives 16 copies (written registers rotate, EVEX forms also
-through the upper 16 vector registers; stores go to distinct addresses).  What the ISA does not
+through the upper 16 vector registers; stores go to distinct addresses), and 4 copies are measured
+too: the faster count is kept (uops.info tries several).  What the ISA does not
 let us rename apart is broken between copies with documented dependency-breaking idioms that need
 no execution port:
 
