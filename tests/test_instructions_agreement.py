@@ -138,3 +138,22 @@ def test_an_unstable_figure_is_reported_apart_from_the_rate(tmp_path):
     tp = a["figures"]["throughput"]
     assert tp["compared"] == 1 and tp["match"] == 1 and tp["unsettled"] == 1
     assert "1/1 (100.0%), 1 unsettled" in tp["rate"] and not a["mismatches"]
+
+
+def test_a_memory_pair_bound_against_a_figure_without_memory_pairs(tmp_path):
+    from cyclebench.instructions.agreement import MEMORY_PAIR_CAUSE, cause
+    p = tmp_path / "ref.csv"
+    p.write_text('instruction,family,latency,throughput\n"VPTESTNMD (K, XMM, M128)",AVX512EVEX,3,0.50\n'
+                 '"VPANDQ (ZMM, K, ZMM, M512)",AVX512EVEX,"[1;≤12]",0.50\n', encoding="utf-8")
+    recs = read_csv(str(p))
+    d = doc("VPTESTNMD (K, XMM, M128)", [3.0, 12.0], 0.5)
+    d["latency"][1].update(start="addr op2", bound="upper")
+    f = form("VPTESTNMD (K, XMM, M128)")
+    assert cause(d, recs["VPTESTNMD (K, XMM, M128)"], f, "latency_max") == MEMORY_PAIR_CAUSE
+    d["latency"][0]["value"] = 4.0                       # our register pair disagrees too: not this cause
+    assert cause(d, recs["VPTESTNMD (K, XMM, M128)"], f, "latency_max") != MEMORY_PAIR_CAUSE
+    # a published figure with a ≤ memory pair counts memory pairs: a bound against a bound
+    d = doc("VPANDQ (ZMM, K, ZMM, M512)", [1.0, 13.0], 0.5)
+    d["latency"][1].update(start="mem op3 (M512)", bound="upper")
+    assert cause(d, recs["VPANDQ (ZMM, K, ZMM, M512)"], form("VPANDQ (ZMM, K, ZMM, M512)"),
+                 "latency_max") == "bound only (upper bound)"

@@ -286,3 +286,84 @@ def test_a_chain_that_runs_at_the_issue_rate_is_an_upper_bound():
                   doc(4.0, 4.0, carried=["flags"]),
                   doc(0.0, 4.0, label="dependency broken")):
         assert not mark_issue_bound(exact) and exact["latency"][0]["bound"] == "exact"
+
+
+# ------------------------------------------------------------------------------ pinned mask steps
+
+def test_mask_connectors_follow_the_vector_width():
+    k1 = C.port_for_register("k1")
+    for reg, bits in (("xmm2", 128), ("ymm2", 256), ("zmm2", 512)):
+        v = C.port_for_register(reg)
+        assert C.connect(v, k1, set()).steps == [f"vec2k{bits}"]
+        assert C.connect(k1, v, set()).steps == [f"k2vec{bits}"]
+        # each width has its own reference loop: Zen 4's vpcmpuq takes 3, 4, 5 cycles by width
+        loop = C.REFERENCES[C.reference_of(f"k2vec{bits}")][0]
+        assert f"vpcmpuq k1, {reg[0]}mm1, {reg[0]}mm1, 5" in loop
+    mask = C.port_for_register("k1", is_mask=True)
+    assert C.connect(C.port_for_register("rbx"), mask, {"rbx"}).steps == ["gpr2vec", "vec2k128"]
+
+
+def test_pinned_latency_is_the_loop_minus_the_closing_instruction():
+    assert C.pinned(4.0, 1.0) == 3.0
+    assert C.pinned(6.14, 1.0) == 5.0           # a loop's fraction belongs to no single step
+    assert C.pinned(6.5, 1.0) == 5.5            # far from a whole count: kept as measured
+    assert C.pinned(4.0, 0.3) is None           # the closing move was eliminated: no pin
+    assert C.pinned(1.2, 1.0) is None           # the step would read below a cycle
+    assert C.partner_of_pinned("k2vec256") == "vec2k256" and C.partner_of_pinned("vec2k128") == "vec2k128"
+    assert C.partner_of_pinned("vec2gpr") is None
+
+
+def _mask_fake(closing=1.0, plain=6.12, pinned=6.14, chain=7.0):
+    return Fake({"vpcmpuq k1, zmm1, zmm1, 5\nvpmovm2q zmm1, k1": plain,
+                 "vpcmpuq k1, zmm1, zmm1, 5\nvmovdqu64 zmm1{k1}, zmm1": pinned,
+                 "vmovdqu64 zmm1{k1}, zmm1": closing, "vpsllvq": chain})
+
+
+def test_mask_pair_is_exact_when_the_mask_step_is_pinned(cat):
+    s = Session(measure_fn=_mask_fake())
+    assert s.step_bounds("vec2k512") == (5.0, 5.0) and s.step_bounds("k2vec512") == (1.0, 1.0)
+    form = cat.get("VPSLLVQ_Z (ZMM, K, ZMM, ZMM)")
+    d = measure_pair(s, form, _pair(form, "op1 (K) -> op0 (ZMM)"))
+    assert d["connector"]["steps"] == ["vec2k512"]
+    assert d["bound"] == "exact" and d["value"] == pytest.approx(2.0)
+
+
+def test_mask_pair_stays_a_bound_when_the_pin_fails(cat):
+    # the closing masked move carried no dependency (0.3 per copy): nothing to subtract
+    s = Session(measure_fn=_mask_fake(closing=0.3))
+    assert s.step_bounds("vec2k512") == (1.0, pytest.approx(5.12))
+    form = cat.get("VPSLLVQ_Z (ZMM, K, ZMM, ZMM)")
+    d = measure_pair(s, form, _pair(form, "op1 (K) -> op0 (ZMM)"))
+    assert d["bound"] == "upper" and d["value"] == pytest.approx(6.0)
+    assert d["lower"] == pytest.approx(7.0 - 5.12)
+
+
+# ------------------------------------------------------------------------------ copies per run
+
+class ByCopies(Fake):
+    """Cycles per copy by the number of copies in the snippet (one instruction per line)."""
+
+    def __init__(self, per_copy):
+        super().__init__({})
+        self.per_copy = per_copy
+
+    def __call__(self, code, init=None, **kw):
+        n = len(code.splitlines())
+        self.default = n * self.per_copy.get(n, self.per_copy["else"])
+        return super().__call__(code, init, **kw)
+
+
+def test_throughput_keeps_the_faster_of_16_and_4_copies(cat):
+    from cyclebench.instructions.throughput import FEW_COPIES, measure_throughput
+    form = cat.get("VPTESTNMD (K, XMM, M128)")
+    tp = measure_throughput(Session(measure_fn=ByCopies({FEW_COPIES: 0.50, "else": 0.58})), form)
+    assert tp["value"] == pytest.approx(0.50) and tp["copies"] == FEW_COPIES
+    assert tp["by_copies"] == {"16": pytest.approx(0.58), str(FEW_COPIES): pytest.approx(0.50)}
+    assert len(tp["code"].splitlines()) == FEW_COPIES
+    # within noise of each other: the full count stays
+    tp = measure_throughput(Session(measure_fn=ByCopies({FEW_COPIES: 0.495, "else": 0.50})), form)
+    assert tp["copies"] == 16 and tp["value"] == pytest.approx(0.50)
+    # read-modify-write memory keeps its 32 copies (each address chains through a store-forward)
+    rmw = measure_throughput(Session(measure_fn=ByCopies({FEW_COPIES: 0.1, "else": 1.0})),
+                             cat.get("AND (M32, I8)"))
+    assert rmw["copies"] == 32 and "by_copies" not in rmw

@@ -147,6 +147,26 @@ def _issue_bound(doc: dict, our: float | None, their: float | None) -> bool:
     return our is not None and their is not None and our > their and issue_bound(our, doc.get("throughput"))
 
 
+MEMORY_PAIR_CAUSE = ("published counts no memory pair: uops.info marks its memory and address pairs "
+                     "≤ and this figure has none (e.g. every ZEN4 form writing a mask register with a "
+                     "memory operand); our register pairs agree")
+
+
+def _memory_pair_only(doc: dict, rec) -> bool:
+    """Our largest latency is a memory or address pair's bound, the published figure has no ``≤``
+    (so it counts no such pair) and the largest of our register pairs matches it."""
+    v = rec.latency
+    if v is None or v.lo_upper_bound or v.hi_upper_bound:
+        return False
+    pairs = [p for p in doc.get("latency") or [] if p.get("value") is not None]
+    if not pairs:
+        return False
+    top = max(pairs, key=lambda p: p["value"])
+    regs = [p["value"] for p in pairs if not str(p.get("start", "")).startswith(("mem ", "addr "))]
+    return (str(top.get("start", "")).startswith(("mem ", "addr ")) and bool(regs)
+            and bool(within(max(regs), v.hi, LAT_TOL, ABS_TOL)))
+
+
 def unsettled(doc: dict, figure: str) -> bool:
     """The measurement behind ``figure`` stayed unstable (or not linear in the copies): a figure
     still to measure, never a match or a mismatch."""
@@ -175,6 +195,8 @@ def cause(doc: dict, rec, form, figure: str) -> str:
             return "published 0 (no dependency) where our chain carries one"
         if _issue_bound(doc, our, their):
             return ISSUE_BOUND_CAUSE
+        if figure == "latency_max" and _memory_pair_only(doc, rec):
+            return MEMORY_PAIR_CAUSE
         if bound == "upper" or their_bound:
             return "bound only (upper bound)"
         if unstable:

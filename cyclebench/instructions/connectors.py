@@ -30,13 +30,17 @@ gpr2vec    vmovq xmm_s, e          GPR -> VEC        vmovq xmm1, rbx; vmovq rbx,
 vec2gpr    vmovq s, xmm_e          VEC -> GPR        (same)
 gpr2k      kmovq k_s, e            GPR -> K          kmovq k1, rbx; kmovq rbx, k1
 k2gpr      kmovq s, k_e            K -> GPR          (same)
-vec2k      vpcmpuq k_s, e, e, 5    VEC -> K (ones)   vpcmpuq k1, zmm1, zmm1, 5; vpmovm2q zmm1, k1
-k2vec      vpmovm2q v_s, k_e       K -> VEC          (same)
+vec2kW     vpcmpuq k_s, e, e, 5    VEC -> K (ones)   vpcmpuq k1, v1, v1, 5; vpmovm2q v1, k1
+k2vecW     vpmovm2q v_s, k_e       K -> VEC          (same; W = the vector width, v = xmm/ymm/zmm)
 gpr2mm     movq mm_s, e            GPR -> MM         movq mm1, rbx; movq rbx, mm1
 mm2gpr     movq s, mm_e            MM -> GPR         (same)
 store/load store to / load from the form's memory    store then load of the same size
            operand (store forwarding)
 =========  ========================================  ==================================
+
+The mask steps are pinned (uops.info's method, see ``PINNING``): ``vpcmpuq`` closed by a
+masked move ``vmovdqu64 v1{k1}, v1``, whose latency its own self-chain gives, costs the loop minus
+that move; ``vpmovm2q`` costs its reference loop minus ``vpcmpuq``.
 
 Other combinations go through a scratch GPR (VEC -> FLAGS = vec2gpr + test, anything -> ADDR =
 ... -> GPR + ``add r14, g; sub r14, g``).  Values: every connector keeps the value of its target
@@ -79,12 +83,14 @@ def _vec_move(bits):
             256: ("vmovdqu", "ymm"), 512: ("vmovdqu64", "zmm")}[bits]
 
 
+_VEC_REGS = ((128, "xmm"), (256, "ymm"), (512, "zmm"))
+
 REFERENCES: dict[str, tuple[str, int]] = {
     "alu": ("add rbx, rcx; sub rbx, rcx", 1),
     "test": ("test rbx, rbx; cmovc rbx, rbx", 1),
     "gpr2vec": ("vmovq xmm1, rbx; vmovq rbx, xmm1", 1),
     "gpr2k": ("kmovq k1, rbx; kmovq rbx, k1", 1),
-    "vec2k": ("vpcmpuq k1, zmm1, zmm1, 5; vpmovm2q zmm1, k1", 1),
+    **{f"vec2k{b}": (f"vpcmpuq k1, {r}1, {r}1, 5; vpmovm2q {r}1, k1", 1) for b, r in _VEC_REGS},
     "gpr2mm": ("movq mm1, rbx; movq rbx, mm1", 1),
     **{f"store_g{b}": (_ref_store_gpr(b), 1) for b in (8, 16, 32, 64)},
     **{f"store_v{b}": (_ref_store_vec(b), 1) for b in (8, 16, 32, 64, 128, 256, 512)},
@@ -94,8 +100,43 @@ REFERENCES: dict[str, tuple[str, int]] = {
     "store_mm64": (f"movq qword ptr {_M}, mm1; movq mm1, qword ptr {_M}", 1),
 }
 # steps that share a reference loop with their inverse
-_SAME_REF = {"cmov": "test", "vec2gpr": "gpr2vec", "k2gpr": "gpr2k", "k2vec": "vec2k",
-             "mm2gpr": "gpr2mm"}
+_SAME_REF = {"cmov": "test", "vec2gpr": "gpr2vec", "k2gpr": "gpr2k", "mm2gpr": "gpr2mm",
+             **{f"k2vec{b}": f"vec2k{b}" for b, _ in _VEC_REGS}}
+
+# Pinning a step (uops.info's method for mask chains): close the step's loop with a one-µop
+# instruction whose latency its own self-chain measures, and take that instruction's latency to be
+# the same from each of its inputs (one µop reads them all when it issues).  The step then costs
+# loop - closing exactly, and its partner in the plain reference loop costs the rest.
+# step -> (loop of the step and the closing instruction, the closing instruction's self-chain)
+PINNING: dict[str, tuple[str, str]] = {
+    f"vec2k{b}": (f"vpcmpuq k1, {r}1, {r}1, 5; vmovdqu64 {r}1{{k1}}, {r}1", f"vmovdqu64 {r}1{{k1}}, {r}1")
+    for b, r in _VEC_REGS}
+PINNED_PARTNER = {f"k2vec{b}": f"vec2k{b}" for b, _ in _VEC_REGS}
+PIN_SLACK = 0.1              # a pinned latency may read this far below its 1-cycle lower bound
+PIN_WHOLE = 0.2              # a pinned latency this close to a whole cycle count is that count
+
+
+def whole_cycles(value: float) -> float:
+    """A step's latency is a whole number of cycles; a loop's excess within PIN_WHOLE (Zen 4:
+    ``vpcmpuq`` with a 512-bit masked move, 6.14 = 5 + 1 + 0.14) belongs to no single step
+    (uops.info rounds the same way).  Values farther from a whole number are kept as measured."""
+    n = round(value)
+    return float(n) if abs(value - n) <= PIN_WHOLE else value
+
+
+def pinned(loop: float, closing: float) -> float | None:
+    """The latency of a pinned step from its loop and its closing instruction's self-chain, or
+    None when the closing instruction carried no dependency (eliminated: below a cycle) or the
+    step would read below its 1-cycle lower bound (the closing instruction's inputs differ)."""
+    value = loop - closing
+    if closing < 1.0 - PIN_SLACK or value < 1.0 - PIN_SLACK:
+        return None
+    return max(whole_cycles(value), 1.0)
+
+
+def partner_of_pinned(step: str) -> str | None:
+    """The pinned step whose value fixes ``step``: itself, or the step it shares a loop with."""
+    return step if step in PINNING else PINNED_PARTNER.get(step)
 
 
 RENAMED_ROUND_TRIP = 2.5     # a store+load round trip this fast went through memory renaming
@@ -194,6 +235,11 @@ def gpr(name: str, bits: int = 64) -> str:
     return base + {32: "d", 16: "w", 8: "b"}[bits]
 
 
+def _vbits(name: str) -> int:
+    """The width of a vector register by its name (``ymm3`` -> 256)."""
+    return {"x": 128, "y": 256, "z": 512}[name.strip().lower()[0]]
+
+
 def vec(name: str, bits: int) -> str:
     num = re.sub(r"\D", "", name)
     return {128: "xmm", 256: "ymm", 512: "zmm"}[bits] + num
@@ -273,19 +319,19 @@ def connect(end: Port, start: Port, used: set[str]) -> Connector:
             return Connector([f"mov {gpr(start.reg, w)}, {_SIZE[w]} ptr {end.mem}"], [f"load_g{w}"])
     if start.kind == "VEC":
         if end.kind == "K":
-            return Connector([f"vpmovm2q {start.reg}, {end.reg}"], ["k2vec"])
+            return Connector([f"vpmovm2q {start.reg}, {end.reg}"], [f"k2vec{_vbits(start.reg)}"])
         if end.kind == "MEM":
             return _load_vec(end, start)
         g, c = _to_gpr(end, used)
         return _join(c, Connector([f"vmovq {vec(start.reg, 128)}, {g}"], ["gpr2vec"]))
     if start.kind == "K":
         if end.kind == "VEC":
-            return Connector([f"vpcmpuq {start.reg}, {end.reg}, {end.reg}, 5"], ["vec2k"])
+            return Connector([f"vpcmpuq {start.reg}, {end.reg}, {end.reg}, 5"], [f"vec2k{_vbits(end.reg)}"])
         if start.is_mask:
             # keep the write mask all ones: through a vector compare of a register with itself
             g, c = _to_gpr(end, used)
             return _join(c, Connector([f"vmovq xmm31, {g}", f"vpcmpuq {start.reg}, xmm31, xmm31, 5"],
-                                      ["gpr2vec", "vec2k"]))
+                                      ["gpr2vec", "vec2k128"]))
         if end.kind == "MEM":
             w = min(end.bits or 64, 64)
             return Connector([f"kmov{'bwdq'[(w // 8).bit_length() - 1]} {start.reg}, {_SIZE[w]} ptr {end.mem}"],

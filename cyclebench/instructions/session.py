@@ -128,7 +128,8 @@ class Session:
                         lin.get("linear", True))
 
     def step_bounds(self, step: str) -> tuple[float, float | None]:
-        """(lower, upper) latency of a connector step; upper None when its reference failed."""
+        """(lower, upper) latency of a connector step; upper None when its reference failed.
+        A pinned step (connectors.PINNING) and its partner are exact where the pin holds."""
         key = C.reference_of(step)
         if key not in self.refs:
             code, others = C.REFERENCES[key]
@@ -141,7 +142,31 @@ class Session:
             except CycleBenchError as e:
                 self.refs[key] = {"code": code, "error": e.cause, "lower": C.lower_bound(step),
                                   "upper": None}
-        return self.refs[key]["lower"], self.refs[key]["upper"]
+        ref = self.refs[key]
+        pin = C.partner_of_pinned(step)
+        value = self._pin(pin) if pin and ref["upper"] is not None else None
+        if value is not None and pin != step:
+            value = C.whole_cycles(ref["cycles"] - value)    # the partner: the rest of the loop
+            value = value if value >= ref["lower"] - C.PIN_SLACK else None
+        if value is not None and ref["lower"] - C.PIN_SLACK <= value <= ref["upper"] + C.PIN_SLACK:
+            return value, value
+        return ref["lower"], ref["upper"]
+
+    def _pin(self, step: str) -> float | None:
+        """A pinned step's latency (connectors.pinned), measured once; None where it fails."""
+        key = "pin:" + step
+        if key not in self.refs:
+            loop, closing = C.PINNING[step]
+            try:
+                a = self.measure(loop.split("; "), [])
+                b = self.measure([closing], [])
+                value = C.pinned(a.value, b.value) if a.stable and b.stable else None
+                self.refs[key] = {"code": loop, "closing": closing, "cycles": a.value,
+                                  "closing_cycles": b.value, "value": value,
+                                  "stable": a.stable and b.stable}
+            except CycleBenchError as e:
+                self.refs[key] = {"code": loop, "closing": closing, "error": e.cause, "value": None}
+        return self.refs[key]["value"]
 
 
 def form_init(form: Form, inst: Instance) -> list[str]:
