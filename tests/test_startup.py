@@ -28,3 +28,84 @@ def test_asm_imports_no_other_subcommand():
     mods = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert "cyclebench.cli.asm" in mods
     assert not {"cyclebench.cli.study", "cyclebench.cli.inst", "cyclebench.study.engine"} & set(mods)
+
+
+import pytest
+
+from cyclebench import cache
+from cyclebench.counters import backends, probe_cache
+from cyclebench.runner.protocol import RunnerOutput
+
+ARGS = ("--event", "0:0x0:0x0:0x0:0:1", "--event", "1:0x2:0x0:0x0:0:1")
+
+
+@pytest.fixture
+def probes(monkeypatch, tmp_path):
+    """A cache folder of its own, a fake runner that counts its starts, and a fixed environment key."""
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
+    monkeypatch.setattr(cache, "_fallback", None)
+    monkeypatch.setattr(backends.runner, "runner_path", lambda: tmp_path / "cb-runner-x")
+    starts = []
+
+    def fake_run(args, timeout):
+        starts.append(args)
+        return RunnerOutput(probes=[(0, False, "ENOENT 2"), (1, True, "rdpmc=0")])
+
+    monkeypatch.setattr(backends.runner, "run", fake_run)
+    key = {"k": "boot-1"}
+    monkeypatch.setattr(probe_cache, "environment_key", lambda runner: key["k"])
+    backends._probe_cached.cache_clear()
+    yield starts, key, tmp_path / probe_cache.FILE
+    backends._probe_cached.cache_clear()
+
+
+def _probe():
+    backends._probe_cached.cache_clear()        # a new process: only the disk remembers
+    return backends._probe_cached(ARGS)
+
+
+def test_the_probe_runs_once_and_its_answer_is_kept(probes):
+    starts, _, _ = probes
+    first = _probe()
+    assert first == (backends.ProbeResult(False, "ENOENT"), backends.ProbeResult(True, rdpmc=0))
+    assert _probe() == first and len(starts) == 1
+
+
+def test_a_changed_key_probes_again(probes):
+    starts, key, _ = probes
+    _probe()
+    key["k"] = "boot-2"                 # e.g. a reboot, or perf_event_paranoid changed
+    _probe()
+    assert len(starts) == 2
+    assert _probe() and len(starts) == 2
+
+
+@pytest.mark.parametrize("content", ["not json", "[]", '{"version": 1, "key": "boot-1", "probes": {"x": 1}}',
+                                     '{"version": 1, "key": "boot-1", "probes": {"--event\\u00000:0x0:0x0:0x0:0:1'
+                                     '\\u0000--event\\u00001:0x2:0x0:0x0:0:1": [[true, "", 0]]}}',
+                                     '{"version": 0, "key": "boot-1", "probes": {}}'])
+def test_a_foreign_or_damaged_file_is_ignored_and_rewritten(probes, content):
+    starts, _, path = probes
+    path.write_text(content)
+    assert _probe()[0].errno == "ENOENT" and len(starts) == 1
+    assert probe_cache.lookup("boot-1", ARGS) == [[False, "ENOENT", 0], [True, "", 0]]
+
+
+def test_the_key_follows_the_runner_binary(tmp_path):
+    exe = tmp_path / "cb-runner-a"
+    exe.write_bytes(b"1")
+    k1 = probe_cache.environment_key(exe)
+    assert probe_cache.environment_key(exe) == k1
+    exe.write_bytes(b"22")
+    assert probe_cache.environment_key(exe) != k1
+    assert probe_cache.environment_key(tmp_path / "cb-runner-b") != k1
+
+
+@pytest.mark.parametrize("source", probe_cache._SOURCES)
+def test_the_key_follows_boot_and_kernel_settings(monkeypatch, tmp_path, source):
+    exe = tmp_path / "cb-runner-a"
+    exe.write_bytes(b"1")
+    before = probe_cache.environment_key(exe)
+    real = probe_cache._read
+    monkeypatch.setattr(probe_cache, "_read", lambda p: "changed" if p == source else real(p))
+    assert probe_cache.environment_key(exe) != before
