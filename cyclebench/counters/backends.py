@@ -22,7 +22,7 @@ from ..errors import CounterUnavailable, UsageError
 from ..machine.cpu import cpu_info
 from .. import runner
 from ..runner.layout import MAX_EVENTS      # the runner's limit per group
-from . import libpfm, probe_cache, reads
+from . import probe_cache, reads
 
 PERF_TYPE_HARDWARE = 0
 PERF_TYPE_SOFTWARE = 1
@@ -104,6 +104,7 @@ def plan_groups(events: list, limit: int, counts=uses_counter, leading: list | t
 def counter_limit() -> int:
     """Programmable counters of this machine's core PMU as libpfm4 knows them (Zen: 6; Intel: 4
     with SMT on, 8 with it off), else DEFAULT_COUNTERS."""
+    from . import libpfm            # here: only the perf backend asks, and ctypes costs start-up
     try:
         if libpfm.available():
             cores = [p for p in libpfm.get().pmus() if p.kind == "core" and p.n_counters]
