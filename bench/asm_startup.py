@@ -6,14 +6,13 @@ and where the time goes inside the process.
 Prints the median (and min, max) wall time of N runs of `python3 -m cyclebench asm CODE` and of
 `python3 -c pass` (the floor no cyclebench change can lower: it includes whatever the site's .pth
 files import), then one in-process breakdown. The package measured is the one `python3` imports
-(set PYTHONPATH to an absolute path to time a worktree). `python3 -c pass` is timed for the
-interpreter itself and, when `python3` on PATH is another program (a pyenv shim), for that too. The first run after a boot also probes the counters (the
+(set PYTHONPATH to an absolute path to time a worktree). The interpreter is this script's
+own (sys.executable): a launcher in front of it (a pyenv shim adds about 50 ms) is not counted. The first run after a boot also probes the counters (the
 answer is then cached); the figures are for the runs after it.
 """
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import subprocess
 import sys
@@ -77,9 +76,6 @@ def main() -> None:
     subprocess.run([sys.executable, "-m", "cyclebench", "asm", a.code], stdout=subprocess.DEVNULL, check=True,
                    cwd=NEUTRAL)
     show("python3 -c pass", wall([sys.executable, "-c", "pass"], a.n))
-    on_path = shutil.which("python3")
-    if on_path and Path(on_path).resolve() != Path(sys.executable).resolve():   # e.g. a pyenv shim
-        show(f"{on_path} -c pass", wall([on_path, "-c", "pass"], a.n))
     show(f"python3 -m cyclebench asm '{a.code}'", wall([sys.executable, "-m", "cyclebench", "asm", a.code], a.n))
     print("in one process (a second prepare() is answered from the in-memory assembly cache):")
     subprocess.run([sys.executable, "-c", BREAKDOWN, a.code], check=True, cwd=NEUTRAL)
