@@ -43,11 +43,10 @@ out, sys.stdout = sys.stdout, io.StringIO()
 emit(result, args)
 sys.stdout = out
 t5 = time.perf_counter()
-for name, a, b in (("cli import + parse", t0, t1), ("import measurement.api", t1, t2),
-                   ("prepare (checked assembly + harness)", t2, t3),
-                   ("measure (prepare again, from memory, + runner)", t3, t4), ("report", t4, t5)):
-    print(f"  {name:48s} {1e3 * (b - a):6.1f} ms")
+print(" ".join(f"{1e3 * (b - a):.2f}" for a, b in ((t0, t1), (t1, t2), (t2, t3), (t3, t4), (t4, t5))))
 """
+PHASES = ("cli import + parse", "import measurement.api", "prepare (checked assembly + harness)",
+          "measure (prepare again, from memory, + runner)", "report")
 
 
 def wall(cmd: list[str], n: int) -> list[float]:
@@ -77,8 +76,12 @@ def main() -> None:
                    cwd=NEUTRAL)
     show("python3 -c pass", wall([sys.executable, "-c", "pass"], a.n))
     show(f"python3 -m cyclebench asm '{a.code}'", wall([sys.executable, "-m", "cyclebench", "asm", a.code], a.n))
-    print("in one process (a second prepare() is answered from the in-memory assembly cache):")
-    subprocess.run([sys.executable, "-c", BREAKDOWN, a.code], check=True, cwd=NEUTRAL)
+    runs = [[float(x) for x in subprocess.run([sys.executable, "-c", BREAKDOWN, a.code], check=True, cwd=NEUTRAL,
+                                               capture_output=True, text=True).stdout.split()]
+            for _ in range(a.n)]
+    print(f"in one process, median of {a.n} (measure's prepare() is answered from the in-memory assembly cache):")
+    for i, name in enumerate(PHASES):
+        print(f"  {name:48s} {statistics.median(r[i] for r in runs):6.1f} ms")
 
 
 if __name__ == "__main__":
