@@ -54,7 +54,7 @@ def _dispatch(argv: list[str] | None) -> int:
     from ..errors import CycleBenchError       # here, not at the top: an early Ctrl-C is caught
     try:
         from .parser import build_parser
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
         return args.run(args) or 0
     except CycleBenchError as e:
         print(f"error: {e.cause}", file=sys.stderr)

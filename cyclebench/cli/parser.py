@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 
 from .. import __version__
 from ..errors import EXIT_CODES, UsageError
 
-# Subcommand modules (cyclebench.cli.<name>), each with add_parser(subparsers) and run(args). Every
-# one is imported to build the parser, so each imports the measuring machinery inside run(): start-up
-# (and --help) stays fast.
+# Subcommand modules (cyclebench.cli.<name>), each with add_parser(subparsers) and run(args). When the
+# command line names one, only that one is imported (start-up is part of every measurement's wall
+# time); otherwise (--help, a mistyped command) all are, so the listing and the error stay complete.
+# Each imports the measuring machinery inside run().
 SUBCOMMANDS = ["asm", "nanobench", "inst", "seq", "block", "study", "report", "compare", "ports", "predict"]
 
 
@@ -24,14 +26,18 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message, f"see '{self.prog} --help'")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser for ``argv`` (None: this process's arguments): with only the subcommand it names,
+    if its first word is one, else with all of them."""
+    argv = sys.argv[1:] if argv is None else argv
+    names = argv[:1] if argv and argv[0] in SUBCOMMANDS else SUBCOMMANDS
     p = Parser(
         prog="cyclebench", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="What x86-64 machine code costs in CPU cycles, with or without a hardware PMU.",
         epilog=exit_code_help())
     p.add_argument("--version", action="version", version=f"cyclebench {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)
-    for name in SUBCOMMANDS:
+    for name in names:
         try:
             mod = importlib.import_module(f".{name}", __package__)
         except ModuleNotFoundError as e:

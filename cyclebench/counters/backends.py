@@ -22,7 +22,7 @@ from ..errors import CounterUnavailable, UsageError
 from ..machine.cpu import cpu_info
 from .. import runner
 from ..runner.layout import MAX_EVENTS      # the runner's limit per group
-from . import libpfm, reads
+from . import probe_cache, reads
 
 PERF_TYPE_HARDWARE = 0
 PERF_TYPE_SOFTWARE = 1
@@ -104,6 +104,7 @@ def plan_groups(events: list, limit: int, counts=uses_counter, leading: list | t
 def counter_limit() -> int:
     """Programmable counters of this machine's core PMU as libpfm4 knows them (Zen: 6; Intel: 4
     with SMT on, 8 with it off), else DEFAULT_COUNTERS."""
+    from . import libpfm            # here: only the perf backend asks, and ctypes costs start-up
     try:
         if libpfm.available():
             cores = [p for p in libpfm.get().pmus() if p.kind == "core" and p.n_counters]
@@ -175,6 +176,11 @@ def probe(events: tuple, groups: list | None = None) -> list[ProbeResult]:
 
 @functools.lru_cache(maxsize=32)
 def _probe_cached(args: tuple[str, ...]) -> tuple[ProbeResult, ...]:
+    """Per process, and on disk (probe_cache) for as long as nothing the answer depends on changes."""
+    key = probe_cache.environment_key(runner.runner_path())
+    stored = probe_cache.lookup(key, args)
+    if stored is not None:
+        return tuple(ProbeResult(ok, errno, rdpmc) for ok, errno, rdpmc in stored)
     out = runner.run(["--probe", *args], timeout=5)
     if out.error:
         raise CounterUnavailable(f"the counter probe failed: {out.error.get('message', '')}",
@@ -185,6 +191,8 @@ def _probe_cached(args: tuple[str, ...]) -> tuple[ProbeResult, ...]:
             results.append(ProbeResult(True, rdpmc=int(detail.partition("=")[2] or 0)))
         else:
             results.append(ProbeResult(False, errno=detail.split()[0] if detail else "EOTHER"))
+    if len(results) == args.count("--event"):
+        probe_cache.store(key, args, [[r.ok, r.errno, r.rdpmc] for r in results])
     return tuple(results)
 
 

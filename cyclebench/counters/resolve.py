@@ -12,7 +12,6 @@ from pathlib import Path
 
 from ..errors import CounterUnavailable, UsageError
 from ..textfile import quote
-from . import libpfm
 from .events import GENERIC_EVENTS, SOFTWARE_EVENTS, EventSpec, builtin_event
 from .nanobench_config import CONFIG_DIR, load_config
 
@@ -50,6 +49,7 @@ def resolve_name(name: str) -> EventSpec:
     builtin = builtin_event(name)
     if builtin is not None:
         return builtin
+    from . import libpfm            # here: ctypes and its structures cost start-up when unused
     try:
         pfm = libpfm.get()
     except CounterUnavailable as err:
@@ -91,6 +91,7 @@ def list_events(include_libpfm: bool = True) -> list[EventRow]:
             if n == s.name]
     rows += [EventRow("generic", n, s.description) for n, s in GENERIC_EVENTS.items()
              if n == s.name]
+    from . import libpfm
     if include_libpfm and libpfm.available():
         pfm = libpfm.get()
         for event in pfm.events():

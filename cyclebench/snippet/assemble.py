@@ -1,4 +1,4 @@
-"""Assembling generated code with GNU binutils (as, readelf, objcopy) into a flat blob.
+"""Assembling generated code with GNU binutils (as, readelf) into a flat blob.
 
 ``run_as`` (GNU as under a memory cap and a timeout), ``binutil`` and ``run_tool`` are the one way
 the package runs binutils; instructions/gas.py builds on them. The caller of ``assemble`` gives the
@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..errors import AssemblyError, UsageError
 from ..textfile import quote
+from . import elf
 
 AS_MESSAGE = re.compile(r"^[^:]*:(?:(\d+):)? (Error|Warning): (.*)$")
 _RELOC_SECTION = re.compile(r"^Relocation section '\.rela?([^']*)'")
@@ -76,7 +77,7 @@ def assemble(lines: list[str], origin: dict[int, tuple[str, str]] | None = None,
 
 def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: int) -> AssembledObject:
     with tempfile.TemporaryDirectory(prefix="cyclebench-") as tmp:
-        src, obj, binf = Path(tmp, "code.s"), Path(tmp, "code.o"), Path(tmp, "code.bin")
+        src, obj = Path(tmp, "code.s"), Path(tmp, "code.o")
         deps = Path(tmp, "code.d")
         src.write_text("\n".join(lines) + "\n", encoding="ascii", errors="backslashreplace")
         proc = run_as(src, obj, "--MD", str(deps))
@@ -84,8 +85,13 @@ def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: i
         if proc.returncode != 0:
             raise _assembly_error(errors, first_error, proc.stderr)
         _check_dependencies(deps, src)
-        elf = run_tool([binutil("readelf"), "-sSWr", str(obj)])
-        symbols, undefined, relocs, text_size = _parse_readelf(elf)
+        # the common case, read here: no readelf process (a file over the limit is not read whole)
+        facts = None if obj.stat().st_size > max_bytes else elf.read(obj.read_bytes())
+        if facts is not None and not facts.needs_binutils:
+            symbols, undefined, relocs, text_size = facts.symbols, [], [], len(facts.text)
+        else:
+            symbols, undefined, relocs, text_size = _parse_readelf(
+                run_tool([binutil("readelf"), "-sSWr", str(obj)]))
         if undefined:
             name = undefined[0]
             users = [f"{part}: '{quote(stmt)}'" for part, stmt in origin.values()
@@ -99,9 +105,13 @@ def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: i
         if text_size > max_bytes:
             raise UsageError(f"the code assembles to {text_size >> 20} MiB, over {max_bytes >> 20} MiB",
                              "lower --unroll, use --loop, or shorten .rept/.fill in the code")
-        run_tool([binutil("objcopy"), "-O", "binary", "-j", ".text", str(obj), str(binf)])
-        blob = binf.read_bytes() if binf.exists() else b""
+        blob = facts.text if facts is not None else text_section(obj)
     return AssembledObject(blob, symbols, warnings)
+
+
+def text_section(obj: Path) -> bytes:
+    """The .text bytes of an assembled object (what 'objcopy -O binary -j .text' writes)."""
+    return elf.text_section(obj.read_bytes())
 
 
 def run_as(src: Path, obj: Path, *extra: str) -> subprocess.CompletedProcess:

@@ -1,0 +1,150 @@
+"""Start-up cost of one command: only the named subcommand's module is imported, and the counter
+probe's answer is kept on disk, keyed by what can change it."""
+import subprocess
+import sys
+
+from cyclebench.cli import parser
+
+
+def _choices(p):
+    return set(next(a for a in p._actions if a.dest == "command").choices)
+
+
+def test_a_named_subcommand_builds_only_its_own_parser():
+    assert _choices(parser.build_parser(["asm", "nop"])) == {"asm"}
+    assert _choices(parser.build_parser(["--help"])) == set(parser.SUBCOMMANDS)
+    assert _choices(parser.build_parser(["nosuch"])) == set(parser.SUBCOMMANDS)
+
+
+def test_a_subcommands_help_is_the_same_either_way():
+    alone = parser.build_parser(["asm"])._subparsers._group_actions[0].choices["asm"]
+    full = parser.build_parser([])._subparsers._group_actions[0].choices["asm"]
+    assert alone.format_help() == full.format_help()
+
+
+def test_asm_imports_no_other_subcommand():
+    code = ("import sys\nfrom cyclebench.cli.parser import build_parser\nbuild_parser(['asm', 'nop'])\n"
+            "print(' '.join(m for m in sys.modules if m.startswith(('cyclebench.cli.', 'cyclebench.study'))))")
+    mods = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert "cyclebench.cli.asm" in mods
+    assert not {"cyclebench.cli.study", "cyclebench.cli.inst", "cyclebench.study.engine"} & set(mods)
+
+
+import pytest
+
+from cyclebench import cache
+from cyclebench.counters import backends, probe_cache
+from cyclebench.runner.protocol import RunnerOutput
+
+ARGS = ("--event", "0:0x0:0x0:0x0:0:1", "--event", "1:0x2:0x0:0x0:0:1")
+
+
+@pytest.fixture
+def probes(monkeypatch, tmp_path):
+    """A cache folder of its own, a fake runner that counts its starts, and a fixed environment key."""
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
+    monkeypatch.setattr(cache, "_fallback", None)
+    monkeypatch.setattr(backends.runner, "runner_path", lambda: tmp_path / "cb-runner-x")
+    starts = []
+
+    def fake_run(args, timeout):
+        starts.append(args)
+        return RunnerOutput(probes=[(0, False, "ENOENT 2"), (1, True, "rdpmc=0")])
+
+    monkeypatch.setattr(backends.runner, "run", fake_run)
+    key = {"k": "boot-1"}
+    monkeypatch.setattr(probe_cache, "environment_key", lambda runner: key["k"])
+    backends._probe_cached.cache_clear()
+    yield starts, key, tmp_path / probe_cache.FILE
+    backends._probe_cached.cache_clear()
+
+
+def _probe():
+    backends._probe_cached.cache_clear()        # a new process: only the disk remembers
+    return backends._probe_cached(ARGS)
+
+
+def test_the_probe_runs_once_and_its_answer_is_kept(probes):
+    starts, _, _ = probes
+    first = _probe()
+    assert first == (backends.ProbeResult(False, "ENOENT"), backends.ProbeResult(True, rdpmc=0))
+    assert _probe() == first and len(starts) == 1
+
+
+def test_a_changed_key_probes_again(probes):
+    starts, key, _ = probes
+    _probe()
+    key["k"] = "boot-2"                 # e.g. a reboot, or perf_event_paranoid changed
+    _probe()
+    assert len(starts) == 2
+    assert _probe() and len(starts) == 2
+
+
+@pytest.mark.parametrize("content", ["not json", "[]", '{"version": 1, "key": "boot-1", "probes": {"x": 1}}',
+                                     '{"version": 1, "key": "boot-1", "probes": {"--event\\u00000:0x0:0x0:0x0:0:1'
+                                     '\\u0000--event\\u00001:0x2:0x0:0x0:0:1": [[true, "", 0]]}}',
+                                     '{"version": 0, "key": "boot-1", "probes": {}}'])
+def test_a_foreign_or_damaged_file_is_ignored_and_rewritten(probes, content):
+    starts, _, path = probes
+    path.write_text(content)
+    assert _probe()[0].errno == "ENOENT" and len(starts) == 1
+    assert probe_cache.lookup("boot-1", ARGS) == [[False, "ENOENT", 0], [True, "", 0]]
+
+
+def test_the_key_follows_the_runner_binary(tmp_path):
+    exe = tmp_path / "cb-runner-a"
+    exe.write_bytes(b"1")
+    k1 = probe_cache.environment_key(exe)
+    assert probe_cache.environment_key(exe) == k1
+    exe.write_bytes(b"22")
+    assert probe_cache.environment_key(exe) != k1
+    assert probe_cache.environment_key(tmp_path / "cb-runner-b") != k1
+
+
+@pytest.mark.parametrize("source", probe_cache._SOURCES)
+def test_the_key_follows_boot_and_kernel_settings(monkeypatch, tmp_path, source):
+    exe = tmp_path / "cb-runner-a"
+    exe.write_bytes(b"1")
+    before = probe_cache.environment_key(exe)
+    real = probe_cache._read
+    monkeypatch.setattr(probe_cache, "_read", lambda p: "changed" if p == source else real(p))
+    assert probe_cache.environment_key(exe) != before
+
+
+def _object(tmp_path, source):
+    src, obj = tmp_path / "a.s", tmp_path / "a.o"
+    src.write_text(".intel_syntax noprefix\n" + source + "\n")
+    subprocess.run(["as", "--64", "-o", str(obj), str(src)], check=True)
+    return obj
+
+
+PLAIN = ("a: nop\nadd rax, rbx\n1: jmp 1b\nb:\n.data\nd: .quad 7\n.set x, 5\n.comm c, 8\n"
+         ".globl g\ng: ret\n.section .rodata\n.byte 1\n")
+
+
+def test_the_text_section_is_what_objcopy_writes(tmp_path):
+    from cyclebench.errors import AssemblyError
+    from cyclebench.snippet.assemble import text_section
+    obj, binf = _object(tmp_path, PLAIN), tmp_path / "a.bin"
+    subprocess.run(["objcopy", "-O", "binary", "-j", ".text", str(obj), str(binf)], check=True)
+    assert text_section(obj) == binf.read_bytes() and text_section(obj)[:4] == bytes.fromhex("904801d8")
+    obj.write_bytes(b"not an object")
+    with pytest.raises(AssemblyError):
+        text_section(obj)
+
+
+def test_symbols_read_in_python_are_readelfs(tmp_path):
+    from cyclebench.snippet import elf
+    from cyclebench.snippet.assemble import _parse_readelf
+    obj = _object(tmp_path, PLAIN)
+    readelf = subprocess.run(["readelf", "-sSWr", str(obj)], capture_output=True, text=True, check=True).stdout
+    symbols, undefined, relocs, size = _parse_readelf(readelf)
+    facts = elf.read(obj.read_bytes())
+    assert not undefined and not relocs and not facts.needs_binutils
+    assert facts.symbols == symbols and {"a", "b", "d", "x", "g"} <= set(symbols) and len(facts.text) == size
+
+
+@pytest.mark.parametrize("source", ["call printf", "mov rax, offset a\na: nop", "jmp 0x1234"])
+def test_an_undefined_symbol_or_a_relocation_is_left_to_readelf(tmp_path, source):
+    from cyclebench.snippet import elf
+    assert elf.read(_object(tmp_path, source).read_bytes()).needs_binutils
