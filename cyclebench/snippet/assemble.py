@@ -13,6 +13,7 @@ import copy
 import hashlib
 import re
 import shutil
+import struct
 import os
 import subprocess
 import tempfile
@@ -22,7 +23,6 @@ from pathlib import Path
 
 from ..errors import AssemblyError, UsageError
 from ..textfile import quote
-from . import elf
 
 AS_MESSAGE = re.compile(r"^[^:]*:(?:(\d+):)? (Error|Warning): (.*)$")
 _RELOC_SECTION = re.compile(r"^Relocation section '\.rela?([^']*)'")
@@ -85,13 +85,8 @@ def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: i
         if proc.returncode != 0:
             raise _assembly_error(errors, first_error, proc.stderr)
         _check_dependencies(deps, src)
-        # the common case, read here: no readelf process (a file over the limit is not read whole)
-        facts = None if obj.stat().st_size > max_bytes else elf.read(obj.read_bytes())
-        if facts is not None and not facts.needs_binutils:
-            symbols, undefined, relocs, text_size = facts.symbols, [], [], len(facts.text)
-        else:
-            symbols, undefined, relocs, text_size = _parse_readelf(
-                run_tool([binutil("readelf"), "-sSWr", str(obj)]))
+        elf = run_tool([binutil("readelf"), "-sSWr", str(obj)])
+        symbols, undefined, relocs, text_size = _parse_readelf(elf)
         if undefined:
             name = undefined[0]
             users = [f"{part}: '{quote(stmt)}'" for part, stmt in origin.values()
@@ -105,13 +100,28 @@ def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: i
         if text_size > max_bytes:
             raise UsageError(f"the code assembles to {text_size >> 20} MiB, over {max_bytes >> 20} MiB",
                              "lower --unroll, use --loop, or shorten .rept/.fill in the code")
-        blob = facts.text if facts is not None else text_section(obj)
+        blob = text_section(obj)
     return AssembledObject(blob, symbols, warnings)
 
 
 def text_section(obj: Path) -> bytes:
-    """The .text bytes of an assembled object (what 'objcopy -O binary -j .text' writes)."""
-    return elf.text_section(obj.read_bytes())
+    """The bytes of an ELF64 object's .text section (what 'objcopy -O binary -j .text' writes),
+    read here rather than by one more process per assembly."""
+    data = obj.read_bytes()
+    try:
+        if data[:5] != b"\x7fELF\x02" or data[5] != 1:
+            raise ValueError("not a little-endian ELF64 object")
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+        headers = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+        names = headers[shstrndx][4]
+        for name, kind, _flags, _addr, offset, size in headers:
+            if data[names + name:data.index(b"\0", names + name)] == b".text":
+                return data[offset:offset + size] if kind != 8 else bytes(size)    # 8: SHT_NOBITS
+        return b""
+    except (ValueError, struct.error, IndexError) as e:
+        raise AssemblyError(f"cannot read the assembler's output: {e}",
+                            "check the binutils installation (bash setup.sh)") from None
 
 
 def run_as(src: Path, obj: Path, *extra: str) -> subprocess.CompletedProcess:
