@@ -109,16 +109,3 @@ def test_the_key_follows_boot_and_kernel_settings(monkeypatch, tmp_path, source)
     real = probe_cache._read
     monkeypatch.setattr(probe_cache, "_read", lambda p: "changed" if p == source else real(p))
     assert probe_cache.environment_key(exe) != before
-
-
-def test_the_text_section_is_what_objcopy_writes(tmp_path):
-    from cyclebench.errors import AssemblyError
-    from cyclebench.snippet.assemble import text_section
-    src, obj, binf = tmp_path / "a.s", tmp_path / "a.o", tmp_path / "a.bin"
-    src.write_text(".intel_syntax noprefix\n.data\n.quad 7\n.text\nnop\nadd rax, rbx\n.section .rodata\n.byte 1\n")
-    subprocess.run(["as", "--64", "-o", str(obj), str(src)], check=True)
-    subprocess.run(["objcopy", "-O", "binary", "-j", ".text", str(obj), str(binf)], check=True)
-    assert text_section(obj) == binf.read_bytes() == bytes.fromhex("904801d8")
-    obj.write_bytes(b"not an object")
-    with pytest.raises(AssemblyError):
-        text_section(obj)

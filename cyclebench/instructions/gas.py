@@ -15,7 +15,7 @@ from pathlib import Path
 import iced_x86
 
 from ..errors import AssemblyError
-from ..snippet.assemble import AS_MESSAGE, run_as, text_section
+from ..snippet.assemble import AS_MESSAGE, binutil, run_as, run_tool
 
 SLOT = 32
 _HEADER_LINES = 2
@@ -29,7 +29,7 @@ class Assembled:
 
 
 def _run(lines: list[str], workdir: str) -> tuple[bytes | None, dict[int, str]]:
-    src, obj = Path(workdir, "forms.s"), Path(workdir, "forms.o")
+    src, obj, binf = Path(workdir, "forms.s"), Path(workdir, "forms.o"), Path(workdir, "forms.bin")
     with open(src, "w") as f:
         f.write(".intel_syntax noprefix\n.text\n")
         for line in lines:
@@ -47,7 +47,8 @@ def _run(lines: list[str], workdir: str) -> tuple[bytes | None, dict[int, str]]:
             raise AssemblyError("GNU as failed: " + (p.stderr.strip().splitlines() or ["?"])[0],
                                 "check the binutils installation (bash setup.sh)")
         return None, errors
-    return text_section(obj), errors
+    run_tool([binutil("objcopy"), "-O", "binary", "--only-section=.text", str(obj), str(binf)])
+    return binf.read_bytes(), errors
 
 
 def assemble_lines(lines: list[str]) -> list[Assembled]:

@@ -1,4 +1,4 @@
-"""Assembling generated code with GNU binutils (as, readelf) into a flat blob.
+"""Assembling generated code with GNU binutils (as, readelf, objcopy) into a flat blob.
 
 ``run_as`` (GNU as under a memory cap and a timeout), ``binutil`` and ``run_tool`` are the one way
 the package runs binutils; instructions/gas.py builds on them. The caller of ``assemble`` gives the
@@ -13,7 +13,6 @@ import copy
 import hashlib
 import re
 import shutil
-import struct
 import os
 import subprocess
 import tempfile
@@ -77,7 +76,7 @@ def assemble(lines: list[str], origin: dict[int, tuple[str, str]] | None = None,
 
 def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: int) -> AssembledObject:
     with tempfile.TemporaryDirectory(prefix="cyclebench-") as tmp:
-        src, obj = Path(tmp, "code.s"), Path(tmp, "code.o")
+        src, obj, binf = Path(tmp, "code.s"), Path(tmp, "code.o"), Path(tmp, "code.bin")
         deps = Path(tmp, "code.d")
         src.write_text("\n".join(lines) + "\n", encoding="ascii", errors="backslashreplace")
         proc = run_as(src, obj, "--MD", str(deps))
@@ -100,28 +99,9 @@ def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: i
         if text_size > max_bytes:
             raise UsageError(f"the code assembles to {text_size >> 20} MiB, over {max_bytes >> 20} MiB",
                              "lower --unroll, use --loop, or shorten .rept/.fill in the code")
-        blob = text_section(obj)
+        run_tool([binutil("objcopy"), "-O", "binary", "-j", ".text", str(obj), str(binf)])
+        blob = binf.read_bytes() if binf.exists() else b""
     return AssembledObject(blob, symbols, warnings)
-
-
-def text_section(obj: Path) -> bytes:
-    """The bytes of an ELF64 object's .text section (what 'objcopy -O binary -j .text' writes),
-    read here rather than by one more process per assembly."""
-    data = obj.read_bytes()
-    try:
-        if data[:5] != b"\x7fELF\x02" or data[5] != 1:
-            raise ValueError("not a little-endian ELF64 object")
-        shoff, = struct.unpack_from("<Q", data, 0x28)
-        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-        headers = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
-        names = headers[shstrndx][4]
-        for name, kind, _flags, _addr, offset, size in headers:
-            if data[names + name:data.index(b"\0", names + name)] == b".text":
-                return data[offset:offset + size] if kind != 8 else bytes(size)    # 8: SHT_NOBITS
-        return b""
-    except (ValueError, struct.error, IndexError) as e:
-        raise AssemblyError(f"cannot read the assembler's output: {e}",
-                            "check the binutils installation (bash setup.sh)") from None
 
 
 def run_as(src: Path, obj: Path, *extra: str) -> subprocess.CompletedProcess:
