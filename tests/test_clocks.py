@@ -115,3 +115,20 @@ def test_one_interrupted_repetition_does_not_fail_the_check():
     out = readings(n=2)
     out.samples["cb"] = [[2 * CAL + round(1.5 * CAL)], [2 * CAL]]
     assert run(out)["raw"]["check_ratio"] is not None
+
+
+def test_the_tsc_rate_is_kept_per_boot_only_where_the_tsc_is_constant(tmp_path, monkeypatch):
+    """A runner spends 5 ms measuring the TSC's rate unless told it (--tsc-hz); the rate is kept
+    per boot, and only for a constant, non-stop TSC."""
+    from dataclasses import replace
+    from cyclebench.machine import cpu as cpu_mod
+    from cyclebench.measurement import clock_history
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
+    info = cpu_mod.cpu_info()
+    monkeypatch.setattr(clock_history, "cpu_info", lambda: replace(info, flags=info.flags | {"constant_tsc", "nonstop_tsc"}))
+    assert clock_history.tsc_hz() is None
+    clock_history.record_tsc_hz(2_596_062_050.0)
+    clock_history.record_tsc_hz(2_600_000_000.0)       # the first rate of a boot is kept
+    assert clock_history.tsc_hz() == 2_596_062_050.0
+    monkeypatch.setattr(clock_history, "cpu_info", lambda: replace(info, flags=info.flags - {"constant_tsc"}))
+    assert clock_history.tsc_hz() is None

@@ -35,6 +35,8 @@ def run(p, args: list[str], *, cpu, timeout, budget, allow_syscalls, no_normaliz
             e.details.setdefault("runner_info", out.info)     # the mapped pages (blocks/measure.py)
             raise
         mapped = {k: v for k, v in out.info.items() if k.startswith("map")}
+        if "--tsc-hz" not in args and out.info.get("tsc_hz"):
+            clock_history.record_tsc_hz(float(out.info["tsc_hz"][0]))    # later runners need not measure it
         try:
             attempts.append(evaluate(out, p.backend, clock, p.spec.unroll, no_normalization, aggregate, ref,
                                      no_slope=no_slope, ref_contention=ref_con))

@@ -19,13 +19,13 @@ from ..machine.cpu import cpu_info
 KEEP = 20
 MAX_FILE = 64 << 10          # a history file is a short list; anything bigger is not ours
 
-BEST = {"clock": max, "contention": min}
+BEST = {"clock": max, "contention": min, "tsc": max}
 # Plausible values: a calibrated clock in GHz, the gauge's cost relative to the chain. A file
 # holding anything else ({}, null, "str", [1e999]) is ignored, and rewritten by the next record.
 # The gauge's four chains cannot beat the one chain they are measured against: a ratio well below
 # 1 (seen: 0.55 in a test run) means the calibration chain itself was slowed, and as the "recent
 # best" it made every later run read as contended.
-PLAUSIBLE = {"clock": (0.1, 10.0), "contention": (0.9, 5.0)}
+PLAUSIBLE = {"clock": (0.1, 10.0), "contention": (0.9, 5.0), "tsc": (1e8, 1e10)}
 
 
 def machine_key(cpu: int | None = None) -> str:
@@ -82,3 +82,33 @@ def record(key: str, value: float, kind: str = "clock") -> None:
             tmp.unlink()
         except OSError:
             pass
+
+
+def _boot_key() -> str | None:
+    """This boot and CPU, where the TSC ticks at one rate for the whole boot (constant and
+    non-stop TSC); None where it may not."""
+    info = cpu_info()
+    if not {"constant_tsc", "nonstop_tsc"} <= info.flags:
+        return None
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            boot = f.read().strip()
+    except OSError:
+        return None
+    return f"{boot}-{info.model_name}-{info.microcode}"
+
+
+def tsc_hz() -> float | None:
+    """The TSC's rate this boot, as a runner measured it (5 ms of spinning each runner start
+    otherwise); None when not known yet or not constant."""
+    key = _boot_key()
+    if key is None:
+        return None
+    values = _load(_path(key, "tsc"), "tsc")
+    return values[-1] if values else None
+
+
+def record_tsc_hz(hz: float) -> None:
+    key = _boot_key()
+    if key is not None and tsc_hz() is None:
+        record(key, hz, "tsc")

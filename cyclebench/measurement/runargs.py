@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..counters import reads
 from ..counters.backends import Backend
+from . import clock_history
 from .clocks import CALIB_LOOP
 
 AUTO_LOOP_TICKS = 40_000      # B - A spans >= 4e4 TSC ticks: quantisation ~0.07% per sample
@@ -46,6 +47,9 @@ def runner_args(obj, blob_path, data_path, backend: Backend, reps, warm_up, init
         args += ["--area-size", str(int(area_size))]
     if allow_syscalls:
         args.append("--allow-syscalls")
+    known = clock_history.tsc_hz()
+    if known:
+        args += ["--tsc-hz", str(round(known))]
     if max_memory:
         args += ["--max-memory", str(int(max_memory))]
     return args + backend.runner_args()

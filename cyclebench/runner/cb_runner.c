@@ -111,6 +111,7 @@ static struct {
     long area_size, r14_size;
     int cpu;
     double timeout;
+    double tsc_hz;                   /* the TSC's rate as the caller knows it (0: measure it, 5 ms) */
     long max_memory;
     int allow_syscalls;
     const char *data_path;
@@ -349,6 +350,7 @@ static void parse_args(int argc, char **argv) {
         else if (ARG("--r14-size")) opt.r14_size = num(v, k);
         else if (ARG("--cpu")) opt.cpu = (int)num(v, k);
         else if (ARG("--timeout")) opt.timeout = seconds(v, k);
+        else if (ARG("--tsc-hz")) opt.tsc_hz = (double)num(v, k);
         else if (ARG("--max-memory")) opt.max_memory = num(v, k);
         else if (!strcmp(k, "--allow-syscalls")) opt.allow_syscalls = 1;
         else if (ARG("--map-pages")) opt.map_pages = num(v, k);
@@ -884,7 +886,7 @@ int main(int argc, char **argv) {
     open_events();
     map_setup();
     if (opt.n_groups) select_group(0);
-    out("info tsc_hz %.0f\n", tsc_hz());
+    out("info tsc_hz %.0f\n", opt.tsc_hz > 0 ? opt.tsc_hz : tsc_hz());
     for (int i = 0; i < 5; i++)
         out("info area %d %p %p\n", i, (void *)area_lo[i], (void *)area_hi[i]);
     if (opt.data_path) out("info area 5 %p %p\n", (void *)area_lo[5], (void *)area_hi[5]);
