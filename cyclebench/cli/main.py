@@ -4,10 +4,9 @@ Ctrl-C at any moment prints the "interrupted" line and gives exit code 130, neve
 nothing is imported before the guarded block but what the interpreter has already loaded (even
 ``signal`` and ``errors`` are imported inside it), and a second Ctrl-C while the process ends is
 ignored. SIGTERM takes the same way out (exit 143), so that every ``finally`` runs: temporary
-files are removed and results files closed on either signal.
+files are removed and results files closed on either signal. (No ``from __future__ import``
+either: it loads the ``__future__`` module, and a Ctrl-C landed inside it once start-up was fast.)
 """
-from __future__ import annotations
-
 import sys
 
 INTERRUPTED = "interrupted: results saved so far are kept"
