@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cyclebench.cli.main import main
-from cyclebench.measurement import api
+from cyclebench.measurement import api, attempts
 from cyclebench.measurement.result import Result
 
 STORED_RESULT = Path(__file__).parent / "data" / "reports" / "result.json"
@@ -57,7 +57,7 @@ def _few_attempts(request, monkeypatch):
     suite's time followed the host's noise. A test that is not `measured` asserts nothing a timing
     decides: one attempt serves it. A `measured` test keeps the best of 10 attempts; a burst that
     spoils all ten is what its re-runs (pytest_collection_modifyitems) are for."""
-    monkeypatch.setattr(api, "MAX_ATTEMPTS", 10 if request.node.get_closest_marker("measured") else 1)
+    monkeypatch.setattr(attempts, "MAX_ATTEMPTS", 10 if request.node.get_closest_marker("measured") else 1)
 
 
 @contextlib.contextmanager

@@ -19,7 +19,6 @@ from ..snippet import assemble, parse_part
 from ..snippet.features import check as check_features, decode
 from .. import runner
 from . import attempts as attempt_loop
-from .attempts import MAX_ATTEMPTS  # noqa: F401  (re-exported: tests lower it)
 from .clocks import CALIB_OUTLIER, CalibrationInterrupted, Clock, clock_for  # noqa: F401
 from .evaluate import POOR_TICKS
 from .params import check as check_params

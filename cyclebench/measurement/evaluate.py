@@ -41,16 +41,12 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
         conv.ghz_per_rep = [conv.ghz_per_rep[i] for i in conv.kept]
         conv.ghz = statistics.median(conv.ghz_per_rep)
     cycles, keep, step, quantum, ghz = conv.cycles, conv.kept, conv.step, conv.quantum, conv.ghz
-    ticks_kept = [ticks[i] for i in keep]
     label = conv.label or "cycles (PMU" + (", rdpmc)" if backend.use_rdpmc else ", read())")
     # the per-repetition core cycles of A and B (one definition of a cycle for every caller)
     raw.update(cycles_a=conv.gross_a, cycles_b=conv.gross_b, kept=keep)
 
-    def ev(name, unit, values, label, q=0.0, **extra):
-        return EventResult(name, unit, stats.aggregate(values, aggregate), stats.uncertainty(values, q),
-                           aggregate, label, min(values), statistics.median(values), max(values), values, **extra)
-
-    events = {"cycles": ev("cycles", "cycles", cycles, label, quantum)}
+    timing = _time_figures(cycles, [ticks[i] / norm for i in keep], aggregate, label, quantum, step / norm, tsc_hz)
+    events = {"cycles": timing["cycles"]}
     groups, warnings = [], []
     for g, group in enumerate(backend.groups):
         samples = out.groups[g] if g < len(out.groups) else {}
@@ -72,7 +68,7 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
                 events["cycles"].running_fraction = mux["min_running_fraction"]
                 continue
             vals = [(bb[1 + i] - aa[1 + i]) / norm for aa, bb in zip(ga, gb)]
-            events[e.name] = ev(e.name, "count", vals, e.name, 1 / norm, multiplexed=mux["multiplexed"],
+            events[e.name] = _event(e.name, "count", vals, aggregate, e.name, 1 / norm, multiplexed=mux["multiplexed"],
                                 running_fraction=mux["min_running_fraction"], group=g)
     if backend.groups:
         raw["times"] = out.times[0] if out.times else {}
@@ -85,18 +81,13 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
     lin = None if no_slope else linearity.check(conv.gross_a, conv.gross_b, unroll, loop)
     if lin is not None and not lin.linear:
         warnings.append(linearity.warning(lin, unroll, events["cycles"].value * (norm / unroll / max(loop, 1))))
-    events["tsc"] = ev("tsc", "ticks", [t / norm for t in ticks_kept], "TSC ticks", step / norm)
-    events["ns"] = ev("ns", "ns", [t / tsc_hz * 1e9 / norm for t in ticks_kept], "nanoseconds",
-                      step / tsc_hz * 1e9 / norm)
+    events["tsc"], events["ns"] = timing["tsc"], timing["ns"]
     # Nearly free code, or a loop that sets the pace of A and B alike: B - A stays within the
     # resolution (the runner says loop_limited when it stopped growing the loop), so the answer
     # is a bound, not a figure.
     limited = _loop_limited(out.info)
     force = limited is not None and limited < POOR_TICKS
-    below = stats.upper_bound(events["cycles"].value, events["cycles"].uncertainty, quantum, force) is not None
-    if below:
-        for name, q in (("cycles", quantum), ("tsc", step / norm), ("ns", step / tsc_hz * 1e9 / norm)):
-            events[name].upper_bound = stats.upper_bound(events[name].value, events[name].uncertainty, q, True)
+    below = _mark_bound(events, quantum, step / norm, tsc_hz, force)
     con = statistics.median(conv.contention) if conv.contention else None
     return {"events": events, "stability": stability.assess(cycles, conv.ghz_per_rep, ref_ghz, con, ref_contention, below),
             "loop": loop, "contention": con, "contention_reference": ref_contention, "loop_limited": limited,
@@ -124,16 +115,10 @@ def pool(attempts: list[dict], ref_ghz: float | None, ref_contention: float | No
     base = max(runs, key=lambda a: len(a["reps"]["cycles"]))
     agg, q = base["aggregate"], base["quantum"]
     cyc = [cycles[j] for j in pos]
-    events = dict(base["events"])
-    events["cycles"] = _event(events["cycles"], cyc, agg, q)
-    tsc_hz = base["tsc_hz"]
     step_t = base["step"] / base["norm"]
-    events["tsc"] = _event(events["tsc"], [ticks[j] for j in pos], agg, step_t)
-    events["ns"] = _event(events["ns"], [ticks[j] / tsc_hz * 1e9 for j in pos], agg, step_t / tsc_hz * 1e9)
-    below = stats.upper_bound(events["cycles"].value, events["cycles"].uncertainty, q) is not None
-    if below:
-        for name, qq in (("cycles", q), ("tsc", step_t), ("ns", step_t / tsc_hz * 1e9)):
-            events[name].upper_bound = stats.upper_bound(events[name].value, events[name].uncertainty, qq, True)
+    events = {**base["events"], **_time_figures(cyc, [ticks[j] for j in pos], agg, base["events"]["cycles"].label,
+                                                q, step_t, base["tsc_hz"])}
+    below = _mark_bound(events, q, step_t, base["tsc_hz"])
     g = [ghz[j] for j in pos]
     con = statistics.median([contention[j] for j in pos])
     return {**base, "events": events, "ghz": statistics.median(g), "contention": con,
@@ -141,9 +126,28 @@ def pool(attempts: list[dict], ref_ghz: float | None, ref_contention: float | No
             "pooled": {"runs": len(runs), "repetitions": len(pos)}}
 
 
-def _event(e: EventResult, values: list[float], aggregate: str, quantum: float) -> EventResult:
-    return EventResult(e.name, e.unit, stats.aggregate(values, aggregate), stats.uncertainty(values, quantum),
-                       aggregate, e.label, min(values), statistics.median(values), max(values), values)
+def _event(name: str, unit: str, values: list[float], aggregate: str, label: str, quantum: float = 0.0,
+           **extra) -> EventResult:
+    return EventResult(name, unit, stats.aggregate(values, aggregate), stats.uncertainty(values, quantum),
+                       aggregate, label, min(values), statistics.median(values), max(values), values, **extra)
+
+
+def _time_figures(cycles: list[float], ticks: list[float], aggregate: str, label: str, quantum: float,
+                  tick_quantum: float, tsc_hz: float) -> dict[str, EventResult]:
+    """Cycles, TSC ticks and nanoseconds per copy (``ticks`` already per copy)."""
+    ns = 1e9 / tsc_hz
+    return {"cycles": _event("cycles", "cycles", cycles, aggregate, label, quantum),
+            "tsc": _event("tsc", "ticks", ticks, aggregate, "TSC ticks", tick_quantum),
+            "ns": _event("ns", "ns", [t * ns for t in ticks], aggregate, "nanoseconds", tick_quantum * ns)}
+
+
+def _mark_bound(events: dict, quantum: float, tick_quantum: float, tsc_hz: float, force: bool = False) -> bool:
+    """Whether the cycles figure is below the resolution; if so, each time figure gets its bound."""
+    if stats.upper_bound(events["cycles"].value, events["cycles"].uncertainty, quantum, force) is None:
+        return False
+    for name, q in (("cycles", quantum), ("tsc", tick_quantum), ("ns", tick_quantum * 1e9 / tsc_hz)):
+        events[name].upper_bound = stats.upper_bound(events[name].value, events[name].uncertainty, q, True)
+    return True
 
 
 
