@@ -150,3 +150,10 @@ def test_all_with_compare_selects_the_published_forms_this_cpu_runs(cli, tmp_pat
     assert code == 0 and len(out.split()) >= 1 and out.count("\n") == 1
     code, _, err = cli("inst", "IMUL (R64, R64)", "--why")
     assert code == 2 and "--why needs --compare" in err
+
+
+def test_a_form_after_compare_is_a_form_not_a_file(cli):
+    # --compare takes an optional value: a form name given right after it goes back to the forms
+    code, out, err = cli("inst", "--compare", "IMUL (R64, R64)", "--arch", "ZEN4", "--list")
+    assert code == 0, err
+    assert out.split("\n")[0].startswith("IMUL (R64, R64)")

@@ -121,6 +121,7 @@ def run(args) -> int:
                          'e.g. cyclebench inst "AND (AL, I8)" --compare uops.csv --why')
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1", "e.g. --jobs 2")
+    _forms_after_optional_values(args)
     # before measuring: the files, their labels and the llvm-mca CPU
     published, args.compare_label = _read_published(args.compare, args) if args.compare else (None, "")
     evidence, args.evidence_label = _read_published(args.evidence, args, own=True) if args.evidence \
@@ -226,6 +227,16 @@ def _inferred(path: Path):
     from ..instructions.ports.run import load
     model, report = load(path)
     return lambda form: describe(form, model, report["blockers"], {}) if form in model.usage else None
+
+
+def _forms_after_optional_values(args) -> None:
+    """``--compare "IMUL (R64, R64)"``: argparse gives the form to the optional value; a value that
+    is a form name (``NAME (OPERANDS)``), not a file or a uops.info code, goes back to the forms."""
+    for opt in ("compare", "evidence"):
+        value = getattr(args, opt)
+        if value and value.rstrip().endswith(")") and "(" in value and not Path(value).exists():
+            args.forms.insert(0, value)
+            setattr(args, opt, "auto")
 
 
 def _read_published(value: str, args, own: bool = False):
