@@ -80,3 +80,10 @@ def test_the_same_text_is_assembled_once_and_the_limit_still_holds(monkeypatch):
     assert len(calls) == 1 and second.blob == first.blob and "lbl_a" in second.symbols
     with pytest.raises(UsageError):
         asm.assemble(lines, max_bytes=8)
+
+
+def test_a_rept_block_over_several_statements_assembles():
+    # every statement of the checked code carries a label; inside a .rept it must be defined once
+    from cyclebench.measurement.api import prepare
+    prepare(".rept 3; nop; .endr")
+    prepare(".irp r, rax, rbx; add \\r, 1; .endr")

@@ -90,8 +90,8 @@ class _Emitter:
 
     def part(self, fn: str, part: CodePart, label: bool, read: dict | None = None):
         for i, (text, src) in enumerate(zip(part.lines(), part.sources())):
-            if label:
-                self.lines.append(f"cb_{fn}_{part.name}_{i}:")
+            if label:       # once: a label inside the user's .rept or macro would repeat
+                self.lines += [f".ifndef cb_{fn}_{part.name}_{i}", f"cb_{fn}_{part.name}_{i}:", ".endif"]
             if text in (PAUSE_MARK, RESUME_MARK):
                 phase = "pause" if text == PAUSE_MARK else "resume"
                 self.lines.extend(reads.sequence(phase, **(read or {}), sites=self.sites))
@@ -99,7 +99,7 @@ class _Emitter:
             self.lines.append(text)
             self.origin[len(self.lines)] = (part.name, src)
         if label:
-            self.lines.append(f"cb_{fn}_{part.name}_end:")
+            self.lines += [f".ifndef cb_{fn}_{part.name}_end", f"cb_{fn}_{part.name}_end:", ".endif"]
 
 
 def _prologue(e: _Emitter, fn: str, spec: "HarnessSpec"):
