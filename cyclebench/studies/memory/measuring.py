@@ -35,7 +35,12 @@ def _ev(e) -> dict:
 
 
 def compact(r) -> dict:
-    return {**r.facts(), "cycles": _ev(r.events["cycles"]), "ns": _ev(r.events["ns"])}
+    """The record's result; ``variable``: a cost that varies by nature (measure(varies=True)),
+    with ``range`` the 10th-90th percentile of its repetitions in cycles."""
+    out = {**r.facts(), "cycles": _ev(r.events["cycles"]), "ns": _ev(r.events["ns"])}
+    if r.stability.get("variable"):
+        out.update(variable=True, range=r.stability.get("range"))
+    return out
 
 
 def best_ns(r) -> float | None:
