@@ -156,3 +156,16 @@ def test_a_resolved_figure_within_its_noise_of_zero_is_unstable_not_a_bound():
 def test_the_stability_constants_say_what_the_docs_say():
     assert stability.MAX_VARIABLE_UNCERTAINTY == 0.05 and stability.MIN_VARIABLE_RUNS == 2
     assert stability.MIN_SETTLED_SHARE == 0.5
+
+
+def test_a_study_counts_its_variable_costs_apart_from_its_unstable_ones():
+    from cyclebench.study.facts import run_facts
+    from cyclebench.study.summary import caveat_lines
+    backend = {"name": "tsc", "calibrated_ghz": 3.69}
+    recs = [{"result": {"backend": backend, "stable": True, "variable": True, "warnings": []}},
+            {"result": {"backend": backend, "stable": False, "warnings": ["unstable measurement (...)"]}},
+            {"result": {"backend": backend, "stable": True, "warnings": []}}]
+    f = run_facts("memory", "quick", {}, recs)
+    assert (f.measurements, f.unstable, f.variable) == (3, 1, 1)
+    text = "\n".join(caveat_lines(f))
+    assert "1 of 3 measurements were flagged unstable" in text and "1 of 3 measurements are a variable cost" in text
