@@ -112,7 +112,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
             data: bytes | None = None, symbols=None, libraries=None, r14_size=None,
             area_size=None, user=True, kernel=False, fixed_counters=False, group_size=None,
             no_mem=False, remove_empty_events=False, paired=False, allow_syscalls=False,
-            max_memory=None, clock_mhz=None, map_pages=None, map_fill=0) -> Result:
+            max_memory=None, clock_mhz=None, map_pages=None, map_fill=0, varies=False) -> Result:
     """Measure the cost per copy of ``code`` (assembly text or raw bytes); see docs/ARCHITECTURE.md.
 
     ``allow_syscalls``: lift the sandbox's allow-list of system calls (process creation, signals to
@@ -125,6 +125,13 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
 
     ``clock_mhz``: convert TSC ticks to cycles at this core clock instead of calibrating (as the
     environment variable CYCLEBENCH_CLOCK_MHZ does; measurement/clocks.py).
+
+    ``varies``: the code's cost varies by nature from repetition to repetition and from process to
+    process (a walk through memory beyond L1: cache and TLB state, prefetch, page placement).
+    Repetitions that spread with clean host gauges are then pooled over processes into a median
+    with a 95% interval that covers the processes' medians, reported as a variable figure
+    (``stability.variable``, ``stability.range``) when that interval is within 5% of it
+    (measurement/stability.py), instead of as unstable.
 
     ``paired``: the caller's code does different work in A and in B (the routine harness runs an
     empty pass in A and the routine in B), so the checks that assume U and 2U copies of the same
@@ -142,7 +149,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     run's median drops its repetition)."""
     check_params(data=data, libraries=libraries, r14_size=r14_size, area_size=area_size, max_memory=max_memory,
                  no_normalization=no_normalization, remove_empty_events=remove_empty_events, paired=paired,
-                 allow_syscalls=allow_syscalls)
+                 allow_syscalls=allow_syscalls, varies=varies)
     p = prepare(code, init=init, late_init=late_init, one_time_init=one_time_init, unroll=unroll,
                 loop=loop, n_measurements=n_measurements, warm_up=warm_up,
                 initial_warm_up=initial_warm_up, alignment_offset=alignment_offset,
@@ -163,7 +170,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
             args += ["--map-pages", str(int(map_pages)), "--map-fill", str(int(map_fill))]
         attempts = attempt_loop.run(p, args, cpu=cpu, timeout=timeout, budget=budget,
                                     allow_syscalls=allow_syscalls, no_normalization=no_normalization,
-                                    aggregate=aggregate, no_slope=basic_mode or paired)
+                                    aggregate=aggregate, no_slope=basic_mode or paired, varies=varies)
     finally:
         os.unlink(blob_path)
         if data_path:
@@ -174,6 +181,12 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     if not st.stable:
         warnings.append("unstable measurement (" + "; ".join(st.reasons) + f") after {len(attempts)} attempts: "
                         "the figure may be off by more than its uncertainty; re-run on a quieter machine")
+    if st.variable:
+        c = best["events"]["cycles"]
+        runs = (best.get("pooled") or {}).get("runs", 1)
+        warnings.append(f"a variable cost: the repetitions range {st.range[0]:.4g}-{st.range[1]:.4g} cycles (10th-90th "
+                        f"percentile) over {runs} processes with clean host gauges (cache, TLB and prefetch state, "
+                        f"page placement); the figure is their median, {c.value:.4g} +- {c.uncertainty:.2g} at 95%")
     bound = best["events"]["cycles"].upper_bound
     if bound is not None:
         limited = f" at loop {best['loop']}, the longest the runner would run" if best["loop_limited"] is not None else ""

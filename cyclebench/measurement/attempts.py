@@ -8,7 +8,7 @@ import time
 
 from ..errors import CounterUnavailable, CycleBenchError
 from .. import runner
-from . import clock_history
+from . import clock_history, stability
 from .clocks import CalibrationInterrupted, CalibrationSuspect
 from .evaluate import evaluate, pool
 from .failures import raise_for
@@ -17,9 +17,18 @@ MAX_ATTEMPTS = 40            # re-runs stop earlier when the budget (default 2 s
 CALIB_RETRIES = 3            # runs whose calibration was interrupted or failed its check, before giving up
 
 
+MAX_REPS_GROWTH = 4          # a run still warming up at its end is re-run with up to 4x the repetitions
+
+
 def run(p, args: list[str], *, cpu, timeout, budget, allow_syscalls, no_normalization, aggregate,
-        no_slope) -> list[dict]:
-    """Evaluated runs of the prepared measurement ``p`` (api.Prepared), last one last."""
+        no_slope, varies: bool = False) -> list[dict]:
+    """Evaluated runs of the prepared measurement ``p`` (api.Prepared), last one last.
+
+    A run whose repetitions were still getting faster at its end (stability.still_falling) is
+    re-run with twice the repetitions (up to MAX_REPS_GROWTH times the asked number), so that
+    its settled part (stability.warming_up) is long enough. ``varies``: the cost varies by
+    nature (evaluate.pool, stability.assess)."""
+    args = list(args)
     attempts: list[dict] = []
     deadline = time.monotonic() + budget
     clock = p.clock
@@ -52,9 +61,11 @@ def run(p, args: list[str], *, cpu, timeout, budget, allow_syscalls, no_normaliz
                 raise CounterUnavailable(f"{e.cause} in {CALIB_RETRIES} runs in a row", e.hint) from None
             continue
         last = attempts[-1]
+        if not last["stability"].stable and last.get("reps") and stability.still_falling(last["reps"]["cycles"]):
+            _grow_reps(args, p.n_measurements * MAX_REPS_GROWTH)
         if not last["stability"].stable and clock.calibrated and not no_slope:
             # the quiet repetitions of the runs so far, together (evaluate.pool)
-            pooled = pool(attempts, ref, ref_con, max(2, p.n_measurements // 2))
+            pooled = pool(attempts, ref, ref_con, max(2, p.n_measurements // 2), variable_ok=varies)
             if pooled is not None and pooled["stability"].stable:
                 pooled.setdefault("raw", {})["runner_info"] = mapped
                 attempts.append(pooled)
@@ -63,7 +74,10 @@ def run(p, args: list[str], *, cpu, timeout, budget, allow_syscalls, no_normaliz
             clock_history.record(key, last["ghz"])
             if last["contention"]:
                 clock_history.record(key, last["contention"], "contention")
-        if last["stability"].stable or len(attempts) >= MAX_ATTEMPTS or time.monotonic() > deadline:
+        # a variable cost needs a second process whatever the budget: one process cannot tell
+        # a cost that varies by nature from a placement of its own (stability.assess)
+        second = varies and len(attempts) < stability.MIN_VARIABLE_RUNS
+        if last["stability"].stable or len(attempts) >= MAX_ATTEMPTS or (time.monotonic() > deadline and not second):
             return attempts
 
 
@@ -74,3 +88,9 @@ def best(attempts: list[dict], calibrated: bool) -> dict:
         s = a["stability"].spread
         return float("inf") if s is None else s
     return min(attempts, key=lambda a: (not a["stability"].stable, -a["ghz"] if calibrated else spread(a)))
+
+
+def _grow_reps(args: list[str], cap: int) -> None:
+    """Twice the runner's ``--reps``, at most ``cap``."""
+    i = args.index("--reps") + 1
+    args[i] = str(min(2 * int(args[i]), max(cap, int(args[i]))))

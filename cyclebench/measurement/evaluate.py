@@ -35,6 +35,12 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
                 "contention": conv.contention if len(conv.contention) == len(conv.kept) else None}
         pos = stability.clean(ghz_kept, conv.contention, ref_ghz, ref_contention)
         raw["burst_outliers"] = [conv.kept[j] for j in range(len(conv.kept)) if j not in set(pos)]
+        # a slower head of repetitions that were still warming up (stability.warming_up)
+        head = stability.warming_up([conv.cycles[j] for j in pos])
+        if head:
+            raw["warming_up"] = [conv.kept[j] for j in range(pos[head])]
+            reps = {k: (v[pos[head]:] if isinstance(v, list) else v) for k, v in reps.items()}
+            pos = pos[head:]
         conv.cycles, conv.gross_a, conv.gross_b, conv.kept, conv.contention = (
             [conv.cycles[j] for j in pos], [conv.gross_a[j] for j in pos], [conv.gross_b[j] for j in pos],
             [conv.kept[j] for j in pos], [conv.contention[j] for j in pos if j < len(conv.contention)])
@@ -87,7 +93,10 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
     # is a bound, not a figure.
     limited = _loop_limited(out.info)
     force = limited is not None and limited < POOR_TICKS
-    below = _mark_bound(events, quantum, step / norm, tsc_hz, force)
+    below = _mark_bound(events, quantum, step / norm, tsc_hz, force, _resolved(ticks, keep, force))
+    if raw.get("warming_up"):
+        warnings.append(f"the first {len(raw['warming_up'])} repetitions were still warming up (each slower than "
+                        "the settled rest: a predictor or cache learning the input) and are left out")
     con = statistics.median(conv.contention) if conv.contention else None
     return {"events": events, "stability": stability.assess(cycles, conv.ghz_per_rep, ref_ghz, con, ref_contention, below),
             "loop": loop, "contention": con, "contention_reference": ref_contention, "loop_limited": limited,
@@ -97,11 +106,17 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
             "aggregate": aggregate}
 
 
-def pool(attempts: list[dict], ref_ghz: float | None, ref_contention: float | None, min_reps: int) -> dict | None:
+def pool(attempts: list[dict], ref_ghz: float | None, ref_contention: float | None, min_reps: int,
+         variable_ok: bool = False) -> dict | None:
     """The clean repetitions of several runs as one result, or None when fewer than ``min_reps``
     are clean. Each repetition carries its own calibration and gauges, so repetitions from runs
     of the same code compare directly (per copy); a burst that spoils most of every run still
-    leaves quiet repetitions, which together settle the figure without another run."""
+    leaves quiet repetitions, which together settle the figure without another run.
+
+    ``variable_ok`` (a cost that varies by nature, stability.assess): the figure's uncertainty is
+    then at least the 95% half-width of the median of the runs' own medians, so that a cost that
+    differs from process to process (page placement) is not stated tighter than the processes
+    agree: two processes that disagree by d give about 1.3 d."""
     runs = [a for a in attempts if a.get("reps") and a["reps"]["contention"] is not None]
     if len(runs) < 2:
         return None
@@ -109,6 +124,7 @@ def pool(attempts: list[dict], ref_ghz: float | None, ref_contention: float | No
     ticks = [t for a in runs for t in a["reps"]["ticks"]]
     ghz = [g for a in runs for g in a["reps"]["ghz"]]
     contention = [c for a in runs for c in a["reps"]["contention"]]
+    run_of = [i for i, a in enumerate(runs) for _ in a["reps"]["cycles"]]
     pos = stability.clean(ghz, contention, ref_ghz, ref_contention, fallback=False)
     if len(pos) < min_reps:
         return None
@@ -118,11 +134,19 @@ def pool(attempts: list[dict], ref_ghz: float | None, ref_contention: float | No
     step_t = base["step"] / base["norm"]
     events = {**base["events"], **_time_figures(cyc, [ticks[j] for j in pos], agg, base["events"]["cycles"].label,
                                                 q, step_t, base["tsc_hz"])}
-    below = _mark_bound(events, q, step_t, base["tsc_hz"])
+    below = _mark_bound(events, q, step_t, base["tsc_hz"], resolved=_resolved([ticks[j] * base["norm"] for j in pos]))
+    medians = [statistics.median(v) for v in ([cycles[j] for j in pos if run_of[j] == i] for i in range(len(runs))) if v]
+    unc = events["cycles"].uncertainty
+    if variable_ok and len(medians) > 1:
+        unc = max(unc, stats.uncertainty(medians, q))
+        for name, e in events.items():       # the same widening, in each unit of the figure
+            if name in ("cycles", "tsc", "ns") and events["cycles"].value:
+                e.uncertainty = max(e.uncertainty, unc * e.value / events["cycles"].value)
     g = [ghz[j] for j in pos]
     con = statistics.median([contention[j] for j in pos])
     return {**base, "events": events, "ghz": statistics.median(g), "contention": con,
-            "stability": stability.assess(cyc, g, ref_ghz, con, ref_contention, below),
+            "stability": stability.assess(cyc, g, ref_ghz, con, ref_contention, below, variable_ok=variable_ok,
+                                          runs=len(medians), uncertainty=unc),
             "pooled": {"runs": len(runs), "repetitions": len(pos)}}
 
 
@@ -141,9 +165,17 @@ def _time_figures(cycles: list[float], ticks: list[float], aggregate: str, label
             "ns": _event("ns", "ns", [t * ns for t in ticks], aggregate, "nanoseconds", tick_quantum * ns)}
 
 
-def _mark_bound(events: dict, quantum: float, tick_quantum: float, tsc_hz: float, force: bool = False) -> bool:
+def _resolved(ticks: list[float], keep: list[int] | None = None, force: bool = False) -> bool:
+    """B - A spans at least POOR_TICKS in the median repetition: the clock resolves the code, so
+    a figure within its uncertainty of zero is noise (the spread check judges it), not a bound."""
+    vals = [ticks[i] for i in keep] if keep is not None else ticks
+    return not force and bool(vals) and abs(statistics.median(vals)) >= POOR_TICKS
+
+
+def _mark_bound(events: dict, quantum: float, tick_quantum: float, tsc_hz: float, force: bool = False,
+                resolved: bool = False) -> bool:
     """Whether the cycles figure is below the resolution; if so, each time figure gets its bound."""
-    if stats.upper_bound(events["cycles"].value, events["cycles"].uncertainty, quantum, force) is None:
+    if resolved or stats.upper_bound(events["cycles"].value, events["cycles"].uncertainty, quantum, force) is None:
         return False
     for name, q in (("cycles", quantum), ("tsc", tick_quantum), ("ns", tick_quantum * 1e9 / tsc_hz)):
         events[name].upper_bound = stats.upper_bound(events[name].value, events[name].uncertainty, q, True)

@@ -15,7 +15,7 @@ from .stats import AGGREGATES
 
 CODE_PARTS = ("code", "init", "late_init", "one_time_init")
 FLAGS = ("basic_mode", "no_normalization", "drain_frontend", "user", "kernel", "fixed_counters",
-         "no_mem", "remove_empty_events", "paired", "allow_syscalls")
+         "no_mem", "remove_empty_events", "paired", "allow_syscalls", "varies")
 MIN_AREA = 8 << 10           # the runner refuses smaller memory areas
 MAX_AREA = 1 << 36
 MIN_MEMORY = 64 << 20        # the child's address-space cap must leave room for the runner itself

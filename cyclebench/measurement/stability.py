@@ -1,5 +1,7 @@
 """Noise-burst detection: spread within a run, calibration drift between repetitions, a clock
-below this machine's recent clock, and a busy SMT sibling seen by the contention gauge.
+below this machine's recent clock, and a busy SMT sibling seen by the contention gauge; the
+leading repetitions that were still warming up (``warming_up``); and a figure whose cost varies
+by nature (``assess(..., variable_ok=True)``), reported as a distribution instead of "unstable".
 
 "Spread" means one thing across the package: the interquartile range over the median."""
 from __future__ import annotations
@@ -19,6 +21,17 @@ MAX_CONTENTION_RISE = 0.02   # the contention gauge, relative to the chain, abov
 # A lone repetition whose calibration was interrupted is an outlier that the trimmed aggregate
 # drops; a burst (another tenant on our core's SMT sibling) moves many repetitions at once.
 MIN_CLEAN_SHARE = 0.25       # a run keeps its clean repetitions if at least this share of them is clean
+# A run whose first repetitions are each slower than the rest, which then agree, was still
+# warming up (a branch predictor learning a replayed input, caches filling): the settled rest,
+# at least this share of the run, gives the figure.
+MIN_SETTLED_SHARE = 0.5
+MIN_SETTLED = 5
+# A cost that varies by nature (a walk through memory beyond L1: cache and TLB state, prefetch,
+# page placement) is a distribution, not noise: with clean host gauges in two or more processes,
+# its median is reported with a 95% interval that covers the processes' medians, and stands when
+# that interval is within this share of the median.
+MAX_VARIABLE_UNCERTAINTY = 0.05
+MIN_VARIABLE_RUNS = 2
 
 
 def clean(ghz: list[float], contention: list[float], reference_ghz: float | None,
@@ -49,28 +62,74 @@ class Stability:
     # the figure is not distinguishable from zero: its relative spread means nothing, and the
     # result is an upper bound (EventResult.upper_bound), neither a stable nor an unstable figure
     below_resolution: bool = False
+    # the repetitions vary by nature beyond MAX_REL_SPREAD with clean host gauges (variable_ok):
+    # the figure is their median, ``range`` their 10th-90th percentile
+    variable: bool = False
+    range: tuple[float, float] | None = None
 
     def to_dict(self) -> dict:
         return {"stable": self.stable, "spread": self.spread, "below_resolution": self.below_resolution,
-                "calibration_drift": self.calibration_drift, "reasons": self.reasons}
+                "calibration_drift": self.calibration_drift, "reasons": self.reasons,
+                "variable": self.variable, "range": list(self.range) if self.range else None}
+
+
+def _spread_reason(values: list[float]) -> str | None:
+    med = statistics.median(values)
+    q1, q3 = quartiles(values)
+    rel = spread_over(q3 - q1, med)
+    if not math.isfinite(rel):
+        return "repetitions spread around a median of zero (or a figure that is not a number)"
+    if rel > MAX_ANY_SPREAD or (rel > MAX_REL_SPREAD and q3 - q1 > MIN_ABS_SPREAD):
+        return f"repetitions spread {rel:.1%} (interquartile range / median)"
+    return None
+
+
+def warming_up(values: list[float]) -> int:
+    """How many leading repetitions (in the order they ran) were still warming up: the fewest k
+    such that the rest, at least MIN_SETTLED_SHARE of the run, pass the spread check and each of
+    the first k is slower than every settled one but the slowest quarter (above their upper
+    quartile). 0 when the run has no such head. Warm-up and noise only ever add time, so
+    leaving a slower head out selects the settled cost, never a low figure."""
+    n = len(values)
+    need = max(MIN_SETTLED, math.ceil(MIN_SETTLED_SHARE * n))
+    if n <= need or _spread_reason(values) is None:
+        return 0
+    for k in range(1, n - need + 1):
+        tail = values[k:]
+        if _spread_reason(tail) is None:
+            top = quartiles(tail)[1]
+            return k if all(v > top for v in values[:k]) else 0
+    return 0
+
+
+def still_falling(values: list[float]) -> bool:
+    """The repetitions are still getting faster at the end of the run: every one of the last
+    third is below every one of the first third (a predictor still learning the input; by chance
+    one order in C(2t, t), 1 in 252 for thirds of five). More repetitions, not another run of the
+    same length, settle it."""
+    third = len(values) // 3
+    return third >= 3 and max(values[-third:]) < min(values[:third])
 
 
 def assess(values: list[float], ghz: list[float] | None = None,
            reference_ghz: float | None = None, contention: float | None = None,
-           reference_contention: float | None = None, below_resolution: bool = False) -> Stability:
+           reference_contention: float | None = None, below_resolution: bool = False,
+           variable_ok: bool = False, runs: int = 1, uncertainty: float | None = None) -> Stability:
     """``below_resolution``: the figure is within its resolution of zero (stats.upper_bound); the
-    host checks still apply, the spread check does not."""
+    host checks still apply, the spread check does not.
+
+    ``variable_ok``: the caller measures a cost that varies by nature. Repetitions of ``runs``
+    processes that spread beyond MAX_REL_SPREAD, with no host check failing, then make a variable
+    figure (``variable``, stable) when ``runs`` >= MIN_VARIABLE_RUNS and the figure's 95%
+    ``uncertainty`` (covering the processes' medians) is within MAX_VARIABLE_UNCERTAINTY of the
+    median; otherwise the spread flags the run as always."""
     med = statistics.median(values)
     q1, q3 = quartiles(values)
-    iqr = q3 - q1
-    rel = spread_over(iqr, med)
+    rel = spread_over(q3 - q1, med)
     reasons = []
-    if below_resolution:
-        pass
-    elif not math.isfinite(rel):
-        reasons.append("repetitions spread around a median of zero (or a figure that is not a number)")
-    elif rel > MAX_ANY_SPREAD or (rel > MAX_REL_SPREAD and iqr > MIN_ABS_SPREAD):
-        reasons.append(f"repetitions spread {rel:.1%} (interquartile range / median)")
+    spread = None if below_resolution else _spread_reason(values)
+    if spread:
+        reasons.append(spread)
     drift = None
     if ghz:
         gmed = statistics.median(ghz)
@@ -88,4 +147,13 @@ def assess(values: list[float], ghz: list[float] | None = None,
         reasons.append(f"the contention gauge (4 independent add chains) ran {contention / reference_contention - 1:.1%} "
                        "slower relative to the calibration chain than this machine's recent best: another "
                        "thread shares the core (a busy SMT sibling on the host), so throughput-bound code is slowed")
-    return Stability(not reasons, rel if math.isfinite(rel) else None, drift, reasons, below_resolution)
+    variable = False
+    if reasons == [spread] and spread and variable_ok and runs >= MIN_VARIABLE_RUNS and math.isfinite(rel) \
+            and uncertainty is not None and med and uncertainty <= MAX_VARIABLE_UNCERTAINTY * abs(med):
+        reasons, variable = [], True
+    rng = None
+    if variable:
+        p10, p90 = statistics.quantiles(values, n=10, method="inclusive")[::8]
+        rng = (p10, p90)
+    return Stability(not reasons, rel if math.isfinite(rel) else None, drift, reasons, below_resolution,
+                     variable, rng)

@@ -24,6 +24,7 @@ class RunFacts:
     events: list = field(default_factory=list)    # extra events counted (branch-misses ...)
     repetitions: list = field(default_factory=list)
     unstable: int = 0
+    variable: int = 0                             # a cost that varies by nature (stability.variable)
     warnings: list = field(default_factory=list)  # [(text, how many measurements)], most common first
 
     @property
@@ -67,6 +68,8 @@ def run_facts(study: str, config: str, meta: dict | None, records: list[dict],
             reps.add(n)
         if res["stable"] is False:
             f.unstable += 1
+        if rec["result"].get("variable"):
+            f.variable += 1
         for w in res["warnings"]:
             warns[w] += 1
     f.backends = dict(backends)

@@ -18,8 +18,10 @@ def _fig(rec: dict, event: str = "cycles") -> dict:
 
 def _row(rec: dict) -> dict:
     c, n = _fig(rec), _fig(rec, "ns")
+    rng = rec["result"].get("range")
     return {"cycles": c["value"], "pm": c["uncertainty"], "ns": n["value"], "stable": rec["result"]["stable"],
-            "bound": c.get("upper_bound")}
+            "bound": c.get("upper_bound"), "variable": bool(rec["result"].get("variable")),
+            "p10": rng[0] if rng else None, "p90": rng[1] if rng else None}
 
 
 def latency(records: list[dict]) -> dict:

@@ -122,7 +122,8 @@ def run(chain: Chain, page: str, *, cpu: int | None = None, n_measurements: int 
     timeout = 30.0 + chain.n * 2e-7
     kw = dict(init=s.init, one_time_init=s.one_time_init, unroll=s.unroll, loop=s.loop, data=s.data,
               r14_size=s.r14_size, max_memory=s.max_memory, allow_syscalls=True, cpu=cpu,
-              n_measurements=n_measurements, budget=budget, aggregate=aggregate, timeout=timeout)
+              n_measurements=n_measurements, budget=budget, aggregate=aggregate, timeout=timeout,
+              varies=True)       # a chase's cost depends on cache, TLB and page state by nature
     if page == "2m" and probe:
         with HugePageProbe() as p:
             r = measure(s.code, **kw)

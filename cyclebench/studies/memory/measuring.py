@@ -35,7 +35,12 @@ def _ev(e) -> dict:
 
 
 def compact(r) -> dict:
-    return {**r.facts(), "cycles": _ev(r.events["cycles"]), "ns": _ev(r.events["ns"])}
+    """The record's result; ``variable``: a cost that varies by nature (measure(varies=True)),
+    with ``range`` the 10th-90th percentile of its repetitions in cycles."""
+    out = {**r.facts(), "cycles": _ev(r.events["cycles"]), "ns": _ev(r.events["ns"])}
+    if r.stability.get("variable"):
+        out.update(variable=True, range=r.stability.get("range"))
+    return out
 
 
 def best_ns(r) -> float | None:
@@ -65,11 +70,12 @@ def chase_record(chain: Chain, page: str, cfg, params: dict, cpu: int | None = N
             "seconds": time.monotonic() - t0}
 
 
-def kernel_args(k: kernels.Kernel, size: int, passes: int, reps: int, cpu: int) -> tuple[str, dict]:
+def kernel_args(k: kernels.Kernel, size: int, passes: int, reps: int, cpu: int,
+                budget: float = 0.0) -> tuple[str, dict]:
     r14 = kernels.r14_size(size)
     return kernels.body(k, size), dict(
         init=kernels.init(size, r14), one_time_init=kernels.one_time_init(k, size, r14), unroll=1, loop=passes,
-        r14_size=r14, max_memory=r14 + (1 << 30), n_measurements=reps, warm_up=1, aggregate="median", budget=0.0,
+        r14_size=r14, max_memory=r14 + (1 << 30), n_measurements=reps, warm_up=1, aggregate="median", budget=budget,
         cpu=cpu, timeout=120.0)
 
 
@@ -84,10 +90,12 @@ def _timed(fn, out: dict, key: str, start: threading.Barrier | None = None):
         out[key] = e
 
 
-def kernel_record(k: kernels.Kernel, size: int, passes: int, reps: int, cpus: int, params: dict) -> dict:
-    """One measurement (cpus=1), or two at once on two distinct physical cores (cpus=2)."""
+def kernel_record(k: kernels.Kernel, size: int, passes: int, reps: int, cpus: int, params: dict,
+                  budget: float = 0.0) -> dict:
+    """One measurement (cpus=1), or two at once on two distinct physical cores (cpus=2, one run
+    each, so that they overlap). ``budget``: re-runs of a one-CPU measurement through a burst."""
     if cpus == 1:
-        code, kw = kernel_args(k, size, passes, reps, main_cpu())
+        code, kw = kernel_args(k, size, passes, reps, main_cpu(), budget)
         r = measure(code, **kw)
         return {"params": params, "result": {**compact(r), "best_ns": best_ns(r)}}
     out: dict = {}

@@ -1,5 +1,6 @@
 """The memory study's tables as shown (text, Markdown). Cycles are TSC-calibrated core cycles;
-a trailing ``!`` marks a figure from a measurement flagged unstable; ``-`` is not measured."""
+a trailing ``!`` marks a figure from a measurement flagged unstable, ``~`` a variable cost (the
+median of repetitions that vary by nature); ``-`` is not measured."""
 from __future__ import annotations
 
 from cyclebench.reports.model import Column, Table
@@ -14,10 +15,10 @@ def h(n) -> str:
     return f"{n} B"
 
 
-def f(v, d=1, stable=True) -> str:
+def f(v, d=1, stable=True, variable=False) -> str:
     if v is None:
         return "-"
-    return f"{v:.{d}f}" + ("" if stable else " !")
+    return f"{v:.{d}f}" + ("" if stable else " !") + (" ~" if variable else "")
 
 
 def table(title, headers, rows, notes) -> Table:
@@ -26,6 +27,9 @@ def table(title, headers, rows, notes) -> Table:
 
 
 UNSTABLE = "'!': the measurement was flagged unstable (noisy host): treat it with care."
+VARIABLE = ("'~': a variable cost: its repetitions vary by more than 2% in two or more processes with clean host "
+            "gauges (cache, TLB and prefetch state, page placement); the figure is their median, known to within "
+            "5% at 95% (latency.csv: pm, and p10-p90 of the repetitions).")
 
 
 def latency_view(lat: dict) -> Table:
@@ -37,12 +41,12 @@ def latency_view(lat: dict) -> Table:
         cells = [h(s)]
         for k in keys:
             r = idx.get((k[0], k[1], s))
-            cells.append(f(r["cycles"], 1, r["stable"]) if r else None)
+            cells.append(f(r["cycles"], 1, r["stable"], r["variable"]) if r else None)
         rows.append(cells)
     return table("Load-to-use latency (cycles per load, TSC-calibrated) against working-set size",
                  ["size"] + [f"{a} {b}" for a, b in keys], rows,
                  ["One `mov rax, [rax]` chase per chain; median over repetitions; each run starts at a random "
-                  "element. ns per load are in latency.csv.", UNSTABLE])
+                  "element. ns per load are in latency.csv.", UNSTABLE, VARIABLE])
 
 
 def levels_view(lv: dict) -> Table:
