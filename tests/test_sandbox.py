@@ -97,8 +97,8 @@ def test_signals_to_self_are_allowed():
                            n_measurements=2, allow_syscalls=True, budget=0)
     assert r.parameters["allow_syscalls"] is True       # it ran: the filter let kill(self, 0) through
     # two system calls vary by thousands of cycles between repetitions, so the figure may be below the
-    # resolution; then it must say so rather than stand as a cost (a bare value could even be negative)
-    assert r.value("cycles") > 0 or r.below_resolution
+    # resolution or unsettled; then it must say so rather than stand as a cost (it could even be negative)
+    assert r.value("cycles") > 0 or r.below_resolution or not r.stable
 
 
 def test_exit_from_the_snippet_is_a_clear_error_and_the_tool_survives():
