@@ -25,6 +25,7 @@ Helpers for the timing layer:
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import iced_x86
@@ -32,7 +33,7 @@ from iced_x86 import Register
 
 from ..machine.features import this_cpu
 from .catalogue import implicit_avoid
-from .forms import Choices, Form, build, encode, pick_registers
+from .forms import Choices, Form, build, encode, lea_parts, memory_base, pick_registers
 from .gas import assemble_lines, split_slot
 from .operands import (CODE_NAMES, EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, REGISTER_BY_NAME,
                        full_register, register_name)
@@ -80,7 +81,23 @@ def _formatted(ins: iced_x86.Instruction) -> str:
         text = _FMT.format_mnemonic(ins) + (" " + ", ".join(ops) if ops else "")
     if text.startswith("prefetch_exclusive "):
         text = "prefetch " + text[len("prefetch_exclusive "):]
-    return text
+    return _rounding_operand(text)
+
+
+_ROUNDING = re.compile(r"\{(?:(rne|rd|ru|rz)-sae|sae)\}")
+
+
+def _rounding_operand(text: str) -> str:
+    """iced writes embedded rounding on the destination (``zmm1{rne-sae}``); GNU as wants an operand
+    of its own (``{rn-sae}``), last or before a trailing immediate."""
+    m = _ROUNDING.search(text)
+    if not m:
+        return text
+    rc = "{" + {"rne": "rn"}.get(m.group(1), m.group(1)) + "-sae}" if m.group(1) else "{sae}"
+    head, _, ops = text.replace(m.group(0), "").partition(" ")
+    parts = ops.split(", ")
+    at = len(parts) - 1 if re.fullmatch(r"-?(0x)?[0-9a-f]+", parts[-1]) else len(parts)
+    return head + " " + ", ".join(parts[:at] + [rc] + parts[at:])
 
 
 def _prefix(form: Form) -> str:
@@ -128,6 +145,8 @@ def _init_for(form: Form, choices: Choices, ins: iced_x86.Instruction) -> tuple[
                                                           for i in form.implicit):
         cleanup.append("emms")
     # implicit address registers other than the ones the harness points into its areas
+    if form.rep:      # no element: the start-up cost, with no address moving (skips.py)
+        init += ["cld", "xor ecx, ecx"]
     if iced_mn.startswith("CLZERO"):  # iced reports no memory access for clzero [rax]
         init.append("lea rax, [r14+0x100]")
     info = iced_x86.InstructionInfoFactory().info(ins)
@@ -166,14 +185,14 @@ def instantiate(form: Form, regs: dict[int, int | str] | None = None,
     avoid_full = {full_register(_reg(r)) for r in avoid} | set(implicit_avoid(form))
     picked = pick_registers(form, form._slots, avoid=avoid_full, fixed=fixed,
                             allow_upper=allow_upper)
-    choices = Choices(regs=picked, imms=dict(imms or {}))
+    choices = Choices(regs=picked, imms=dict(imms or {}), base=memory_base(form))
     if base is not None:
         choices.base = _reg(base)
     if displacement is not None:
         choices.displacement = displacement
     if mask_reg is not None:
         choices.mask_reg = _reg(mask_reg)
-    if form.lea_mode and "_I" in form.lea_mode:
+    if form.lea_mode and lea_parts(form.lea_mode)[1]:
         used = {full_register(r) for r in picked.values()} | avoid_full | set(NEVER_PICK)
         choices.index = next(r for r in POOLS["GPR64"] if r not in used)
     ins = build(form, choices)

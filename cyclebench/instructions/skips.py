@@ -28,9 +28,10 @@ segment state                 writes to a segment register (mov sreg, pop sreg, 
                               wrfsbase/wrgsbase (glibc keeps the thread pointer in FS.base)
 stack                         push, pop, call-free stack users (enter, leave, pushf, popf):
                               each copy moves RSP; needs a stack-balancing harness (not yet)
-string                        movs, stos, lods, scas, cmps, ins, outs (with or without REP): each
-                              copy advances RSI/RDI, so U x L copies walk out of the 1 MB areas,
-                              and REP forms cost whatever RCX says
+string                        movs, stos, lods, scas, cmps without REP: each copy advances
+                              RSI/RDI, so U x L copies walk out of the 1 MB areas. The REP forms
+                              run with RCX = 0 (no element, no address moves): their start-up
+                              cost, labelled data-dependent
 VSIB                          gathers and scatters: need valid index vectors and mask set-up (later)
 absolute address              mov al/ax/eax/rax <-> moffs64: no R14-relative form
 32-bit address                clzero eax (a32): the memory areas lie above 4 GiB
@@ -111,9 +112,9 @@ def skip_reason(oci: iced_x86.OpCodeInfo, ins: iced_x86.Instruction | None, mnem
         return "may fault in user mode: needs OS permission (IOPL, CR4 bits)"
     if mnemonic in SEGMENT_LOADS or any(op.cls == "SREG" and op.write for op in operands):
         return "changes segment state (FS.base holds the thread pointer; selectors fault)"
-    if ins is not None and ins.is_string_instruction:
-        return ("string instruction: every copy advances RSI/RDI out of the memory areas; "
-                "REP forms cost whatever RCX holds")
+    if ins is not None and ins.is_string_instruction and not (ins.has_rep_prefix or ins.has_repne_prefix):
+        return ("string instruction without REP: every copy advances RSI/RDI, and the harness's copy "
+                "counts (chosen for timing) walk out of the 1 MB areas; its REP forms are measured")
     if oci.is_stack_instruction or (ins is not None and ins.stack_pointer_increment != 0):
         return "changes RSP (push/pop/enter/leave/pushf/popf): needs a stack-balancing harness"
     if any(op.slot is not None and op.slot.special == "vsib" for op in operands):
