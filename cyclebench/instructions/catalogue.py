@@ -28,7 +28,7 @@ from dataclasses import replace
 
 import iced_x86
 
-from . import catalogue_cache, skips
+from . import catalogue_cache, skips, vsib
 from .variants import has_zero_twin, high_byte_choices, is_string, rm_group_choices, variants
 from ..machine.features import CpuFeatures, feature_name, this_cpu
 from .forms import Choices, Form, ImplicitOperand, Operand, build, encode, lea_parts, memory_base, pick_registers
@@ -146,7 +146,7 @@ def _finish(form: Form, ins: iced_x86.Instruction, regs: dict[int, int]) -> None
         if full in explicit_full or register_class(u.register) == "SREG":
             continue
         if full in mem_regs and u.access in (iced_x86.OpAccess.READ,) and \
-                full in (base,) + tuple(r for r in (ins.memory_index,)):
+                full in (base, full_register(ins.memory_index)):
             continue
         if full == base or (form.lea_mode and full == full_register(ins.memory_index)):
             continue
@@ -175,7 +175,7 @@ def implicit_avoid(form: Form) -> frozenset[int]:
             out.add(full_register(REGISTER_BY_NAME[n]))
     if any(op.kind == "implicit_mem" and op.slot.special == "xlat" for op in form.operands):
         out |= {iced_x86.Register.RBX, iced_x86.Register.RAX}
-    return frozenset(out)
+    return frozenset(out | vsib.avoid(form))
 
 
 def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, rounding, rep, cpu: CpuFeatures,
@@ -195,7 +195,8 @@ def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, rounding, rep, cpu: 
             regs = pick_registers(form, slots, avoid=avoid)
             indexed = bool(lea and lea_parts(lea)[1])
             choices = Choices(regs=regs, base=memory_base(form),
-                              index=iced_x86.Register.RCX if indexed else iced_x86.Register.NONE)
+                              index=iced_x86.Register.RCX if indexed else
+                              vsib.index_register(form) or iced_x86.Register.NONE)
             if indexed:
                 regs = pick_registers(form, slots, avoid=avoid | {iced_x86.Register.RCX})
                 choices.regs = regs
@@ -225,6 +226,8 @@ def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, rounding, rep, cpu: 
         notes.append("CPUID exits to the hypervisor in a VM: the cost includes the VM exit")
     if iced_mn in ("DIV", "IDIV"):
         notes.append("needs a non-zero divisor and a small dividend: instantiate() sets them up")
+    if vsib.vsib_operand(form) is not None:
+        notes.append(vsib.NOTE)
     if rep:
         notes.append("data-dependent: measured with RCX = 0, the start-up cost of a REP string "
                      "instruction; each element adds more")

@@ -32,6 +32,7 @@ import iced_x86
 from iced_x86 import Register
 
 from ..machine.features import this_cpu
+from . import vsib
 from .catalogue import implicit_avoid
 from .forms import Choices, Form, build, encode, lea_parts, memory_base, pick_registers
 from .gas import assemble_lines, split_slot
@@ -81,7 +82,15 @@ def _formatted(ins: iced_x86.Instruction) -> str:
         text = _FMT.format_mnemonic(ins) + (" " + ", ".join(ops) if ops else "")
     if text.startswith("prefetch_exclusive "):
         text = "prefetch " + text[len("prefetch_exclusive "):]
-    return _rounding_operand(text)
+    return _vsib_mask(_rounding_operand(text))
+
+
+def _vsib_mask(text: str) -> str:
+    """iced writes a gather's or scatter's mask as an operand (``zmm1, k1, [..]``); GNU as wants
+    it on the first operand (``zmm1{k1}, [..]``)."""
+    if not re.search(r"\+[xyz]mm\d+", text):
+        return text
+    return re.sub(r"^(\S+ (?:[^,]*?))(, )(k[1-7])(, )", r"\1{\3}\4", text)
 
 
 _ROUNDING = re.compile(r"\{(?:(rne|rd|ru|rz)-sae|sae)\}")
@@ -195,10 +204,12 @@ def instantiate(form: Form, regs: dict[int, int | str] | None = None,
     if form.lea_mode and lea_parts(form.lea_mode)[1]:
         used = {full_register(r) for r in picked.values()} | avoid_full | set(NEVER_PICK)
         choices.index = next(r for r in POOLS["GPR64"] if r not in used)
+    choices.index = vsib.index_register(form) or choices.index
     ins = build(form, choices)
     data = encode(ins)
     init, cleanup = _init_for(form, choices, ins)
-    return Instance(form=form, text=_text_for(form, ins), encoding=data, init=init,
+    text = "\n".join(vsib.setup(form, picked, choices.mask_reg) + [_text_for(form, ins)])
+    return Instance(form=form, text=text, encoding=data, init=init + vsib.init(form),
                     cleanup=cleanup, regs={p: register_name(r) for p, r in picked.items()})
 
 
@@ -222,7 +233,7 @@ class CheckResult:
 def check(instances: list[Instance]) -> list[CheckResult]:
     """Assemble every instance's text with GNU as (one run) and compare with the intended
     instruction: same iced Code and the same operands (iced-formatted text of both)."""
-    results = assemble_lines([i.text for i in instances])
+    results = assemble_lines([_statement(i.text) for i in instances])
     out = []
     for inst, a in zip(instances, results):
         if a.error:
@@ -250,6 +261,11 @@ def check(instances: list[Instance]) -> list[CheckResult]:
     return out
 
 
+def _statement(text: str) -> str:
+    """The form's own instruction: the last line (before it, a gather's per-copy mask set-up)."""
+    return text.rsplit("\n", 1)[-1]
+
+
 def _code_name(code: int) -> str:
     return CODE_NAMES.get(code, str(code))
 
@@ -259,7 +275,8 @@ def verified(instances: list[Instance]) -> list[Instance]:
     where the mnemonic text does not round-trip, it is replaced by ``.byte`` + a comment."""
     for inst, res in zip(instances, check(instances)):
         if not res.ok:
-            inst.text = _bytes_text(inst.encoding, inst.text)
+            head, _, last = inst.text.rpartition("\n")
+            inst.text = head + "\n" * bool(head) + _bytes_text(inst.encoding, last)
             inst.via_bytes = True
     return instances
 
@@ -406,8 +423,12 @@ def latency_pairs(form: Form) -> list[LatencyPair]:
     """Every (input -> output) pair of ``form`` in uops.info's sense of latency."""
     ins_refs: list[tuple[Ref, object]] = []
     outs: list[tuple[Ref, object]] = []
+    masks = vsib.mask_positions(form)    # set before each copy: no chain runs through it
+    gather = vsib.vsib_operand(form) is not None
     for op in form.operands:
         lab = f"op{op.pos} ({op.notation})"
+        if op.pos in masks:
+            continue
         if op.kind == "reg":
             if op.read:
                 ins_refs.append((Ref("op", op.pos, label=lab), op))
@@ -415,9 +436,9 @@ def latency_pairs(form: Form) -> list[LatencyPair]:
                 outs.append((Ref("op", op.pos, label=lab), op))
         elif op.kind in ("mem", "agen"):
             ins_refs.append((Ref("addr", op.pos, label=f"addr op{op.pos}"), None))
-            if op.kind == "mem" and op.read:
+            if op.kind == "mem" and op.read and not gather:
                 ins_refs.append((Ref("mem", op.pos, label=f"mem op{op.pos} ({op.notation})"), None))
-            if op.kind == "mem" and op.write:
+            if op.kind == "mem" and op.write and not gather:
                 outs.append((Ref("mem", op.pos, label=f"mem op{op.pos} ({op.notation})"), None))
     for imp in form.implicit:
         if imp.read:

@@ -32,7 +32,6 @@ string                        movs, stos, lods, scas, cmps without REP: each cop
                               RSI/RDI, so U x L copies walk out of the 1 MB areas. The REP forms
                               run with RCX = 0 (no element, no address moves): their start-up
                               cost, labelled data-dependent
-VSIB                          gathers and scatters: need valid index vectors and mask set-up (later)
 absolute address              mov al/ax/eax/rax <-> moffs64: no R14-relative form
 32-bit address                clzero eax (a32): the memory areas lie above 4 GiB
 AMD prefetch group            reserved-NOP 0F 0D /r with a register operand: #UD on AMD
@@ -48,7 +47,8 @@ Separately from these safety rules, a form the CPU does not support is not offer
 names the missing CPUID feature, or says "cannot tell whether this CPU supports X" when
 machine/features.py has no way to know.  Forms that need set-up to avoid faults are *not*
 skipped but carry it in their instantiation (instantiate.py): division (non-zero divisor), x87 (a filled register stack),
-MMX (emms afterwards), implicit-address instructions (clzero: RAX, xlat: RBX), write masks.
+MMX (emms afterwards), implicit-address instructions (clzero: RAX, xlat: RBX), write masks, gathers
+and scatters (a zero index vector, the mask set before each copy: vsib.py), REP string forms (RCX = 0).
 """
 from __future__ import annotations
 
@@ -117,8 +117,6 @@ def skip_reason(oci: iced_x86.OpCodeInfo, ins: iced_x86.Instruction | None, mnem
                 "counts (chosen for timing) walk out of the 1 MB areas; its REP forms are measured")
     if oci.is_stack_instruction or (ins is not None and ins.stack_pointer_increment != 0):
         return "changes RSP (push/pop/enter/leave/pushf/popf): needs a stack-balancing harness"
-    if any(op.slot is not None and op.slot.special == "vsib" for op in operands):
-        return "gather/scatter (VSIB memory): needs index vectors and masks set up (later)"
     if any(op.slot is not None and op.slot.special == "moffs" for op in operands):
         return "absolute 64-bit address (moffs): cannot address the R14 area"
     if oci.address_size in (16, 32):
