@@ -13,8 +13,10 @@ catalogue's spellings of a published name, each rule about notation, never about
   move beside the string ``MOVSD``), ``_SSE4``, ``_NEAR``;
 * ``SEG`` is the catalogue's ``SREG``, ``MOFFS8`` its ``M8`` (an absolute address);
 * a memory operand's width where the two disagree (a cache-line operation: uops.info writes the
-  line, ``CLFLUSH (M512)``; an XSAVE area ``M4608``; a mask-register pair as ``R64``): accepted
-  only when exactly one catalogue form of that name differs in nothing else.
+  line, ``CLFLUSH (M512)``; an XSAVE area ``M4608``; a mask-register pair as ``R64``), and then a
+  source register's width (``LSL (R64, R32)``): accepted only when exactly one catalogue form
+  of that name differs in nothing else; one name for two encodings of a register move (XED gives
+  ``VMOVAPD_EVEX (XMM, XMM)`` one iform) is the lower opcode.
 
 :func:`find` applies them; :func:`missing_reason` says why a published name has no catalogue form
 at all, and :func:`summary` counts every published form by status and reason for the agreement
@@ -77,6 +79,16 @@ def _untagged(name: str) -> str:
     return _join(_OPCODE_TAG.sub("", stem), ops)
 
 
+_GPR = re.compile(r"^(R(16|32|64)|K\|R64)$")
+
+
+def _source_width_key(name: str) -> tuple[str, tuple[str, ...]]:
+    """The loose key with the width of general registers after the first left out too
+    (uops.info writes LSL's source as R32 beside an R64 destination)."""
+    stem, ops = _wider_key(name)
+    return stem, ops[:1] + tuple("R" if _GPR.match(o) else o for o in ops[1:])
+
+
 def _wider_key(name: str) -> tuple[str, tuple[str, ...]]:
     """A name with its memory widths, mask-pair spelling, opcode and encoding tags left out: the
     loose match."""
@@ -92,10 +104,12 @@ class Index:
         self.catalogue = catalogue
         self.by_base: dict[str, list] = defaultdict(list)
         self.loose: dict[tuple, list] = defaultdict(list)
+        self.looser: dict[tuple, list] = defaultdict(list)
         for f in catalogue:
             if getattr(f, "base_name", ""):
                 self.by_base[normalize_name(f.base_name)].append(f)
             self.loose[_wider_key(normalize_name(f.name))].append(f)
+            self.looser[_source_width_key(normalize_name(f.name))].append(f)
         self.mnemonics: dict[str, list] = defaultdict(list)
         for f in catalogue:
             self.mnemonics[_split(normalize_name(f.name))[0].split("_")[0]].append(f)
@@ -118,6 +132,9 @@ class Index:
                 # one published name for both directions of a register move (XED gives them one
                 # iform): the first encoding, as uops.info's list keeps the first
                 return min(cands, key=lambda f: f.name), "one of two encodings"
+            cands = self.looser.get(_source_width_key(spelling), [])
+            if len(cands) == 1 and encoding in (None, getattr(cands[0], "encoding", encoding)):
+                return cands[0], "source register width"
         return None, ""
 
     def missing_reason(self, name: str) -> tuple[str, str]:

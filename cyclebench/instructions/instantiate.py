@@ -48,6 +48,7 @@ _FMT.memory_size_options = iced_x86.MemorySizeOptions.ALWAYS
 _FMT.show_branch_size = False
 _FMT.add_leading_zero_to_hex_numbers = False
 _FMT.small_hex_numbers_in_decimal = False
+_FMT.rip_relative_addresses = True     # [rip+0xff9], never the absolute [0x1000] it points to
 
 AREA_GUARD = 0x10000       # stay within +-64 KiB of R14 (the area is +-512 KiB)
 _ADDRESS_REGS_OK = {Register.R14, Register.RSI, Register.RDI, Register.RSP, Register.RBP}
@@ -208,6 +209,8 @@ def instantiate(form: Form, regs: dict[int, int | str] | None = None,
     ins = build(form, choices)
     data = encode(ins)
     init, cleanup = _init_for(form, choices, ins)
+    if ins.is_ip_rel_memory_operand:    # the displacement as encoded (the target less the length)
+        ins = iced_x86.Decoder(64, data).decode()
     text = "\n".join(vsib.setup(form, picked, choices.mask_reg) + [_text_for(form, ins)])
     return Instance(form=form, text=text, encoding=data, init=init + vsib.init(form),
                     cleanup=cleanup, regs={p: register_name(r) for p, r in picked.items()})
