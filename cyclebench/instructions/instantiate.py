@@ -5,10 +5,9 @@ the middle of a 1 MB area; displacements stay well inside it and 64-byte aligned
 counter), RSP and RBP are never chosen, immediates are picked so that GNU as selects the intended
 encoding (``I8`` -> 2, ``I32`` -> 0x12345, ``I64`` -> 0x123456789, the shift-by-one form -> 1).
 
-Text is produced by iced-x86's Intel formatter (hex as 0x.., sizes always shown) with GNU as
-pseudo-prefixes where the encoding would otherwise be ambiguous: ``{evex}`` for every EVEX form,
-``{load}``/``{store}`` for register-register forms of opcodes that exist in both directions (MOV_89
-vs MOV_8B).  :func:`verified` assembles the text and decodes it back with iced-x86; when GNU as
+Text is produced by asmtext.py (iced-x86's Intel formatter with GNU as pseudo-prefixes where the
+encoding would otherwise be ambiguous; beside a high-byte register the memory base is RDI, and a
+gather's text starts with its per-copy mask set-up, vsib.py).  :func:`verified` assembles the text and decodes it back with iced-x86; when GNU as
 picks a different encoding (e.g. ``MOV_C7 (R32, I32)``, which as always emits as B8) the instance
 falls back to ``.byte`` with iced's encoding, so what runs is always the intended form.
 
@@ -25,7 +24,6 @@ Helpers for the timing layer:
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import iced_x86
@@ -33,22 +31,12 @@ from iced_x86 import Register
 
 from ..machine.features import this_cpu
 from . import vsib
+from .asmtext import bytes_text, formatted, text_for
 from .catalogue import implicit_avoid
 from .forms import Choices, Form, build, encode, lea_parts, memory_base, pick_registers
 from .gas import assemble_lines, split_slot
 from .operands import (CODE_NAMES, EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, REGISTER_BY_NAME,
                        full_register, register_name)
-
-_FMT = iced_x86.Formatter(iced_x86.FormatterSyntax.INTEL)
-_FMT.hex_prefix = "0x"
-_FMT.hex_suffix = ""
-_FMT.uppercase_hex = False
-_FMT.space_after_operand_separator = True
-_FMT.memory_size_options = iced_x86.MemorySizeOptions.ALWAYS
-_FMT.show_branch_size = False
-_FMT.add_leading_zero_to_hex_numbers = False
-_FMT.small_hex_numbers_in_decimal = False
-_FMT.rip_relative_addresses = True     # [rip+0xff9], never the absolute [0x1000] it points to
 
 AREA_GUARD = 0x10000       # stay within +-64 KiB of R14 (the area is +-512 KiB)
 _ADDRESS_REGS_OK = {Register.R14, Register.RSI, Register.RDI, Register.RSP, Register.RBP}
@@ -69,68 +57,6 @@ class Instance:
     @property
     def code(self) -> str:
         return self.text
-
-
-def _formatted(ins: iced_x86.Instruction) -> str:
-    text = _FMT.format(ins)
-    # x87 environment/state operands: GNU as knows no size keyword for them
-    for kw in ("fpuenv14 ptr ", "fpuenv28 ptr ", "fpustate94 ptr ", "fpustate108 ptr "):
-        text = text.replace(kw, "")
-    # iced's Intel syntax spells out the implicit st of x87 forms; GNU as wants it left out
-    if text.startswith("f") and _FMT.operand_count(ins) > ins.op_count:
-        ops = [_FMT.format_operand(ins, i) for i in range(_FMT.operand_count(ins))
-               if _FMT.get_instruction_operand(ins, i) is not None]
-        text = _FMT.format_mnemonic(ins) + (" " + ", ".join(ops) if ops else "")
-    if text.startswith("prefetch_exclusive "):
-        text = "prefetch " + text[len("prefetch_exclusive "):]
-    return _vsib_mask(_rounding_operand(text))
-
-
-def _vsib_mask(text: str) -> str:
-    """iced writes a gather's or scatter's mask as an operand (``zmm1, k1, [..]``); GNU as wants
-    it on the first operand (``zmm1{k1}, [..]``)."""
-    if not re.search(r"\+[xyz]mm\d+", text):
-        return text
-    return re.sub(r"^(\S+ (?:[^,]*?))(, )(k[1-7])(, )", r"\1{\3}\4", text)
-
-
-_ROUNDING = re.compile(r"\{(?:(rne|rd|ru|rz)-sae|sae)\}")
-
-
-def _rounding_operand(text: str) -> str:
-    """iced writes embedded rounding on the destination (``zmm1{rne-sae}``); GNU as wants an operand
-    of its own (``{rn-sae}``), last or before a trailing immediate."""
-    m = _ROUNDING.search(text)
-    if not m:
-        return text
-    rc = "{" + {"rne": "rn"}.get(m.group(1), m.group(1)) + "-sae}" if m.group(1) else "{sae}"
-    head, _, ops = text.replace(m.group(0), "").partition(" ")
-    parts = ops.split(", ")
-    at = len(parts) - 1 if re.fullmatch(r"-?(0x)?[0-9a-f]+", parts[-1]) else len(parts)
-    return head + " " + ", ".join(parts[:at] + [rc] + parts[at:])
-
-
-def _prefix(form: Form) -> str:
-    out = "{evex} " if form.encoding == "EVEX" else ""
-    n_regs = sum(1 for op in form.operands if op.kind == "reg" and not op.is_mask)
-    if form.rm != "mem" and n_regs >= 2 and all(op.kind in ("reg", "imm") for op in form.operands):
-        rmish = [s.name.endswith(("_RM", "_OR_MEM")) for s in form._slots]
-        if rmish[0]:
-            out += "{store} "
-        elif any(rmish[1:]) and form._slots[0].name.endswith("_REG"):
-            out += "{load} "
-    return out
-
-
-def _text_for(form: Form, ins: iced_x86.Instruction) -> str:
-    text = _formatted(ins)
-    if form.lock and not text.startswith("lock "):
-        text = "lock " + text
-    return _prefix(form) + text
-
-
-def _bytes_text(data: bytes, comment: str) -> str:
-    return ".byte " + ", ".join(f"0x{b:02x}" for b in data) + f"  # {comment}"
 
 
 def _init_for(form: Form, choices: Choices, ins: iced_x86.Instruction) -> tuple[list[str], list[str]]:
@@ -211,7 +137,7 @@ def instantiate(form: Form, regs: dict[int, int | str] | None = None,
     init, cleanup = _init_for(form, choices, ins)
     if ins.is_ip_rel_memory_operand:    # the displacement as encoded (the target less the length)
         ins = iced_x86.Decoder(64, data).decode()
-    text = "\n".join(vsib.setup(form, picked, choices.mask_reg) + [_text_for(form, ins)])
+    text = "\n".join(vsib.setup(form, picked, choices.mask_reg) + [text_for(form, ins)])
     return Instance(form=form, text=text, encoding=data, init=init + vsib.init(form),
                     cleanup=cleanup, regs={p: register_name(r) for p, r in picked.items()})
 
@@ -253,10 +179,10 @@ def check(instances: list[Instance]) -> list[CheckResult]:
         want = iced_x86.Decoder(64, inst.encoding).decode()
         if got.code != inst.form.code:
             out.append(CheckResult(inst.form, inst.text, False,
-                                   f"assembled to {_code_name(got.code)}: {_formatted(got)}"))
-        elif _formatted(got) != _formatted(want):
+                                   f"assembled to {_code_name(got.code)}: {formatted(got)}"))
+        elif formatted(got) != formatted(want):
             out.append(CheckResult(inst.form, inst.text, False,
-                                   f"operands differ: {_formatted(got)} vs {_formatted(want)}"))
+                                   f"operands differ: {formatted(got)} vs {formatted(want)}"))
         elif not alone:
             out.append(CheckResult(inst.form, inst.text, False, "as emitted more than one instruction"))
         else:
@@ -279,7 +205,7 @@ def verified(instances: list[Instance]) -> list[Instance]:
     for inst, res in zip(instances, check(instances)):
         if not res.ok:
             head, _, last = inst.text.rpartition("\n")
-            inst.text = head + "\n" * bool(head) + _bytes_text(inst.encoding, last)
+            inst.text = head + "\n" * bool(head) + bytes_text(inst.encoding, last)
             inst.via_bytes = True
     return instances
 
