@@ -3,7 +3,8 @@
 Accepted, tried in this order by :func:`resolve`:
 
 1. uops.info notation: ``IMUL (R64, R64)``, ``VPADDQ_Z (ZMM, K, ZMM, ZMM)``, ``CPUID``
-   (case and spacing free);
+   (case and spacing free; uops.info's own spellings too: ``ADC_R4 (R8l, I8)``,
+   ``VADDPS_EVEX (XMM, XMM, M32_1to4)``, coverage.spellings);
 2. Intel operand-class notation: ``vpermd zmm, zmm, zmm``, ``add r64, imm32``, ``mov r64, m64``,
    ``vaddpd zmm {k}{z}, zmm, m64bcst`` (``r/m64`` means either);
 3. a concrete instruction: ``imul rax, rbx``, ``add rax, 5``, ``vpaddq zmm1{k1}, zmm2, [rax]``:
@@ -23,6 +24,7 @@ import iced_x86
 
 from ..errors import UsageError
 from .catalogue import Catalogue, Form, normalize_name, xed_mnemonic
+from .coverage import spellings
 from .gas import assemble_lines, split_slot
 
 _GPR_RE = re.compile(r"^(r([0-9]+)(b|w|d|l)?|[re]?[abcd]x|[abcd][lh]|[re]?(si|di|sp|bp)|"
@@ -240,6 +242,10 @@ def _resolve(text: str, catalogue: Catalogue | None = None) -> list[Form]:
     f = cat.get(text)
     if f is not None:
         return [f]
+    for spelling, encoding in spellings(text)[1:]:      # uops.info's spelling of a catalogue name
+        f = cat.get(spelling)
+        if f is not None and encoding in (None, f.encoding):
+            return [f]
     if "(" in text and ")" in text.strip()[-1:] and not text.lower().lstrip().startswith("st("):
         head = text.split("(")[0].strip()
         if head and " " not in head:
