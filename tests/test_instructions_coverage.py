@@ -62,7 +62,7 @@ def test_an_encoding_suffix_must_match_the_encoding():
 
 def test_every_published_name_has_a_form_or_a_reason(cat):
     """On the CPU's column and on Intel's: nothing is left as a bare 'no catalogue form'."""
-    for code in ("ZEN4", "ADL-P", "ZEN3"):
+    for code in ("ZEN4", "ADL-P"):
         tg = targets(read_csv(str(column(code).path)), cat)
         missing = [t for t in tg if t.status == NOT_IN_CATALOGUE]
         assert not [t.published.name for t in missing if t.why == NO_FORM], code
