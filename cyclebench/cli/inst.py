@@ -170,7 +170,8 @@ def run(args) -> int:
         summary += [line for r in why for line in r["verdict"]]
     if agreed is not None:
         from ..instructions.agreement import summary_lines
-        summary += summary_lines(agreed)
+        from ..instructions.coverage import summary_lines as coverage_lines
+        summary += summary_lines(agreed) + coverage_lines(agreed["coverage"])
     workers = min(len(cpus), max(measured, 1))
     counts = Counter(d["status"] for d in docs)
     rate = 60.0 * measured / elapsed if measured and elapsed > 0 else None
@@ -189,8 +190,11 @@ def _agreement(tgts, docs, args, evidence) -> dict:
     """The agreement report over the measured forms (the rest of the published forms are counted
     as not measured, or as not runnable here)."""
     from ..instructions.agreement import agreement, this_machine
-    return agreement(tgts, {d["form"]: d for d in docs}, args.compare_label, this_machine(), evidence=evidence,
-                     evidence_label=args.evidence_label)
+    from ..instructions.coverage import summary
+    out = agreement(tgts, {d["form"]: d for d in docs}, args.compare_label, this_machine(), evidence=evidence,
+                    evidence_label=args.evidence_label)
+    out["coverage"] = summary(tgts)     # why the published forms not measured here are not
+    return out
 
 
 def _why(cat, docs, published, kwargs, cpu) -> dict:

@@ -21,13 +21,13 @@ we measured while it differs from the compared table.
 """
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Callable
 
 from .catalogue import normalize_name
 from .compare import ABS_TOLERANCE as ABS_TOL, within
+from .coverage import NO_FORM, Index
 from .instantiate import rmw_stride
 
 LAT_TOL = 0.05
@@ -37,7 +37,7 @@ FIGURES = ("latency_min", "latency_max", "throughput")
 
 CANNOT_RUN = "cannot be measured on this CPU"
 NOT_OFFERED = "not offered (unsafe or not measurable in the sandbox)"
-NOT_IN_CATALOGUE = "no catalogue form of this name"
+NOT_IN_CATALOGUE = NO_FORM
 
 
 @dataclass
@@ -50,35 +50,15 @@ class Target:
     why: str = ""
 
 
-def _aliases(name: str) -> list[str]:
-    """Catalogue spellings of a uops.info name: it spells the low byte register R8l (vs R8h), where
-    the catalogue's R8 is a low byte, and it keeps XED's ``_IMMB`` iform suffix on the immediate
-    forms of some mnemonics (``SHLD_IMMB (R64, R64, I8)``) that the catalogue names plainly."""
-    out = [name]
-    if "R8L" in name and "R8H" not in name:
-        out.append(re.sub(r"\bR8L\b", "R8", name))
-    out += [re.sub(r"_IMMB\b", "", a) for a in out if "_IMMB" in a]
-    return out
-
-
 def targets(records: dict, catalogue) -> list[Target]:
-    """Every published record with its catalogue form and whether it runs here."""
-    by_base: dict[str, list] = defaultdict(list)
-    for f in catalogue:
-        if f.base_name:
-            by_base[normalize_name(f.base_name)].append(f)
+    """Every published record with its catalogue form (coverage.py matches the spellings) and
+    whether it runs here; a name with no form gets coverage.py's reason."""
+    index = Index(catalogue)
     out = []
     for name, rec in records.items():
-        form = None
-        for alias in _aliases(name):
-            form = catalogue.get(alias)
-            if form is None and by_base.get(alias):
-                cands = by_base[alias]
-                form = next((f for f in cands if f.offered), cands[0])
-            if form is not None:
-                break
+        form, _how = index.find(name)
         if form is None:
-            out.append(Target(rec, None, NOT_IN_CATALOGUE, "no catalogue form of this name"))
+            out.append(Target(rec, None, NOT_IN_CATALOGUE, index.missing_reason(name)[1]))
         elif form.unsupported:
             out.append(Target(rec, form, CANNOT_RUN, form.unsupported))
         elif not form.offered:

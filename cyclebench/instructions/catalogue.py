@@ -1,30 +1,18 @@
 """The instruction catalogue: every 64-bit-mode instruction form iced-x86 knows, named uops.info-style.
 
-Enumeration: for each iced ``Code`` valid in 64-bit mode, one form per combination of
-
-* register or memory for an r/m operand (``ADD (R64, R64)`` / ``ADD (R64, M64)``);
-* EVEX write masking: none, merge (``VPADDQ (ZMM, K, ZMM, ZMM)``), zeroing (``VPADDQ_Z (...)``);
-* EVEX embedded broadcast for memory forms (``VPADDQ (ZMM, ZMM, M64_1to8)``);
-* LOCK for lockable memory forms (``ADD_LOCK (M64, R64)``; not XCHG, which locks anyway);
-* for LEA, the addressing mode (``LEA_B_D8 (R64)``: base + disp8; B, B_D8, B_D32, B_I, B_I_D8,
-  B_I_D32);
-* for a general-register instruction with one 8-bit immediate, that immediate set to 0 as well
-  (``SHL (R64, 0)`` beside ``SHL (R64, I8)``), as uops.info lists them: a count or operand of 0
-  can take another path (a shift by 0 leaves the flags alone);
-* for a register form whose registers are all bytes, each choice of high-byte registers
-  (``ADC_10 (R8h, R8l)``: AH..BH, with the legacy low bytes beside them, since no REX prefix is
-  possible); memory forms are left out (the harness's R14 base needs a REX prefix).
-
-EVEX rounding-control / SAE variants are not enumerated.
+Enumeration: for each iced ``Code`` valid in 64-bit mode, one form per variant (variants.py:
+register or memory, masking, broadcast, ``_ER``/``_SAE``, LOCK, REP, LEA's addressing modes, a
+zero immediate, high-byte registers, a byte register's ModRM.rm group).
 
 Each form is built as a concrete iced ``Instruction`` (registers from operands.POOLS, memory
-``[r14+64]``) and run through ``InstructionInfoFactory`` for operand access, implicit registers
+``[r14+64]``, or ``[rdi+64]`` beside a high-byte register, which rules out REX prefixes) and run through ``InstructionInfoFactory`` for operand access, implicit registers
 and flags; ``Instruction.cpuid_features()`` gives its CPUID features.
 
-Names: ``MNEMONIC[_LOCK][_Z][_LEA-MODE] (OP, OP, ...)`` with uops.info operand notation (R8..R64,
-XMM/YMM/ZMM, K, MM, ST(i), M<bits>, M<elem>_1to<n>, I<bits>, fixed registers by name, ``1`` for the
-shift-by-one constant); implicit operands are not listed; a form without listed operands is just
-its mnemonic (``CPUID``).  Condition codes use XED's spelling as uops.info does (``CMOVNZ``,
+Names: ``MNEMONIC[_REPE|_REPNE][_R0|_R4][_LOCK][_ER|_SAE][_Z][_LEA-MODE] (OP, OP, ...)`` with
+uops.info operand notation (R8..R64, R8h/R8l, XMM/YMM/ZMM, K, MM, ST(i), M<bits>, M<elem>_1to<n>,
+VSIB_<index vector>, I<bits>, fixed registers by name, ``1`` for the shift-by-one constant);
+implicit operands are not listed (nor any operand of a string instruction); a form without listed
+operands is just its mnemonic (``CPUID``, ``STOSQ_REPE``).  Condition codes use XED's spelling as uops.info does (``CMOVNZ``,
 ``SETNBE``).  Where two forms would get the same name, the EVEX one gets ``_EVEX``, then both get
 their opcode byte (``MOV_89 (R64, R64)`` / ``MOV_8B (R64, R64)``), and as a last resort the iced
 Code name.
@@ -34,14 +22,16 @@ Safety: see skips.py for forms that are listed but not offered, and machine/feat
 from __future__ import annotations
 
 import functools
+import re
 from collections import Counter, defaultdict
 from dataclasses import replace
 
 import iced_x86
 
-from . import catalogue_cache, skips
+from . import catalogue_cache, skips, vsib
+from .variants import has_zero_twin, high_byte_choices, is_string, rm_group_choices, variants
 from ..machine.features import CpuFeatures, feature_name, this_cpu
-from .forms import LEA_MODES, Choices, Form, ImplicitOperand, Operand, build, encode, pick_registers
+from .forms import Choices, Form, ImplicitOperand, Operand, build, encode, lea_parts, memory_base, pick_registers
 from .operands import (CODE_NAMES, ENCODING_NAMES, MNEMONIC_NAMES, REGISTER_BY_NAME, full_register,
                        reg_notation, register_class, register_name, slot_of)
 
@@ -55,6 +45,7 @@ _READS = {iced_x86.OpAccess.READ, iced_x86.OpAccess.COND_READ, iced_x86.OpAccess
 _WRITES = {iced_x86.OpAccess.WRITE, iced_x86.OpAccess.COND_WRITE, iced_x86.OpAccess.READ_WRITE,
            iced_x86.OpAccess.READ_COND_WRITE}
 _INFO = iced_x86.InstructionInfoFactory()
+_MEMORY_SIZE_NAMES = {getattr(iced_x86.MemorySize, n): n for n in dir(iced_x86.MemorySize) if n.isupper()}
 
 
 def xed_mnemonic(iced_name: str) -> str:
@@ -69,25 +60,6 @@ def _flags(bits: int) -> frozenset[str]:
     return frozenset(n for b, n in _FLAG_BITS.items() if bits & b)
 
 
-def _variants(oci: iced_x86.OpCodeInfo, slots, mnemonic: str):
-    rms = ["reg", "mem"] if any(s.kind == "rm" for s in slots) else [None]
-    for rm in rms:
-        has_mem = rm == "mem" or any(s.kind == "mem" for s in slots)
-        masks: list[str | None] = [None]
-        if oci.can_use_op_mask_register:
-            masks = ([] if oci.require_op_mask_register else [None]) + ["merge"]
-            if oci.can_use_zeroing_masking and not (rm == "mem" and slots[0].kind == "rm"):
-                masks.append("zero")   # zeroing is invalid for memory destinations
-        bcsts = [False, True] if has_mem and oci.can_broadcast else [False]
-        locks = [False, True] if has_mem and oci.can_use_lock_prefix and mnemonic != "XCHG" else [False]
-        leas = LEA_MODES if mnemonic == "LEA" else [None]
-        for mask in masks:
-            for b in bcsts:
-                for lock in locks:
-                    for lea in leas:
-                        yield rm, mask, b, lock, lea
-
-
 def _raw_operands(form: Form, slots) -> tuple[Operand, ...]:
     ops: list[Operand] = []
     for i, s in enumerate(slots):
@@ -95,14 +67,24 @@ def _raw_operands(form: Form, slots) -> tuple[Operand, ...]:
             kind, cls = ("reg", s.cls) if form.rm == "reg" else ("mem", "MEM")
         else:
             kind, cls = s.kind, s.cls
-        if form.high8 and kind == "reg" and cls == "GPR8" and s.fixed is None:
-            cls = "GPR8H" if i in form.high8 else "GPR8L"
+        if form.high8 and kind == "reg" and s.fixed is None and cls in ("GPR8", "GPR16", "GPR32"):
+            cls = ("GPR8H" if i in form.high8 else "GPR8L") if cls == "GPR8" else cls + "L"
+        elif form.rm_group is not None and kind == "reg" and cls == "GPR8" and s.name.endswith(("_RM", "_OR_MEM")):
+            cls = f"GPR8R{form.rm_group}"
         ops.append(Operand(pos=0, iced_index=i, kind=kind, cls=cls, bits=s.bits, notation="",
                            slot=s))
         if i == 0 and form.mask:
             ops.append(Operand(pos=0, iced_index=None, kind="reg", cls="K", bits=64, notation="K",
                                read=True))
     return tuple(replace(op, pos=p) for p, op in enumerate(ops))
+
+
+def _broadcast_count(memory_size: int, bits: int, vec_bits: int) -> int:
+    """Elements an embedded broadcast fills: iced names the width it fills (BROADCAST256_FLOAT64 is
+    ``1to4``), which is not the widest register where a conversion narrows or widens."""
+    m = re.match(r"BROADCAST(\d+)_", _MEMORY_SIZE_NAMES.get(memory_size, ""))
+    width = int(m.group(1)) if m else vec_bits
+    return width // bits if bits else 0
 
 
 def _finish(form: Form, ins: iced_x86.Instruction, regs: dict[int, int]) -> None:
@@ -135,9 +117,10 @@ def _finish(form: Form, ins: iced_x86.Instruction, regs: dict[int, int]) -> None
             bits = msi.size * 8
             if acc == iced_x86.OpAccess.NO_MEM_ACCESS:
                 kind = "agen"
-            if form.broadcast and msi.is_broadcast:
-                n = vec_bits // bits if bits else 0
-                notation = f"M{bits}_1to{n}"
+            if op.slot.special == "vsib":    # uops.info names the index vector: VSIB_YMM
+                notation = "VSIB_" + {"X": "XMM", "Y": "YMM", "Z": "ZMM"}[op.slot.name[-1]]
+            elif form.broadcast and msi.is_broadcast:
+                notation = f"M{bits}_1to{_broadcast_count(ins.memory_size, bits, vec_bits)}"
             else:
                 notation = f"M{bits}" if bits else "M"
         elif op.kind == "implicit_mem":
@@ -151,6 +134,7 @@ def _finish(form: Form, ins: iced_x86.Instruction, regs: dict[int, int]) -> None
                            fixed=fixed))
     form.operands = tuple(ops)
 
+    base = memory_base(form)    # the harness's, not an operand
     mem_regs = set()
     for m in info.used_memory():
         for r in (m.base, m.index):
@@ -162,9 +146,9 @@ def _finish(form: Form, ins: iced_x86.Instruction, regs: dict[int, int]) -> None
         if full in explicit_full or register_class(u.register) == "SREG":
             continue
         if full in mem_regs and u.access in (iced_x86.OpAccess.READ,) and \
-                full in (iced_x86.Register.R14,) + tuple(r for r in (ins.memory_index,)):
+                full in (base, full_register(ins.memory_index)):
             continue
-        if full == iced_x86.Register.R14 or (form.lea_mode and full == full_register(ins.memory_index)):
+        if full == base or (form.lea_mode and full == full_register(ins.memory_index)):
             continue
         rw = implicit.setdefault(register_name(u.register), [False, False])
         rw[0] |= u.access in _READS
@@ -174,7 +158,7 @@ def _finish(form: Form, ins: iced_x86.Instruction, regs: dict[int, int]) -> None
     form.implicit_memory = tuple(
         sorted({("read" if m.access in _READS else "") + ("write" if m.access in _WRITES else "")
                 for m in info.used_memory()
-                if not (explicit_mem and full_register(m.base) == iced_x86.Register.R14)} - {""}))
+                if not (explicit_mem and full_register(m.base) == base)} - {""}))
     form.flags_read = _flags(ins.rflags_read)
     form.flags_written = _flags(ins.rflags_modified)
     form.cpuid_features = tuple(feature_name(f) for f in ins.cpuid_features())
@@ -191,37 +175,16 @@ def implicit_avoid(form: Form) -> frozenset[int]:
             out.add(full_register(REGISTER_BY_NAME[n]))
     if any(op.kind == "implicit_mem" and op.slot.special == "xlat" for op in form.operands):
         out |= {iced_x86.Register.RBX, iced_x86.Register.RAX}
-    return frozenset(out)
+    return frozenset(out | vsib.avoid(form))
 
 
-def _has_zero_twin(form: Form) -> bool:
-    """A legacy general-register form (registers, memory) whose one immediate is 8 bits wide."""
-    imms = [op for op in form.operands if op.kind == "imm"]
-    return (form.encoding == "LEGACY" and len(imms) == 1 and imms[0].bits == 8
-            and not imms[0].slot.special
-            and all(op.kind in ("imm", "mem") or (op.kind == "reg" and op.cls.startswith("GPR"))
-                    for op in form.operands))
-
-
-def _high_byte_choices(form: Form) -> list[tuple[int, ...]]:
-    """Which byte-register operands may be high bytes: every non-empty subset, for a legacy form
-    whose explicit registers are all free (not fixed) bytes, besides a fixed CL count."""
-    if form.encoding != "LEGACY" or form.build_error:
-        return []
-    free = [op.iced_index for op in form.operands if op.kind == "reg" and op.cls == "GPR8" and not op.fixed]
-    others_ok = all(op.kind == "imm" or (op.kind == "reg" and op.cls == "GPR8" and
-                                          (not op.fixed or op.fixed == "CL")) for op in form.operands)
-    if not free or not others_ok:
-        return []
-    return [tuple(i for k, i in enumerate(free) if bits >> k & 1) for bits in range(1, 1 << len(free))]
-
-
-def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, cpu: CpuFeatures, imm_zero=False,
-          high8=()) -> Form:
+def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, rounding, rep, cpu: CpuFeatures,
+          imm_zero=False, high8=(), rm_group=None) -> Form:
     iced_mn = MNEMONIC_NAMES[oci.mnemonic]
     form = Form(code=code, code_name=CODE_NAMES[code], mnemonic=xed_mnemonic(iced_mn),
                 encoding=ENCODING_NAMES[oci.encoding], rm=rm, mask=mask, broadcast=bcst,
-                lock=lock, lea_mode=lea, imm_zero=imm_zero, high8=tuple(high8),
+                lock=lock, lea_mode=lea, rounding=rounding, rep=rep, imm_zero=imm_zero,
+                high8=tuple(high8), rm_group=rm_group,
                 instruction_string=oci.instruction_string,
                 op_code_string=oci.op_code_string, _slots=tuple(slots))
     form.operands = _raw_operands(form, slots)
@@ -230,9 +193,11 @@ def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, cpu: CpuFeatures, im
         avoid: frozenset[int] = frozenset()
         for _ in range(3):
             regs = pick_registers(form, slots, avoid=avoid)
-            choices = Choices(regs=regs, index=iced_x86.Register.RCX if lea and "_I" in lea
-                              else iced_x86.Register.NONE)
-            if lea and "_I" in lea:
+            indexed = bool(lea and lea_parts(lea)[1])
+            choices = Choices(regs=regs, base=memory_base(form),
+                              index=iced_x86.Register.RCX if indexed else
+                              vsib.index_register(form) or iced_x86.Register.NONE)
+            if indexed:
                 regs = pick_registers(form, slots, avoid=avoid | {iced_x86.Register.RCX})
                 choices.regs = regs
             ins = build(form, choices)
@@ -261,11 +226,18 @@ def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, cpu: CpuFeatures, im
         notes.append("CPUID exits to the hypervisor in a VM: the cost includes the VM exit")
     if iced_mn in ("DIV", "IDIV"):
         notes.append("needs a non-zero divisor and a small dividend: instantiate() sets them up")
+    if vsib.vsib_operand(form) is not None:
+        notes.append(vsib.NOTE)
+    if rep:
+        notes.append("data-dependent: measured with RCX = 0, the start-up cost of a REP string "
+                     "instruction; each element adds more")
     form.notes = tuple(notes)
     return form
 
 
 def _notation_list(form: Form) -> list[str]:
+    if is_string(form._slots):
+        return []       # uops.info lists no operands of a string instruction: all are implicit
     out = []
     for op in form.operands:
         if op.kind == "implicit_mem" or (op.kind == "agen" and form.lea_mode):
@@ -276,8 +248,14 @@ def _notation_list(form: Form) -> list[str]:
 
 def _stem(form: Form) -> str:
     stem = form.mnemonic
+    if form.rep:
+        stem += "_" + form.rep
+    if form.rm_group is not None:
+        stem += f"_R{form.rm_group}"
     if form.lock:
         stem += "_LOCK"
+    if form.rounding:
+        stem += "_" + form.rounding
     if form.mask == "zero":
         stem += "_Z"
     if form.lea_mode:
@@ -346,12 +324,14 @@ class Catalogue:
                 continue
             slots = [slot_of(k) for k in oci.op_kinds()]
             mn = MNEMONIC_NAMES[oci.mnemonic]
-            for rm, mask, bcst, lock, lea in _variants(oci, slots, mn):
-                args = (code, oci, slots, rm, mask, bcst, lock, lea, cpu)
+            for variant in variants(oci, slots, mn):
+                args = (code, oci, slots, *variant, cpu)
                 plain = _make(*args)
-                group = [plain] + [_make(*args, high8=h) for h in _high_byte_choices(plain)]
-                forms += group + [_make(*args, imm_zero=True, high8=f.high8) for f in group
-                                  if _has_zero_twin(f)]
+                group = [plain] + [_make(*args, high8=h) for h in high_byte_choices(plain)]
+                if rm_group_choices(plain):
+                    group = [_make(*args, rm_group=g) for g in rm_group_choices(plain)] + group[1:]
+                forms += group + [_make(*args, imm_zero=True, high8=f.high8, rm_group=f.rm_group)
+                                  for f in group if has_zero_twin(f)]
         _assign_names(forms)
         return cls(forms)
 

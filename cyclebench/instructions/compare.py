@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import published as pub
 from .catalogue import Catalogue, normalize_name
+from .coverage import Index
 from .llvm_mca import LlvmMcaFailed, predict
 
 TOLERANCE = 0.10
@@ -55,12 +56,15 @@ def compare_published(docs: list[dict], records: dict[str, "pub.Published"], lab
     """{"label", "rows": {form: {...}}, summary fields} for the measured (``ok``) documents."""
     rows = {}
     ok_docs = [d for d in docs if d.get("status") == "ok"]
+    by_form = {}
+    if catalogue is not None and ok_docs:       # published names spelled otherwise (coverage.py)
+        index = Index(catalogue)
+        for name, r in records.items():
+            f = index.find(name)[0]
+            if f is not None:
+                by_form.setdefault(f.name, r)
     for d in ok_docs:
-        rec = records.get(normalize_name(d["form"]))
-        if rec is None and catalogue is not None:
-            f = catalogue.get(d["form"])
-            if f is not None and f.base_name:
-                rec = records.get(normalize_name(f.base_name))
+        rec = records.get(normalize_name(d["form"])) or by_form.get(d["form"])
         if rec is None:
             continue
         ours_lat, ours_tp = _ours(d)

@@ -298,7 +298,9 @@ def connect(end: Port, start: Port, used: set[str]) -> Connector:
     # direct steps
     if start.kind == "ADDR":
         g, c = _to_gpr(end, used)
-        return _join(c, Connector([f"add {MEM_BASE}, {g}", f"sub {MEM_BASE}, {g}"], ["alu", "alu"]))
+        base = re.match(r"\[(\w+)", start.mem or "")    # the form's own base (RDI beside AH..BH)
+        base = base.group(1) if base else MEM_BASE
+        return _join(c, Connector([f"add {base}, {g}", f"sub {base}, {g}"], ["alu", "alu"]))
     if start.kind == "MEM":
         return _store(end, start, used)
     if start.kind == "GPR":

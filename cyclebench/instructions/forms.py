@@ -1,8 +1,9 @@
 """The data model of one instruction form, and building a concrete iced-x86 ``Instruction`` for it.
 
 A *form* is an iced ``Code`` plus the choices that change what the CPU does but not the opcode:
-register or memory for an r/m operand, EVEX merge/zero masking, embedded broadcast, a LOCK
-prefix, and for LEA the addressing mode.  ``Form.name`` is its uops.info-style name
+register or memory for an r/m operand, EVEX merge/zero masking, embedded broadcast, EVEX embedded
+rounding or exception suppression, a LOCK or REP prefix, high-byte registers, the ModRM.rm group
+of a byte register, and for LEA the addressing mode.  ``Form.name`` is its uops.info-style name
 (``VPADDQ_Z (ZMM, K, ZMM, ZMM)``); the catalogue makes names unique.
 
 :func:`build` turns a form plus concrete choices (registers per operand, immediate values, memory
@@ -57,7 +58,11 @@ class Form:
     mask: str | None = None             # None | 'merge' | 'zero'
     broadcast: bool = False
     lock: bool = False
-    lea_mode: str | None = None         # LEA addressing: B, B_D8, B_D32, B_I, B_I_D8, B_I_D32
+    lea_mode: str | None = None         # LEA addressing (LEA_MODES): B, B_D8, B_IS_D32, R_D32, ...
+    rounding: str | None = None         # EVEX register form with embedded rounding ('ER') or SAE ('SAE')
+    rep: str | None = None              # string form with a REP ('REPE', F3) or REPNE (F2) prefix
+    rm_group: int | None = None         # byte register in ModRM.rm: 0 (AL..BL, R8B..R11B) or 4
+                                        # (SPL..DIL, R12B..R15B: a REX prefix), uops.info's _R0/_R4
     imm_zero: bool = False              # its 8-bit immediate is 0 (uops.info's "(R64, 0)" forms)
     high8: tuple[int, ...] = ()         # iced operand indices that are high-byte registers (AH..BH)
     operands: tuple[Operand, ...] = ()
@@ -108,6 +113,7 @@ class Choices:
     imms: dict[int, int] = field(default_factory=dict)      # operand pos -> value
     base: int = Register.R14
     index: int = Register.NONE
+    scale: int = 1
     displacement: int = 64
     mask_reg: int = Register.K1
 
@@ -123,8 +129,27 @@ def default_imm(slot: Slot) -> int:
     return IMM_DEFAULTS[slot.bits]
 
 
-LEA_MODES = ("B", "B_D8", "B_D32", "B_I", "B_I_D8", "B_I_D32")
-_LEA_DISP = {"B": (0, 0), "B_D8": (64, 1), "B_D32": (0x1000, 8)}
+# uops.info's addressing modes of an address computation: R (RIP), B (base), I (index), IS (index
+# scaled by 8), D8/D32 (displacement); harmless for LEA, which computes the address only
+LEA_MODES = ("B", "B_D8", "B_D32", "B_I", "B_I_D8", "B_I_D32", "B_IS", "B_IS_D8", "B_IS_D32",
+             "I_D32", "IS_D32", "D32", "R_D32")
+LEA_SCALE = 8
+
+
+def lea_parts(mode: str) -> tuple[str | None, bool, int, int, int]:
+    """(base: 'B'/'R'/None, has index, scale, displacement, its iced size) of an addressing mode."""
+    parts = mode.split("_")
+    base = parts[0] if parts[0] in ("B", "R") else None
+    index = any(p in ("I", "IS") for p in parts)
+    scale = LEA_SCALE if "IS" in parts else 1
+    disp, dsize = (64, 1) if "D8" in parts else (0x1000, 8) if "D32" in parts else (0, 0)
+    return base, index, scale, disp, dsize
+
+
+def memory_base(form: Form) -> int:
+    """The default memory base: R14 (the harness's data area), or RDI (pointing into its own area)
+    where the form has a high-byte register, which no instruction with a REX prefix can name."""
+    return Register.RDI if form.high8 else Register.R14
 
 
 def pick_registers(form: Form, slots, avoid=frozenset(), fixed: dict[int, int] | None = None,
@@ -183,11 +208,14 @@ def build(form: Form, choices: Choices) -> iced_x86.Instruction:
                 ins.memory_displacement = 0x1000
                 continue
             base, index, disp, dsize = choices.base, choices.index, choices.displacement, 1
+            scale = choices.scale
             if form.lea_mode:
-                mode = form.lea_mode
-                disp, dsize = _LEA_DISP[mode.replace("_I", "")]
-                if "_I" not in mode:
+                kind, has_index, scale, disp, dsize = lea_parts(form.lea_mode)
+                base = {"B": base, "R": Register.RIP, None: Register.NONE}[kind]
+                if not has_index:
                     index = Register.NONE
+                if kind is None and dsize == 8:
+                    dsize = 4      # [index*s+disp32] / [disp32]: a 32-bit displacement, no base
             elif disp == 0:
                 dsize = 0
             elif not -128 <= disp < 128:
@@ -196,7 +224,7 @@ def build(form: Form, choices: Choices) -> iced_x86.Instruction:
                 base = iced_x86.RegisterInfo(base).full_register32  # 32-bit addressing forms
             ins.memory_base = base
             ins.memory_index = index
-            ins.memory_index_scale = 1
+            ins.memory_index_scale = scale
             ins.memory_displacement = disp & 0xFFFFFFFFFFFFFFFF
             ins.memory_displ_size = dsize
         elif op.kind == "implicit_mem":
@@ -240,6 +268,14 @@ def build(form: Form, choices: Choices) -> iced_x86.Instruction:
         ins.is_broadcast = True
     if form.lock:
         ins.has_lock_prefix = True
+    if form.rounding == "ER":
+        ins.rounding_control = iced_x86.RoundingControl.ROUND_TO_NEAREST
+    elif form.rounding == "SAE":
+        ins.suppress_all_exceptions = True
+    if form.rep == "REPE":
+        ins.has_rep_prefix = True
+    elif form.rep == "REPNE":
+        ins.has_repne_prefix = True
     return ins
 
 

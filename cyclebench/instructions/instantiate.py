@@ -5,10 +5,9 @@ the middle of a 1 MB area; displacements stay well inside it and 64-byte aligned
 counter), RSP and RBP are never chosen, immediates are picked so that GNU as selects the intended
 encoding (``I8`` -> 2, ``I32`` -> 0x12345, ``I64`` -> 0x123456789, the shift-by-one form -> 1).
 
-Text is produced by iced-x86's Intel formatter (hex as 0x.., sizes always shown) with GNU as
-pseudo-prefixes where the encoding would otherwise be ambiguous: ``{evex}`` for every EVEX form,
-``{load}``/``{store}`` for register-register forms of opcodes that exist in both directions (MOV_89
-vs MOV_8B).  :func:`verified` assembles the text and decodes it back with iced-x86; when GNU as
+Text is produced by asmtext.py (iced-x86's Intel formatter with GNU as pseudo-prefixes where the
+encoding would otherwise be ambiguous; beside a high-byte register the memory base is RDI, and a
+gather's text starts with its per-copy mask set-up, vsib.py).  :func:`verified` assembles the text and decodes it back with iced-x86; when GNU as
 picks a different encoding (e.g. ``MOV_C7 (R32, I32)``, which as always emits as B8) the instance
 falls back to ``.byte`` with iced's encoding, so what runs is always the intended form.
 
@@ -31,21 +30,13 @@ import iced_x86
 from iced_x86 import Register
 
 from ..machine.features import this_cpu
+from . import vsib
+from .asmtext import bytes_text, formatted, text_for
 from .catalogue import implicit_avoid
-from .forms import Choices, Form, build, encode, pick_registers
+from .forms import Choices, Form, build, encode, lea_parts, memory_base, pick_registers
 from .gas import assemble_lines, split_slot
 from .operands import (CODE_NAMES, EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, REGISTER_BY_NAME,
                        full_register, register_name)
-
-_FMT = iced_x86.Formatter(iced_x86.FormatterSyntax.INTEL)
-_FMT.hex_prefix = "0x"
-_FMT.hex_suffix = ""
-_FMT.uppercase_hex = False
-_FMT.space_after_operand_separator = True
-_FMT.memory_size_options = iced_x86.MemorySizeOptions.ALWAYS
-_FMT.show_branch_size = False
-_FMT.add_leading_zero_to_hex_numbers = False
-_FMT.small_hex_numbers_in_decimal = False
 
 AREA_GUARD = 0x10000       # stay within +-64 KiB of R14 (the area is +-512 KiB)
 _ADDRESS_REGS_OK = {Register.R14, Register.RSI, Register.RDI, Register.RSP, Register.RBP}
@@ -66,44 +57,6 @@ class Instance:
     @property
     def code(self) -> str:
         return self.text
-
-
-def _formatted(ins: iced_x86.Instruction) -> str:
-    text = _FMT.format(ins)
-    # x87 environment/state operands: GNU as knows no size keyword for them
-    for kw in ("fpuenv14 ptr ", "fpuenv28 ptr ", "fpustate94 ptr ", "fpustate108 ptr "):
-        text = text.replace(kw, "")
-    # iced's Intel syntax spells out the implicit st of x87 forms; GNU as wants it left out
-    if text.startswith("f") and _FMT.operand_count(ins) > ins.op_count:
-        ops = [_FMT.format_operand(ins, i) for i in range(_FMT.operand_count(ins))
-               if _FMT.get_instruction_operand(ins, i) is not None]
-        text = _FMT.format_mnemonic(ins) + (" " + ", ".join(ops) if ops else "")
-    if text.startswith("prefetch_exclusive "):
-        text = "prefetch " + text[len("prefetch_exclusive "):]
-    return text
-
-
-def _prefix(form: Form) -> str:
-    out = "{evex} " if form.encoding == "EVEX" else ""
-    n_regs = sum(1 for op in form.operands if op.kind == "reg" and not op.is_mask)
-    if form.rm != "mem" and n_regs >= 2 and all(op.kind in ("reg", "imm") for op in form.operands):
-        rmish = [s.name.endswith(("_RM", "_OR_MEM")) for s in form._slots]
-        if rmish[0]:
-            out += "{store} "
-        elif any(rmish[1:]) and form._slots[0].name.endswith("_REG"):
-            out += "{load} "
-    return out
-
-
-def _text_for(form: Form, ins: iced_x86.Instruction) -> str:
-    text = _formatted(ins)
-    if form.lock and not text.startswith("lock "):
-        text = "lock " + text
-    return _prefix(form) + text
-
-
-def _bytes_text(data: bytes, comment: str) -> str:
-    return ".byte " + ", ".join(f"0x{b:02x}" for b in data) + f"  # {comment}"
 
 
 def _init_for(form: Form, choices: Choices, ins: iced_x86.Instruction) -> tuple[list[str], list[str]]:
@@ -128,6 +81,8 @@ def _init_for(form: Form, choices: Choices, ins: iced_x86.Instruction) -> tuple[
                                                           for i in form.implicit):
         cleanup.append("emms")
     # implicit address registers other than the ones the harness points into its areas
+    if form.rep:      # no element: the start-up cost, with no address moving (skips.py)
+        init += ["cld", "xor ecx, ecx"]
     if iced_mn.startswith("CLZERO"):  # iced reports no memory access for clzero [rax]
         init.append("lea rax, [r14+0x100]")
     info = iced_x86.InstructionInfoFactory().info(ins)
@@ -166,20 +121,24 @@ def instantiate(form: Form, regs: dict[int, int | str] | None = None,
     avoid_full = {full_register(_reg(r)) for r in avoid} | set(implicit_avoid(form))
     picked = pick_registers(form, form._slots, avoid=avoid_full, fixed=fixed,
                             allow_upper=allow_upper)
-    choices = Choices(regs=picked, imms=dict(imms or {}))
+    choices = Choices(regs=picked, imms=dict(imms or {}), base=memory_base(form))
     if base is not None:
         choices.base = _reg(base)
     if displacement is not None:
         choices.displacement = displacement
     if mask_reg is not None:
         choices.mask_reg = _reg(mask_reg)
-    if form.lea_mode and "_I" in form.lea_mode:
+    if form.lea_mode and lea_parts(form.lea_mode)[1]:
         used = {full_register(r) for r in picked.values()} | avoid_full | set(NEVER_PICK)
         choices.index = next(r for r in POOLS["GPR64"] if r not in used)
+    choices.index = vsib.index_register(form) or choices.index
     ins = build(form, choices)
     data = encode(ins)
     init, cleanup = _init_for(form, choices, ins)
-    return Instance(form=form, text=_text_for(form, ins), encoding=data, init=init,
+    if ins.is_ip_rel_memory_operand:    # the displacement as encoded (the target less the length)
+        ins = iced_x86.Decoder(64, data).decode()
+    text = "\n".join(vsib.setup(form, picked, choices.mask_reg) + [text_for(form, ins)])
+    return Instance(form=form, text=text, encoding=data, init=init + vsib.init(form),
                     cleanup=cleanup, regs={p: register_name(r) for p, r in picked.items()})
 
 
@@ -203,7 +162,7 @@ class CheckResult:
 def check(instances: list[Instance]) -> list[CheckResult]:
     """Assemble every instance's text with GNU as (one run) and compare with the intended
     instruction: same iced Code and the same operands (iced-formatted text of both)."""
-    results = assemble_lines([i.text for i in instances])
+    results = assemble_lines([_statement(i.text) for i in instances])
     out = []
     for inst, a in zip(instances, results):
         if a.error:
@@ -220,15 +179,20 @@ def check(instances: list[Instance]) -> list[CheckResult]:
         want = iced_x86.Decoder(64, inst.encoding).decode()
         if got.code != inst.form.code:
             out.append(CheckResult(inst.form, inst.text, False,
-                                   f"assembled to {_code_name(got.code)}: {_formatted(got)}"))
-        elif _formatted(got) != _formatted(want):
+                                   f"assembled to {_code_name(got.code)}: {formatted(got)}"))
+        elif formatted(got) != formatted(want):
             out.append(CheckResult(inst.form, inst.text, False,
-                                   f"operands differ: {_formatted(got)} vs {_formatted(want)}"))
+                                   f"operands differ: {formatted(got)} vs {formatted(want)}"))
         elif not alone:
             out.append(CheckResult(inst.form, inst.text, False, "as emitted more than one instruction"))
         else:
             out.append(CheckResult(inst.form, inst.text, True))
     return out
+
+
+def _statement(text: str) -> str:
+    """The form's own instruction: the last line (before it, a gather's per-copy mask set-up)."""
+    return text.rsplit("\n", 1)[-1]
 
 
 def _code_name(code: int) -> str:
@@ -240,7 +204,8 @@ def verified(instances: list[Instance]) -> list[Instance]:
     where the mnemonic text does not round-trip, it is replaced by ``.byte`` + a comment."""
     for inst, res in zip(instances, check(instances)):
         if not res.ok:
-            inst.text = _bytes_text(inst.encoding, inst.text)
+            head, _, last = inst.text.rpartition("\n")
+            inst.text = head + "\n" * bool(head) + bytes_text(inst.encoding, last)
             inst.via_bytes = True
     return instances
 
@@ -387,8 +352,12 @@ def latency_pairs(form: Form) -> list[LatencyPair]:
     """Every (input -> output) pair of ``form`` in uops.info's sense of latency."""
     ins_refs: list[tuple[Ref, object]] = []
     outs: list[tuple[Ref, object]] = []
+    masks = vsib.mask_positions(form)    # set before each copy: no chain runs through it
+    gather = vsib.vsib_operand(form) is not None
     for op in form.operands:
         lab = f"op{op.pos} ({op.notation})"
+        if op.pos in masks:
+            continue
         if op.kind == "reg":
             if op.read:
                 ins_refs.append((Ref("op", op.pos, label=lab), op))
@@ -396,9 +365,9 @@ def latency_pairs(form: Form) -> list[LatencyPair]:
                 outs.append((Ref("op", op.pos, label=lab), op))
         elif op.kind in ("mem", "agen"):
             ins_refs.append((Ref("addr", op.pos, label=f"addr op{op.pos}"), None))
-            if op.kind == "mem" and op.read:
+            if op.kind == "mem" and op.read and not gather:
                 ins_refs.append((Ref("mem", op.pos, label=f"mem op{op.pos} ({op.notation})"), None))
-            if op.kind == "mem" and op.write:
+            if op.kind == "mem" and op.write and not gather:
                 outs.append((Ref("mem", op.pos, label=f"mem op{op.pos} ({op.notation})"), None))
     for imp in form.implicit:
         if imp.read:

@@ -3,7 +3,8 @@
 Accepted, tried in this order by :func:`resolve`:
 
 1. uops.info notation: ``IMUL (R64, R64)``, ``VPADDQ_Z (ZMM, K, ZMM, ZMM)``, ``CPUID``
-   (case and spacing free);
+   (case and spacing free; uops.info's own spellings too: ``ADC_R4 (R8l, I8)``,
+   ``VADDPS_EVEX (XMM, XMM, M32_1to4)``, coverage.spellings);
 2. Intel operand-class notation: ``vpermd zmm, zmm, zmm``, ``add r64, imm32``, ``mov r64, m64``,
    ``vaddpd zmm {k}{z}, zmm, m64bcst`` (``r/m64`` means either);
 3. a concrete instruction: ``imul rax, rbx``, ``add rax, 5``, ``vpaddq zmm1{k1}, zmm2, [rax]``:
@@ -23,6 +24,7 @@ import iced_x86
 
 from ..errors import UsageError
 from .catalogue import Catalogue, Form, normalize_name, xed_mnemonic
+from .coverage import spellings
 from .gas import assemble_lines, split_slot
 
 _GPR_RE = re.compile(r"^(r([0-9]+)(b|w|d|l)?|[re]?[abcd]x|[abcd][lh]|[re]?(si|di|sp|bp)|"
@@ -179,6 +181,12 @@ def parse_concrete(text: str, catalogue: Catalogue | None = None) -> list[Form]:
             continue
         if form.lea_mode and form.lea_mode != _lea_mode(ins):
             continue
+        if form.rep != ("REPE" if ins.has_rep_prefix else "REPNE" if ins.has_repne_prefix else None):
+            continue
+        if form.rounding != _rounding(ins) or form.high8 != _high8(ins):
+            continue
+        if form.rm_group is not None and form.rm_group != _rm_group(ins.op0_register):
+            continue
         out.append(form)
     if any(f.imm_zero for f in out):       # SHL (R64, I8) and its SHL (R64, 0) twin: the value decides
         zero = ins.immediate8 == 0
@@ -187,12 +195,34 @@ def parse_concrete(text: str, catalogue: Catalogue | None = None) -> list[Form]:
 
 
 def _lea_mode(ins: iced_x86.Instruction) -> str:
-    mode = "B" if ins.memory_base != iced_x86.Register.NONE else ""
+    base = ins.memory_base
+    mode = "R" if base == iced_x86.Register.RIP else "B" if base != iced_x86.Register.NONE else ""
     if ins.memory_index != iced_x86.Register.NONE:
-        mode += "_I"
-    if ins.memory_displacement:
+        mode += "_IS" if ins.memory_index_scale > 1 else "_I"
+    if ins.memory_displacement or mode in ("", "R"):
         mode += "_D8" if ins.memory_displ_size == 1 else "_D32"
     return mode.lstrip("_")
+
+
+_BYTE_REGS = [iced_x86.Register.AL + i for i in range(20)]   # AL..BL, AH..BH, SPL..DIL, R8L..R15L
+
+
+def _rm_group(reg: int) -> int | None:
+    """A byte register's number (AH..BH aside) masked to its ModRM.rm group: 0 or 4."""
+    i = _BYTE_REGS.index(reg) if reg in _BYTE_REGS else None
+    return None if i is None else (i if i < 4 else i - 4) & 4
+
+
+def _rounding(ins: iced_x86.Instruction) -> str | None:
+    if ins.rounding_control != iced_x86.RoundingControl.NONE:
+        return "ER"
+    return "SAE" if ins.suppress_all_exceptions else None
+
+
+def _high8(ins: iced_x86.Instruction) -> tuple[int, ...]:
+    """iced operand indices that are AH..BH (the catalogue's Form.high8)."""
+    return tuple(i for i in range(ins.op_count) if ins.op_kind(i) == iced_x86.OpKind.REGISTER
+                 and iced_x86.Register.AH <= ins.op_register(i) <= iced_x86.Register.BH)
 
 
 # ------------------------------------------------------------------------------------ entry points
@@ -212,6 +242,10 @@ def _resolve(text: str, catalogue: Catalogue | None = None) -> list[Form]:
     f = cat.get(text)
     if f is not None:
         return [f]
+    for spelling, encoding in spellings(text)[1:]:      # uops.info's spelling of a catalogue name
+        f = cat.get(spelling)
+        if f is not None and encoding in (None, f.encoding):
+            return [f]
     if "(" in text and ")" in text.strip()[-1:] and not text.lower().lstrip().startswith("st("):
         head = text.split("(")[0].strip()
         if head and " " not in head:
@@ -225,7 +259,7 @@ def _resolve(text: str, catalogue: Catalogue | None = None) -> list[Form]:
     forms = parse_class_notation(text, cat)
     if forms:
         return forms
-    if _looks_concrete(toks):
+    if _looks_concrete(toks) or mn.lower() in ("rep", "repe", "repz", "repne", "repnz"):
         forms = parse_concrete(text, cat)
         if forms:
             return forms

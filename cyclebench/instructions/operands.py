@@ -118,6 +118,13 @@ POOLS: dict[str, tuple[int, ...]] = {
     # legacy four (uops.info's R8h / R8l)
     "GPR8H": _gprs(["BH", "CH", "DH", "AH"]),
     "GPR8L": _gprs(["BL", "CL", "DL", "AL"]),
+    # ... and its wider registers (never DI: RDI is such a form's memory base, forms.memory_base)
+    "GPR16L": _gprs(["BX", "CX", "DX", "SI", "AX"]),
+    "GPR32L": _gprs(["EBX", "ECX", "EDX", "ESI", "EAX"]),
+    # a byte register in ModRM.rm beside an immediate, by its number's low bits (uops.info's
+    # _R0 / _R4): 0-3 without REX or with REX.B, 4-7 with a REX prefix (SPL..DIL, R12B..R15B)
+    "GPR8R0": _gprs(["BL", "CL", "DL", "R8L", "R9L", "R10L", "R11L", "AL"]),
+    "GPR8R4": _gprs(["SIL", "DIL", "R12L", "R13L"]),
     "XMM": tuple(REGISTER_BY_NAME[f"XMM{i}"] for i in list(range(1, 16)) + [0]),
     "YMM": tuple(REGISTER_BY_NAME[f"YMM{i}"] for i in list(range(1, 16)) + [0]),
     "ZMM": tuple(REGISTER_BY_NAME[f"ZMM{i}"] for i in list(range(1, 16)) + [0]),
@@ -174,7 +181,8 @@ def full_register(reg: int) -> int:
     return iced_x86.RegisterInfo(reg).full_register
 
 
-GPR_BITS = {"GPR8": 8, "GPR8H": 8, "GPR8L": 8, "GPR16": 16, "GPR32": 32, "GPR64": 64}
+GPR_BITS = {"GPR8": 8, "GPR8H": 8, "GPR8L": 8, "GPR8R0": 8, "GPR8R4": 8, "GPR16": 16, "GPR16L": 16,
+            "GPR32": 32, "GPR32L": 32, "GPR64": 64}
 # classes whose registers alias one another's across widths (a chain can pass between them)
 FAMILY = {**{c: "GPR" for c in GPR_BITS}, "XMM": "VEC", "YMM": "VEC", "ZMM": "VEC", "K": "K", "MM": "MM"}
 
@@ -182,5 +190,5 @@ FAMILY = {**{c: "GPR" for c in GPR_BITS}, "XMM": "VEC", "YMM": "VEC", "ZMM": "VE
 def reg_notation(cls: str) -> str:
     """uops.info operand notation of a register class (GPR64 -> R64, ST -> ST(i))."""
     if cls in GPR_BITS:
-        return f"R{GPR_BITS[cls]}" + {"GPR8H": "h", "GPR8L": "l"}.get(cls, "")
+        return f"R{GPR_BITS[cls]}" + {"GPR8H": "h", "GPR8L": "l"}.get(cls, "")  # R8l: beside an R8h
     return {"ST": "ST(i)", "SREG": "SREG"}.get(cls, cls)

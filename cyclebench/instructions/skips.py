@@ -28,10 +28,10 @@ segment state                 writes to a segment register (mov sreg, pop sreg, 
                               wrfsbase/wrgsbase (glibc keeps the thread pointer in FS.base)
 stack                         push, pop, call-free stack users (enter, leave, pushf, popf):
                               each copy moves RSP; needs a stack-balancing harness (not yet)
-string                        movs, stos, lods, scas, cmps, ins, outs (with or without REP): each
-                              copy advances RSI/RDI, so U x L copies walk out of the 1 MB areas,
-                              and REP forms cost whatever RCX says
-VSIB                          gathers and scatters: need valid index vectors and mask set-up (later)
+string                        movs, stos, lods, scas, cmps without REP: each copy advances
+                              RSI/RDI, so U x L copies walk out of the 1 MB areas. The REP forms
+                              run with RCX = 0 (no element, no address moves): their start-up
+                              cost, labelled data-dependent
 absolute address              mov al/ax/eax/rax <-> moffs64: no R14-relative form
 32-bit address                clzero eax (a32): the memory areas lie above 4 GiB
 AMD prefetch group            reserved-NOP 0F 0D /r with a register operand: #UD on AMD
@@ -47,7 +47,8 @@ Separately from these safety rules, a form the CPU does not support is not offer
 names the missing CPUID feature, or says "cannot tell whether this CPU supports X" when
 machine/features.py has no way to know.  Forms that need set-up to avoid faults are *not*
 skipped but carry it in their instantiation (instantiate.py): division (non-zero divisor), x87 (a filled register stack),
-MMX (emms afterwards), implicit-address instructions (clzero: RAX, xlat: RBX), write masks.
+MMX (emms afterwards), implicit-address instructions (clzero: RAX, xlat: RBX), write masks, gathers
+and scatters (a zero index vector, the mask set before each copy: vsib.py), REP string forms (RCX = 0).
 """
 from __future__ import annotations
 
@@ -111,13 +112,11 @@ def skip_reason(oci: iced_x86.OpCodeInfo, ins: iced_x86.Instruction | None, mnem
         return "may fault in user mode: needs OS permission (IOPL, CR4 bits)"
     if mnemonic in SEGMENT_LOADS or any(op.cls == "SREG" and op.write for op in operands):
         return "changes segment state (FS.base holds the thread pointer; selectors fault)"
-    if ins is not None and ins.is_string_instruction:
-        return ("string instruction: every copy advances RSI/RDI out of the memory areas; "
-                "REP forms cost whatever RCX holds")
+    if ins is not None and ins.is_string_instruction and not (ins.has_rep_prefix or ins.has_repne_prefix):
+        return ("string instruction without REP: every copy advances RSI/RDI, and the harness's copy "
+                "counts (chosen for timing) walk out of the 1 MB areas; its REP forms are measured")
     if oci.is_stack_instruction or (ins is not None and ins.stack_pointer_increment != 0):
         return "changes RSP (push/pop/enter/leave/pushf/popf): needs a stack-balancing harness"
-    if any(op.slot is not None and op.slot.special == "vsib" for op in operands):
-        return "gather/scatter (VSIB memory): needs index vectors and masks set up (later)"
     if any(op.slot is not None and op.slot.special == "moffs" for op in operands):
         return "absolute 64-bit address (moffs): cannot address the R14 area"
     if oci.address_size in (16, 32):

@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Benchmark (not a test, measures nothing): how much of each shipped uops.info column the catalogue
+covers. For every published form: matched by its own name, by a spelling rule (coverage.py), or by
+a loose rule (operand width, one of two encodings); and for the rest, how many are not offered or
+not runnable on this CPU, or have no catalogue form, each by reason.
+
+Run: python3 bench/published_coverage.py [ZEN4 ADL-P ...]   (default: this CPU's column, ADL-P, ZEN3)
+"""
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from cyclebench.instructions import Catalogue  # noqa: E402
+from cyclebench.instructions.agreement import targets  # noqa: E402
+from cyclebench.instructions.coverage import Index, summary, summary_lines  # noqa: E402
+from cyclebench.instructions.published import read_csv  # noqa: E402
+from cyclebench.instructions.reference import column, own_column  # noqa: E402
+
+
+def main():
+    codes = sys.argv[1:]
+    if not codes:
+        try:
+            codes = [own_column().code]
+        except Exception:           # an unknown CPU has no column of its own
+            codes = []
+        codes += [c for c in ("ADL-P", "ZEN3") if c not in codes]
+    cat = Catalogue.load()
+    index = Index(cat)
+    for code in codes:
+        records = read_csv(str(column(code).path))
+        how = Counter(index.find(name)[1] or "no catalogue form" for name in records)
+        print(f"{code}: {len(records)} published forms; matched by " +
+              ", ".join(f"{k} {v}" for k, v in how.most_common()))
+        for line in summary_lines(summary(targets(records, cat))):
+            print("  " + line)
+
+
+if __name__ == "__main__":
+    main()
