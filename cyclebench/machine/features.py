@@ -24,7 +24,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import mmap
-import platform
+import os
 
 from .cpu import cpu_info
 
@@ -124,7 +124,7 @@ _CPUID_CODE = bytes.fromhex(
 @functools.lru_cache(maxsize=None)
 def cpuid(leaf: int, subleaf: int = 0) -> tuple[int, int, int, int]:
     """Execute CPUID in this process; returns (eax, ebx, ecx, edx). x86-64 Linux only."""
-    if platform.machine() not in ("x86_64", "AMD64"):
+    if os.uname().machine not in ("x86_64", "AMD64"):
         raise OSError("CPUID needs an x86-64 CPU")
     buf = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
     buf.write(_CPUID_CODE)

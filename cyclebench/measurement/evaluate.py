@@ -3,8 +3,6 @@
 uncertainty and below-resolution bound of each, the linearity check and the stability verdict."""
 from __future__ import annotations
 
-import statistics
-
 from ..counters.backends import HW_CYCLES, Backend
 from ..errors import CounterUnavailable
 from . import linearity, stability, stats
@@ -39,7 +37,7 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
             [conv.cycles[j] for j in pos], [conv.gross_a[j] for j in pos], [conv.gross_b[j] for j in pos],
             [conv.kept[j] for j in pos], [conv.contention[j] for j in pos if j < len(conv.contention)])
         conv.ghz_per_rep = [conv.ghz_per_rep[i] for i in conv.kept]
-        conv.ghz = statistics.median(conv.ghz_per_rep)
+        conv.ghz = stats.median(conv.ghz_per_rep)
     cycles, keep, step, quantum, ghz = conv.cycles, conv.kept, conv.step, conv.quantum, conv.ghz
     label = conv.label or "cycles (PMU" + (", rdpmc)" if backend.use_rdpmc else ", read())")
     # the per-repetition core cycles of A and B (one definition of a cycle for every caller)
@@ -88,11 +86,11 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
     limited = _loop_limited(out.info)
     force = limited is not None and limited < POOR_TICKS
     below = _mark_bound(events, quantum, step / norm, tsc_hz, force)
-    con = statistics.median(conv.contention) if conv.contention else None
+    con = stats.median(conv.contention) if conv.contention else None
     return {"events": events, "stability": stability.assess(cycles, conv.ghz_per_rep, ref_ghz, con, ref_contention, below),
             "loop": loop, "contention": con, "contention_reference": ref_contention, "loop_limited": limited,
             "tsc_hz": tsc_hz, "ghz": ghz, "step": step, "norm": norm, "raw": raw,
-            "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": statistics.median(ticks),
+            "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": stats.median(ticks),
             "groups": groups, "warnings": warnings, "linearity": lin, "reps": reps, "quantum": quantum,
             "aggregate": aggregate}
 
@@ -120,8 +118,8 @@ def pool(attempts: list[dict], ref_ghz: float | None, ref_contention: float | No
                                                 q, step_t, base["tsc_hz"])}
     below = _mark_bound(events, q, step_t, base["tsc_hz"])
     g = [ghz[j] for j in pos]
-    con = statistics.median([contention[j] for j in pos])
-    return {**base, "events": events, "ghz": statistics.median(g), "contention": con,
+    con = stats.median([contention[j] for j in pos])
+    return {**base, "events": events, "ghz": stats.median(g), "contention": con,
             "stability": stability.assess(cyc, g, ref_ghz, con, ref_contention, below),
             "pooled": {"runs": len(runs), "repetitions": len(pos)}}
 
@@ -129,7 +127,7 @@ def pool(attempts: list[dict], ref_ghz: float | None, ref_contention: float | No
 def _event(name: str, unit: str, values: list[float], aggregate: str, label: str, quantum: float = 0.0,
            **extra) -> EventResult:
     return EventResult(name, unit, stats.aggregate(values, aggregate), stats.uncertainty(values, quantum),
-                       aggregate, label, min(values), statistics.median(values), max(values), values, **extra)
+                       aggregate, label, min(values), stats.median(values), max(values), values, **extra)
 
 
 def _time_figures(cycles: list[float], ticks: list[float], aggregate: str, label: str, quantum: float,

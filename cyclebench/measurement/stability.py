@@ -5,9 +5,9 @@ below this machine's recent clock, and a busy SMT sibling seen by the contention
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass, field
 
+from . import stats
 from .stats import quartiles, spread_over
 
 MAX_REL_SPREAD = 0.02        # relative IQR of the per-repetition values
@@ -60,7 +60,7 @@ def assess(values: list[float], ghz: list[float] | None = None,
            reference_contention: float | None = None, below_resolution: bool = False) -> Stability:
     """``below_resolution``: the figure is within its resolution of zero (stats.upper_bound); the
     host checks still apply, the spread check does not."""
-    med = statistics.median(values)
+    med = stats.median(values)
     q1, q3 = quartiles(values)
     iqr = q3 - q1
     rel = spread_over(iqr, med)
@@ -73,8 +73,8 @@ def assess(values: list[float], ghz: list[float] | None = None,
         reasons.append(f"repetitions spread {rel:.1%} (interquartile range / median)")
     drift = None
     if ghz:
-        gmed = statistics.median(ghz)
-        dec = statistics.quantiles(ghz, n=10, method="inclusive") if len(ghz) > 1 else [gmed] * 9
+        gmed = stats.median(ghz)
+        dec = stats.quantiles(ghz, [i / 10 for i in range(1, 10)]) if len(ghz) > 1 else [gmed] * 9
         drift = (dec[8] - dec[0]) / gmed if gmed else 0.0
         if drift > MAX_CALIB_DRIFT:
             reasons.append(f"calibrated clock drifted {drift:.1%} between repetitions "
