@@ -9,10 +9,19 @@ files import), then one in-process breakdown. The package measured is the one `p
 (set PYTHONPATH to an absolute path to time a worktree). The interpreter is this script's
 own (sys.executable): a launcher in front of it (a pyenv shim adds about 50 ms) is not counted. The first run after a boot also probes the counters (the
 answer is then cached); the figures are for the runs after it.
+
+Two states: *seen before* (the snippet's assembled objects and decoded instructions are in the
+cache folder, as for any snippet measured again) and *new* (a cache folder that holds the runner,
+the probe answers and the clock history but no assembled or decoded snippet, emptied before every
+run: what a snippet measured for the first time costs). With PYTHONDONTWRITEBYTECODE set, every
+run also compiles the package's sources; the script says so.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -49,13 +58,37 @@ PHASES = ("cli import + parse", "import measurement.api", "prepare (checked asse
           "measure (prepare again, from memory, + runner)", "report")
 
 
-def wall(cmd: list[str], n: int) -> list[float]:
+def wall(cmd: list[str], n: int, env: dict | None = None, before=lambda: None) -> list[float]:
     times = []
     for _ in range(n):
+        before()
         t = time.perf_counter()
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True, cwd=NEUTRAL)
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True, cwd=NEUTRAL, env=env)
         times.append(time.perf_counter() - t)
     return times
+
+
+def new_snippet_cache() -> tuple[dict, callable]:
+    """(environment, emptier) for runs that find no assembled or decoded snippet in the cache."""
+    from cyclebench.cache import cache_dir
+    from cyclebench.snippet import features
+    kinds = (importlib.import_module("cyclebench.snippet.assemble").CACHE_KIND, features.CACHE_KIND)
+    real = cache_dir()
+    folder = Path(tempfile.mkdtemp(prefix="cyclebench-new-snippet-"))
+    for entry in real.iterdir():
+        if entry.name not in kinds:
+            os.symlink(entry, folder / entry.name)
+    return {**os.environ, "CYCLEBENCH_CACHE": str(folder)}, lambda: [shutil.rmtree(folder / k, True) for k in kinds]
+
+
+def breakdown(code: str, n: int, env: dict | None = None, before=lambda: None) -> list[float]:
+    runs = []
+    for _ in range(n):
+        before()
+        out = subprocess.run([sys.executable, "-c", BREAKDOWN, code], check=True, cwd=NEUTRAL, env=env,
+                             capture_output=True, text=True).stdout
+        runs.append([float(x) for x in out.split()])
+    return [statistics.median(r[i] for r in runs) for i in range(len(PHASES))]
 
 
 def show(label: str, times: list[float]) -> None:
@@ -74,14 +107,19 @@ def main() -> None:
     print(f"package: {Path(cyclebench.__file__).parent}")
     subprocess.run([sys.executable, "-m", "cyclebench", "asm", a.code], stdout=subprocess.DEVNULL, check=True,
                    cwd=NEUTRAL)
+    if sys.flags.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print("note: PYTHONDONTWRITEBYTECODE is set: where no .pyc exists yet, every run compiles the sources")
+    cmd = [sys.executable, "-m", "cyclebench", "asm", a.code]
+    env, empty = new_snippet_cache()
     show("python3 -c pass", wall([sys.executable, "-c", "pass"], a.n))
-    show(f"python3 -m cyclebench asm '{a.code}'", wall([sys.executable, "-m", "cyclebench", "asm", a.code], a.n))
-    runs = [[float(x) for x in subprocess.run([sys.executable, "-c", BREAKDOWN, a.code], check=True, cwd=NEUTRAL,
-                                               capture_output=True, text=True).stdout.split()]
-            for _ in range(a.n)]
+    show(f"python3 -m cyclebench asm '{a.code}'", wall(cmd, a.n))
+    show("  the same, as a snippet not seen before", wall(cmd, a.n, env, empty))
+    seen, new = breakdown(a.code, a.n), breakdown(a.code, a.n, env, empty)
     print(f"in one process, median of {a.n} (measure's prepare() is answered from the in-memory assembly cache):")
+    print(f"  {'':48s} {'seen':>6s} {'new':>6s}")
     for i, name in enumerate(PHASES):
-        print(f"  {name:48s} {statistics.median(r[i] for r in runs):6.1f} ms")
+        print(f"  {name:48s} {seen[i]:6.1f} {new[i]:6.1f} ms")
+    shutil.rmtree(env["CYCLEBENCH_CACHE"], True)
 
 
 if __name__ == "__main__":

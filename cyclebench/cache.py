@@ -1,10 +1,14 @@
-"""The one cache folder (built runner, built routines, clock history, counter probe answers), and
-what to do when it is unusable.
+"""The one cache folder (built runner, built routines, clock history, counter probe answers,
+assembled and decoded snippets), and what to do when it is unusable.
 
 ``$CYCLEBENCH_CACHE``, else ``$XDG_CACHE_HOME/cyclebench``, else ``~/.cache/cyclebench``. A HOME
 that is empty or not absolute, a read-only HOME, or a cache path that is a file must not stop a
 measurement: the caller then gets a private temporary folder for this process (built things are
 rebuilt next time; recorded history is simply not kept). Deleting the cache is always safe.
+
+Entries (``load_entry``/``store_entry``) are small files named by a key that hashes everything
+their content depends on: the work they save is redone on a miss, so a missing, damaged or evicted
+entry only costs time. Each kind keeps its ENTRIES_KEPT most recently used entries.
 """
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ import tempfile
 from pathlib import Path
 
 _fallback: Path | None = None
+ENTRY_LIMIT = 1 << 20       # bytes: a bigger result is made again each time rather than kept
+ENTRIES_KEPT = 256          # per kind; the least recently used half goes when there are more
 
 
 def _configured() -> Path | None:
@@ -54,3 +60,50 @@ def cache_dir(sub: str = "") -> Path:
 def is_persistent(path: Path) -> bool:
     """False for the temporary fallback: what is written there is gone when the process ends."""
     return _fallback is None or _fallback not in (path, *path.parents)
+
+
+def load_entry(kind: str, key: str) -> bytes | None:
+    """The entry stored under ``key`` (a hex digest), or None; a hit counts as a use."""
+    path = cache_dir(kind) / key
+    try:
+        with open(path, "rb") as f:
+            data = f.read(ENTRY_LIMIT + 1)
+        os.utime(path)
+    except OSError:
+        return None
+    return data if len(data) <= ENTRY_LIMIT else None
+
+
+def store_entry(kind: str, key: str, data: bytes) -> None:
+    """Keep ``data`` under ``key``: written whole and renamed into place, so a reader never sees
+    half an entry. Failures are ignored (the cache only saves time)."""
+    if len(data) > ENTRY_LIMIT:
+        return
+    folder = cache_dir(kind)
+    tmp = folder / f".{key}.{os.getpid()}.tmp"
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, folder / key)
+        names = os.listdir(folder)
+        if len(names) > ENTRIES_KEPT:
+            _evict(folder, names)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
+def _evict(folder: Path, names: list[str]) -> None:
+    """Remove the least recently used half (another process may be doing the same)."""
+    used = []
+    for name in names:
+        try:
+            used.append((os.stat(folder / name).st_mtime_ns, name))
+        except OSError:
+            pass
+    for _, name in sorted(used)[:len(used) - ENTRIES_KEPT // 2]:
+        try:
+            os.unlink(folder / name)
+        except OSError:
+            pass

@@ -68,8 +68,9 @@ def test_help_documents_every_exit_code(cli, capsys):
         assert f"\n  {code:3d}  " in out
 
 
-def test_the_same_text_is_assembled_once_and_the_limit_still_holds(monkeypatch):
+def test_the_same_text_is_assembled_once_and_the_limit_still_holds(monkeypatch, tmp_path):
     asm = importlib.import_module("cyclebench.snippet.assemble")   # the package exports the function
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))         # nothing kept from an earlier run
     calls = []
     real = asm.run_as
     monkeypatch.setattr(asm, "run_as", lambda *a: calls.append(a) or real(*a))

@@ -13,13 +13,12 @@ from pathlib import Path
 from ..errors import CounterUnavailable, UsageError
 from ..textfile import quote
 from .events import GENERIC_EVENTS, SOFTWARE_EVENTS, EventSpec, builtin_event
-from .nanobench_config import CONFIG_DIR, load_config
 
 
 def resolve_events(spec: str | Path | list[str]) -> list[EventSpec]:
     """``"cycles,instructions,RETIRED_OPS"``, a list of names, or a config file path -> EventSpecs."""
     if isinstance(spec, Path) or (isinstance(spec, str) and _is_config_file(spec)):
-        return load_config(spec)
+        return _config().load_config(spec)
     names = spec if isinstance(spec, list) else _split(spec)
     if not names:
         raise UsageError("no event names given", hint="e.g. --events cycles,instructions")
@@ -70,7 +69,12 @@ def _is_config_file(text: str) -> bool:
     if "," in text:
         return False
     # os.path.isfile: False (not an OSError) for names too long or with NUL bytes
-    return text.endswith(".txt") or os.path.isfile(text) or os.path.isfile(CONFIG_DIR / text)
+    return text.endswith(".txt") or os.path.isfile(text) or os.path.isfile(_config().CONFIG_DIR / text)
+
+
+def _config():
+    from . import nanobench_config      # here: only named events reach it, and a measurement without events starts faster
+    return nanobench_config
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import mmap
-import platform
-
-import iced_x86
+import os
 
 from .cpu import cpu_info
 
@@ -107,11 +105,14 @@ NEVER = frozenset({
 
 def feature_name(feature: int) -> str:
     """iced ``CpuidFeature`` value -> its name (``AVX512F``)."""
-    return _FEATURE_NAMES[feature]
+    return _feature_names()[feature]
 
 
-_FEATURE_NAMES = {getattr(iced_x86.CpuidFeature, n): n for n in dir(iced_x86.CpuidFeature)
-                  if n.isupper() and not n.startswith("_")}
+@functools.lru_cache(maxsize=1)
+def _feature_names() -> dict[int, str]:
+    import iced_x86     # here: about 9 ms of start-up, and checking flags by name needs none of it
+    return {getattr(iced_x86.CpuidFeature, n): n for n in dir(iced_x86.CpuidFeature)
+            if n.isupper() and not n.startswith("_")}
 
 
 # mov r8d,edx (subleaf); mov eax,edi; mov ecx,r8d; push rbx; cpuid; mov [rsi],eax; mov [rsi+4],ebx;
@@ -123,7 +124,7 @@ _CPUID_CODE = bytes.fromhex(
 @functools.lru_cache(maxsize=None)
 def cpuid(leaf: int, subleaf: int = 0) -> tuple[int, int, int, int]:
     """Execute CPUID in this process; returns (eax, ebx, ecx, edx). x86-64 Linux only."""
-    if platform.machine() not in ("x86_64", "AMD64"):
+    if os.uname().machine not in ("x86_64", "AMD64"):
         raise OSError("CPUID needs an x86-64 CPU")
     buf = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
     buf.write(_CPUID_CODE)
@@ -182,7 +183,7 @@ class CpuFeatures:
 
     def supported(self) -> frozenset[str]:
         """All iced feature names this CPU has."""
-        return frozenset(n for n in _FEATURE_NAMES.values() if self.has(n))
+        return frozenset(n for n in _feature_names().values() if self.has(n))
 
 
 @functools.lru_cache(maxsize=1)
@@ -201,10 +202,9 @@ def flag_for(feature: str) -> str | None:
     return flags[0] if flags else None
 
 
-@functools.lru_cache(maxsize=None)
 def feature_names() -> dict[int, str]:
     """iced ``CpuidFeature`` value -> name, for every feature."""
-    return dict(_FEATURE_NAMES)
+    return _feature_names()
 
 
 def missing(features) -> list[str]:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-import platform
+import sys
 from pathlib import Path
 
 from .. import __version__
@@ -38,7 +38,7 @@ def core_block() -> dict:
 
 def machine_metadata() -> dict:
     c = cpu_info()
-    u = platform.uname()
+    u = os.uname()      # not platform.uname(): the same fields, without the platform module's start-up
     return {
         "cpu_vendor": c.vendor,
         "cpu_family": c.family,
@@ -53,9 +53,9 @@ def machine_metadata() -> dict:
         "governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
         "turbo": _turbo(),
         "perf_event_paranoid": _read("/proc/sys/kernel/perf_event_paranoid"),
-        "kernel": f"{u.system} {u.release}",
-        "hostname": u.node,
-        "python": platform.python_version(),
+        "kernel": f"{u.sysname} {u.release}",
+        "hostname": u.nodename,
+        "python": sys.version.split()[0],
         "tool": "cyclebench",
         "tool_version": __version__,
     }

@@ -16,7 +16,7 @@ from ..harness.locate import statement_ranges
 from ..machine.cpu import cpu_info
 from ..machine.metadata import machine_metadata
 from ..snippet import assemble, parse_part
-from ..snippet.features import check as check_features, decode
+from ..snippet.features import check as check_features, decode_each
 from .. import runner
 from . import attempts as attempt_loop
 from .clocks import CALIB_OUTLIER, CalibrationInterrupted, Clock, clock_for  # noqa: F401
@@ -244,10 +244,11 @@ def _text(c):
 
 
 def _check_cpu(obj, parts, warnings):
-    for _, src, lo, hi in statement_ranges(obj.symbols, "check", parts):
-        lacking, mpx = check_features(obj.blob[lo:hi])
+    ranges = list(statement_ranges(obj.symbols, "check", parts))
+    for (_, src, lo, hi), decoded in zip(ranges, decode_each([obj.blob[lo:hi] for _, _, lo, hi in ranges])):
+        lacking, mpx = check_features(decoded)
         if any(d.text.split()[:1] in (["syscall"], ["sysenter"]) or d.text.startswith("int 80h")
-               for d in decode(obj.blob[lo:hi])) and not any(SYSCALL_NOTE in w for w in warnings):
+               for d in decoded) and not any(SYSCALL_NOTE in w for w in warnings):
             warnings.append(f"'{src}' makes a system call: {SYSCALL_NOTE}")
         if mpx and not any("MPX" in w for w in warnings):
             warnings.append(f"'{src}' is an MPX instruction and this CPU has no MPX (CPUID 7:EBX[14]): "

@@ -19,7 +19,6 @@ One strategy per clock source, each owning its conversion and its label:
 from __future__ import annotations
 
 import os
-import statistics
 from dataclasses import dataclass, field
 
 from ..errors import CalibrationFailed, CounterUnavailable, UsageError
@@ -79,7 +78,7 @@ class PmuCycles(Clock):
 
     def convert(self, out, ticks, norm, tsc_hz):
         a, b = out.samples["a"], out.samples["b"]
-        ghz = statistics.median((bb[1] - aa[1]) / t * tsc_hz / 1e9 for aa, bb, t in zip(a, b, ticks) if t) \
+        ghz = stats.median((bb[1] - aa[1]) / t * tsc_hz / 1e9 for aa, bb, t in zip(a, b, ticks) if t) \
             if any(ticks) else 0.0
         return Conversion([(bb[1] - aa[1]) / norm for aa, bb in zip(a, b)], [aa[1] for aa in a],
                           [bb[1] for bb in b], list(range(len(a))), ghz, 1, 1 / norm, "")
@@ -116,20 +115,20 @@ class TscCalibrated(Clock):
         # difference zero or negative: an outlier, dropped below. Only when more than half are does
         # the TSC itself look unusable (with 2 repetitions, one outlier would decide the median).
         if sum(c > 0 for c in cal) < len(cal) / 2:
-            raise CalibrationInterrupted(f"the calibration chain took {statistics.median(cal)} TSC ticks",
+            raise CalibrationInterrupted(f"the calibration chain took {stats.median(cal):.0f} TSC ticks",
                                          "the TSC is not usable here (not constant, or not synchronised); "
                                          "check /proc/cpuinfo for constant_tsc")
         cpt = [adds / c if c > 0 else 0.0 for c in cal]                # core cycles per TSC tick
         # A repetition whose calibration was interrupted gets a wrong cycles-per-tick figure;
         # its cycles are left out (min/max/range would show it), the drift check still sees it.
-        med_cpt = statistics.median([c for c in cpt if c > 0])
+        med_cpt = stats.median([c for c in cpt if c > 0])
         keep = [i for i, c in enumerate(cpt) if abs(c / med_cpt - 1) <= CALIB_OUTLIER]
         if len(keep) < len(cpt) / 2:
             # the clock moved too much to tell outliers (the drift check flags the run); a
             # non-positive calibration is still no clock at all: it would read as zero cycles
             keep = [i for i, c in enumerate(cpt) if c > 0]
         ghz_per_rep = [tsc_hz * c / 1e9 for c in cpt]
-        ghz = statistics.median(ghz_per_rep)
+        ghz = stats.median(ghz_per_rep)
         ka, kb = out.samples.get("ka", []), out.samples.get("kb", [])
         ratio = self._check(ka, kb, cal, keep, ghz)
         pa, pb = out.samples.get("pa", []), out.samples.get("pb", [])
@@ -137,7 +136,7 @@ class TscCalibrated(Clock):
         step = stats.tick_step(ticks + cal)
         return Conversion(
             [ticks[i] * cpt[i] / norm for i in keep], [a[i][0] * cpt[i] for i in keep],
-            [b[i][0] * cpt[i] for i in keep], keep, ghz, step, step * statistics.median(cpt) / norm,
+            [b[i][0] * cpt[i] for i in keep], keep, ghz, step, step * stats.median(cpt) / norm,
             f"cycles (TSC-calibrated, {ghz:.2f} GHz)", ghz_per_rep, contention,
             {"ca": ca, "cb": cb, "ka": ka, "kb": kb, "pa": pa, "pb": pb, "check_ratio": ratio,
              "calibration_outliers": [i for i in range(len(cpt)) if i not in keep]})
@@ -146,7 +145,7 @@ class TscCalibrated(Clock):
         """The calibration's two checks; returns the imul chain's cost in calibrated cycles."""
         ratios = [(kb[i][0] - ka[i][0]) / CHECK_UNROLL / (cal[i] / CALIB_UNROLL)
                   for i in keep if i < len(ka) and i < len(kb) and cal[i] > 0]
-        ratio = statistics.median(ratios) if ratios else None
+        ratio = stats.median(ratios) if ratios else None
         hint = (f"set {CLOCK_ENV} to this core's clock in MHz to convert TSC ticks at a fixed clock, "
                 "or count with a PMU (--counters perf)")
         # A folded chain puts every repetition out of range; an interrupted calibration puts one
@@ -154,7 +153,7 @@ class TscCalibrated(Clock):
         outside = [r for r in ratios if not CHECK_RANGE[0] <= r <= CHECK_RANGE[1]]
         if ratios and len(outside) > len(ratios) / 2:
             raise CalibrationSuspect(CalibrationFailed(
-                f"the clock calibration failed its check: a dependent imul chain cost {statistics.median(outside):.2f} "
+                f"the clock calibration failed its check: a dependent imul chain cost {stats.median(outside):.2f} "
                 f"calibrated cycles per imul in {len(outside)} of {len(ratios)} repetitions, where every known core "
                 f"takes {CHECK_RANGE[0]:g}-{CHECK_RANGE[1]:g}; this core runs the calibration's add chain faster "
                 "or slower than one add per cycle", hint))

@@ -3,8 +3,6 @@
 uncertainty and below-resolution bound of each, the linearity check and the stability verdict."""
 from __future__ import annotations
 
-import statistics
-
 from ..counters.backends import HW_CYCLES, Backend
 from ..errors import CounterUnavailable
 from . import linearity, stability, stats
@@ -45,7 +43,7 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
             [conv.cycles[j] for j in pos], [conv.gross_a[j] for j in pos], [conv.gross_b[j] for j in pos],
             [conv.kept[j] for j in pos], [conv.contention[j] for j in pos if j < len(conv.contention)])
         conv.ghz_per_rep = [conv.ghz_per_rep[i] for i in conv.kept]
-        conv.ghz = statistics.median(conv.ghz_per_rep)
+        conv.ghz = stats.median(conv.ghz_per_rep)
     cycles, keep, step, quantum, ghz = conv.cycles, conv.kept, conv.step, conv.quantum, conv.ghz
     label = conv.label or "cycles (PMU" + (", rdpmc)" if backend.use_rdpmc else ", read())")
     # the per-repetition core cycles of A and B (one definition of a cycle for every caller)
@@ -97,11 +95,11 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
     if raw.get("warming_up"):
         warnings.append(f"the first {len(raw['warming_up'])} repetitions were still warming up (each slower than "
                         "the settled rest: a predictor or cache learning the input) and are left out")
-    con = statistics.median(conv.contention) if conv.contention else None
+    con = stats.median(conv.contention) if conv.contention else None
     return {"events": events, "stability": stability.assess(cycles, conv.ghz_per_rep, ref_ghz, con, ref_contention, below),
             "loop": loop, "contention": con, "contention_reference": ref_contention, "loop_limited": limited,
             "tsc_hz": tsc_hz, "ghz": ghz, "step": step, "norm": norm, "raw": raw,
-            "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": statistics.median(ticks),
+            "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": stats.median(ticks),
             "groups": groups, "warnings": warnings, "linearity": lin, "reps": reps, "quantum": quantum,
             "aggregate": aggregate}
 
@@ -135,7 +133,7 @@ def pool(attempts: list[dict], ref_ghz: float | None, ref_contention: float | No
     events = {**base["events"], **_time_figures(cyc, [ticks[j] for j in pos], agg, base["events"]["cycles"].label,
                                                 q, step_t, base["tsc_hz"])}
     below = _mark_bound(events, q, step_t, base["tsc_hz"], resolved=_resolved([ticks[j] * base["norm"] for j in pos]))
-    medians = [statistics.median(v) for v in ([cycles[j] for j in pos if run_of[j] == i] for i in range(len(runs))) if v]
+    medians = [stats.median(v) for v in ([cycles[j] for j in pos if run_of[j] == i] for i in range(len(runs))) if v]
     unc = events["cycles"].uncertainty
     if variable_ok and len(medians) > 1:
         unc = max(unc, stats.uncertainty(medians, q))
@@ -143,8 +141,8 @@ def pool(attempts: list[dict], ref_ghz: float | None, ref_contention: float | No
             if name in ("cycles", "tsc", "ns") and events["cycles"].value:
                 e.uncertainty = max(e.uncertainty, unc * e.value / events["cycles"].value)
     g = [ghz[j] for j in pos]
-    con = statistics.median([contention[j] for j in pos])
-    return {**base, "events": events, "ghz": statistics.median(g), "contention": con,
+    con = stats.median([contention[j] for j in pos])
+    return {**base, "events": events, "ghz": stats.median(g), "contention": con,
             "stability": stability.assess(cyc, g, ref_ghz, con, ref_contention, below, variable_ok=variable_ok,
                                           runs=len(medians), uncertainty=unc),
             "pooled": {"runs": len(runs), "repetitions": len(pos)}}
@@ -153,7 +151,7 @@ def pool(attempts: list[dict], ref_ghz: float | None, ref_contention: float | No
 def _event(name: str, unit: str, values: list[float], aggregate: str, label: str, quantum: float = 0.0,
            **extra) -> EventResult:
     return EventResult(name, unit, stats.aggregate(values, aggregate), stats.uncertainty(values, quantum),
-                       aggregate, label, min(values), statistics.median(values), max(values), values, **extra)
+                       aggregate, label, min(values), stats.median(values), max(values), values, **extra)
 
 
 def _time_figures(cycles: list[float], ticks: list[float], aggregate: str, label: str, quantum: float,
@@ -169,7 +167,7 @@ def _resolved(ticks: list[float], keep: list[int] | None = None, force: bool = F
     """B - A spans at least POOR_TICKS in the median repetition: the clock resolves the code, so
     a figure within its uncertainty of zero is noise (the spread check judges it), not a bound."""
     vals = [ticks[i] for i in keep] if keep is not None else ticks
-    return not force and bool(vals) and abs(statistics.median(vals)) >= POOR_TICKS
+    return not force and bool(vals) and abs(stats.median(vals)) >= POOR_TICKS
 
 
 def _mark_bound(events: dict, quantum: float, tick_quantum: float, tsc_hz: float, force: bool = False,

@@ -7,9 +7,9 @@ by nature (``assess(..., variable_ok=True)``), reported as a distribution instea
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import dataclass, field
 
+from . import stats
 from .stats import quartiles, spread_over
 
 MAX_REL_SPREAD = 0.02        # relative IQR of the per-repetition values
@@ -74,7 +74,7 @@ class Stability:
 
 
 def _spread_reason(values: list[float]) -> str | None:
-    med = statistics.median(values)
+    med = stats.median(values)
     q1, q3 = quartiles(values)
     rel = spread_over(q3 - q1, med)
     if not math.isfinite(rel):
@@ -123,7 +123,7 @@ def assess(values: list[float], ghz: list[float] | None = None,
     figure (``variable``, stable) when ``runs`` >= MIN_VARIABLE_RUNS and the figure's 95%
     ``uncertainty`` (covering the processes' medians) is within MAX_VARIABLE_UNCERTAINTY of the
     median; otherwise the spread flags the run as always."""
-    med = statistics.median(values)
+    med = stats.median(values)
     q1, q3 = quartiles(values)
     rel = spread_over(q3 - q1, med)
     reasons = []
@@ -132,8 +132,8 @@ def assess(values: list[float], ghz: list[float] | None = None,
         reasons.append(spread)
     drift = None
     if ghz:
-        gmed = statistics.median(ghz)
-        dec = statistics.quantiles(ghz, n=10, method="inclusive") if len(ghz) > 1 else [gmed] * 9
+        gmed = stats.median(ghz)
+        dec = stats.quantiles(ghz, [i / 10 for i in range(1, 10)]) if len(ghz) > 1 else [gmed] * 9
         drift = (dec[8] - dec[0]) / gmed if gmed else 0.0
         if drift > MAX_CALIB_DRIFT:
             reasons.append(f"calibrated clock drifted {drift:.1%} between repetitions "
@@ -153,7 +153,7 @@ def assess(values: list[float], ghz: list[float] | None = None,
         reasons, variable = [], True
     rng = None
     if variable:
-        p10, p90 = statistics.quantiles(values, n=10, method="inclusive")[::8]
+        p10, p90 = stats.quantiles(values, (0.1, 0.9))
         rng = (p10, p90)
     return Stability(not reasons, rel if math.isfinite(rel) else None, drift, reasons, below_resolution,
                      variable, rng)

@@ -2,7 +2,6 @@
 between tables."""
 from __future__ import annotations
 
-import csv
 import io
 
 from .base import Reporter
@@ -14,6 +13,7 @@ class CsvReporter(Reporter):
     suffix = ".csv"
 
     def export(self, report: Report) -> str:
+        import csv          # here: every command imports the formats, few write CSV
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         for i, t in enumerate(report.tables):

@@ -13,8 +13,6 @@ import json
 import re
 from pathlib import Path
 
-from markupsafe import Markup
-
 from .base import Reporter
 from .fmt_plot import draw
 from .model import Report, Table
@@ -28,6 +26,7 @@ class HtmlReporter(Reporter):
 
     def export(self, report: Report) -> str:
         import jinja2                      # only when a page is written: start-up stays fast
+        from markupsafe import Markup      # jinja2's own dependency, likewise
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                                  trim_blocks=True, lstrip_blocks=True)
         sections = report.sections or [report]
@@ -35,19 +34,19 @@ class HtmlReporter(Reporter):
         return env.get_template("page.html.j2").render(
             title=report.title or "cyclebench report", meta=report.meta,
             notes=report.findings.get("notes", []),
-            sections=[_section(s, counter) for s in sections],
+            sections=[_section(s, counter, Markup) for s in sections],
             style=(TEMPLATES / "page.css").read_text(), script=(TEMPLATES / "table.js").read_text())
 
 
-def _section(r: Report, counter) -> dict:
+def _section(r: Report, counter, Markup) -> dict:
     return {"title": r.title, "meta": r.meta, "findings": r.findings,
-            "tables": [_table(t, next(counter)) for t in r.tables],
+            "tables": [_table(t, next(counter), Markup) for t in r.tables],
             "figures": [{"name": f.name, "title": f.title, "about": f.about,
                          "svg": Markup(_inline_svg(draw(f, "svg").decode()))} for f in r.figures],
             "text": r.data.get("text")}
 
 
-def _table(t: Table, n: int) -> dict:
+def _table(t: Table, n: int, Markup) -> dict:
     details = [r.get("_detail") for r in t.rows]
     rows = [{"cells": [t.cell(r, c.key) for c in t.columns], "cls": r.get("_class", ""),
              "detail": i if details[i] else None} for i, r in enumerate(t.rows)]

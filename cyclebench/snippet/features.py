@@ -1,10 +1,17 @@
 """What CPU features assembled code needs (iced-x86), and which of them this CPU lacks."""
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import json
+import os
 from dataclasses import dataclass
 
+from .. import cache
 from ..machine.cpu import cpu_info
 from ..machine.features import feature_names, missing
+
+CACHE_KIND = "decoded"
 
 
 @dataclass
@@ -15,7 +22,7 @@ class Decoded:
 
 
 def decode(code: bytes, base: int = 0) -> list[Decoded]:
-    import iced_x86
+    import iced_x86         # here: loading it is about 9 ms of start-up, and a remembered check needs none
     names = feature_names()
     fmt = iced_x86.Formatter(iced_x86.FormatterSyntax.INTEL)
     out = []
@@ -25,10 +32,51 @@ def decode(code: bytes, base: int = 0) -> list[Decoded]:
     return out
 
 
-def check(code: bytes) -> tuple[list[tuple[Decoded, list[str]]], bool]:
+def decode_each(chunks: list[bytes]) -> list[list[Decoded]]:
+    """``decode`` of each chunk, kept in the cache folder by content and iced-x86's installed
+    files (its output depends on nothing else), so that a snippet measured again is checked
+    without loading iced-x86."""
+    key = hashlib.sha256(b"".join(len(c).to_bytes(8, "little") + c for c in chunks) + _iced_stamp()).hexdigest()
+    stored = _load(cache.load_entry(CACHE_KIND, key), len(chunks))
+    if stored is not None:
+        return stored
+    decoded = [decode(c) for c in chunks]
+    cache.store_entry(CACHE_KIND, key, json.dumps([[[d.offset, d.text, d.features] for d in ds] for ds in decoded],
+                                                  separators=(",", ":")).encode())
+    return decoded
+
+
+def _load(data: bytes | None, n: int) -> list[list[Decoded]] | None:
+    try:
+        rows = json.loads(data) if data is not None else None
+        if not isinstance(rows, list) or len(rows) != n:
+            return None
+        out = [[Decoded(off, text, feats) for off, text, feats in ds] for ds in rows]
+    except (ValueError, TypeError):
+        return None
+    ok = all(type(d.offset) is int and isinstance(d.text, str) and isinstance(d.features, list)
+             and all(isinstance(f, str) for f in d.features) for ds in out for d in ds)
+    return out if ok else None
+
+
+def _iced_stamp() -> bytes:
+    """iced-x86's package files (path, size, modification time), found without importing it."""
+    spec = importlib.util.find_spec("iced_x86")
+    folder = os.path.dirname(spec.origin) if spec and spec.origin else None
+    if folder is None:
+        return b"?"
+    stamps = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith((".so", ".pyd", "__init__.py")):
+            st = os.stat(os.path.join(folder, name))
+            stamps.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+    return f"{folder}|{'|'.join(stamps)}".encode()
+
+
+def check(decoded: list[Decoded]) -> tuple[list[tuple[Decoded, list[str]]], bool]:
     """(instructions with the features this CPU lacks, uses MPX without having it)."""
     lacking, mpx_nop = [], False
-    for d in decode(code):
+    for d in decoded:
         if "MPX" in d.features and not cpu_info().has_mpx:
             mpx_nop = True
             continue

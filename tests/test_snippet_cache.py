@@ -1,0 +1,87 @@
+"""Assembled objects and decoded instructions are kept in the cache folder, keyed by what they
+depend on: a snippet measured again starts without as, readelf, objcopy or iced-x86, and gets the
+same bytes, symbols and features; a damaged or foreign entry is made again."""
+import importlib
+import os
+
+import pytest
+
+from cyclebench import cache
+from cyclebench.snippet import features
+
+asm = importlib.import_module("cyclebench.snippet.assemble")   # the package exports the function
+LINES = [".intel_syntax noprefix", ".text", "cb_x:", "vpaddd ymm0, ymm1, ymm2", "lbl_b:", "syscall"]
+
+
+@pytest.fixture
+def fresh(monkeypatch, tmp_path):
+    """A cache folder of its own; the in-process memory forgotten, as in a new process."""
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
+    monkeypatch.setattr(cache, "_fallback", None)
+    monkeypatch.setattr(asm, "_ASSEMBLED", type(asm._ASSEMBLED)())
+    calls = []
+    real = asm.run_as
+    monkeypatch.setattr(asm, "run_as", lambda *a: calls.append(a) or real(*a))
+    return calls, tmp_path
+
+
+def test_a_new_process_gets_the_object_from_the_cache_folder(fresh):
+    calls, _ = fresh
+    first = asm.assemble(LINES)
+    asm._ASSEMBLED.clear()
+    again = asm.assemble(LINES)
+    assert len(calls) == 1
+    assert (again.blob, again.symbols, again.warnings) == (first.blob, first.symbols, first.warnings)
+    assert again.symbols["lbl_b"] == 4 and len(again.blob) == 6
+
+
+@pytest.mark.parametrize("content", [b"", b"not json\n\x90", b'{"symbols": {"a": "1"}, "warnings": []}\n',
+                                     b'{"symbols": {}}\n', b"[]\n"])
+def test_a_damaged_entry_is_assembled_again_and_replaced(fresh, content):
+    calls, root = fresh
+    asm.assemble(LINES)
+    (entry,) = (root / asm.CACHE_KIND).iterdir()
+    entry.write_bytes(content)
+    asm._ASSEMBLED.clear()
+    assert asm.assemble(LINES).symbols["lbl_b"] == 4 and len(calls) == 2
+    asm._ASSEMBLED.clear()
+    asm.assemble(LINES)
+    assert len(calls) == 2
+
+
+def test_another_assembler_assembles_again(fresh, monkeypatch):
+    calls, _ = fresh
+    asm.assemble(LINES)
+    asm._ASSEMBLED.clear()
+    monkeypatch.setattr(asm, "_toolchain_stamp", lambda: b"/usr/bin/as:1:2")     # e.g. binutils upgraded
+    asm.assemble(LINES)
+    assert len(calls) == 2
+
+
+def test_the_size_limit_holds_for_a_kept_object(fresh):
+    asm.assemble(LINES)
+    asm._ASSEMBLED.clear()
+    with pytest.raises(asm.UsageError):
+        asm.assemble(LINES, max_bytes=4)
+
+
+def test_decoded_instructions_are_kept_and_match_a_fresh_decode(fresh, monkeypatch):
+    blob = asm.assemble(LINES).blob
+    chunks = [blob[:4], blob[4:]]
+    first = features.decode_each(chunks)
+    assert [[d.text for d in ds] for ds in first] == [["vpaddd ymm0,ymm1,ymm2"], ["syscall"]]
+    assert "AVX2" in first[0][0].features
+    monkeypatch.setattr(features, "decode", lambda *a: pytest.fail("decoded again"))
+    assert features.decode_each(chunks) == first
+
+
+def test_the_least_recently_used_entries_go_first(fresh, monkeypatch):
+    monkeypatch.setattr(cache, "ENTRIES_KEPT", 4)
+    for i in range(4):
+        cache.store_entry("k", f"e{i}", b"x")
+        os.utime(cache.cache_dir("k") / f"e{i}", (1000 + i, 1000 + i))    # the file clock is coarse
+    assert cache.load_entry("k", "e0") == b"x"            # used: now the most recent
+    cache.store_entry("k", "e4", b"y")                     # five entries: the oldest three go
+    assert sorted(p.name for p in cache.cache_dir("k").iterdir()) == ["e0", "e4"]
+    cache.store_entry("k", "big", b"z" * (cache.ENTRY_LIMIT + 1))
+    assert cache.load_entry("k", "big") is None
