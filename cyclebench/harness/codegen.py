@@ -8,6 +8,7 @@ with ``cb_`` (snippet/checks.py RESERVED_PREFIX), which user code may not define
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field as dfield
 
 from ..counters import reads
@@ -15,6 +16,7 @@ from ..snippet.parse import CodePart, nop_directive, parse_part
 from ..runner import layout
 
 LOOP_REGISTER = "r15"
+_REPEATS = re.compile(r"\s*\.(rept|irpc?)\b", re.I)      # GNU as blocks that repeat their lines
 # Registers the harness sets to zero; R14, RDI, RSI, RBP and RSP point into memory areas.
 ZEROED = ("rax", "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "r12", "r13", "r15")
 # The initial vector, mask, MMX, x87 and MXCSR state (docs/asm.md, "Initial state"): every XMM register
@@ -89,9 +91,10 @@ class _Emitter:
                 self.part(fn, part, False, read)
 
     def part(self, fn: str, part: CodePart, label: bool, read: dict | None = None):
+        once = label and any(_REPEATS.match(t) for t in part.lines())
         for i, (text, src) in enumerate(zip(part.lines(), part.sources())):
-            if label:       # once: a label inside the user's .rept or macro would repeat
-                self.lines += [f".ifndef cb_{fn}_{part.name}_{i}", f"cb_{fn}_{part.name}_{i}:", ".endif"]
+            if label:
+                self._label(f"cb_{fn}_{part.name}_{i}", once)
             if text in (PAUSE_MARK, RESUME_MARK):
                 phase = "pause" if text == PAUSE_MARK else "resume"
                 self.lines.extend(reads.sequence(phase, **(read or {}), sites=self.sites))
@@ -99,7 +102,11 @@ class _Emitter:
             self.lines.append(text)
             self.origin[len(self.lines)] = (part.name, src)
         if label:
-            self.lines += [f".ifndef cb_{fn}_{part.name}_end", f"cb_{fn}_{part.name}_end:", ".endif"]
+            self._label(f"cb_{fn}_{part.name}_end", once)
+
+    def _label(self, name: str, once: bool):
+        # once: a label inside the user's .rept or .irp block would be defined with every repeat
+        self.lines += [f".ifndef {name}", f"{name}:", ".endif"] if once else [f"{name}:"]
 
 
 def _prologue(e: _Emitter, fn: str, spec: "HarnessSpec"):
