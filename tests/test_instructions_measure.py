@@ -338,6 +338,68 @@ def test_mask_pair_stays_a_bound_when_the_pin_fails(cat):
     assert d["lower"] == pytest.approx(7.0 - 5.12)
 
 
+def test_exact_connector_chain_rounds_to_the_whole_cycle(cat):
+    # uops.info rounds a chain's cycles (int(cycles + .2)): a 512-bit mask loop's fraction is no step's
+    form = cat.get("VPSLLVQ_Z (ZMM, K, ZMM, ZMM)")
+    for chain, expected in ((7.13, 2.0), (6.85, 2.0), (7.5, 2.5)):
+        d = measure_pair(Session(measure_fn=_mask_fake(chain=chain)), form, _pair(form, "op1 (K) -> op0 (ZMM)"))
+        assert d["bound"] == "exact" and d["value"] == pytest.approx(expected)
+
+
+# ------------------------------------------------------------------------------ memory chains
+
+def test_memory_chain_fill_goes_between_the_value_and_memory():
+    mem = C.Port("MEM", bits=256, mem="[r14+0x40]")
+    ymm = C.port_for_register("ymm1")
+    store = C.connect(ymm, mem, set())
+    f = C.filled(store, ymm, mem, set())
+    assert f.lines == ["vpand ymm1, ymm1, ymm1"] * C.FILL_VEC + ["vmovdqu ymmword ptr [r14+0x40], ymm1"]
+    assert f.steps == ["vand256"] * C.FILL_VEC + ["store_v256"]
+    # a narrow store is a 32-bit vmovd; the fill ANDs the whole register (a VEX xmm AND would clear
+    # the upper lanes of the form's output)
+    m8 = C.Port("MEM", bits=8, mem="[r14+0x40]")
+    f = C.filled(C.connect(ymm, m8, set()), ymm, m8, set())
+    assert f.lines[-2:] == ["vpand ymm1, ymm1, ymm1", "vmovd dword ptr [r14+0x40], xmm1"]
+    zmm17 = C.port_for_register("zmm17")
+    assert C.filled(C.connect(zmm17, mem, set()), zmm17, mem, set()).lines[0] == "vpandd zmm17, zmm17, zmm17"
+    # a GPR loaded back from memory: add/sub pairs with a free register after the load
+    m32 = C.Port("MEM", bits=32, mem="[r14+0x40]")
+    ecx = C.port_for_register("ecx")
+    f = C.filled(C.connect(m32, ecx, {"rcx"}), m32, ecx, {"rcx", "r13"})
+    assert f.lines[0] == "mov ecx, dword ptr [r14+0x40]" and f.lines[1:3] == ["add rcx, r12", "sub rcx, r12"]
+    assert f.steps == ["load_g32"] + ["alu"] * 2 * C.FILL_GPR
+    # the address: more value-preserving add/sub pairs on the base register
+    addr = C.Port("ADDR", mem="[r14+0x40]")
+    f = C.filled(C.connect(ymm, addr, set()), ymm, addr, set())
+    assert f.lines[-2:] == ["add r14, r13", "sub r14, r13"] and f.steps.count("alu") == 2 + 2 * C.FILL_GPR
+    # no fill for a mask register or for a chain that does not go through memory
+    k1 = C.port_for_register("k1")
+    assert C.filled(C.connect(k1, C.Port("MEM", bits=64, mem="[r14+0x40]"), set()), k1,
+                    C.Port("MEM", bits=64, mem="[r14+0x40]"), set()) is None
+    assert C.filled(C.connect(ymm, k1, set()), ymm, k1, set()) is None
+
+
+def _store_fake(plain, filled):
+    return Fake({"vpsubw ymm1{k1}, ymm2, ymmword ptr [r14+0x40]\nvmovdqu": plain,
+                 "vpsubw ymm1{k1}, ymm2, ymmword ptr [r14+0x40]\nvpand": filled,
+                 "vmovdqu ymmword ptr [r14+0x40], ymm1\nvmovdqu ymm1, ymmword ptr [r14+0x40]": 10.0,
+                 "vpand ymm1, ymm1, ymm1": 1.0})
+
+
+@pytest.mark.parametrize("plain, filled, expected, chosen", [
+    (12.0, 16.0, 10.0, "filled"),      # Zen 4: the round trip is a cycle shorter behind five ANDs
+    (12.0, 18.0, 11.0, None),          # the fill did not help: the plain chain's bound stands
+    (12.0, 4.0, 11.0, None),           # faster than the fill's own five cycles: not a reading
+])
+def test_memory_pair_keeps_the_lower_of_the_plain_and_filled_bounds(cat, plain, filled, expected, chosen):
+    form = cat.get("VPSUBW (YMM, K, YMM, M256)")
+    d = measure_pair(Session(measure_fn=_store_fake(plain, filled)), form,
+                     _pair(form, "mem op3 (M256) -> op0 (YMM)"))
+    assert d["bound"] == "upper" and d["value"] == pytest.approx(expected)
+    assert d["connector"].get("chosen") == chosen
+    assert d["lower"] <= d["value"]
+
+
 # ------------------------------------------------------------------------------ copies per run
 
 class ByCopies(Fake):

@@ -365,10 +365,10 @@ def _store(end: Port, start: Port, used: set[str]) -> Connector:
     bits = start.bits or 64
     m = start.mem
     if end.kind == "VEC":
-        if bits == 16:
-            return Connector([f"vpextrw word ptr {m}, {vec(end.reg, 128)}, 0"], ["store_v16"])
-        if bits == 8:
-            return Connector([f"vpextrb byte ptr {m}, {vec(end.reg, 128)}, 0"], ["store_v8"])
+        if bits in (8, 16):
+            # a 32-bit store holds the operand in its low bytes and forwards to its narrower load in
+            # one µop; vpextrb/w would add a shuffle (uops.info also stores 32 bits here)
+            return Connector([f"vmovd dword ptr {m}, {vec(end.reg, 128)}"], ["store_v32"])
         if bits not in (32, 64, 128, 256, 512):
             raise NoConnector(f"no vector store of {bits} bits")
         ins, kind = _vec_move(bits)
@@ -432,6 +432,9 @@ def filled(conn: Connector, end: Port, start: Port, used: set[str]) -> Connector
     # the register the value is in on the memory side: stored from, or loaded into
     line = conn.lines[-1] if store else conn.lines[0]
     reg = _register_of(line, store)
+    near = end if store else start
+    if near.kind == "VEC" and reg is not None:
+        reg = near.reg                 # the whole register: a narrower AND would clear its upper lanes
     if reg is None:
         return None
     port = port_for_register(reg)
