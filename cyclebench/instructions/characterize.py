@@ -24,7 +24,7 @@ import time
 
 from ..errors import CycleBenchError
 from . import connectors as C
-from . import renaming
+from . import isolate, renaming
 from .forms import Form
 from .instantiate import Instance, LatencyPair, Ref, chain, instantiate, latency_pairs, verified
 from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, form_init, form_notes,
@@ -66,6 +66,28 @@ def _pair_doc(pair: LatencyPair) -> dict:
 
 
 def measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int | None = None) -> dict:
+    """One pair's latency; measured again with the form's other read-written operands broken after
+    the chain (isolate.py), and the lower figure kept, as uops.info does."""
+    doc, ctx = _measure_pair(session, form, pair, pattern, [])
+    if doc["value"] is None or ctx is None:
+        return doc
+    extra = isolate.breakers(form, ctx["inst"], pair, _mem_text(ctx["inst"]), ctx["used"])
+    if not extra:
+        return doc
+    alone, _ = _measure_pair(session, form, pair, pattern, extra)
+    if alone["value"] is None or alone["stable"] is False or alone["value"] >= doc["value"]:
+        doc["isolated"] = {"breakers": extra, "value": alone["value"]}
+        return doc
+    alone["isolated"] = {"breakers": extra, "value": alone["value"], "without": doc["value"]}
+    alone["method"] = f"{alone['method']}, other operands broken"
+    if renaming.no_dependency(alone["value"]) and alone["bound"] == "exact" and not alone.get("label"):
+        alone.update(value=0.0, lower=0.0, upper=0.0, label=isolate.INDEPENDENT)
+    return alone
+
+
+def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int | None,
+                  extra: list[str]) -> tuple[dict, dict | None]:
+    """(the pair's document, what it was measured with) with ``extra`` after the chain."""
     doc = _pair_doc(pair)
     inst = chain(form, pair)
     conn = None
@@ -73,36 +95,37 @@ def measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int |
     if not direct:
         inst = instantiate(form)
     verified([inst])
+    used = used_gprs(inst.text, *inst.init)
     if not direct:
         try:
             start, end = _port(form, inst, pair.start), _port(form, inst, pair.end)
-            used = used_gprs(inst.text, *inst.init)
             conn = C.connect(end, start, used)
         except C.NoConnector as e:
             doc["error"] = f"not measured: {e}"
-            return doc
-    code = [inst.text] + (conn.lines if conn else [])
+            return doc, None
+    ctx = {"inst": inst, "used": used | used_gprs(conn.text if conn else "")}
+    code = [inst.text] + (conn.lines if conn else []) + extra
     init = form_init(form, inst) + (conn.init if conn else [])
     pattern = value_pattern(form) if pattern is None else pattern
     try:
         m = session.measure(code, init, pattern=pattern)
     except CycleBenchError as e:
         doc.update(error=e.cause, code="\n".join(code))
-        return doc
+        return doc, None
     doc.update(code=m.code, init=m.init, uncertainty=m.uncertainty, stable=m.stable,
                samples=m.samples, warnings=m.warnings, linear=m.linear)
     if not conn or not conn.steps:
         doc.update(value=m.value, bound="exact", lower=m.value, upper=m.value, method="chain",
                    same_register=direct and renaming.same_register_chain(form, pair))
-        if renaming.no_dependency(m.value):        # zero idiom / eliminated move: latency 0
+        if renaming.no_dependency(m.value) and not extra:   # zero idiom / eliminated move: latency 0
             doc.update(renaming.zero_update(form, m.value, doc["same_register"]))
-        return doc
+        return doc, ctx
     doc["method"] = "chain + connector"
     upper, lower, exact, doc["connector"] = _closed(session, m.value, conn)
     fill = C.filled(conn, end, start, used)
     if fill is not None and not exact:
         try:
-            f = session.measure([inst.text] + fill.lines, init, pattern=pattern)
+            f = session.measure([inst.text] + fill.lines + extra, init, pattern=pattern)
         except CycleBenchError:
             f = None
         # a chain can't run faster than the fill's own one-cycle steps: such a reading is not kept
@@ -121,7 +144,7 @@ def measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int |
         doc.update(value=upper, bound="exact", lower=upper, upper=upper)
     else:
         doc.update(value=upper, bound="upper", lower=None if lower is None else min(lower, upper), upper=upper)
-    return doc
+    return doc, ctx
 
 
 def _closed(session: Session, cycles: float, conn: C.Connector) -> tuple[float, float | None, bool, dict]:
