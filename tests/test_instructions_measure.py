@@ -429,3 +429,35 @@ def test_throughput_keeps_the_faster_of_16_and_4_copies(cat):
     rmw = measure_throughput(Session(measure_fn=ByCopies({FEW_COPIES: 0.1, "else": 1.0})),
                              cat.get("AND (M32, I8)"))
     assert rmw["copies"] == 32 and "by_copies" not in rmw
+
+
+# ------------------------------------------------------------------------------ isolated pairs
+
+def test_breakers_cover_the_other_read_written_operands(cat):
+    from cyclebench.instructions.instantiate import chain, instantiate
+    from cyclebench.instructions.isolate import breakers
+    xadd = cat.get("XADD (R32, R32)")
+    pair = _pair(xadd, "op1 (R32) -> op1 (R32)")
+    inst = chain(xadd, pair)
+    other = inst.regs[0]                       # the destination, read and written, not on this pair
+    assert breakers(xadd, inst, pair, None, set()) == [f"mov {other}, 0"]
+    adc = cat.get("ADC_13 (R64, R64)")         # the carry flag is read and written: broken by a test
+    pair = _pair(adc, "op0 (R64) -> op0 (R64)")
+    lines = breakers(adc, chain(adc, pair), pair, None, {"rbx", "rcx"})
+    assert len(lines) == 1 and lines[0].startswith("test ")
+    for name, text in (("VFMADD231PS (XMM, XMM, XMM)", "op1 (XMM) -> op0 (XMM)"),   # nothing else carried
+                       ("DIV (R64)", None)):                                          # uops.info: none
+        form = cat.get(name)
+        pair = _pair(form, text) if text else latency_pairs(form)[0]
+        assert breakers(form, chain(form, pair) or instantiate(form), pair, None, set()) == []
+
+
+def test_a_pair_alone_in_its_loop_keeps_the_lower_figure(cat):
+    from cyclebench.instructions.isolate import INDEPENDENT
+    xadd = cat.get("XADD (R32, R32)")
+    # the pair's chain runs at the other operand's pace until that is broken: no dependency left
+    d = measure_pair(Session(measure_fn=Fake({"mov e": 0.5}, default=1.0)), xadd, _pair(xadd, "op1 (R32) -> op1 (R32)"))
+    assert d["value"] == 0.0 and d["label"] == INDEPENDENT and d["isolated"]["without"] == pytest.approx(1.0)
+    # breaking the others changes nothing: the first figure stands, the experiment is kept beside it
+    d = measure_pair(Session(measure_fn=Fake({}, default=1.0)), xadd, _pair(xadd, "op1 (R32) -> op1 (R32)"))
+    assert d["value"] == pytest.approx(1.0) and d["label"] is None and d["isolated"]["breakers"]
