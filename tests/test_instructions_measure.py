@@ -461,3 +461,25 @@ def test_a_pair_alone_in_its_loop_keeps_the_lower_figure(cat):
     # breaking the others changes nothing: the first figure stands, the experiment is kept beside it
     d = measure_pair(Session(measure_fn=Fake({}, default=1.0)), xadd, _pair(xadd, "op1 (R32) -> op1 (R32)"))
     assert d["value"] == pytest.approx(1.0) and d["label"] is None and d["isolated"]["breakers"]
+
+
+class UnstableFirst(Fake):
+    """The first reading of each snippet containing ``key`` is unstable (a burst on the host)."""
+
+    def __init__(self, table, key):
+        super().__init__(table)
+        self.key, self.seen = key, set()
+
+    def __call__(self, code, init=None, **kw):
+        r = super().__call__(code, init, **kw)
+        if self.key in code and code not in self.seen:
+            self.seen.add(code)
+            r.stable = False
+        return r
+
+
+def test_an_unstable_pin_reading_is_measured_again(cat):
+    fake = _mask_fake()
+    s = Session(measure_fn=UnstableFirst(fake.table, "vmovdqu64 zmm1{k1}, zmm1"))
+    assert s.step_bounds("vec2k512") == (5.0, 5.0)          # pinned on the second attempt
+    assert s.refs["pin:vec2k512"]["attempts"] == 2
