@@ -6,6 +6,7 @@ import pytest
 
 from cyclebench.instructions import Catalogue, latency_pairs
 from cyclebench.instructions import connectors as C
+from cyclebench.instructions import memory_chain as M
 from cyclebench.instructions.characterize import (Session, characterize, measure_pair,
                                                   measure_throughput, value_init, value_pattern)
 from settle import settled, unsettled
@@ -352,31 +353,31 @@ def test_memory_chain_fill_goes_between_the_value_and_memory():
     mem = C.Port("MEM", bits=256, mem="[r14+0x40]")
     ymm = C.port_for_register("ymm1")
     store = C.connect(ymm, mem, set())
-    f = C.filled(store, ymm, mem, set())
-    assert f.lines == ["vpand ymm1, ymm1, ymm1"] * C.FILL_VEC + ["vmovdqu ymmword ptr [r14+0x40], ymm1"]
-    assert f.steps == ["vand256"] * C.FILL_VEC + ["store_v256"]
+    f = M.filled(store, ymm, mem, set())
+    assert f.lines == ["vpand ymm1, ymm1, ymm1"] * M.FILL_VEC + ["vmovdqu ymmword ptr [r14+0x40], ymm1"]
+    assert f.steps == ["vand256"] * M.FILL_VEC + ["store_v256"]
     # a narrow store is a 32-bit vmovd; the fill ANDs the whole register (a VEX xmm AND would clear
     # the upper lanes of the form's output)
     m8 = C.Port("MEM", bits=8, mem="[r14+0x40]")
-    f = C.filled(C.connect(ymm, m8, set()), ymm, m8, set())
+    f = M.filled(C.connect(ymm, m8, set()), ymm, m8, set())
     assert f.lines[-2:] == ["vpand ymm1, ymm1, ymm1", "vmovd dword ptr [r14+0x40], xmm1"]
     zmm17 = C.port_for_register("zmm17")
-    assert C.filled(C.connect(zmm17, mem, set()), zmm17, mem, set()).lines[0] == "vpandd zmm17, zmm17, zmm17"
+    assert M.filled(C.connect(zmm17, mem, set()), zmm17, mem, set()).lines[0] == "vpandd zmm17, zmm17, zmm17"
     # a GPR loaded back from memory: add/sub pairs with a free register after the load
     m32 = C.Port("MEM", bits=32, mem="[r14+0x40]")
     ecx = C.port_for_register("ecx")
-    f = C.filled(C.connect(m32, ecx, {"rcx"}), m32, ecx, {"rcx", "r13"})
+    f = M.filled(C.connect(m32, ecx, {"rcx"}), m32, ecx, {"rcx", "r13"})
     assert f.lines[0] == "mov ecx, dword ptr [r14+0x40]" and f.lines[1:3] == ["add rcx, r12", "sub rcx, r12"]
-    assert f.steps == ["load_g32"] + ["alu"] * 2 * C.FILL_GPR
+    assert f.steps == ["load_g32"] + ["alu"] * 2 * M.FILL_GPR
     # the address: more value-preserving add/sub pairs on the base register
     addr = C.Port("ADDR", mem="[r14+0x40]")
-    f = C.filled(C.connect(ymm, addr, set()), ymm, addr, set())
-    assert f.lines[-2:] == ["add r14, r13", "sub r14, r13"] and f.steps.count("alu") == 2 + 2 * C.FILL_GPR
+    f = M.filled(C.connect(ymm, addr, set()), ymm, addr, set())
+    assert f.lines[-2:] == ["add r14, r13", "sub r14, r13"] and f.steps.count("alu") == 2 + 2 * M.FILL_GPR
     # no fill for a mask register or for a chain that does not go through memory
     k1 = C.port_for_register("k1")
-    assert C.filled(C.connect(k1, C.Port("MEM", bits=64, mem="[r14+0x40]"), set()), k1,
+    assert M.filled(C.connect(k1, C.Port("MEM", bits=64, mem="[r14+0x40]"), set()), k1,
                     C.Port("MEM", bits=64, mem="[r14+0x40]"), set()) is None
-    assert C.filled(C.connect(ymm, k1, set()), ymm, k1, set()) is None
+    assert M.filled(C.connect(ymm, k1, set()), ymm, k1, set()) is None
 
 
 def _store_fake(plain, filled):

@@ -24,7 +24,7 @@ import time
 
 from ..errors import CycleBenchError
 from . import connectors as C
-from . import isolate, renaming
+from . import isolate, memory_chain, renaming
 from .forms import Form
 from .instantiate import Instance, LatencyPair, Ref, chain, instantiate, latency_pairs, verified
 from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, form_init, form_notes,
@@ -122,7 +122,7 @@ def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int 
         return doc, ctx
     doc["method"] = "chain + connector"
     upper, lower, exact, doc["connector"] = _closed(session, m.value, conn)
-    fill = C.filled(conn, end, start, used)
+    fill = memory_chain.filled(conn, end, start, used)
     if fill is not None and not exact:
         try:
             f = session.measure([inst.text] + fill.lines + extra, init, pattern=pattern)
@@ -135,7 +135,7 @@ def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int 
             doc["connector"]["filled"] = {**f_conn, "cycles": f.value, "upper": f_upper}
             if f_lower is not None:
                 lower = f_lower if lower is None else max(lower, f_lower)
-            if f_upper < upper:        # the lower of two upper bounds (connectors.filled)
+            if f_upper < upper:        # the lower of two upper bounds (memory_chain.py)
                 upper = f_upper
                 doc.update(code=f.code, uncertainty=f.uncertainty, samples=f.samples, warnings=f.warnings,
                            linear=f.linear, stable=f.stable)
