@@ -42,6 +42,13 @@ def _end_registers(form: Form, inst: Instance, pair: LatencyPair) -> set[str]:
     return out
 
 
+def _is_gpr(reg: str) -> bool:
+    try:
+        return C.port_for_register(reg).kind == "GPR"
+    except KeyError:
+        return False
+
+
 def _register_breaker(form: Form, reg: str) -> str | None:
     port = C.port_for_register(reg)
     if port.kind == "GPR":
@@ -74,7 +81,9 @@ def breakers(form: Form, inst: Instance, pair: LatencyPair, mem: str | None, use
         if line and line not in out:
             out.append(line)
     for imp in form.implicit:
-        if imp.read and imp.write and _full(imp.register) not in ends:
+        # a pointer the form reads memory through (string operations' rsi/rdi) must keep its value
+        if imp.read and imp.write and not (form.implicit_memory and _is_gpr(imp.register)) \
+                and _full(imp.register) not in ends:
             try:
                 line = _register_breaker(form, imp.register)
             except KeyError:
