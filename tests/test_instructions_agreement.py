@@ -157,3 +157,25 @@ def test_a_memory_pair_bound_against_a_figure_without_memory_pairs(tmp_path):
     d["latency"][1].update(start="mem op3 (M512)", bound="upper")
     assert cause(d, recs["VPANDQ (ZMM, K, ZMM, M512)"], form("VPANDQ (ZMM, K, ZMM, M512)"),
                  "latency_max") == "bound only (upper bound)"
+
+
+def test_pairs_the_published_method_does_not_measure_are_not_compared(tmp_path):
+    from cyclebench.instructions.agreement import ours, published_pair
+    # uops.info has no chain from memory into a mask register, nor from a mask register to memory
+    assert not published_pair({"start": "addr op3", "end": "op0 (K)"})
+    assert not published_pair({"start": "mem op3 (M256)", "end": "op0 (K)"})
+    assert not published_pair({"start": "op1 (K)", "end": "mem op0 (M32)"})
+    assert published_pair({"start": "addr op0", "end": "mem op0 (M32)"})
+    assert published_pair({"start": "mem op2 (M256)", "end": "op0 (YMM)"})
+    # divide/square root: the address but not the memory value, nothing from or to the write mask
+    assert not published_pair({"start": "mem op2 (M512)", "end": "op0 (ZMM)"}, "VSQRTPD_Z (ZMM, K, M512)")
+    assert not published_pair({"start": "op1 (K)", "end": "op0 (ZMM)"}, "VDIVPS_Z (ZMM, K, ZMM, ZMM)")
+    assert published_pair({"start": "addr op2", "end": "op0 (ZMM)"}, "VSQRTPD_Z (ZMM, K, M512)")
+    assert published_pair({"start": "mem op2 (M512)", "end": "op0 (ZMM)"}, "VADDPD_Z (ZMM, K, ZMM, M512)")
+    d = doc("VPTESTNMD (K, XMM, M128)", [3.0, 12.0], 0.5)
+    d["latency"][0].update(start="op1 (XMM)", end="op0 (K)")
+    d["latency"][1].update(start="addr op2", end="op0 (K)", bound="upper")
+    assert ours(d, "latency_max") == (3.0, "exact")         # the address pair is shown, not compared
+    d["latency"][1].update(stable=False)
+    from cyclebench.instructions.agreement import unsettled
+    assert not unsettled(d, "latency_max")                  # nor does its stability count

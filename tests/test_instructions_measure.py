@@ -6,6 +6,7 @@ import pytest
 
 from cyclebench.instructions import Catalogue, latency_pairs
 from cyclebench.instructions import connectors as C
+from cyclebench.instructions import memory_chain as M
 from cyclebench.instructions.characterize import (Session, characterize, measure_pair,
                                                   measure_throughput, value_init, value_pattern)
 from settle import settled, unsettled
@@ -338,6 +339,68 @@ def test_mask_pair_stays_a_bound_when_the_pin_fails(cat):
     assert d["lower"] == pytest.approx(7.0 - 5.12)
 
 
+def test_exact_connector_chain_rounds_to_the_whole_cycle(cat):
+    # uops.info rounds a chain's cycles (int(cycles + .2)): a 512-bit mask loop's fraction is no step's
+    form = cat.get("VPSLLVQ_Z (ZMM, K, ZMM, ZMM)")
+    for chain, expected in ((7.13, 2.0), (6.85, 2.0), (7.5, 2.5)):
+        d = measure_pair(Session(measure_fn=_mask_fake(chain=chain)), form, _pair(form, "op1 (K) -> op0 (ZMM)"))
+        assert d["bound"] == "exact" and d["value"] == pytest.approx(expected)
+
+
+# ------------------------------------------------------------------------------ memory chains
+
+def test_memory_chain_fill_goes_between_the_value_and_memory():
+    mem = C.Port("MEM", bits=256, mem="[r14+0x40]")
+    ymm = C.port_for_register("ymm1")
+    store = C.connect(ymm, mem, set())
+    f = M.filled(store, ymm, mem, set())
+    assert f.lines == ["vpand ymm1, ymm1, ymm1"] * M.FILL_VEC + ["vmovdqu ymmword ptr [r14+0x40], ymm1"]
+    assert f.steps == ["vand256"] * M.FILL_VEC + ["store_v256"]
+    # a narrow store is a 32-bit vmovd; the fill ANDs the whole register (a VEX xmm AND would clear
+    # the upper lanes of the form's output)
+    m8 = C.Port("MEM", bits=8, mem="[r14+0x40]")
+    f = M.filled(C.connect(ymm, m8, set()), ymm, m8, set())
+    assert f.lines[-2:] == ["vpand ymm1, ymm1, ymm1", "vmovd dword ptr [r14+0x40], xmm1"]
+    zmm17 = C.port_for_register("zmm17")
+    assert M.filled(C.connect(zmm17, mem, set()), zmm17, mem, set()).lines[0] == "vpandd zmm17, zmm17, zmm17"
+    # a GPR loaded back from memory: add/sub pairs with a free register after the load
+    m32 = C.Port("MEM", bits=32, mem="[r14+0x40]")
+    ecx = C.port_for_register("ecx")
+    f = M.filled(C.connect(m32, ecx, {"rcx"}), m32, ecx, {"rcx", "r13"})
+    assert f.lines[0] == "mov ecx, dword ptr [r14+0x40]" and f.lines[1:3] == ["add rcx, r12", "sub rcx, r12"]
+    assert f.steps == ["load_g32"] + ["alu"] * 2 * M.FILL_GPR
+    # the address: more value-preserving add/sub pairs on the base register
+    addr = C.Port("ADDR", mem="[r14+0x40]")
+    f = M.filled(C.connect(ymm, addr, set()), ymm, addr, set())
+    assert f.lines[-2:] == ["add r14, r13", "sub r14, r13"] and f.steps.count("alu") == 2 + 2 * M.FILL_GPR
+    # no fill for a mask register or for a chain that does not go through memory
+    k1 = C.port_for_register("k1")
+    assert M.filled(C.connect(k1, C.Port("MEM", bits=64, mem="[r14+0x40]"), set()), k1,
+                    C.Port("MEM", bits=64, mem="[r14+0x40]"), set()) is None
+    assert M.filled(C.connect(ymm, k1, set()), ymm, k1, set()) is None
+
+
+def _store_fake(plain, filled):
+    return Fake({"vpsubw ymm1{k1}, ymm2, ymmword ptr [r14+0x40]\nvmovdqu": plain,
+                 "vpsubw ymm1{k1}, ymm2, ymmword ptr [r14+0x40]\nvpand": filled,
+                 "vmovdqu ymmword ptr [r14+0x40], ymm1\nvmovdqu ymm1, ymmword ptr [r14+0x40]": 10.0,
+                 "vpand ymm1, ymm1, ymm1": 1.0})
+
+
+@pytest.mark.parametrize("plain, filled, expected, chosen", [
+    (12.0, 16.0, 10.0, "filled"),      # Zen 4: the round trip is a cycle shorter behind five ANDs
+    (12.0, 18.0, 11.0, None),          # the fill did not help: the plain chain's bound stands
+    (12.0, 4.0, 11.0, None),           # faster than the fill's own five cycles: not a reading
+])
+def test_memory_pair_keeps_the_lower_of_the_plain_and_filled_bounds(cat, plain, filled, expected, chosen):
+    form = cat.get("VPSUBW (YMM, K, YMM, M256)")
+    d = measure_pair(Session(measure_fn=_store_fake(plain, filled)), form,
+                     _pair(form, "mem op3 (M256) -> op0 (YMM)"))
+    assert d["bound"] == "upper" and d["value"] == pytest.approx(expected)
+    assert d["connector"].get("chosen") == chosen
+    assert d["lower"] <= d["value"]
+
+
 # ------------------------------------------------------------------------------ copies per run
 
 class ByCopies(Fake):
@@ -367,3 +430,57 @@ def test_throughput_keeps_the_faster_of_16_and_4_copies(cat):
     rmw = measure_throughput(Session(measure_fn=ByCopies({FEW_COPIES: 0.1, "else": 1.0})),
                              cat.get("AND (M32, I8)"))
     assert rmw["copies"] == 32 and "by_copies" not in rmw
+
+
+# ------------------------------------------------------------------------------ isolated pairs
+
+def test_breakers_cover_the_other_read_written_operands(cat):
+    from cyclebench.instructions.instantiate import chain, instantiate
+    from cyclebench.instructions.isolate import breakers
+    xadd = cat.get("XADD (R32, R32)")
+    pair = _pair(xadd, "op1 (R32) -> op1 (R32)")
+    inst = chain(xadd, pair)
+    other = inst.regs[0]                       # the destination, read and written, not on this pair
+    assert breakers(xadd, inst, pair, None, set()) == [f"mov {other}, 0"]
+    adc = cat.get("ADC_13 (R64, R64)")         # the carry flag is read and written: broken by a test
+    pair = _pair(adc, "op0 (R64) -> op0 (R64)")
+    lines = breakers(adc, chain(adc, pair), pair, None, {"rbx", "rcx"})
+    assert len(lines) == 1 and lines[0].startswith("test ")
+    for name, text in (("VFMADD231PS (XMM, XMM, XMM)", "op1 (XMM) -> op0 (XMM)"),   # nothing else carried
+                       ("DIV (R64)", None)):                                          # uops.info: none
+        form = cat.get(name)
+        pair = _pair(form, text) if text else latency_pairs(form)[0]
+        assert breakers(form, chain(form, pair) or instantiate(form), pair, None, set()) == []
+
+
+def test_a_pair_alone_in_its_loop_keeps_the_lower_figure(cat):
+    from cyclebench.instructions.isolate import INDEPENDENT
+    xadd = cat.get("XADD (R32, R32)")
+    # the pair's chain runs at the other operand's pace until that is broken: no dependency left
+    d = measure_pair(Session(measure_fn=Fake({"mov e": 0.5}, default=1.0)), xadd, _pair(xadd, "op1 (R32) -> op1 (R32)"))
+    assert d["value"] == 0.0 and d["label"] == INDEPENDENT and d["isolated"]["without"] == pytest.approx(1.0)
+    # breaking the others changes nothing: the first figure stands, the experiment is kept beside it
+    d = measure_pair(Session(measure_fn=Fake({}, default=1.0)), xadd, _pair(xadd, "op1 (R32) -> op1 (R32)"))
+    assert d["value"] == pytest.approx(1.0) and d["label"] is None and d["isolated"]["breakers"]
+
+
+class UnstableFirst(Fake):
+    """The first reading of each snippet containing ``key`` is unstable (a burst on the host)."""
+
+    def __init__(self, table, key):
+        super().__init__(table)
+        self.key, self.seen = key, set()
+
+    def __call__(self, code, init=None, **kw):
+        r = super().__call__(code, init, **kw)
+        if self.key in code and code not in self.seen:
+            self.seen.add(code)
+            r.stable = False
+        return r
+
+
+def test_an_unstable_reference_reading_is_measured_again(cat):
+    fake = _mask_fake()
+    s = Session(measure_fn=UnstableFirst(fake.table, "vmovdqu64 zmm1{k1}, zmm1"))
+    assert s.step_bounds("vec2k512") == (5.0, 5.0)          # pinned on the second reading
+    assert s.refs["pin:vec2k512"]["stable"]

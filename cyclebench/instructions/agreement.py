@@ -70,12 +70,42 @@ def targets(records: dict, catalogue) -> list[Target]:
 
 # ------------------------------------------------------------------------------------ figures
 
+def _divides(form_name: str) -> bool:
+    """uops.info's divide/square-root class (its ``isDivOrSqrtInstr``: DIV or SQRT in the iclass)."""
+    head = form_name.split(" (")[0].upper()
+    return "DIV" in head or "SQRT" in head
+
+
+def published_pair(pair: dict, form_name: str = "") -> bool:
+    """Whether uops.info's method measures a pair of this kind at all (nanoBench
+    ``tools/cpuBench/cpuBench.py``, ``getLatConfigLists``); its figures count no other pair:
+
+    * memory pairs go to or from general-purpose, vector and MMX registers only: none from a memory
+      operand or its address into a mask register, none from a mask register into memory (ZEN4
+      publishes ``KMOVD (K, M32)`` without a latency, and none of its 183 forms that write a mask
+      register from a memory operand has a ``≤`` part);
+    * divide and square-root forms (DIV or SQRT in the name) get their own chains: from the
+      memory operand's address but not its value, none from or to the write mask, none into flags.
+
+    Such pairs are measured and shown, but not compared."""
+    start, end = str(pair.get("start", "")), str(pair.get("end", ""))
+    if start.startswith(("mem ", "addr ")) and end.endswith("(K)"):
+        return False
+    if start.endswith("(K)") and end.startswith("mem "):
+        return False
+    if _divides(form_name):
+        return not (start.startswith("mem ") or "(K)" in (start[-3:], end[-3:]) or end == "flags")
+    return True
+
+
 def ours(doc: dict, figure: str) -> tuple[float | None, str | None]:
-    """(value, bound) of one of our figures; the smallest latency over the measured pairs."""
+    """(value, bound) of one of our figures; the smallest latency over the measured pairs that the
+    published method also measures (published_pair)."""
     if figure == "throughput":
         tp = doc.get("throughput") or {}
         return tp.get("value"), tp.get("bound")
-    pairs = [p for p in doc.get("latency") or [] if p.get("value") is not None]
+    pairs = [p for p in doc.get("latency") or [] if p.get("value") is not None
+             and published_pair(p, doc.get("form", ""))]
     if not pairs:
         return None, None
     pick = min if figure == "latency_min" else max
@@ -128,8 +158,7 @@ def _issue_bound(doc: dict, our: float | None, their: float | None) -> bool:
 
 
 MEMORY_PAIR_CAUSE = ("published counts no memory pair: uops.info marks its memory and address pairs "
-                     "≤ and this figure has none (e.g. every ZEN4 form writing a mask register with a "
-                     "memory operand); our register pairs agree")
+                     "≤ and this figure has none; our register pairs agree")
 
 
 def _memory_pair_only(doc: dict, rec) -> bool:
@@ -138,7 +167,8 @@ def _memory_pair_only(doc: dict, rec) -> bool:
     v = rec.latency
     if v is None or v.lo_upper_bound or v.hi_upper_bound:
         return False
-    pairs = [p for p in doc.get("latency") or [] if p.get("value") is not None]
+    pairs = [p for p in doc.get("latency") or [] if p.get("value") is not None
+             and published_pair(p, doc.get("form", ""))]
     if not pairs:
         return False
     top = max(pairs, key=lambda p: p["value"])
@@ -154,7 +184,8 @@ def unsettled(doc: dict, figure: str) -> bool:
         part = doc.get("throughput") or {}
         return part.get("stable") is False or part.get("linear") is False
     return any(p.get("stable") is False or p.get("linear") is False
-               for p in doc.get("latency") or [] if p.get("value") is not None)
+               for p in doc.get("latency") or [] if p.get("value") is not None
+               and published_pair(p, doc.get("form", "")))
 
 
 def cause(doc: dict, rec, form, figure: str) -> str:

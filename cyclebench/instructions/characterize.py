@@ -24,7 +24,7 @@ import time
 
 from ..errors import CycleBenchError
 from . import connectors as C
-from . import renaming
+from . import isolate, memory_chain, renaming
 from .forms import Form
 from .instantiate import Instance, LatencyPair, Ref, chain, instantiate, latency_pairs, verified
 from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, form_init, form_notes,
@@ -66,6 +66,28 @@ def _pair_doc(pair: LatencyPair) -> dict:
 
 
 def measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int | None = None) -> dict:
+    """One pair's latency; measured again with the form's other read-written operands broken after
+    the chain (isolate.py), and the lower figure kept, as uops.info does."""
+    doc, ctx = _measure_pair(session, form, pair, pattern, [])
+    if doc["value"] is None or ctx is None:
+        return doc
+    extra = isolate.breakers(form, ctx["inst"], pair, _mem_text(ctx["inst"]), ctx["used"])
+    if not extra:
+        return doc
+    alone, _ = _measure_pair(session, form, pair, pattern, extra)
+    if alone["value"] is None or alone["stable"] is False or alone["value"] >= doc["value"]:
+        doc["isolated"] = {"breakers": extra, "value": alone["value"]}
+        return doc
+    alone["isolated"] = {"breakers": extra, "value": alone["value"], "without": doc["value"]}
+    alone["method"] = f"{alone['method']}, other operands broken"
+    if renaming.no_dependency(alone["value"]) and alone["bound"] == "exact" and not alone.get("label"):
+        alone.update(value=0.0, lower=0.0, upper=0.0, label=isolate.INDEPENDENT)
+    return alone
+
+
+def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int | None,
+                  extra: list[str]) -> tuple[dict, dict | None]:
+    """(the pair's document, what it was measured with) with ``extra`` after the chain."""
     doc = _pair_doc(pair)
     inst = chain(form, pair)
     conn = None
@@ -73,45 +95,76 @@ def measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int |
     if not direct:
         inst = instantiate(form)
     verified([inst])
+    used = used_gprs(inst.text, *inst.init)
     if not direct:
         try:
             start, end = _port(form, inst, pair.start), _port(form, inst, pair.end)
-            conn = C.connect(end, start, used_gprs(inst.text, *inst.init))
+            conn = C.connect(end, start, used)
         except C.NoConnector as e:
             doc["error"] = f"not measured: {e}"
-            return doc
-    code = [inst.text] + (conn.lines if conn else [])
+            return doc, None
+    ctx = {"inst": inst, "used": used | used_gprs(conn.text if conn else "")}
+    code = [inst.text] + (conn.lines if conn else []) + extra
     init = form_init(form, inst) + (conn.init if conn else [])
+    pattern = value_pattern(form) if pattern is None else pattern
     try:
-        m = session.measure(code, init, pattern=value_pattern(form) if pattern is None else pattern)
+        m = session.measure(code, init, pattern=pattern)
     except CycleBenchError as e:
         doc.update(error=e.cause, code="\n".join(code))
-        return doc
+        return doc, None
     doc.update(code=m.code, init=m.init, uncertainty=m.uncertainty, stable=m.stable,
                samples=m.samples, warnings=m.warnings, linear=m.linear)
     if not conn or not conn.steps:
         doc.update(value=m.value, bound="exact", lower=m.value, upper=m.value, method="chain",
                    same_register=direct and renaming.same_register_chain(form, pair))
-        if renaming.no_dependency(m.value):        # zero idiom / eliminated move: latency 0
+        if renaming.no_dependency(m.value) and not extra:   # zero idiom / eliminated move: latency 0
             doc.update(renaming.zero_update(form, m.value, doc["same_register"]))
-        return doc
+        return doc, ctx
+    doc["method"] = "chain + connector"
+    upper, lower, exact, doc["connector"] = _closed(session, m.value, conn)
+    fill = memory_chain.filled(conn, end, start, used)
+    if fill is not None and not exact:
+        try:
+            f = session.measure([inst.text] + fill.lines + extra, init, pattern=pattern)
+        except CycleBenchError:
+            f = None
+        # a chain can't run faster than the fill's own one-cycle steps: such a reading is not kept
+        floor = sum(session.step_bounds(s)[0] for s in fill.steps if not s.startswith(("store_", "load_")))
+        if f is not None and f.stable is not False and f.value >= floor:
+            f_upper, f_lower, _, f_conn = _closed(session, f.value, fill)
+            doc["connector"]["filled"] = {**f_conn, "cycles": f.value, "upper": f_upper}
+            if f_lower is not None:
+                lower = f_lower if lower is None else max(lower, f_lower)
+            if f_upper < upper:        # the lower of two upper bounds (memory_chain.py)
+                upper = f_upper
+                doc.update(code=f.code, uncertainty=f.uncertainty, samples=f.samples, warnings=f.warnings,
+                           linear=f.linear, stable=f.stable)
+                doc["connector"].update(f_conn, chosen="filled")
+    if exact:
+        doc.update(value=upper, bound="exact", lower=upper, upper=upper)
+    else:
+        doc.update(value=upper, bound="upper", lower=None if lower is None else min(lower, upper), upper=upper)
+    return doc, ctx
+
+
+def _closed(session: Session, cycles: float, conn: C.Connector) -> tuple[float, float | None, bool, dict]:
+    """(upper, lower, exact, connector doc) of a pair whose chain with ``conn`` took ``cycles`` per link.
+
+    An exact connector (its steps pinned or whole one-cycle steps) leaves the pair exact; the chain's
+    cycles are then taken to the whole cycle within connectors.PIN_WHOLE, as uops.info rounds its
+    chains (``int(cycles + .2)``): a 512-bit mask loop's fraction (6.14) is no step's."""
     bounds = [session.step_bounds(s) for s in conn.steps]
-    if m.value < sum(b[0] for b in bounds):
+    if cycles < sum(b[0] for b in bounds):
         # this chain ran faster than its connector's lower bounds allow: memory renaming bypassed
         # a store/load that the reference loop saw go through the store queue; it may cost 0 here
         bounds = [(C.lower_bound(s), b[1]) for s, b in zip(conn.steps, bounds)]
     lo_c = sum(b[0] for b in bounds)
     hi_c = None if any(b[1] is None for b in bounds) else sum(b[1] for b in bounds)
-    doc["connector"] = {"code": conn.text, "steps": conn.steps, "latency_lower": lo_c,
-                        "latency_upper": hi_c}
-    doc["method"] = "chain + connector"
-    upper = max(0.0, m.value - lo_c)
+    info = {"code": conn.text, "steps": conn.steps, "latency_lower": lo_c, "latency_upper": hi_c}
     if hi_c is not None and hi_c - lo_c <= EXACT_SLACK * len(bounds):
-        doc.update(value=upper, bound="exact", lower=upper, upper=upper)
-    else:
-        lower = None if hi_c is None else max(0.0, m.value - hi_c)
-        doc.update(value=upper, bound="upper", lower=lower, upper=upper)
-    return doc
+        value = max(0.0, C.whole_cycles(cycles) - lo_c)
+        return value, value, True, info
+    return max(0.0, cycles - lo_c), None if hi_c is None else max(0.0, cycles - hi_c), False, info
 
 
 def measure_same_register(session: Session, form: Form, pattern: int | None = None) -> dict | None:

@@ -36,6 +36,7 @@ gpr2mm     movq mm_s, e            GPR -> MM         movq mm1, rbx; movq rbx, mm
 mm2gpr     movq s, mm_e            MM -> GPR         (same)
 store/load store to / load from the form's memory    store then load of the same size
            operand (store forwarding)
+vandW      vpand v, v, v (memory_chain.py's fill)    its own self-chain (exact)
 =========  ========================================  ==================================
 
 The mask steps are pinned (uops.info's method, see ``PINNING``): ``vpcmpuq`` closed by a
@@ -85,6 +86,11 @@ def _vec_move(bits):
 
 _VEC_REGS = ((128, "xmm"), (256, "ymm"), (512, "zmm"))
 
+
+def vand(reg: str) -> str:
+    """``vpand`` (VEX) where it encodes the register, else ``vpandd`` (zmm, xmm16-31)."""
+    return "vpandd" if reg.startswith("z") or int(re.sub(r"\D", "", reg)) >= 16 else "vpand"
+
 REFERENCES: dict[str, tuple[str, int]] = {
     "alu": ("add rbx, rcx; sub rbx, rcx", 1),
     "test": ("test rbx, rbx; cmovc rbx, rbx", 1),
@@ -98,6 +104,8 @@ REFERENCES: dict[str, tuple[str, int]] = {
                        f"kmov{'bwdq'[(b // 8).bit_length() - 1]} k1, {_SIZE[b]} ptr {_M}", 1)
        for b in (8, 16, 32, 64)},
     "store_mm64": (f"movq qword ptr {_M}, mm1; movq mm1, qword ptr {_M}", 1),
+    # fill steps (memory chains): a vector AND of a register with itself, its own self-chain
+    **{f"vand{b}": (f"{vand(f'{r}1')} {r}1, {r}1, {r}1", 0) for b, r in _VEC_REGS},
 }
 # steps that share a reference loop with their inverse
 _SAME_REF = {"cmov": "test", "vec2gpr": "gpr2vec", "k2gpr": "gpr2k", "mm2gpr": "gpr2mm",
@@ -360,10 +368,10 @@ def _store(end: Port, start: Port, used: set[str]) -> Connector:
     bits = start.bits or 64
     m = start.mem
     if end.kind == "VEC":
-        if bits == 16:
-            return Connector([f"vpextrw word ptr {m}, {vec(end.reg, 128)}, 0"], ["store_v16"])
-        if bits == 8:
-            return Connector([f"vpextrb byte ptr {m}, {vec(end.reg, 128)}, 0"], ["store_v8"])
+        if bits in (8, 16):
+            # a 32-bit store holds the operand in its low bytes and forwards to its narrower load in
+            # one µop; vpextrb/w would add a shuffle (uops.info also stores 32 bits here)
+            return Connector([f"vmovd dword ptr {m}, {vec(end.reg, 128)}"], ["store_v32"])
         if bits not in (32, 64, 128, 256, 512):
             raise NoConnector(f"no vector store of {bits} bits")
         ins, kind = _vec_move(bits)

@@ -26,6 +26,7 @@ SCHEMA_VERSION = 1
 THROUGHPUT_COPIES = 16
 MAX_PAIRS = 16
 EXACT_SLACK = 0.05           # connector bounds closer than this (per step) count as exact
+REF_ATTEMPTS = 3             # readings of a reference loop while it stays unstable
 F32_ONES = 0x3F8000003F800000      # 1.0f in both halves of a 64-bit lane
 F64_ONE = 0x3FF0000000000000       # 1.0 (as f32 lanes: 0.0 and 1.875, both normal)
 DIVIDEND = {16: "mov eax, 0x7fff", 32: "mov eax, 0x7fffffff", 64: "mov rax, 0x7fffffffffffffff"}
@@ -134,7 +135,7 @@ class Session:
         if key not in self.refs:
             code, others = C.REFERENCES[key]
             try:
-                m = self.measure(code.split("; "), [])
+                m = self.settled(code.split("; "))
                 lower = C.lower_bound(step, m.value)
                 self.refs[key] = {"code": code, "cycles": m.value, "uncertainty": m.uncertainty,
                                   "lower": lower, "upper": max(lower, m.value - others * lower),
@@ -158,15 +159,24 @@ class Session:
         if key not in self.refs:
             loop, closing = C.PINNING[step]
             try:
-                a = self.measure(loop.split("; "), [])
-                b = self.measure([closing], [])
-                value = C.pinned(a.value, b.value) if a.stable and b.stable else None
-                self.refs[key] = {"code": loop, "closing": closing, "cycles": a.value,
-                                  "closing_cycles": b.value, "value": value,
-                                  "stable": a.stable and b.stable}
+                a, b = self.settled(loop.split("; ")), self.settled([closing])
             except CycleBenchError as e:
                 self.refs[key] = {"code": loop, "closing": closing, "error": e.cause, "value": None}
+                return None
+            stable = a.stable and b.stable
+            self.refs[key] = {"code": loop, "closing": closing, "cycles": a.value,
+                              "closing_cycles": b.value, "stable": stable,
+                              "value": C.pinned(a.value, b.value) if stable else None}
         return self.refs[key]["value"]
+
+    def settled(self, code: list[str]) -> Measured:
+        """A reference loop, measured again while its reading is unstable (up to REF_ATTEMPTS): one
+        reading serves every pair of the process that goes through the step."""
+        for _ in range(REF_ATTEMPTS):
+            m = self.measure(code, [])
+            if m.stable:
+                break
+        return m
 
 
 def form_init(form: Form, inst: Instance) -> list[str]:

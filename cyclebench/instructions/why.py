@@ -10,7 +10,9 @@ differently (issue 9), each measured here on the same form:
 * **addresses** of read-modify-write copies: one operand width apart (ours), one cache line per
   copy, one shared address;
 * **the same register** for every register operand against distinct ones (latency: the
-  characterisation measures both, and their entries are listed).
+  characterisation measures both, and their entries are listed);
+* **latency configurations** a pair was measured in besides the one kept: with the form's other
+  read-written operands broken or not (isolate.py), a memory chain with uops.info's fill or without.
 
 A variant *reproduces* the published figure when it agrees within the comparison's tolerance
 (:func:`agreement.agrees`).  Nothing here changes the reported figures.
@@ -64,7 +66,26 @@ def explain(session: Session, form: Form, doc: dict, rec) -> dict:
                 entry["variants"].append({"variant": f"latency pair {what}", "value": p["value"],
                                           "bound": p["bound"],
                                           "reproduces": agrees(p["value"], their, their_bound, tol)})
+                for text, value in _pair_variants(p):
+                    entry["variants"].append({"variant": f"latency pair {what}, {text}", "value": value,
+                                              "bound": p["bound"],
+                                              "reproduces": agrees(value, their, their_bound, tol)})
         out["figures"].append(entry)
+    return out
+
+
+def _pair_variants(p: dict) -> list[tuple[str, float]]:
+    """The other configurations a pair was measured in (characterize.measure_pair keeps the lower):
+    without the breakers of the form's other operands, and the memory chain with or without the fill."""
+    out = []
+    iso = p.get("isolated") or {}
+    if iso.get("without") is not None:
+        out.append(("without breaking the other operands", iso["without"]))
+    elif iso.get("value") is not None:
+        out.append(("other operands broken (" + ", ".join(iso.get("breakers") or []) + ")", iso["value"]))
+    fill = (p.get("connector") or {}).get("filled")
+    if fill and fill.get("upper") is not None:
+        out.append(("memory chain with uops.info's fill", fill["upper"]))
     return out
 
 

@@ -1,0 +1,100 @@
+"""Dependency breakers that leave one latency pair's chain alone in its loop (uops.info's method).
+
+A chain for the pair ``start -> end`` repeats the form, so every other operand the form reads and
+writes (``xadd ebx, ecx``: ebx when the pair is ecx -> ecx; the flags of ``rcr``; a read-written
+memory operand) carries a chain of its own through the same loop, and the loop runs at the slower
+of them.  uops.info measures each pair a second time with an instruction after the chain that
+breaks every such other operand, and keeps the lower figure (nanoBench
+``tools/cpuBench/cpuBench.py``, ``getDependencyBreakingInstrs``: ``MOV reg, 0`` at the operand's
+own width, which keeps the flags; a vector zero idiom; ``TEST`` for the flags; ``MOV [m], 0``).
+It has no such configuration for divide and square-root forms (their own chains) or gathers and
+scatters, and neither does this module.
+
+A pair whose chain then runs faster than any dependency has no dependency: uops.info reads such a
+loop as ``int(cycles + .2) - chain``, 0 (``XADD (R32, R32)``, ecx -> ecx: ``[0;1]``).
+"""
+from __future__ import annotations
+
+from . import connectors as C
+from .forms import Form
+from .instantiate import Instance, LatencyPair
+
+INDEPENDENT = "no dependency once the other operands' chains are broken"
+_SIZE = {8: "byte", 16: "word", 32: "dword", 64: "qword"}
+
+
+def _full(reg: str) -> str:
+    """A register's name at full width, for comparing (``bl`` and ``rbx`` are one register)."""
+    try:
+        port = C.port_for_register(reg)
+    except KeyError:
+        return reg
+    return C.gpr(reg) if port.kind == "GPR" else (C.vec(reg, 512) if port.kind == "VEC" else reg.lower())
+
+
+def _end_registers(form: Form, inst: Instance, pair: LatencyPair) -> set[str]:
+    out = set()
+    for ref in (pair.start, pair.end):
+        if ref.kind == "op" and ref.pos in inst.regs:
+            out.add(_full(inst.regs[ref.pos]))
+        elif ref.kind == "implicit" and ref.register:
+            out.add(_full(ref.register))
+    return out
+
+
+def _is_gpr(reg: str) -> bool:
+    try:
+        return C.port_for_register(reg).kind == "GPR"
+    except KeyError:
+        return False
+
+
+def _register_breaker(form: Form, reg: str) -> str | None:
+    port = C.port_for_register(reg)
+    if port.kind == "GPR":
+        return None if C.gpr(reg) in ("rsp", "rbp", C.MEM_BASE) else f"mov {reg}, 0"
+    if port.kind == "VEC":
+        if form.encoding in ("VEX", "EVEX"):
+            zero = "vpxord" if port.bits == 512 or int("".join(c for c in reg if c.isdigit())) >= 16 else "vpxor"
+            return f"{zero} {reg}, {reg}, {reg}"
+        return f"pxor {reg}, {reg}"
+    if port.kind == "MM":
+        return f"pxor {reg}, {reg}"
+    return None
+
+
+def breakers(form: Form, inst: Instance, pair: LatencyPair, mem: str | None, used: set[str]) -> list[str]:
+    """Instructions to put after the chain that break every read-and-written operand of ``form``
+    other than the pair's own ends (empty: nothing else is carried, or the form is excluded)."""
+    head = form.mnemonic.upper()
+    if "DIV" in head or "SQRT" in head or "GATHER" in head or "SCATTER" in head:
+        return []
+    ends = _end_registers(form, inst, pair)
+    out: list[str] = []
+    for op in form.operands:
+        if op.kind != "reg" or not (op.read and op.write) or op.is_mask or op.pos not in inst.regs:
+            continue
+        reg = inst.regs[op.pos]
+        if _full(reg) in ends:
+            continue
+        line = _register_breaker(form, reg)
+        if line and line not in out:
+            out.append(line)
+    for imp in form.implicit:
+        # a pointer the form reads memory through (string operations' rsi/rdi) must keep its value
+        if imp.read and imp.write and not (form.implicit_memory and _is_gpr(imp.register)) \
+                and _full(imp.register) not in ends:
+            try:
+                line = _register_breaker(form, imp.register)
+            except KeyError:
+                line = None
+            if line and line not in out:
+                out.append(line)
+    memory = form.memory_operand
+    on_memory = {"mem", "addr"} & {pair.start.kind, pair.end.kind}
+    if memory is not None and memory.read and memory.write and not on_memory and mem and memory.bits in _SIZE:
+        out.append(f"mov {_SIZE[memory.bits]} ptr {mem}, 0")
+    if form.flags_read and form.flags_written and pair.start.kind != "flags":
+        t = C.scratch_gpr(set(used))
+        out.append(f"test {t}, {t}")        # reads a register nothing writes: the flags carry nothing
+    return out

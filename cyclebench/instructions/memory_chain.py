@@ -1,0 +1,82 @@
+"""uops.info's fill on memory chains: exact one-cycle steps between a pair's value and memory.
+
+A store-forwarding round trip costs more or less by a few cycles with the distance between the
+store and the load that reads it (Zen 4: ``vpsubw ymm1{k1}, ymm1, [m]; vmovdqu [m], ymm1`` reads
+12.0 per link, with five ``vpand ymm1, ymm1, ymm1`` between them 16.0, i.e. 11 against 10 once
+the fill is taken off).  uops.info always puts such a fill there (nanoBench
+``tools/cpuBench/cpuBench.py``, ``getLatConfigsFromRegToMem``: ``cRep + 1`` vector ANDs or
+``cRep`` ``MOVSX``) and keeps the least of its configurations; the pair is an upper bound either
+way, so the least of the plain and the filled chain is too (characterize.measure_pair).
+"""
+from __future__ import annotations
+
+import re
+
+from .connectors import MEM_BASE, Connector, Port, gpr, port_for_register, scratch_gpr, vand
+
+FILL_VEC = 5        # uops.info's fill before a memory chain's store: cRep + 1 = 5 vector ANDs
+FILL_GPR = 2        # ... and cRep = 4 one-cycle GPR steps (here two add/sub pairs)
+
+
+def through_memory(conn: Connector) -> bool:
+    """The connector closes the chain through a store and a load (a store-forwarding round trip)."""
+    return any(s.startswith(("store_", "load_")) for s in conn.steps)
+
+
+def filled(conn: Connector, end: Port, start: Port, used: set[str]) -> Connector | None:
+    """``conn`` with a chain of exact one-cycle steps on the value before it goes to memory (or after
+    it comes back), or None where no fill applies (mask, MMX, flags values)."""
+    if not through_memory(conn) and start.kind != "ADDR":
+        return None
+    if start.kind == "ADDR" and conn.lines[-2:] == [f"add {MEM_BASE}, {_last_gpr(conn)}",
+                                                   f"sub {MEM_BASE}, {_last_gpr(conn)}"]:
+        g = _last_gpr(conn)
+        extra = [f"add {MEM_BASE}, {g}", f"sub {MEM_BASE}, {g}"] * FILL_GPR
+        return Connector(conn.lines + extra, conn.steps + ["alu"] * 2 * FILL_GPR, conn.init)
+    store = start.kind == "MEM"
+    # the register the value is in on the memory side: stored from, or loaded into
+    line = conn.lines[-1] if store else conn.lines[0]
+    reg = _register_of(line, store)
+    near = end if store else start
+    if near.kind == "VEC" and reg is not None:
+        reg = near.reg                 # the whole register: a narrower AND would clear its upper lanes
+    if reg is None:
+        return None
+    port = port_for_register(reg)
+    if port.kind == "VEC":
+        fill = [f"{vand(reg)} {reg}, {reg}, {reg}"] * FILL_VEC
+        steps = [f"vand{port.bits}"] * FILL_VEC
+    elif port.kind == "GPR":
+        g = gpr(reg)
+        t = scratch_gpr(set(used) | {g} | {_full_name(r) for ln in conn.lines for r in _GPRS.findall(ln)})
+        fill = [f"add {g}, {t}", f"sub {g}, {t}"] * FILL_GPR
+        steps = ["alu"] * 2 * FILL_GPR
+    else:
+        return None
+    if store:
+        return Connector(conn.lines[:-1] + fill + conn.lines[-1:], conn.steps[:-1] + steps + conn.steps[-1:],
+                         conn.init)
+    return Connector(conn.lines[:1] + fill + conn.lines[1:], conn.steps[:1] + steps + conn.steps[1:], conn.init)
+
+
+_GPRS = re.compile(r"\b(r(?:[a-d]x|[sd]i|[sb]p|8|9|1[0-5])[dwb]?|e[a-d]x|e[sd]i|[a-d][lx]|[sd]il?)\b")
+
+
+def _full_name(name: str) -> str:
+    try:
+        return gpr(name)
+    except (KeyError, ValueError):
+        return name
+
+
+def _last_gpr(conn: Connector) -> str:
+    return conn.lines[-1].split(",")[-1].strip()
+
+
+def _register_of(line: str, store: bool) -> str | None:
+    """The register operand of a store (its source) or of a load (its destination)."""
+    ops = [o.strip() for o in line.split(None, 1)[1].split(",")] if " " in line else []
+    if not ops:
+        return None
+    reg = ops[1] if store else ops[0]
+    return None if "[" in reg or reg.startswith(("k", "mm")) else reg
