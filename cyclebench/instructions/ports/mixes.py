@@ -1,7 +1,8 @@
 """Interference measurements: a form alone and mixed with another in a given ratio.
 
 A mix of ``a`` instances of form A and ``b`` of form B is repeated until it holds at least
-:data:`MIN_INSTANCES` instructions, A and B interleaved evenly.  Each form's copies come from
+:data:`MIN_INSTANCES` instructions and :data:`MIN_COPIES` copies of each form (see
+:func:`repeats`), A and B interleaved evenly.  Each form's copies come from
 :func:`instantiate.independent_copies` (written registers rotate); A's copies pick their
 registers from one half of every register pool and B's from the other half, and neither picks
 the other's implicit or fixed registers; B's memory operands address another part of the data
@@ -24,7 +25,8 @@ from ..operands import NEVER_PICK, POOLS, full_register
 from ..session import Session, form_init
 
 MIN_INSTANCES = 16
-MAX_INSTANCES = 48
+MIN_COPIES = 8                # of each form: its copies take their registers from half a pool
+MAX_INSTANCES = 8 * 48
 SECOND_AREA = 0x2140          # bytes from the first form's addresses; not a multiple of 4 KiB
 _HALVES: tuple[frozenset, frozenset] | None = None
 
@@ -88,8 +90,12 @@ def spread(counts: list[tuple[str, int]]) -> list[str]:
 
 
 def repeats(counts: dict[str, int]) -> int:
+    """Units in the loop body: at least MIN_INSTANCES instructions, and at least MIN_COPIES of
+    each form.  A copy's destination is also a source in most forms (x86's two-operand forms, the
+    merging scalar SSE forms), so a form with one copy per loop iteration runs as a chain of its
+    own latency: a divide among 24 other instructions reads 10 cycles, not its 3."""
     unit = sum(counts.values())
-    return max(1, -(-MIN_INSTANCES // unit))
+    return max(1, -(-MIN_INSTANCES // unit), -(-MIN_COPIES // min(counts.values())))
 
 
 def mix_code(forms: dict[str, Form], counts: dict[str, int]) -> tuple[list[str], list[str], int]:

@@ -6,7 +6,8 @@ A mix with ``n[f]`` instances of each form runs, in the steady state, in
 
     T = max_r  sum_f n[f] * u[f][r]
 
-cycles.  The front end is one more resource every instruction uses ``1 / width`` of, and each
+cycles.  The front end is one more resource every instruction uses ``1 / width`` of (a form
+whose usage names ``FRONT_END`` uses that much instead), and each
 form's own throughput alone is a floor for its share (``n[f] x alone[f]``: adding other work never
 makes a form's stream faster).
 
@@ -58,14 +59,14 @@ class Model:
     def loads(self, counts: dict[str, int]) -> dict[str, float]:
         loads = {r: sum(n * self.usage[f].get(r, 0.0) for f, n in counts.items()) for r in self.resources}
         if self.width:
-            loads[FRONT_END] = sum(counts.values()) / self.width
+            loads[FRONT_END] = sum(n * self.usage.get(f, {}).get(FRONT_END, 1 / self.width) for f, n in counts.items())
         for f, n in counts.items():       # other work never makes a form's own stream faster
             if f in self.alone:
                 loads[f"{f} alone"] = n * self.alone[f]
         return loads
 
     def used(self, form: str) -> dict[str, float]:
-        return {r: v for r, v in self.usage.get(form, {}).items() if v >= USED}
+        return {r: v for r, v in self.usage.get(form, {}).items() if v >= USED and r != FRONT_END}
 
     def to_json(self) -> dict:
         return {"resources": self.resources, "width": self.width, "alone": self.alone,

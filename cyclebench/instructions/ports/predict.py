@@ -22,7 +22,7 @@ import iced_x86
 from ...errors import UsageError
 from ..catalogue import Catalogue
 from ..operands import full_register
-from .model import Model
+from .model import FRONT_END, Model
 
 ITERATIONS = 64
 FLAGS = -1
@@ -141,9 +141,11 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         else:
             unknown.append(f)
     if counts:
-        res, binding = model.cost(counts)
+        loads = model.loads(counts)
         if model.width:
-            res = max(res, len(forms) / model.width)
+            loads[FRONT_END] += len(unknown) / model.width
+        binding = max(loads, key=loads.get)
+        res = loads[binding]
     else:
         res, binding = (len(forms) / model.width if model.width else 0.0), None
     lats, assumed = [], 0
