@@ -197,6 +197,10 @@ def test_chain_bound_follows_registers_and_zero_idioms():
     assert chain_bound(ins, [3.0, 1.0]) == pytest.approx(3.0)
     ins = decode("xor eax, eax; imul rax, rax")     # the zero idiom cuts the chain
     assert chain_bound(ins, [1.0, 3.0]) == pytest.approx(0.0, abs=1e-9)
+    ins = decode("mov rax, [rax]; add rbx, [rcx]")    # a pointer chase carries the load-to-use time
+    assert chain_bound(ins, [(1.0, 4.0), (1.0, 5.0)]) == pytest.approx(4.0)
+    ins = decode("lea rax, [rax + rbx]")              # LEA's address is its data
+    assert chain_bound(ins, [(1.0, 4.0)]) == pytest.approx(1.0)
 
 
 def test_predict_takes_bytes_as_well_as_text(tmp_path):
@@ -213,9 +217,11 @@ def test_compiled_blocks_are_cut_at_branches_and_rebased():
     blocks = basic_blocks(code)
     assert blocks == [["mov rax,QWORD PTR [rdi+rcx*8]", "add rax,rdx", "imul rax,rsi"],
                       ["mov QWORD PTR [rdi+rcx*8],rax", "add rcx,0x1", "cmp rcx,rdx"]]
-    a = rebase(["mov rax,QWORD PTR [rdi+rcx*8]", "mov QWORD PTR [rdi+rcx*8],rax", "mov rdx,QWORD PTR [rsi]"])
-    assert a[0].endswith("[r14+0x40]") and a[1].startswith("mov QWORD PTR [r14+0x40]")   # aliasing kept
-    assert a[2].endswith("[r14+0x80]")
+    a = rebase(["mov rax,QWORD PTR [rdi+rcx*8]", "mov QWORD PTR [rdi+rcx*8],rax", "mov rdx,QWORD PTR [rsi]",
+                "mov QWORD PTR [rsi+0x8],rdx", "mov QWORD PTR [rsi-0x8],rdx"])
+    assert a[0].endswith("[r14+0x200]") and a[1].startswith("mov QWORD PTR [r14+0x200]")   # aliasing kept
+    assert a[2].endswith("[r14+0x400]")
+    assert "[r14+0x408]" in a[3] and "[r14+0x5f8]" in a[4]      # one base: the displacements kept
     assert rebase(["add rsp,0x8", "mov rax,rbx", "add rax,rcx"]) is None
 
 
@@ -223,3 +229,27 @@ def test_port_set_notation():
     assert port_set("FP0123") == {"FP0", "FP1", "FP2", "FP3"}
     assert port_set("p0156") == {"p0", "p1", "p5", "p6"}
     assert infer_mod.key({"b": 2, "a": 1}) == "1x a + 2x b"
+
+
+def test_stores_are_charged_per_distinct_cache_line():
+    # a core that writes two stores a cycle to one line and one a cycle to two lines
+    m = Model(["R0"], {"MOV (M64, R64)": {"R0": 0.5}}, 6, {"MOV (M64, R64)": 0.5}, {"MOV (M64, R64)": 1.0})
+    assert predict("mov [r14+0x40], rax; mov [r14+0x48], rbx", m).resource_bound == pytest.approx(1.0)
+    assert predict("mov [r14+0x40], rax; mov [r14+0x80], rbx", m).resource_bound == pytest.approx(2.0)
+    assert predict("mov [rax+8], rcx; mov [rbx+8], rcx; mov rdx, [rax+0x48]", m).binding_resource == "store lines"
+    assert Model.from_json(m.to_json()).lines == m.lines
+
+
+def test_store_lines_are_measured_once_and_read_back(tmp_path):
+    path = tmp_path / "ports.jsonl"
+    calls = []
+    st = store(path)
+    st.start({"forms": []}, resume=False)
+    inf = Inference(measure=cycles, record=st.append, measure_lines=lambda f: calls.append(f) or 1.0)
+    assert inf.lines(["load"]) == {"load": 1.0}
+    st.close()
+    st = store(path)
+    again = Inference(measure=cycles, measure_lines=lambda f: calls.append(f) or 2.0)
+    again.load(st.start({"forms": []}, resume=True))
+    st.close()
+    assert again.lines(["load"]) == {"load": 1.0} and calls == ["load"]

@@ -25,9 +25,14 @@
    a unit no blocker probes.  Such forms are paired with each other in the quadratic ratio; a form
    whose pair with a unit's first form adds up shares that unit (its usage of it is what the pair
    leaves over), any other becomes a unit of its own.  Only these forms use the new resources.
+7. **Store lines.**  Each form that writes memory, once more with its copies on distinct cache
+   lines (the mixes keep a form's copies on one address): the predictor charges a block's stores
+   per distinct line written (a core that writes two stores a cycle to one line may write one a
+   cycle to two lines; Zen 4 does).
 
-A form costs ``1 + 2 x blockers`` measurements (a slow form one more per unit) (each the best of two runs).  Every reading goes
-into a results store (cyclebench/study/store.py) as it is made; a resumed run reads them back
+A form costs ``1 + 2 x blockers`` measurements, each the best of two runs (a slow form one more
+per unit it is paired with, a store form one more for its lines).  Every reading goes into a
+results store (cyclebench/study/store.py) as it is made; a resumed run reads them back
 and measures only what is missing, and the model is rebuilt from the readings.
 """
 from __future__ import annotations
@@ -63,7 +68,9 @@ class Inference:
     """Readings (cached, stored as they come) and the steps above."""
     measure: Callable[[dict[str, int]], float | None]      # counts -> cycles per unit (None: failed)
     record: Callable[[dict], None] = lambda rec: None
+    measure_lines: Callable[[str], float | None] | None = None   # a store form, copies on distinct lines
     readings: dict[str, dict] = field(default_factory=dict)
+    line_readings: dict[str, dict] = field(default_factory=dict)
     measured: int = 0              # readings made in this run (not read back)
     log: Callable[[str], None] = lambda msg: None
 
@@ -71,6 +78,23 @@ class Inference:
         for rec in records:
             if rec.get("type") == "reading":
                 self.readings[key(rec["counts"])] = rec
+            elif rec.get("type") == "lines":
+                self.line_readings[rec["form"]] = rec
+
+    def lines(self, stores: list[str]) -> dict[str, float]:
+        """Step 7: each store form with its copies on distinct cache lines (a core may write
+        several stores a cycle to one line and fewer to several): cycles per store to a new line."""
+        out = {}
+        for f in stores:
+            if f not in self.line_readings and self.measure_lines is not None:
+                rec = {"type": "lines", "form": f, "cycles": self.measure_lines(f)}
+                self.line_readings[f] = rec
+                self.measured += 1
+                self.record(rec)
+            t = self.line_readings.get(f, {}).get("cycles")
+            if t:
+                out[f] = t
+        return out
 
     def cycles(self, counts: dict[str, int]) -> float | None:
         k = key(counts)
@@ -154,8 +178,9 @@ class Inference:
             for counts in ratios(form, t, b, alone[b]):
                 self.cycles(counts)
 
-    def run(self, forms: list[str], seed: int = 0) -> tuple[Model, dict]:
-        """Measure what is missing and build the model.  Returns (model, report)."""
+    def run(self, forms: list[str], seed: int = 0, stores: list[str] = ()) -> tuple[Model, dict]:
+        """Measure what is missing and build the model (``stores``: the forms that write memory).
+        Returns (model, report)."""
         alone = self.alone(forms)
         self.log(f"alone: {len(alone)} of {len(forms)} forms measured")
         blockers, classes = self.blockers(alone, seed)
@@ -187,6 +212,7 @@ class Inference:
             if f not in busy and model.width and alone[f] < FASTER / model.width:
                 u[FRONT_END] = 0.0
         slow = self.slow_units(model, alone, seed)
+        model.lines = self.lines([f for f in stores if f in model.usage])
         report = {"blockers": {**dict(zip(resources, blockers)), **slow}, "classes": classes,
                   "slow_units": list(slow),
                   "width": model.width, "alone": alone, "misfit": misfits,

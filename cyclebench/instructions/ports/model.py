@@ -49,6 +49,7 @@ class Model:
     usage: dict[str, dict[str, float]] = field(default_factory=dict)
     width: int | None = None             # instructions per cycle the front end passes
     alone: dict[str, float] = field(default_factory=dict)   # each form's own throughput: a floor
+    lines: dict[str, float] = field(default_factory=dict)   # store form -> cycles per store to a new line
 
     def cost(self, counts: dict[str, int]) -> tuple[float, str]:
         """(cycles, binding resource) of a mix; every form must be in the model."""
@@ -69,13 +70,13 @@ class Model:
         return {r: v for r, v in self.usage.get(form, {}).items() if v >= USED and r != FRONT_END}
 
     def to_json(self) -> dict:
-        return {"resources": self.resources, "width": self.width, "alone": self.alone,
+        return {"resources": self.resources, "width": self.width, "alone": self.alone, "lines": self.lines,
                 "usage": {f: {r: round(v, 4) for r, v in u.items() if v > 1e-6} for f, u in self.usage.items()}}
 
     @classmethod
     def from_json(cls, doc: dict) -> "Model":
         return cls(list(doc["resources"]), {f: dict(u) for f, u in doc["usage"].items()}, doc.get("width"),
-                   dict(doc.get("alone") or {}))
+                   dict(doc.get("alone") or {}), dict(doc.get("lines") or {}))
 
 
 def solve(mixes: list[Mix], resources: list[str], unknown: list[str],

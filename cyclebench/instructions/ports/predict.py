@@ -4,11 +4,13 @@
 or machine code bytes and gives two bounds, each shown:
 
 * **resource bound:** the largest resource load of one iteration (model.Model.cost), the front
-  end included;
+  end included, and the stores' time by distinct cache lines written (:func:`store_lines`);
 * **dependency-chain bound:** the loop-carried chains through registers and flags, iterated
   until they settle, with each instruction's latency from ``latencies`` (form name -> cycles, e.g.
   a published column; the label says where they came from) or 1 cycle where none is known
-  (counted in ``assumed_latency``).  Memory dependencies are not followed.
+  (counted in ``assumed_latency``).  A value may be a pair (cycles, cycles from the address
+  registers): a load whose address register another load wrote (a pointer chase) carries its
+  load-to-use time.  Memory dependencies (a store and a load of one address) are not followed.
 
 The prediction is the larger of the two.  Forms the model does not know make the resource bound
 a lower bound (listed in ``unknown``).
@@ -26,6 +28,7 @@ from .model import FRONT_END, Model
 
 ITERATIONS = 64
 FLAGS = -1
+STORE_LINES = "store lines"
 _ZERO_IDIOMS = {"XOR", "SUB", "PXOR", "VPXOR", "XORPS", "VXORPS", "XORPD", "VXORPD", "PSUBD", "VPSUBD",
                 "PSUBQ", "VPSUBQ", "VPXORD", "VPXORQ"}
 
@@ -83,9 +86,14 @@ def form_of(ins: iced_x86.Instruction, catalogue: Catalogue, model: Model | None
     return cands[0].name
 
 
-def _access(ins: iced_x86.Instruction, factory) -> tuple[set[int], set[int]]:
+def _access(ins: iced_x86.Instruction, factory) -> tuple[set[int], set[int], set[int]]:
+    """(data registers read, address registers read, registers written); flags are FLAGS."""
     info = factory.info(ins)
     reads, writes = set(), set()
+    addr = set()
+    if _mnemonic(ins) != "LEA":           # LEA computes with its address: those are data reads
+        for m in info.used_memory():
+            addr |= {full_register(r) for r in (m.base, m.index) if r != iced_x86.Register.NONE}
     R, W = iced_x86.OpAccess, iced_x86.OpAccess
     for u in info.used_registers():
         full = full_register(u.register)
@@ -101,7 +109,7 @@ def _access(ins: iced_x86.Instruction, factory) -> tuple[set[int], set[int]]:
     name = _mnemonic(ins)
     if name in _ZERO_IDIOMS and len(regs) >= 2 and len(set(regs[-2:])) == 1:
         reads = set()              # a zero idiom depends on nothing
-    return reads, writes
+    return reads - addr, addr, writes
 
 
 _MN = {v: k for k, v in iced_x86.Mnemonic.__dict__.items() if isinstance(v, int) and k.isupper()}
@@ -111,20 +119,39 @@ def _mnemonic(ins: iced_x86.Instruction) -> str:
     return _MN.get(ins.mnemonic, "").upper()
 
 
-def chain_bound(instructions: list[iced_x86.Instruction], latency: list[float]) -> float:
-    """Cycles per iteration the loop-carried register/flag chains allow."""
+def chain_bound(instructions: list[iced_x86.Instruction], latency: list) -> float:
+    """Cycles per iteration the loop-carried register/flag chains allow (``latency``: cycles per
+    instruction, or (cycles, cycles from the address registers))."""
     factory = iced_x86.InstructionInfoFactory()
     access = [_access(ins, factory) for ins in instructions]
     ready: dict[int, float] = {}
     marks = []
     for _ in range(ITERATIONS):
-        for (reads, writes), lat in zip(access, latency):
-            start = max((ready.get(r, 0.0) for r in reads), default=0.0)
+        for (reads, addr, writes), lat in zip(access, latency):
+            lat, via_addr = lat if isinstance(lat, tuple) else (lat, lat)
+            done = max([ready.get(r, 0.0) + lat for r in reads] + [ready.get(r, 0.0) + via_addr for r in addr]
+                       + [lat])
             for w in writes:
-                ready[w] = start + lat
+                ready[w] = done
         marks.append(max(ready.values(), default=0.0))
     half = ITERATIONS // 2
     return (marks[-1] - marks[half - 1]) / (ITERATIONS - half)
+
+
+def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], model: Model) -> float:
+    """Cycles the block's stores take by distinct cache lines written per iteration: each line
+    costs the time of its first store form with copies on distinct lines (model.lines).  Lines
+    are told apart by address expression (segment, base, index, scale) and displacement / 64."""
+    factory = iced_x86.InstructionInfoFactory()
+    seen: dict[tuple, float] = {}
+    for ins, f in zip(instructions, forms):
+        if f not in model.lines:
+            continue
+        for m in factory.info(ins).used_memory():
+            if m.access in (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
+                            iced_x86.OpAccess.READ_COND_WRITE):
+                seen.setdefault((m.segment, m.base, m.index, m.scale, m.displacement // 64), model.lines[f])
+    return sum(seen.values())
 
 
 def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None,
@@ -144,6 +171,9 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         loads = model.loads(counts)
         if model.width:
             loads[FRONT_END] += len(unknown) / model.width
+        lines = store_lines(instructions, forms, model)
+        if lines:
+            loads[STORE_LINES] = lines
         binding = max(loads, key=loads.get)
         res = loads[binding]
     else:
