@@ -236,6 +236,11 @@ def test_stores_are_charged_per_distinct_cache_line():
     m = Model(["R0"], {"MOV (M64, R64)": {"R0": 0.5}}, 6, {"MOV (M64, R64)": 0.5}, {"MOV (M64, R64)": 1.0})
     assert predict("mov [r14+0x40], rax; mov [r14+0x48], rbx", m).resource_bound == pytest.approx(1.0)
     assert predict("mov [r14+0x40], rax; mov [r14+0x80], rbx", m).resource_bound == pytest.approx(2.0)
+    # one store a loop iteration: the same line every time, two a cycle
+    assert predict("mov [r14+0x40], rax; add rbx, rcx", m).resource_bound == pytest.approx(0.5)
+    # lines 0 0 1 0, round the loop: a run of three stores to line 0 (two cycles) and one to line 1
+    four = "mov [r15+0x38], rax; mov [r15+0x18], rax; mov [r15+0x48], rax; mov [r15+0x20], rax"
+    assert predict(four, m).resource_bound == pytest.approx(3.0)
     assert predict("mov [rax+8], rcx; mov [rbx+8], rcx; mov rdx, [rax+0x48]", m).binding_resource == "store lines"
     assert Model.from_json(m.to_json()).lines == m.lines
 
@@ -253,3 +258,29 @@ def test_store_lines_are_measured_once_and_read_back(tmp_path):
     again.load(st.start({"forms": []}, resume=True))
     st.close()
     assert again.lines(["load"]) == {"load": 1.0} and calls == ["load"]
+
+
+def test_lea_forms_follow_the_addressing():
+    from cyclebench.instructions.catalogue import Catalogue
+    from cyclebench.instructions.ports.predict import form_of
+    cat = Catalogue.load()
+    got = [form_of(decode(t)[0], cat) for t in ("lea rax, [rbx]", "lea rax, [rdi-1]", "lea rcx, [rsi+rdi-1]",
+                                                 "lea r15, [r12*8]")]
+    assert got == ["LEA_B (R64)", "LEA_B_D8 (R64)", "LEA_B_I_D8 (R64)", None]     # no form without a base
+
+
+def test_show_names_the_units_and_the_store_lines(tmp_path, capsys):
+    path = tmp_path / "m.jsonl"
+    st = store(path)
+    st.start({"forms": []}, resume=False)
+    model = Model(["R0", "R1"], {"MOV (M64, R64)": {"R0": 0.5}, "DIVSS (XMM, XMM)": {"R1": 3.0}}, 6,
+                  {"MOV (M64, R64)": 0.5, "DIVSS (XMM, XMM)": 3.0}, {"MOV (M64, R64)": 1.0})
+    st.append({"type": "model", "model": model.to_json(), "report": {
+        "blockers": {"R0": "MOV (M64, R64)", "R1": "DIVSS (XMM, XMM)"}, "slow_units": ["R1"],
+        "measurements_per_form": 3, "readings": 9}})
+    st.close()
+    assert main(["ports", "--show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "R0: the bottleneck of MOV (M64, R64)" in out
+    assert "R1: a unit no blocker probes, held by DIVSS (XMM, XMM)" in out
+    assert "stores to distinct cache lines: MOV (M64, R64) 1.00" in out

@@ -42,6 +42,7 @@ def from_file(path: Path, catalogue: Catalogue, forms=None) -> tuple[dict, str]:
         lat = [p for p in d.get("latency") or [] if p.get("value") is not None]
         pairs = [p["value"] for p in lat if not str(p.get("start", "")).startswith("addr")]
         addr = [p["value"] for p in lat if str(p.get("start", "")).startswith("addr") and p.get("bound") == "exact"]
+        pairs = pairs or [p["value"] for p in lat]          # LEA: its address is its data
         if pairs:
             v = _pick(catalogue.get(d["form"]), min(pairs), max(pairs))
             out[d["form"]] = (v, max(addr)) if addr else v

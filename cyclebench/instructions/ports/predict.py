@@ -17,6 +17,7 @@ a lower bound (listed in ``unknown``).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import iced_x86
@@ -80,10 +81,24 @@ def form_of(ins: iced_x86.Instruction, catalogue: Catalogue, model: Model | None
                   for i in range(ins.op_count))
     zero = has_imm and ins.immediate8 == 0
     cands = [f for f in cands if f.imm_zero == zero] or cands
+    if any(f.lea_mode for f in cands):       # LEA's addressing makes the form (3 parts are slower)
+        cands = [f for f in cands if f.lea_mode == _lea_mode(ins)]
+        if not cands:
+            return None
     cands = [f for f in cands if not f.high8] or cands
     if model is not None:
         cands = [f for f in cands if f.name in model.usage] or cands
     return cands[0].name
+
+
+def _lea_mode(ins: iced_x86.Instruction) -> str:
+    """The catalogue's LEA addressing name: B, B_D8, B_D32, B_I, B_I_D8, B_I_D32 ('' for others)."""
+    if ins.memory_base == iced_x86.Register.NONE or ins.memory_base == iced_x86.Register.RIP:
+        return ""
+    mode = "B" + ("_I" if ins.memory_index != iced_x86.Register.NONE else "")
+    if ins.memory_displacement:
+        mode += "_D8" if ins.memory_displ_size == 1 else "_D32"
+    return mode
 
 
 def _access(ins: iced_x86.Instruction, factory) -> tuple[set[int], set[int], set[int]]:
@@ -139,19 +154,35 @@ def chain_bound(instructions: list[iced_x86.Instruction], latency: list) -> floa
 
 
 def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], model: Model) -> float:
-    """Cycles the block's stores take by distinct cache lines written per iteration: each line
-    costs the time of its first store form with copies on distinct lines (model.lines).  Lines
-    are told apart by address expression (segment, base, index, scale) and displacement / 64."""
+    """Cycles the block's stores take by cache line, iteration after iteration: a run of stores to
+    one line (in program order, the loop wrapping round) is written k at a time, k = the store
+    form's time on distinct lines over its time alone (model.lines, model.alone); a run costs its
+    first form's time on distinct lines per k.  A block whose stores all go to one line adds
+    nothing the resources do not already charge.  Lines are told apart by address expression
+    (segment, base, index, scale) and displacement / 64."""
     factory = iced_x86.InstructionInfoFactory()
-    seen: dict[tuple, float] = {}
+    seq = []
     for ins, f in zip(instructions, forms):
-        if f not in model.lines:
+        if f not in model.lines or f not in model.alone:
             continue
         for m in factory.info(ins).used_memory():
             if m.access in (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
                             iced_x86.OpAccess.READ_COND_WRITE):
-                seen.setdefault((m.segment, m.base, m.index, m.scale, m.displacement // 64), model.lines[f])
-    return sum(seen.values())
+                seq.append(((m.segment, m.base, m.index, m.scale, m.displacement // 64), f))
+    if len({line for line, _ in seq}) < 2:
+        return 0.0
+    start = next(i for i in range(len(seq)) if seq[i][0] != seq[i - 1][0])
+    seq = seq[start:] + seq[:start]
+    total, i = 0.0, 0
+    while i < len(seq):
+        j = i
+        while j < len(seq) and seq[j][0] == seq[i][0]:
+            j += 1
+        f = seq[i][1]
+        k = max(1, round(model.lines[f] / model.alone[f]))
+        total += math.ceil((j - i) / k) * model.lines[f]
+        i = j
+    return total
 
 
 def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None,
