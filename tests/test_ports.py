@@ -203,6 +203,12 @@ def test_chain_bound_follows_registers_and_zero_idioms():
     assert chain_bound(ins, [(1.0, 4.0)]) == pytest.approx(1.0)
 
 
+def test_a_zero_idiom_takes_only_the_front_end():
+    model = Model(["R0"], {"XOR_31 (R32, R32)": {"R0": 0.25}}, 6, {"XOR_31 (R32, R32)": 0.25})
+    assert predict("xor eax, eax; xor ecx, ecx; xor edx, edx", model).resource_bound == pytest.approx(0.5)
+    assert predict("xor eax, ebx; xor ecx, ebx; xor edx, ebx", model).resource_bound == pytest.approx(0.75)
+
+
 def test_predict_takes_bytes_as_well_as_text(tmp_path):
     model = Model(["R0"], {"IMUL (R64, R64)": {"R0": 1.0}}, 6)
     from_text = predict("imul rax, rbx", model)

@@ -13,7 +13,9 @@ or machine code bytes and gives two bounds, each shown:
   load-to-use time.  Memory dependencies (a store and a load of one address) are not followed.
 
 The prediction is the larger of the two.  Forms the model does not know make the resource bound
-a lower bound (listed in ``unknown``).
+a lower bound (listed in ``unknown``).  A zero idiom (``xor eax, eax``) takes only its share of
+the front end: the renamer zeroes the register, while the model's form was measured with two
+distinct registers.
 """
 from __future__ import annotations
 
@@ -101,6 +103,12 @@ def _lea_mode(ins: iced_x86.Instruction) -> str:
     return mode
 
 
+def zero_idiom(ins: iced_x86.Instruction) -> bool:
+    """``xor eax, eax`` and its kin: the renamer zeroes the register (no input, no execution unit)."""
+    regs = [ins.op_register(i) for i in range(ins.op_count) if ins.op_kind(i) == iced_x86.OpKind.REGISTER]
+    return _mnemonic(ins) in _ZERO_IDIOMS and len(regs) >= 2 and len(set(regs[-2:])) == 1
+
+
 def _access(ins: iced_x86.Instruction, factory) -> tuple[set[int], set[int], set[int]]:
     """(data registers read, address registers read, registers written); flags are FLAGS."""
     info = factory.info(ins)
@@ -120,9 +128,7 @@ def _access(ins: iced_x86.Instruction, factory) -> tuple[set[int], set[int], set
         reads.add(FLAGS)
     if ins.rflags_modified:
         writes.add(FLAGS)
-    regs = [ins.op_register(i) for i in range(ins.op_count) if ins.op_kind(i) == iced_x86.OpKind.REGISTER]
-    name = _mnemonic(ins)
-    if name in _ZERO_IDIOMS and len(regs) >= 2 and len(set(regs[-2:])) == 1:
+    if zero_idiom(ins):
         reads = set()              # a zero idiom depends on nothing
     return reads - addr, addr, writes
 
@@ -193,15 +199,18 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     forms = [form_of(ins, catalogue, model) or f"?{_mnemonic(ins).lower()}" for ins in instructions]
     counts: dict[str, int] = {}
     unknown = []
-    for f in forms:
-        if f in model.usage:
+    front_only = 0                 # zero idioms: the front end's share only (the model's forms
+    for ins, f in zip(instructions, forms):     # were measured with distinct registers)
+        if zero_idiom(ins):
+            front_only += 1
+        elif f in model.usage:
             counts[f] = counts.get(f, 0) + 1
         else:
             unknown.append(f)
     if counts:
         loads = model.loads(counts)
         if model.width:
-            loads[FRONT_END] += len(unknown) / model.width
+            loads[FRONT_END] += (len(unknown) + front_only) / model.width
         lines = store_lines(instructions, forms, model)
         if lines:
             loads[STORE_LINES] = lines
