@@ -94,13 +94,17 @@ def form_of(ins: iced_x86.Instruction, catalogue: Catalogue, model: Model | None
 
 
 def _lea_mode(ins: iced_x86.Instruction) -> str:
-    """The catalogue's LEA addressing name: B, B_D8, B_D32, B_I, B_I_D8, B_I_D32 ('' for others)."""
-    if ins.memory_base == iced_x86.Register.NONE or ins.memory_base == iced_x86.Register.RIP:
-        return ""
-    mode = "B" + ("_I" if ins.memory_index != iced_x86.Register.NONE else "")
-    if ins.memory_displacement:
-        mode += "_D8" if ins.memory_displ_size == 1 else "_D32"
-    return mode
+    """The catalogue's name of an LEA's addressing: base B (R for RIP), index I (IS when scaled),
+    displacement D8 or D32, joined by '_' (``B_IS_D8``)."""
+    base = ins.memory_base
+    parts = [] if base == iced_x86.Register.NONE else ["R" if base == iced_x86.Register.RIP else "B"]
+    if ins.memory_index != iced_x86.Register.NONE:
+        parts.append("IS" if ins.memory_index_scale > 1 else "I")
+    if base in (iced_x86.Register.NONE, iced_x86.Register.RIP):
+        parts.append("D32")                  # no base register: always a 32-bit displacement
+    elif ins.memory_displacement:
+        parts.append("D8" if ins.memory_displ_size == 1 else "D32")
+    return "_".join(parts)
 
 
 def zero_idiom(ins: iced_x86.Instruction) -> bool:
