@@ -1,24 +1,35 @@
 """A fabricated CPU for the resource-model tests: forms as µops on port sets, and the exact
-steady-state time of any mix (the most loaded union of ports), so inference can be checked."""
+steady-state time of any mix (the most loaded union of ports), so inference can be checked.
+
+Like a real core it has a divider (port D, busy for several cycles per divide or square root)
+that its published ports column does not name, and 512-bit forms that pass their 256-bit pipes
+twice while the column counts one µop (its measured throughput is then twice the computed one)."""
 from __future__ import annotations
 
 import itertools
 
-PORTS = ["A0", "A1", "A2", "A3", "F0", "F1", "F2", "F3", "L0", "L1"]
+from cyclebench.instructions.published import Published, Value
+
+PORTS = ["A0", "A1", "A2", "A3", "F0", "F1", "F2", "F3", "L0", "L1", "D"]
+UNNAMED = {"D"}                      # ports the published column does not name
 UOPS = {
     "add": [("A0", "A1", "A2", "A3")],
     "imul": [("A1",)],
     "shl": [("A1", "A2")],
-    "fadd": [("F2", "F3")],
-    "fmul": [("F0", "F1")],
-    "pand": [("F0", "F1", "F2", "F3")],
-    "shuf": [("F1", "F2")],
+    "fadd (XMM)": [("F2", "F3")],
+    "fmul (XMM)": [("F0", "F1")],
+    "pand (XMM)": [("F0", "F1", "F2", "F3")],
+    "shuf (XMM)": [("F1", "F2")],
     "load": [("L0", "L1")],
     "addload": [("A0", "A1", "A2", "A3"), ("L0", "L1")],
     "fmaload": [("F0", "F1"), ("L0", "L1")],
-    "cvt": [("F0", "F1"), ("F2", "F3")],
+    "cvt (XMM)": [("F0", "F1"), ("F2", "F3")],
     "div": [("A1",)] * 3,
+    "fdiv (XMM)": [("F0", "F1")] + [("D",)] * 4,
+    "fsqrt (XMM)": [("F0", "F1")] + [("D",)] * 6,
+    "vaddz (ZMM)": [("F2", "F3")] * 2,
 }
+PUMPED = {"ZMM": 2}
 WIDTH = 6
 
 
@@ -34,9 +45,26 @@ def cycles(counts: dict[str, int]) -> float:
 
 
 def ports_text(form: str) -> str:
-    """uops.info's notation for a form (ports named like AMD's pipes)."""
+    """uops.info's notation for a form (ports named like AMD's pipes): the divider unnamed, a
+    pumped µop counted once."""
     out: dict[str, int] = {}
     for u in UOPS[form]:
+        if set(u) & UNNAMED:
+            continue
         name = u[0][0] + "".join(p[1:] for p in u)
         out[name] = out.get(name, 0) + 1
-    return "+".join(f"{n}*{p}" for p, n in out.items())
+    k = next((n for w, n in PUMPED.items() if w in form), 1)
+    return "+".join(f"{n // k}*{p}" for p, n in out.items())
+
+
+def published() -> dict[str, Published]:
+    """The fabricated CPU's published table: ports, measured and computed throughput."""
+    out = {}
+    for f in UOPS:
+        text = ports_text(f)
+        terms = [(int(t.split("*")[0]), t.split("*")[1]) for t in text.split("+") if t]
+        computed = max((n / (len(p) - 1) for n, p in terms), default=0.0)
+        t = cycles({f: 1})
+        out[f] = Published(f, "fake", throughput=Value(t, t), throughput_computed=Value(computed, computed),
+                           ports_text=text)
+    return out

@@ -47,8 +47,12 @@ def run(args) -> int:
     print(f"resources inferred from throughput: {len(model.resources)} (+ front end, width "
           f"{model.width}); {report['measurements_per_form']} measurements per form; "
           f"{report['readings']} readings")
+    units = set(report.get("slow_units") or ())
     for r, b in blockers.items():
-        print(f"  {r}: the bottleneck of {b}")
+        print(f"  {r}: " + (f"a unit no blocker probes, held by {b}" if r in units else f"the bottleneck of {b}"))
+    if model.lines:
+        print(f"  stores to distinct cache lines: {', '.join(f'{f} {t:.2f}' for f, t in sorted(model.lines.items()))} "
+              "cycles each")
     for form in sorted(model.usage):
         print(f"{form:<40} {describe(form, model, blockers, {})}")
     return 0

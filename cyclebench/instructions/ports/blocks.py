@@ -3,9 +3,11 @@
 :func:`compiled_blocks` builds a C file with ``gcc -O2``, disassembles it with objdump (Intel
 syntax) and cuts the code at every branch, call, return and branch target: the basic blocks,
 without their final branch.  :func:`rebase` points every memory operand at the harness's data
-area (``[r14+disp]``, one distinct 64-byte-aligned displacement per distinct address expression,
-so accesses that alias in the source still alias), since the registers that held pointers start
-at 0 in the harness; address arithmetic is dropped with it, the loads and stores stay.  Blocks
+area (``[r14+disp]``: one :data:`SLOT`-byte slot per distinct base and index, the source's
+displacement kept within it, so accesses that alias in the source still alias and accesses to
+one cache line stay on one line: Zen 4 writes two stores a cycle to one line, one to two lines),
+since the registers that held pointers start at 0 in the harness; address arithmetic is dropped
+with it, the loads and stores stay.  Blocks
 that name a register the harness reserves (R14, R15, RSP, RBP) are left out.
 """
 from __future__ import annotations
@@ -22,6 +24,8 @@ _MEM = re.compile(r"(?:(BYTE|WORD|DWORD|QWORD|XMMWORD|YMMWORD|ZMMWORD) PTR )?(?:
 _RESERVED = re.compile(r"\b(r14|r15|rsp|rbp|esp|ebp|r14d|r15d|sp|bp)\b")
 _CONTROL = re.compile(r"^(j[a-z]+|call|ret|jmp|loop|syscall|ud2|int3|hlt|endbr64|push|pop|leave)\b")
 MIN_LEN, MAX_LEN = 3, 40
+SLOT = 0x200
+_DISP = re.compile(r"([+-])\s*(0x[0-9a-f]+|\d+)$", re.I)
 
 
 def disassemble(obj: Path) -> list[tuple[int, str]]:
@@ -70,7 +74,12 @@ def rebase(block: list[str]) -> list[str] | None:
 
         def sub(m):
             addr = m.group(2).replace(" ", "")
-            disp = slots.setdefault(addr, 64 * (len(slots) + 1))
+            d = _DISP.search(addr)
+            off = 0
+            if d and d.start() > 0:
+                off = int(d.group(2), 0) * (-1 if d.group(1) == "-" else 1)
+                addr = addr[:d.start()]
+            disp = slots.setdefault(addr, SLOT * (len(slots) + 1)) + off % SLOT
             size = (m.group(1) + " PTR ") if m.group(1) else ""
             return f"{size}[r14+{disp:#x}]"
         line = _MEM.sub(sub, line)

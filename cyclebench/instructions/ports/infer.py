@@ -9,17 +9,30 @@
    resource) the candidate joins that blocker's class, unless it does not add up with the class's
    first member (the blocker is then a union of two narrower resources, and both become
    blockers); otherwise it becomes a blocker, and its bottleneck a resource.
-3. **Front end.**  The width is the most instructions per cycle any good measurement reached (a
-   mix that ran faster than its slowest part alone is a bad reading and is set aside).
+3. **Front end.**  The width is the most instructions per cycle a good measurement reached (a
+   mix that ran faster than its slowest part alone is a bad reading and is set aside): among the
+   blockers for their solve, then among all forms that use some resource.  A form that uses none
+   and runs alone faster than that width (Zen 4's NOPs, about 10 per cycle) passes the front end
+   on another path and takes no share of it.
 4. **Solve the blockers** jointly: each uses its own resource for its whole time, and how much of
    the others the pair measurements ask for (model.solve).
 5. **Every form** against every blocker in two ratios (the blocker's stream alone taking about
    as long as the form's, and twice that), then one linear solve per form with the blockers
    known: the largest usages no measurement contradicts (Palmed's relaxation for the forms
    beyond its basic set; the choice of binding resource per mix is only made for the blockers).
+6. **Slow units** (a divider, a square-root unit): a form that takes at least :data:`SLOW` cycles
+   alone while no resource found so far accounts for :data:`UNEXPLAINED` of that time is held by
+   a unit no blocker probes.  Such forms are paired with each other in the quadratic ratio; a form
+   whose pair with a unit's first form adds up shares that unit (its usage of it is what the pair
+   leaves over), any other becomes a unit of its own.  Only these forms use the new resources.
+7. **Store lines.**  Each form that writes memory, once more with its copies on distinct cache
+   lines (the mixes keep a form's copies on one address): the predictor charges a block's stores
+   per distinct line written (a core that writes two stores a cycle to one line may write one a
+   cycle to two lines; Zen 4 does).
 
-A form costs ``1 + 2 x blockers`` measurements (each the best of two runs).  Every reading goes
-into a results store (cyclebench/study/store.py) as it is made; a resumed run reads them back
+A form costs ``1 + 2 x blockers`` measurements, each the best of two runs (a slow form one more
+per unit it is paired with, a store form one more for its lines).  Every reading goes into a
+results store (cyclebench/study/store.py) as it is made; a resumed run reads them back
 and measures only what is missing, and the model is rebuilt from the readings.
 """
 from __future__ import annotations
@@ -29,7 +42,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .model import Mix, Model, solve
+from .model import FRONT_END, Mix, Model, solve
 
 KIND = "ports"
 SCHEMA_VERSION = 1
@@ -40,6 +53,10 @@ MAX_BLOCKERS = 12
 MAX_CANDIDATES = 40
 MAX_TOTAL = 48             # instances in one mix unit
 FASTER = 0.95              # a mix faster than this share of its slowest part alone is a bad reading
+SLOW = 1.0                 # cycles alone: a unit busy for at least a cycle per instance
+UNEXPLAINED = 0.6          # ... and no resource takes this share of the time: a unit no blocker probes
+SHARED = 0.5               # a slow form that takes this share of its time from a unit shares it
+MAX_PAIR = 8               # instances per form in a slow pair
 
 
 def key(counts: dict[str, int]) -> str:
@@ -51,7 +68,9 @@ class Inference:
     """Readings (cached, stored as they come) and the steps above."""
     measure: Callable[[dict[str, int]], float | None]      # counts -> cycles per unit (None: failed)
     record: Callable[[dict], None] = lambda rec: None
+    measure_lines: Callable[[str], float | None] | None = None   # a store form, copies on distinct lines
     readings: dict[str, dict] = field(default_factory=dict)
+    line_readings: dict[str, dict] = field(default_factory=dict)
     measured: int = 0              # readings made in this run (not read back)
     log: Callable[[str], None] = lambda msg: None
 
@@ -59,6 +78,23 @@ class Inference:
         for rec in records:
             if rec.get("type") == "reading":
                 self.readings[key(rec["counts"])] = rec
+            elif rec.get("type") == "lines":
+                self.line_readings[rec["form"]] = rec
+
+    def lines(self, stores: list[str]) -> dict[str, float]:
+        """Step 7: each store form with its copies on distinct cache lines (a core may write
+        several stores a cycle to one line and fewer to several): cycles per store to a new line."""
+        out = {}
+        for f in stores:
+            if f not in self.line_readings and self.measure_lines is not None:
+                rec = {"type": "lines", "form": f, "cycles": self.measure_lines(f)}
+                self.line_readings[f] = rec
+                self.measured += 1
+                self.record(rec)
+            t = self.line_readings.get(f, {}).get("cycles")
+            if t:
+                out[f] = t
+        return out
 
     def cycles(self, counts: dict[str, int]) -> float | None:
         k = key(counts)
@@ -122,8 +158,11 @@ class Inference:
         parts = [n * alone[f] for f, n in r["counts"].items() if f in alone]
         return r["cycles"] >= FASTER * max(parts, default=0.0)
 
-    def width(self, alone: dict[str, float]) -> int | None:
-        ipc = [sum(r["counts"].values()) / r["cycles"] for r in self.readings.values() if self.good(r, alone)]
+    def width(self, alone: dict[str, float], forms) -> int | None:
+        """The most instructions per cycle a good reading of ``forms`` reached."""
+        s = set(forms)
+        ipc = [sum(r["counts"].values()) / r["cycles"] for r in self.readings.values()
+               if set(r["counts"]) <= s and self.good(r, alone)]
         return max(1, math.ceil(max(ipc) - 0.1)) if ipc else None
 
     def mixes(self, forms: list[str], alone: dict[str, float]) -> list[Mix]:
@@ -139,8 +178,9 @@ class Inference:
             for counts in ratios(form, t, b, alone[b]):
                 self.cycles(counts)
 
-    def run(self, forms: list[str], seed: int = 0) -> tuple[Model, dict]:
-        """Measure what is missing and build the model.  Returns (model, report)."""
+    def run(self, forms: list[str], seed: int = 0, stores: list[str] = ()) -> tuple[Model, dict]:
+        """Measure what is missing and build the model (``stores``: the forms that write memory).
+        Returns (model, report)."""
         alone = self.alone(forms)
         self.log(f"alone: {len(alone)} of {len(forms)} forms measured")
         blockers, classes = self.blockers(alone, seed)
@@ -148,10 +188,10 @@ class Inference:
         resources = [f"R{i}" for i in range(len(blockers))]
         for f in alone:
             self.against(f, alone[f], blockers, alone)
-        width = self.width(alone)
+        width = self.width(alone, blockers)
         fixed = {(b, r): alone[b] for b, r in zip(blockers, resources)}
         base, misfit = solve(self.mixes(blockers, alone), resources, blockers, fixed=fixed, width=width)
-        model = Model(resources, dict(base), width, dict(alone))
+        model = Model(list(resources), dict(base), width, dict(alone))
         misfits = {b: misfit for b in blockers}
         for f in alone:
             if f in base:
@@ -164,12 +204,57 @@ class Inference:
                 continue
             model.usage.update(u)
             misfits[f] = mf
-        report = {"blockers": {r: b for r, b in zip(resources, blockers)}, "classes": classes,
-                  "width": width, "alone": alone, "misfit": misfits,
+        # the front end: the most a mix of forms that use some resource passed per cycle; a form
+        # that uses none and runs alone faster than that (Zen's NOPs) passes it on another path
+        busy = [f for f in model.usage if model.used(f)]
+        model.width = self.width(alone, busy) or width
+        for f, u in model.usage.items():
+            if f not in busy and model.width and alone[f] < FASTER / model.width:
+                u[FRONT_END] = 0.0
+        slow = self.slow_units(model, alone, seed)
+        model.lines = self.lines([f for f in stores if f in model.usage])
+        report = {"blockers": {**dict(zip(resources, blockers)), **slow}, "classes": classes,
+                  "slow_units": list(slow),
+                  "width": model.width, "alone": alone, "misfit": misfits,
                   "measurements_per_form": 1 + 2 * len(blockers), "readings": len(self.readings),
                   "measured_now": self.measured,
                   "impossible": sum(1 for r in self.readings.values() if r.get("cycles") and not self.good(r, alone))}
         return model, report
+
+    def slow_units(self, model: Model, alone: dict[str, float], seed: int = 0) -> dict[str, str]:
+        """Step 6: adds a resource per slow unit to ``model`` (and its usages); returns resource ->
+        the form that probes it."""
+        slow = [f for f, t in alone.items() if t >= SLOW and f in model.usage
+                and max(model.usage[f].values(), default=0.0) < UNEXPLAINED * t]
+        random.Random(seed).shuffle(slow)
+        kept: dict[str, str] = {}
+        for c in slow:
+            share = {}
+            for r, b in kept.items():
+                counts = pair(c, alone[c], b, alone[b])
+                t = self.cycles(counts)
+                if t is not None and self.good({"counts": counts, "cycles": t}, alone):
+                    share[r] = min(alone[c], max(0.0, (t - counts[b] * alone[b]) / counts[c]))
+            r = max(share, key=share.get, default=None)
+            if r is None or share[r] < SHARED * alone[c]:
+                r = f"R{len(model.resources)}"
+                model.resources.append(r)
+                kept[r] = c
+                share[r] = alone[c]
+            for u in model.usage.values():
+                u.setdefault(r, 0.0)
+            model.usage[c][r] = share[r]
+        if kept:
+            self.log(f"slow units: {len(kept)} (probed by {', '.join(kept.values())})")
+        return kept
+
+
+def pair(a: str, ta: float, b: str, tb: float) -> dict[str, int]:
+    """The quadratic pair of two slow forms: counts whose streams take as nearly the same time
+    alone as small counts allow."""
+    best = min(((abs(na * ta - nb * tb) / max(na * ta, nb * tb), na + nb, na, nb)
+                for na in range(1, MAX_PAIR + 1) for nb in range(1, MAX_PAIR + 1)))
+    return {a: best[2], b: best[3]}
 
 
 def units(t: float) -> int | None:

@@ -4,8 +4,10 @@ instruction tables, each labelled with where it came from.
 * a uops.info CSV (``.csv``): published latencies;
 * a ``cyclebench inst`` results file (any other name): latencies measured here.
 
-A form with a memory operand gets its smallest latency (the register-to-register pair: a rebased
-or fixed address is never part of a loop-carried chain), any other form its largest.
+A form with a memory operand gets its smallest latency for its data registers (the
+register-to-register pair), and, where it was measured, the latency from its address registers
+(``addr`` pairs: a load's load-to-use time, which a pointer chase carries from one iteration to
+the next) as a second figure; any other form its largest latency.
 """
 from __future__ import annotations
 
@@ -20,8 +22,8 @@ def _pick(form, lo, hi):
     return hi
 
 
-def from_file(path: Path, catalogue: Catalogue, forms=None) -> tuple[dict[str, float], str]:
-    """(form name -> cycles, label)."""
+def from_file(path: Path, catalogue: Catalogue, forms=None) -> tuple[dict, str]:
+    """(form name -> cycles, or (cycles, cycles from the address registers), label)."""
     if path.suffix.lower() == ".csv":
         from ..published import read_csv
         from .portsets import published_for
@@ -37,7 +39,11 @@ def from_file(path: Path, catalogue: Catalogue, forms=None) -> tuple[dict[str, f
     _, docs = results_store(path).load()
     out = {}
     for d in docs:
-        pairs = [p["value"] for p in d.get("latency") or [] if p.get("value") is not None]
+        lat = [p for p in d.get("latency") or [] if p.get("value") is not None]
+        pairs = [p["value"] for p in lat if not str(p.get("start", "")).startswith("addr")]
+        addr = [p["value"] for p in lat if str(p.get("start", "")).startswith("addr") and p.get("bound") == "exact"]
+        pairs = pairs or [p["value"] for p in lat]          # LEA: its address is its data
         if pairs:
-            out[d["form"]] = _pick(catalogue.get(d["form"]), min(pairs), max(pairs))
+            v = _pick(catalogue.get(d["form"]), min(pairs), max(pairs))
+            out[d["form"]] = (v, max(addr)) if addr else v
     return out, f"measured by cyclebench inst ({path.name})"

@@ -1,7 +1,8 @@
 """Interference measurements: a form alone and mixed with another in a given ratio.
 
 A mix of ``a`` instances of form A and ``b`` of form B is repeated until it holds at least
-:data:`MIN_INSTANCES` instructions, A and B interleaved evenly.  Each form's copies come from
+:data:`MIN_INSTANCES` instructions and :data:`MIN_COPIES` copies of each form (see
+:func:`repeats`), A and B interleaved evenly.  Each form's copies come from
 :func:`instantiate.independent_copies` (written registers rotate); A's copies pick their
 registers from one half of every register pool and B's from the other half, and neither picks
 the other's implicit or fixed registers; B's memory operands address another part of the data
@@ -24,7 +25,9 @@ from ..operands import NEVER_PICK, POOLS, full_register
 from ..session import Session, form_init
 
 MIN_INSTANCES = 16
-MAX_INSTANCES = 48
+MIN_COPIES = 8                # of each form: its copies take their registers from half a pool
+MAX_INSTANCES = 8 * 48
+LINE = 64                     # bytes: a cache line
 SECOND_AREA = 0x2140          # bytes from the first form's addresses; not a multiple of 4 KiB
 _HALVES: tuple[frozenset, frozenset] | None = None
 
@@ -88,12 +91,17 @@ def spread(counts: list[tuple[str, int]]) -> list[str]:
 
 
 def repeats(counts: dict[str, int]) -> int:
+    """Units in the loop body: at least MIN_INSTANCES instructions, and at least MIN_COPIES of
+    each form.  A copy's destination is also a source in most forms (x86's two-operand forms, the
+    merging scalar SSE forms), so a form with one copy per loop iteration runs as a chain of its
+    own latency: a divide among 24 other instructions reads 10 cycles, not its 3."""
     unit = sum(counts.values())
-    return max(1, -(-MIN_INSTANCES // unit))
+    return max(1, -(-MIN_INSTANCES // unit), -(-MIN_COPIES // min(counts.values())))
 
 
-def mix_code(forms: dict[str, Form], counts: dict[str, int]) -> tuple[list[str], list[str], int]:
-    """(code lines, init lines, repeats of the unit) for a mix of one or two forms."""
+def mix_code(forms: dict[str, Form], counts: dict[str, int], lines: bool = False) -> tuple[list[str], list[str], int]:
+    """(code lines, init lines, repeats of the unit) for a mix of one or two forms.  ``lines``
+    (one form): each copy's memory operand on its own cache line, not all on one address."""
     names = list(counts)
     if not 1 <= len(names) <= 2:
         raise NotMixable("a mix holds one or two forms", "give one form, or a form and a blocker")
@@ -111,6 +119,8 @@ def mix_code(forms: dict[str, Form], counts: dict[str, int]) -> tuple[list[str],
             avoid = set(halves[1 - i]) | _own_fixed(other)
         cps = independent_copies(form, u * counts[name], avoid=tuple(avoid))
         instances = cps.instances
+        if lines and form.memory_operand is not None and form.memory_operand.kind == "mem":
+            instances = [instantiate(form, regs=c.regs, displacement=LINE * (k + 1)) for k, c in enumerate(instances)]
         if i == 1 and form.memory_operand is not None and form.memory_operand.kind == "mem":
             # the second form's memory apart from the first's: a load of one and a store of the
             # other at one address would chain them through store forwarding
@@ -159,10 +169,10 @@ class Reading:
         return {"counts": self.counts, "cycles": self.cycles, "stable": self.stable, "error": self.error}
 
 
-def measure_mix(session: Session, forms: dict[str, Form], counts: dict[str, int]) -> Reading:
+def measure_mix(session: Session, forms: dict[str, Form], counts: dict[str, int], lines: bool = False) -> Reading:
     """Cycles per unit of the mix (``counts`` instances of each form), best of two runs."""
     try:
-        code, init, u = mix_code(forms, counts)
+        code, init, u = mix_code(forms, counts, lines)
         best = None
         for _ in range(2):      # the less disturbed of two: an SMT sibling only ever slows code down
             m = session.measure(code, init, per=u)

@@ -6,7 +6,8 @@ A mix with ``n[f]`` instances of each form runs, in the steady state, in
 
     T = max_r  sum_f n[f] * u[f][r]
 
-cycles.  The front end is one more resource every instruction uses ``1 / width`` of, and each
+cycles.  The front end is one more resource every instruction uses ``1 / width`` of (a form
+whose usage names ``FRONT_END`` uses that much instead), and each
 form's own throughput alone is a floor for its share (``n[f] x alone[f]``: adding other work never
 makes a form's stream faster).
 
@@ -48,6 +49,7 @@ class Model:
     usage: dict[str, dict[str, float]] = field(default_factory=dict)
     width: int | None = None             # instructions per cycle the front end passes
     alone: dict[str, float] = field(default_factory=dict)   # each form's own throughput: a floor
+    lines: dict[str, float] = field(default_factory=dict)   # store form -> cycles per store to a new line
 
     def cost(self, counts: dict[str, int]) -> tuple[float, str]:
         """(cycles, binding resource) of a mix; every form must be in the model."""
@@ -58,23 +60,23 @@ class Model:
     def loads(self, counts: dict[str, int]) -> dict[str, float]:
         loads = {r: sum(n * self.usage[f].get(r, 0.0) for f, n in counts.items()) for r in self.resources}
         if self.width:
-            loads[FRONT_END] = sum(counts.values()) / self.width
+            loads[FRONT_END] = sum(n * self.usage.get(f, {}).get(FRONT_END, 1 / self.width) for f, n in counts.items())
         for f, n in counts.items():       # other work never makes a form's own stream faster
             if f in self.alone:
                 loads[f"{f} alone"] = n * self.alone[f]
         return loads
 
     def used(self, form: str) -> dict[str, float]:
-        return {r: v for r, v in self.usage.get(form, {}).items() if v >= USED}
+        return {r: v for r, v in self.usage.get(form, {}).items() if v >= USED and r != FRONT_END}
 
     def to_json(self) -> dict:
-        return {"resources": self.resources, "width": self.width, "alone": self.alone,
+        return {"resources": self.resources, "width": self.width, "alone": self.alone, "lines": self.lines,
                 "usage": {f: {r: round(v, 4) for r, v in u.items() if v > 1e-6} for f, u in self.usage.items()}}
 
     @classmethod
     def from_json(cls, doc: dict) -> "Model":
         return cls(list(doc["resources"]), {f: dict(u) for f, u in doc["usage"].items()}, doc.get("width"),
-                   dict(doc.get("alone") or {}))
+                   dict(doc.get("alone") or {}), dict(doc.get("lines") or {}))
 
 
 def solve(mixes: list[Mix], resources: list[str], unknown: list[str],

@@ -10,13 +10,29 @@ leaves the resource unmapped).  The comparison is then made in µops per mapped 
 
 A form agrees when the two counts match on every mapped resource.  Forms with no published
 ports (Zen's integer pipes) are not compared: their resources are the only ones there are.
+
+Two rules read from the published table itself, never from a list of forms:
+
+* **Pumping** (:func:`pumping`): a core whose vector pipes are narrower than a register runs a
+  µop of the wide registers through its pipe more than once (Zen 4: a 512-bit µop twice through
+  256-bit pipes).  uops.info counts that µop once, but its measured throughput is then a multiple
+  of the one computed from its ports.  The multiple per register width is the median ratio of the
+  measured to the computed throughput over the table's register-only forms of that width; a
+  form's published µops count that many times (:func:`scale`).
+* **Slow units**: a resource whose blocker takes more than twice the time its published ports
+  account for is held by a unit the ports column does not name (a divider); it maps to no port set.
 """
 from __future__ import annotations
 
 import re
 
-from ..published import parse_ports
+import statistics
+
+from ..published import Published, parse_ports
 from .model import Model
+
+WIDTHS = ("ZMM", "YMM", "XMM")
+UNNAMED = 2.0        # a blocker this many times slower than its published ports: a unit they do not name
 
 def port_set(term: str) -> frozenset[str]:
     """``FP0123`` -> {FP0, FP1, FP2, FP3}; ``p0156`` -> {p0, p1, p5, p6}."""
@@ -30,28 +46,59 @@ def terms(ports_text: str) -> list[tuple[frozenset[str], int]]:
     return [(port_set(p), n) for p, n in parse_ports(ports_text).items()]
 
 
-def resource_ports(blockers: dict[str, str], published: dict[str, str],
-                   alone: dict[str, float] | None = None) -> dict[str, tuple[frozenset[str], float]]:
+def width(form: str) -> str | None:
+    """The widest vector register a form names (``VADDPS (ZMM, ZMM, ZMM)`` -> ZMM), else None."""
+    ops = form[form.find("("):] if "(" in form else ""
+    return next((w for w in WIDTHS if w in ops), None)
+
+
+def pumping(records: dict[str, Published]) -> dict[str, int]:
+    """Register width -> how many times a µop of it passes its pipe (see the module docstring):
+    the median measured / computed throughput over the register-only forms of that width."""
+    ratios: dict[str, list[float]] = {}
+    for name, rec in records.items():
+        w = width(name)
+        ops = name[name.find("("):]
+        if w is None or "M" in ops.replace("MM", "") or rec.throughput is None or rec.throughput_computed is None:
+            continue
+        a, b = rec.throughput_computed.hi, rec.throughput.hi
+        if a and b:
+            ratios.setdefault(w, []).append(b / a)
+    return {w: max(1, round(statistics.median(v))) for w, v in ratios.items() if v}
+
+
+def scale(form: str, pumps: dict[str, int] | None) -> int:
+    return (pumps or {}).get(width(form) or "", 1)
+
+
+def resource_ports(blockers: dict[str, str], published: dict[str, str], alone: dict[str, float] | None = None,
+                   pumps: dict[str, int] | None = None) -> dict[str, tuple[frozenset[str], float]]:
     """Resource -> (the published port set of its blocker's bottleneck, µops per cycle of usage).
-    A blocker that puts n published µops on its port set and takes t cycles alone makes one cycle
-    of its resource n / t µops (|ports| when ``alone`` is not given)."""
+    A blocker that puts n published µops (x its pumping) on its port set and takes t cycles alone
+    makes one cycle of its resource n / t µops (|ports| when ``alone`` is not given).  A blocker
+    more than UNNAMED times slower than that port set allows maps to none."""
     out = {}
     for r, b in blockers.items():
         ts = terms(published.get(b, "") or "")
         if not ts:
             continue
-        score = sorted(((n / len(q), q, n) for q, n in ts), key=lambda x: -x[0])
+        k = scale(b, pumps)
+        score = sorted(((n * k / len(q), q, n * k) for q, n in ts), key=lambda x: -x[0])
         if len(score) > 1 and score[0][0] == score[1][0]:
             continue
-        _, q, n = score[0]
+        busy, q, n = score[0]
         t = (alone or {}).get(b)
+        if t and t > UNNAMED * busy:
+            continue
         out[r] = (q, n / t if t else float(len(q)))
     return out
 
 
-def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], float]], ports_text: str) -> dict | None:
+def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], float]], ports_text: str,
+            pumps: dict[str, int] | None = None) -> dict | None:
     """The comparison of one form in µops per published port set (None: no published ports, or
-    nothing mapped).  Several resources can map to one port set; the largest count stands."""
+    nothing mapped).  Several resources can map to one port set; the largest count stands.
+    Published µops count as many times as the form's register width is pumped."""
     ts = terms(ports_text or "")
     if not ts or not mapped or form not in model.usage:
         return None
@@ -61,7 +108,7 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     for r, (q, per) in mapped.items():
         name = "".join(sorted(q))
         inferred[name] = max(inferred.get(name, 0), round(usage.get(r, 0.0) * per))
-        expected[name] = sum(n for p, n in ts if p <= q)
+        expected[name] = sum(n for p, n in ts if p <= q) * scale(form, pumps)
     inferred = {k: v for k, v in inferred.items() if v}
     expected = {k: v for k, v in expected.items() if v}
     return {"form": form, "published": ports_text, "agree": inferred == expected,

@@ -4,17 +4,22 @@
 or machine code bytes and gives two bounds, each shown:
 
 * **resource bound:** the largest resource load of one iteration (model.Model.cost), the front
-  end included;
+  end included, and the stores' time by distinct cache lines written (:func:`store_lines`);
 * **dependency-chain bound:** the loop-carried chains through registers and flags, iterated
   until they settle, with each instruction's latency from ``latencies`` (form name -> cycles, e.g.
   a published column; the label says where they came from) or 1 cycle where none is known
-  (counted in ``assumed_latency``).  Memory dependencies are not followed.
+  (counted in ``assumed_latency``).  A value may be a pair (cycles, cycles from the address
+  registers): a load whose address register another load wrote (a pointer chase) carries its
+  load-to-use time.  Memory dependencies (a store and a load of one address) are not followed.
 
 The prediction is the larger of the two.  Forms the model does not know make the resource bound
-a lower bound (listed in ``unknown``).
+a lower bound (listed in ``unknown``).  A zero idiom (``xor eax, eax``) takes only its share of
+the front end: the renamer zeroes the register, while the model's form was measured with two
+distinct registers.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import iced_x86
@@ -22,10 +27,11 @@ import iced_x86
 from ...errors import UsageError
 from ..catalogue import Catalogue
 from ..operands import full_register
-from .model import Model
+from .model import FRONT_END, Model
 
 ITERATIONS = 64
 FLAGS = -1
+STORE_LINES = "store lines"
 _ZERO_IDIOMS = {"XOR", "SUB", "PXOR", "VPXOR", "XORPS", "VXORPS", "XORPD", "VXORPD", "PSUBD", "VPSUBD",
                 "PSUBQ", "VPSUBQ", "VPXORD", "VPXORQ"}
 
@@ -77,15 +83,44 @@ def form_of(ins: iced_x86.Instruction, catalogue: Catalogue, model: Model | None
                   for i in range(ins.op_count))
     zero = has_imm and ins.immediate8 == 0
     cands = [f for f in cands if f.imm_zero == zero] or cands
+    if any(f.lea_mode for f in cands):       # LEA's addressing makes the form (3 parts are slower)
+        cands = [f for f in cands if f.lea_mode == _lea_mode(ins)]
+        if not cands:
+            return None
     cands = [f for f in cands if not f.high8] or cands
     if model is not None:
         cands = [f for f in cands if f.name in model.usage] or cands
     return cands[0].name
 
 
-def _access(ins: iced_x86.Instruction, factory) -> tuple[set[int], set[int]]:
+def _lea_mode(ins: iced_x86.Instruction) -> str:
+    """The catalogue's name of an LEA's addressing: base B (R for RIP), index I (IS when scaled),
+    displacement D8 or D32, joined by '_' (``B_IS_D8``)."""
+    base = ins.memory_base
+    parts = [] if base == iced_x86.Register.NONE else ["R" if base == iced_x86.Register.RIP else "B"]
+    if ins.memory_index != iced_x86.Register.NONE:
+        parts.append("IS" if ins.memory_index_scale > 1 else "I")
+    if base in (iced_x86.Register.NONE, iced_x86.Register.RIP):
+        parts.append("D32")                  # no base register: always a 32-bit displacement
+    elif ins.memory_displacement:
+        parts.append("D8" if ins.memory_displ_size == 1 else "D32")
+    return "_".join(parts)
+
+
+def zero_idiom(ins: iced_x86.Instruction) -> bool:
+    """``xor eax, eax`` and its kin: the renamer zeroes the register (no input, no execution unit)."""
+    regs = [ins.op_register(i) for i in range(ins.op_count) if ins.op_kind(i) == iced_x86.OpKind.REGISTER]
+    return _mnemonic(ins) in _ZERO_IDIOMS and len(regs) >= 2 and len(set(regs[-2:])) == 1
+
+
+def _access(ins: iced_x86.Instruction, factory) -> tuple[set[int], set[int], set[int]]:
+    """(data registers read, address registers read, registers written); flags are FLAGS."""
     info = factory.info(ins)
     reads, writes = set(), set()
+    addr = set()
+    if _mnemonic(ins) != "LEA":           # LEA computes with its address: those are data reads
+        for m in info.used_memory():
+            addr |= {full_register(r) for r in (m.base, m.index) if r != iced_x86.Register.NONE}
     R, W = iced_x86.OpAccess, iced_x86.OpAccess
     for u in info.used_registers():
         full = full_register(u.register)
@@ -97,11 +132,9 @@ def _access(ins: iced_x86.Instruction, factory) -> tuple[set[int], set[int]]:
         reads.add(FLAGS)
     if ins.rflags_modified:
         writes.add(FLAGS)
-    regs = [ins.op_register(i) for i in range(ins.op_count) if ins.op_kind(i) == iced_x86.OpKind.REGISTER]
-    name = _mnemonic(ins)
-    if name in _ZERO_IDIOMS and len(regs) >= 2 and len(set(regs[-2:])) == 1:
+    if zero_idiom(ins):
         reads = set()              # a zero idiom depends on nothing
-    return reads, writes
+    return reads - addr, addr, writes
 
 
 _MN = {v: k for k, v in iced_x86.Mnemonic.__dict__.items() if isinstance(v, int) and k.isupper()}
@@ -111,20 +144,55 @@ def _mnemonic(ins: iced_x86.Instruction) -> str:
     return _MN.get(ins.mnemonic, "").upper()
 
 
-def chain_bound(instructions: list[iced_x86.Instruction], latency: list[float]) -> float:
-    """Cycles per iteration the loop-carried register/flag chains allow."""
+def chain_bound(instructions: list[iced_x86.Instruction], latency: list) -> float:
+    """Cycles per iteration the loop-carried register/flag chains allow (``latency``: cycles per
+    instruction, or (cycles, cycles from the address registers))."""
     factory = iced_x86.InstructionInfoFactory()
     access = [_access(ins, factory) for ins in instructions]
     ready: dict[int, float] = {}
     marks = []
     for _ in range(ITERATIONS):
-        for (reads, writes), lat in zip(access, latency):
-            start = max((ready.get(r, 0.0) for r in reads), default=0.0)
+        for (reads, addr, writes), lat in zip(access, latency):
+            lat, via_addr = lat if isinstance(lat, tuple) else (lat, lat)
+            done = max([ready.get(r, 0.0) + lat for r in reads] + [ready.get(r, 0.0) + via_addr for r in addr]
+                       + [lat])
             for w in writes:
-                ready[w] = start + lat
+                ready[w] = done
         marks.append(max(ready.values(), default=0.0))
     half = ITERATIONS // 2
     return (marks[-1] - marks[half - 1]) / (ITERATIONS - half)
+
+
+def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], model: Model) -> float:
+    """Cycles the block's stores take by cache line, iteration after iteration: a run of stores to
+    one line (in program order, the loop wrapping round) is written k at a time, k = the store
+    form's time on distinct lines over its time alone (model.lines, model.alone); a run costs its
+    first form's time on distinct lines per k.  A block whose stores all go to one line adds
+    nothing the resources do not already charge.  Lines are told apart by address expression
+    (segment, base, index, scale) and displacement / 64."""
+    factory = iced_x86.InstructionInfoFactory()
+    seq = []
+    for ins, f in zip(instructions, forms):
+        if f not in model.lines or f not in model.alone:
+            continue
+        for m in factory.info(ins).used_memory():
+            if m.access in (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
+                            iced_x86.OpAccess.READ_COND_WRITE):
+                seq.append(((m.segment, m.base, m.index, m.scale, m.displacement // 64), f))
+    if len({line for line, _ in seq}) < 2:
+        return 0.0
+    start = next(i for i in range(len(seq)) if seq[i][0] != seq[i - 1][0])
+    seq = seq[start:] + seq[:start]
+    total, i = 0.0, 0
+    while i < len(seq):
+        j = i
+        while j < len(seq) and seq[j][0] == seq[i][0]:
+            j += 1
+        f = seq[i][1]
+        k = max(1, round(model.lines[f] / model.alone[f]))
+        total += math.ceil((j - i) / k) * model.lines[f]
+        i = j
+    return total
 
 
 def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None,
@@ -135,15 +203,23 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     forms = [form_of(ins, catalogue, model) or f"?{_mnemonic(ins).lower()}" for ins in instructions]
     counts: dict[str, int] = {}
     unknown = []
-    for f in forms:
-        if f in model.usage:
+    front_only = 0                 # zero idioms: the front end's share only (the model's forms
+    for ins, f in zip(instructions, forms):     # were measured with distinct registers)
+        if zero_idiom(ins):
+            front_only += 1
+        elif f in model.usage:
             counts[f] = counts.get(f, 0) + 1
         else:
             unknown.append(f)
     if counts:
-        res, binding = model.cost(counts)
+        loads = model.loads(counts)
         if model.width:
-            res = max(res, len(forms) / model.width)
+            loads[FRONT_END] += (len(unknown) + front_only) / model.width
+        lines = store_lines(instructions, forms, model)
+        if lines:
+            loads[STORE_LINES] = lines
+        binding = max(loads, key=loads.get)
+        res = loads[binding]
     else:
         res, binding = (len(forms) / model.width if model.width else 0.0), None
     lats, assumed = [], 0

@@ -26,6 +26,8 @@ def _check(rec: dict) -> str | None:
         if not isinstance(rec.get("counts"), dict):
             return "a reading without counts"
         return None
+    if t == "lines":
+        return None if isinstance(rec.get("form"), str) else "a lines reading without its form"
     if t == "model":
         return None if isinstance(rec.get("model"), dict) else "a model record without a model"
     return f"unknown record type {t!r}"
@@ -73,9 +75,12 @@ def infer(forms: list[str], results: Path, resume: bool = False, seed: int = 0, 
         raise ResultFileError(f"{results} was started with other forms", "resume with the same forms and seed")
     t0 = time.monotonic()
     with st:
-        inf = Inference(lambda counts: measure_mix(session, by_name, counts).cycles, st.append, log=log)
+        inf = Inference(lambda counts: measure_mix(session, by_name, counts).cycles, st.append, log=log,
+                        measure_lines=lambda f: measure_mix(session, by_name, {f: 1}, lines=True).cycles)
         inf.load(records)
-        model, report = inf.run(forms, seed)
+        stores = [f for f, form in by_name.items() if form.memory_operand is not None
+                  and form.memory_operand.kind == "mem" and form.memory_operand.write]
+        model, report = inf.run(forms, seed, stores)
         report["seconds_now"] = round(time.monotonic() - t0, 1)
         st.append({"type": "model", "model": model.to_json(), "report": report})
     return model, report
