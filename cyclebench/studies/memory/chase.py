@@ -6,12 +6,14 @@ MADV_NOHUGEPAGE for 4 KiB; a failing madvise executes ``ud2``, so it cannot pass
 then writes every element's pointer to its successor from the element list in the data area, so
 every line is written before anything is timed (no read hits the shared zero page), in visiting
 order. ``init`` starts each run where the walk so far has got to: a position along the chain, kept
-in the region after the chain, advances by the longer run's loads (B's) at every run, and each
-chain starts at the element at that position of its own cycle. Every run thus walks on into the
-part of the chain touched longest ago (a whole lap ago, or at one_time_init), the steady state of
-one endless walk, whatever the chain's size against the caches and TLBs; A and B see the same
-state. (Random starts let a run land on lines a recent run left in L3, a chance that differs
-between A and B, which made chases beyond L3 unstable.) The timed body is ``unroll`` copies of
+in the region after the chain, advances at every run by the longer run's loads (B's) plus a
+pseudo-random part of the shorter's (A's), and each chain starts at the element at that position of
+its own cycle. Every run thus walks on into the part of the chain touched longest ago (a lap ago,
+or at one_time_init), the steady state of one endless walk, whatever the chain's size against the
+caches and TLBs. The pseudo-random part keeps A and B from falling on fixed parts of a chain whose
+length is a multiple of the advance (then A would always walk some parts and B others, and B - A
+would carry their difference). Random starts, as before, let a run land on lines a recent run
+left in the cache, a chance that differs between A and B. The timed body is ``unroll`` copies of
 one load per chain inside a loop of ``loop`` iterations.
 
 Chains 1..13 live in registers; further chains (the MLP experiment's 14..16) in stack slots, one
@@ -29,6 +31,7 @@ from cyclebench.measurement.api import measure
 from .chains import LINE, Chain
 from .hugepages import MADV_HUGEPAGE, MADV_NOHUGEPAGE, HugePageProbe
 
+GOLD = 0x9E3779B97F4A7C15   # Fibonacci hashing multiplier (2^64 / golden ratio)
 REGS = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "r8", "r9", "r10", "r11", "r12", "r13")
 HUGE = 2 << 20
 SLACK = 4 << 20
@@ -53,10 +56,16 @@ def position_slot(chain: Chain) -> int:
     return region(chain)[1]
 
 
-def step(chain: Chain, unroll: int, loop: int) -> int:
-    """How far the position advances per run: the loads per chain of the longer run (B, 2 x unroll
-    copies per iteration), so that no run walks lines an earlier run of this lap walked."""
-    return 2 * unroll * loop
+def step(unroll: int, loop: int) -> tuple[int, int]:
+    """(advance, jitter): the position moves by ``advance`` plus a pseudo-random amount below
+    ``jitter`` per run; advance = B's loads per chain (2 x unroll copies per iteration), so no run
+    walks lines an earlier run of this lap walked, and jitter = A's."""
+    return 2 * unroll * loop, unroll * loop
+
+
+def next_position(pos: int, advance: int, jitter: int) -> int:
+    """The walk position after a run that started at ``pos`` (what init computes)."""
+    return pos + advance + (((pos * GOLD) & (2 ** 64 - 1)) * jitter >> 64)
 
 
 def _addr(reg: str, tmp: str, chain: Chain) -> list[str]:
@@ -86,12 +95,13 @@ def one_time_init(chain: Chain, advice: int) -> str:
     return "\n".join(lines)
 
 
-def init(chain: Chain, r14_size: int, advance: int) -> str:
+def init(chain: Chain, r14_size: int, advance: int, jitter: int) -> str:
     """Chain j starts at the element at the walk's position in segment j (position mod its length);
-    the position then advances by ``advance``. Chain registers (or slots) loaded last."""
+    the position then moves on (next_position). Chain registers (or slots) loaded last."""
     k = chain.segments
     slot = f"[rbx + {position_slot(chain)}]"
-    lines = _base(r14_size) + [f"mov r8, {slot}", f"lea r9, [r8 + {advance}]", f"mov {slot}, r9",
+    lines = _base(r14_size) + [f"mov r8, {slot}", f"mov rax, {GOLD}", "imul rax, r8", f"mov r9, {jitter}", "mul r9",
+                               f"lea r9, [r8 + rdx + {advance}]", f"mov {slot}, r9",
                                "mov rax, r8", "xor edx, edx", f"mov r9, {chain.seg_len}", "div r9",
                                "mov rsi, [rip + cb_data_ptr]", "lea rsi, [rsi + 4 * rdx]"]
     for j in range(k):
@@ -131,7 +141,7 @@ def setup(chain: Chain, page: str, *, min_loads: int = 32768, max_loads: int = 6
     k = chain.segments
     loop = max(1, -(-loads // (unroll * k)))
     data = np.ascontiguousarray(chain.order, dtype="<u4").tobytes()
-    return ChaseSetup(body(k), init(chain, r14_size, step(chain, unroll, loop)), one_time_init(chain, advice), data,
+    return ChaseSetup(body(k), init(chain, r14_size, *step(unroll, loop)), one_time_init(chain, advice), data,
                       unroll, loop,
                       r14_size, r14_size + len(data) + (512 << 20))
 
