@@ -6,7 +6,7 @@ the region and the TLB chains (stride = lines per page, mask = lines per page - 
 page, at a line offset that changes from page to page so that the lines do not all fall into one
 cache set. ``segments`` equal parts of ``order`` each close into their own cycle (several
 independent chains for the MLP experiment); segment ``j`` holds the elements
-``j * n/segments .. (j+1) * n/segments - 1``, so a random start of chain ``j`` is any of them.
+``j * n/segments .. (j+1) * n/segments - 1``, and a run of chain ``j`` may start at any of them.
 
 Layouts (``build``):
 

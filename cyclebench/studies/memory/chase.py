@@ -4,10 +4,17 @@ The region is the R14 area (``r14_size`` = the chain's span + 4 MiB, so a 2 MiB-
 always fits). ``one_time_init`` madvises the region (MADV_HUGEPAGE for 2 MiB pages,
 MADV_NOHUGEPAGE for 4 KiB; a failing madvise executes ``ud2``, so it cannot pass silently) and
 then writes every element's pointer to its successor from the element list in the data area, so
-every line is written before anything is timed (no read hits the shared zero page). ``init``
-starts each chain at a random element (from the TSC, hashed) in every run, so the runs walk
-different parts of a large chain rather than re-reading one cached prefix; the timed body is
-``unroll`` copies of one load per chain inside a loop of ``loop`` iterations.
+every line is written before anything is timed (no read hits the shared zero page), in visiting
+order. ``init`` starts each run where the walk so far has got to: a position along the chain, kept
+in the region after the chain, advances at every run by the longer run's loads (B's) plus a
+pseudo-random part of the shorter's (A's), and each chain starts at the element at that position of
+its own cycle. Every run thus walks on into the part of the chain touched longest ago (a lap ago,
+or at one_time_init), the steady state of one endless walk, whatever the chain's size against the
+caches and TLBs. The pseudo-random part keeps A and B from falling on fixed parts of a chain whose
+length is a multiple of the advance (then A would always walk some parts and B others, and B - A
+would carry their difference). Random starts, as before, let a run land on lines a recent run
+left in the cache, a chance that differs between A and B. The timed body is ``unroll`` copies of
+one load per chain inside a loop of ``loop`` iterations.
 
 Chains 1..13 live in registers; further chains (the MLP experiment's 14..16) in stack slots, one
 ``mov r14, [slot]; mov r14, [r14]; mov [slot], r14`` each, which adds a store-to-load forward per
@@ -24,11 +31,11 @@ from cyclebench.measurement.api import measure
 from .chains import LINE, Chain
 from .hugepages import MADV_HUGEPAGE, MADV_NOHUGEPAGE, HugePageProbe
 
+GOLD = 0x9E3779B97F4A7C15   # Fibonacci hashing multiplier (2^64 / golden ratio)
 REGS = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "r8", "r9", "r10", "r11", "r12", "r13")
 HUGE = 2 << 20
 SLACK = 4 << 20
 HEADER = 0            # the data area is the element list alone
-GOLD = 0x9E3779B97F4A7C15
 PAGES = {"4k": (4096, MADV_NOHUGEPAGE), "2m": (HUGE, MADV_HUGEPAGE)}
 
 
@@ -38,10 +45,27 @@ def region(chain: Chain) -> tuple[int, int]:
     return length + SLACK, length
 
 
-def _base(r14_size: int) -> list[str]:
-    """rbx := the region's 2 MiB-aligned start."""
-    return [f"mov rbx, {r14_size // 2}", "mov rcx, r14", "sub rcx, rbx", "lea rbx, [rcx + 0x1fffff]",
-            "and rbx, -0x200000"]
+def _base(r14_size: int, reg: str = "rbx", tmp: str = "rcx") -> list[str]:
+    """reg := the region's 2 MiB-aligned start."""
+    return [f"mov {reg}, {r14_size // 2}", f"mov {tmp}, r14", f"sub {tmp}, {reg}", f"lea {reg}, [{tmp} + 0x1fffff]",
+            f"and {reg}, -0x200000"]
+
+
+def position_slot(chain: Chain) -> int:
+    """Bytes from the region's start to the 8-byte walk position (just after the chain's pages)."""
+    return region(chain)[1]
+
+
+def step(unroll: int, loop: int) -> tuple[int, int]:
+    """(advance, jitter): the position moves by ``advance`` plus a pseudo-random amount below
+    ``jitter`` per run; advance = B's loads per chain (2 x unroll copies per iteration), so no run
+    walks lines an earlier run of this lap walked, and jitter = A's."""
+    return 2 * unroll * loop, unroll * loop
+
+
+def next_position(pos: int, advance: int, jitter: int) -> int:
+    """The walk position after a run that started at ``pos`` (what init computes)."""
+    return pos + advance + (((pos * GOLD) & (2 ** 64 - 1)) * jitter >> 64)
 
 
 def _addr(reg: str, tmp: str, chain: Chain) -> list[str]:
@@ -66,17 +90,23 @@ def one_time_init(chain: Chain, advice: int) -> str:
         "add rsi, 4", f"mov rcx, {chain.seg_len - 1}",
         "4:", "mov eax, [rsi]", *_addr("rax", "rdx", chain), "mov [r12], rax", "mov r12, rax",
         "add rsi, 4", "dec rcx", "jnz 4b",
-        "mov [r12], r11", "dec r10", "jnz 3b"]
+        "mov [r12], r11", "dec r10", "jnz 3b",
+        f"mov qword ptr [rbx + {position_slot(chain)}], 0"]
     return "\n".join(lines)
 
 
-def init(chain: Chain, r14_size: int) -> str:
-    """Each chain j starts at a random element of its segment; chain registers then loaded."""
+def init(chain: Chain, r14_size: int, advance: int, jitter: int) -> str:
+    """Chain j starts at the element at the walk's position in segment j (position mod its length);
+    the position then moves on (next_position). Chain registers (or slots) loaded last."""
     k = chain.segments
-    lines = _base(r14_size) + ["rdtsc", "shl rdx, 32", "or rax, rdx", f"mov rcx, {GOLD}", "mov r8, rax"]
+    slot = f"[rbx + {position_slot(chain)}]"
+    lines = _base(r14_size) + [f"mov r8, {slot}", f"mov rax, {GOLD}", "imul rax, r8", f"mov r9, {jitter}", "mul r9",
+                               f"lea r9, [r8 + rdx + {advance}]", f"mov {slot}, r9",
+                               "mov rax, r8", "xor edx, edx", f"mov r9, {chain.seg_len}", "div r9",
+                               "mov rsi, [rip + cb_data_ptr]", "lea rsi, [rsi + 4 * rdx]"]
     for j in range(k):
-        lines += ["imul r8, rcx", f"add r8, {j * 2 + 1}", "mov rax, r8", f"mov r9, {chain.seg_len}", "mul r9",
-                  f"add rdx, {j * chain.seg_len}", *_addr("rdx", "rax", chain), f"mov [rsp - {8 * (j + 1)}], rdx"]
+        lines += [f"mov edx, [rsi + {4 * j * chain.seg_len}]", *_addr("rdx", "rax", chain),
+                  f"mov [rsp - {8 * (j + 1)}], rdx"]
     for j in range(min(k, len(REGS))):
         lines.append(f"mov {REGS[j]}, [rsp - {8 * (j + 1)}]")
     return "\n".join(lines)
@@ -111,7 +141,8 @@ def setup(chain: Chain, page: str, *, min_loads: int = 32768, max_loads: int = 6
     k = chain.segments
     loop = max(1, -(-loads // (unroll * k)))
     data = np.ascontiguousarray(chain.order, dtype="<u4").tobytes()
-    return ChaseSetup(body(k), init(chain, r14_size), one_time_init(chain, advice), data, unroll, loop,
+    return ChaseSetup(body(k), init(chain, r14_size, *step(unroll, loop)), one_time_init(chain, advice), data,
+                      unroll, loop,
                       r14_size, r14_size + len(data) + (512 << 20))
 
 

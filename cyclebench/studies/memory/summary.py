@@ -88,7 +88,8 @@ def method_lines(cfg, facts) -> list[str]:
     return [
         "- Latency: a chain of pointers (one per 64-byte line) is built in Python (numpy) and written into the "
         "runner's R14 area by the one-time init before any timing; the timed body is `mov rax, [rax]` per "
-        "chain, unrolled 64 times inside a loop; each run starts at a random element (TSC-hashed). Cycles per "
+        "chain, unrolled 64 times inside a loop; each run starts where the walk so far got to (it advances by B's loads "
+        "per run), so every run walks into the lines touched longest ago, as one endless walk would. Cycles per "
         "load = (B - A) / loads, median of the repetitions.",
         "- Pages: the region is madvised MADV_NOHUGEPAGE (4 KiB) or MADV_HUGEPAGE (2 MiB); the runner's "
         "AnonHugePages is watched during each 2 MiB measurement and recorded.",
