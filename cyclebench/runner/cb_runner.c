@@ -633,7 +633,7 @@ static void print_reading(long rep, const char *kind, const struct reading *r) {
         out("times %ld %s %llu %llu\n", rep, kind, (unsigned long long)r->enabled, (unsigned long long)r->running);
 }
 
-/* Grows the loop count (x1.25 to x16 per step) until B - A spans the requested number of ticks.
+/* Grows the loop count (x2 to x16 per step) until B - A spans the requested number of ticks.
  * Code that costs (almost) nothing never gets there: A and B then both run at the loop's own
  * speed. Growth stops once one B run would exceed LOOP_RUN_LIMIT times the target, and
  * "info loop_limited D" (D = B - A of the last trial) says that the difference stayed below the
@@ -646,15 +646,12 @@ static uint64_t choose_loop(void) {
         call(opt.e_a, loop, &a); call(opt.e_b, loop, &b);
         int64_t d = (int64_t)(b.tsc - a.tsc);
         if (d >= opt.auto_loop_ticks) break;
-        /* Aim 15% past the target (one reading's noise rarely falls short of it): every repetition
-         * runs this loop, so overshooting costs run time; a shortfall costs one more trial. */
-        double f = d > 0 ? opt.auto_loop_ticks * 1.15 / d : 16;
+        double f = d > 0 ? opt.auto_loop_ticks * 1.3 / d + 1 : 16;
         double room = (double)opt.auto_loop_ticks * LOOP_RUN_LIMIT / (b.tsc ? (double)b.tsc : 1.0);
-        if (room < 2 || loop > (1ull << 40)) { out("info loop_limited %lld\n", (long long)d); break; }
-        f = f < 1.25 ? 1.25 : f > 16 ? 16 : f;
+        f = f < 2 ? 2 : f > 16 ? 16 : f;
         if (f > room) f = room;
-        uint64_t grown = (uint64_t)(loop * f);
-        loop = grown > loop ? grown : loop + 1;
+        if (f < 2 || loop > (1ull << 40)) { out("info loop_limited %lld\n", (long long)d); break; }
+        loop = (uint64_t)(loop * f);
     }
     return loop;
 }
