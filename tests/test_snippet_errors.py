@@ -88,3 +88,17 @@ def test_a_rept_block_over_several_statements_assembles():
     from cyclebench.measurement.api import prepare
     prepare(".rept 3; nop; .endr")
     prepare(".irp r, rax, rbx; add \\r, 1; .endr")
+
+
+def test_the_cpu_check_speaks_before_a_later_error():
+    """The CPUID check decodes in a thread while the harness is built: an instruction this CPU
+    lacks is still the error given when a later step (here the unrolled size) would fail too."""
+    from cyclebench.errors import UnsupportedInstruction
+    from cyclebench.machine.features import missing
+    from cyclebench.measurement.api import prepare
+    if not missing(["D3NOW"]):
+        pytest.skip("this CPU runs 3DNow! instructions")
+    with pytest.raises(UnsupportedInstruction, match="pfadd"):
+        prepare("pfadd mm0, mm1; .fill 1<<20, 1, 0x90", unroll=1000, loop=0)
+    with pytest.raises(UsageError, match="unrolled code would be"):
+        prepare("add rax, rax; .fill 1<<20, 1, 0x90", unroll=1000, loop=0)

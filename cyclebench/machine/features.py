@@ -21,9 +21,7 @@ forms that need it are not offered, with the reason "cannot tell whether this CP
 """
 from __future__ import annotations
 
-import ctypes
 import functools
-import mmap
 import os
 
 from .cpu import cpu_info
@@ -126,6 +124,7 @@ def cpuid(leaf: int, subleaf: int = 0) -> tuple[int, int, int, int]:
     """Execute CPUID in this process; returns (eax, ebx, ecx, edx). x86-64 Linux only."""
     if os.uname().machine not in ("x86_64", "AMD64"):
         raise OSError("CPUID needs an x86-64 CPU")
+    import ctypes, mmap         # here: about 2 ms of start-up, and most runs never execute CPUID
     buf = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
     buf.write(_CPUID_CODE)
     addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))

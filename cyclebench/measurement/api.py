@@ -3,6 +3,7 @@ per-copy figures with uncertainty, re-running when the host is noisy."""
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 
 from ..counters import reads
@@ -76,32 +77,40 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     if copy_bytes == 0:     # e.g. ".set x, 1" or a lone label: B - A would time nothing
         raise UsageError("the code assembles to no instruction bytes: there is nothing to measure",
                          'give at least one instruction, e.g. cyclebench asm "nop"')
-    _check_cpu(checked, list(parts.values()), warnings)
+    # The CPUID check decodes the copy with iced-x86 (loading it is about 9 ms) while as builds the
+    # harness; its verdict is given before anything later could fail, as if it had run first.
+    ranges = list(statement_ranges(checked.symbols, "check", list(parts.values())))
+    decoded = _in_background(decode_each, [checked.blob[lo:hi] for _, _, lo, hi in ranges])
+    try:
+        if no_mem:
+            check_reserved_registers(parts, checked.blob, checked.symbols,
+                                     reads.used_no_mem_registers(backend.read_kwargs()["rdpmc_events"]))
+        parts = apply_magic(parts, checked.blob, checked.symbols, no_mem)
+
+        use_loop = loop != 0
+        if unroll is None:
+            unroll = 1000 if not use_loop else max(1, min(100, 1024 // max(copy_bytes, 1)))
+        if 2 * unroll * copy_bytes > MAX_CODE_BYTES:
+            raise UsageError(f"the unrolled code would be {2 * unroll * copy_bytes >> 20} MiB",
+                             "lower --unroll and use --loop for more work")
+        clock = clock_for(backend.name, clock_mhz)
+        if n_measurements is None:
+            n_measurements = 50 if backend.name == "tsc" else 10
+
+        flags = cpu_info().flags
+        spec = HarnessSpec(parts["code"], parts["init"], parts["late_init"], parts["one_time_init"],
+                           unroll=unroll, use_loop=use_loop, basic_mode=basic_mode,
+                           alignment_offset=alignment_offset, drain_frontend=drain_frontend,
+                           read=backend.read_kwargs(), calibration=clock.calibrated,
+                           symbols=symbols, avx="avx" in flags,
+                           avx512={"avx512f", "avx512vl"} <= flags, avx512bw="avx512bw" in flags)
+        lines, origin = generate(spec)
+        obj = assemble(lines, origin)
+    except Exception:
+        _check_cpu(ranges, decoded(), warnings)
+        raise
+    _check_cpu(ranges, decoded(), warnings)
     warnings += checked.warnings
-    if no_mem:
-        check_reserved_registers(parts, checked.blob, checked.symbols,
-                                 reads.used_no_mem_registers(backend.read_kwargs()["rdpmc_events"]))
-    parts = apply_magic(parts, checked.blob, checked.symbols, no_mem)
-
-    use_loop = loop != 0
-    if unroll is None:
-        unroll = 1000 if not use_loop else max(1, min(100, 1024 // max(copy_bytes, 1)))
-    if 2 * unroll * copy_bytes > MAX_CODE_BYTES:
-        raise UsageError(f"the unrolled code would be {2 * unroll * copy_bytes >> 20} MiB",
-                         "lower --unroll and use --loop for more work")
-    clock = clock_for(backend.name, clock_mhz)
-    if n_measurements is None:
-        n_measurements = 50 if backend.name == "tsc" else 10
-
-    flags = cpu_info().flags
-    spec = HarnessSpec(parts["code"], parts["init"], parts["late_init"], parts["one_time_init"],
-                       unroll=unroll, use_loop=use_loop, basic_mode=basic_mode,
-                       alignment_offset=alignment_offset, drain_frontend=drain_frontend,
-                       read=backend.read_kwargs(), calibration=clock.calibrated,
-                       symbols=symbols, avx="avx" in flags,
-                       avx512={"avx512f", "avx512vl"} <= flags, avx512bw="avx512bw" in flags)
-    lines, origin = generate(spec)
-    obj = assemble(lines, origin)
     return Prepared(parts, backend, clock, spec, lines, obj, copy_bytes, n_measurements, warnings, symbols)
 
 
@@ -243,9 +252,30 @@ def _text(c):
     return str(c)
 
 
-def _check_cpu(obj, parts, warnings):
-    ranges = list(statement_ranges(obj.symbols, "check", parts))
-    for (_, src, lo, hi), decoded in zip(ranges, decode_each([obj.blob[lo:hi] for _, _, lo, hi in ranges])):
+def _in_background(fn, *args):
+    """Start ``fn(*args)`` in a thread; the returned function waits for its result (or raises its error)."""
+    box: list = []
+
+    def work():
+        try:
+            box.append((True, fn(*args)))
+        except BaseException as e:      # handed to the caller, who raises it in its own thread
+            box.append((False, e))
+    thread = threading.Thread(target=work, name="cyclebench-decode", daemon=True)
+    thread.start()
+
+    def result():
+        thread.join()
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
+    return result
+
+
+def _check_cpu(ranges, decoded_ranges, warnings):
+    """Refuse an instruction this CPU lacks; warn of system calls and of MPX run as a NOP."""
+    for (_, src, _, _), decoded in zip(ranges, decoded_ranges):
         lacking, mpx = check_features(decoded)
         if any(d.text.split()[:1] in (["syscall"], ["sysenter"]) or d.text.startswith("int 80h")
                for d in decoded) and not any(SYSCALL_NOTE in w for w in warnings):

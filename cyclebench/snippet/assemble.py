@@ -130,24 +130,37 @@ def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: i
         if proc.returncode != 0:
             raise _assembly_error(errors, first_error, proc.stderr)
         _check_dependencies(deps, src)
-        elf = run_tool([binutil("readelf"), "-sSWr", str(obj)])
-        symbols, undefined, relocs, text_size = _parse_readelf(elf)
-        if undefined:
-            name = undefined[0]
-            users = [f"{part}: '{quote(stmt)}'" for part, stmt in origin.values()
-                     if re.search(rf"(?<![\w.$]){re.escape(name)}(?![\w.$])", stmt)]
-            where = f" in {users[0]}" if users else ""
-            raise AssemblyError(f"the code refers to undefined symbol '{quote(name, 40)}'{where}",
-                                "a misspelt register reads as a symbol; measured code is loaded without linking, so "
-                                "use labels inside the snippet, or symbols=[...] for a call slot")
-        if relocs:
-            raise _relocation_error(relocs[0], src, origin, tmp)
-        if text_size > max_bytes:
-            raise UsageError(f"the code assembles to {text_size >> 20} MiB, over {max_bytes >> 20} MiB",
-                             "lower --unroll, use --loop, or shorten .rept/.fill in the code")
-        run_tool([binutil("objcopy"), "-O", "binary", "-j", ".text", str(obj), str(binf)])
+        # objcopy runs beside readelf (neither reads the other's output): a few ms off every new object;
+        # on a refusal below it is stopped, and its output never read
+        extract = start_tool([binutil("objcopy"), "-O", "binary", "-j", ".text", str(obj), str(binf)])
+        try:
+            symbols, undefined, relocs, text_size = _parse_readelf(run_tool([binutil("readelf"), "-sSWr", str(obj)]))
+            _refuse(undefined, relocs, text_size, max_bytes, src, origin, tmp)
+        except BaseException:
+            extract.kill()
+            extract.communicate()
+            raise
+        finish_tool(extract)
         blob = binf.read_bytes() if binf.exists() else b""
     return AssembledObject(blob, symbols, warnings)
+
+
+def _refuse(undefined: list[str], relocs: list[tuple], text_size: int, max_bytes: int,
+            src: Path, origin: dict[int, tuple[str, str]], tmp: str) -> None:
+    """An error for an object that cannot be loaded as it is, or is larger than ``max_bytes``."""
+    if undefined:
+        name = undefined[0]
+        users = [f"{part}: '{quote(stmt)}'" for part, stmt in origin.values()
+                 if re.search(rf"(?<![\w.$]){re.escape(name)}(?![\w.$])", stmt)]
+        where = f" in {users[0]}" if users else ""
+        raise AssemblyError(f"the code refers to undefined symbol '{quote(name, 40)}'{where}",
+                            "a misspelt register reads as a symbol; measured code is loaded without linking, so "
+                            "use labels inside the snippet, or symbols=[...] for a call slot")
+    if relocs:
+        raise _relocation_error(relocs[0], src, origin, tmp)
+    if text_size > max_bytes:
+        raise UsageError(f"the code assembles to {text_size >> 20} MiB, over {max_bytes >> 20} MiB",
+                         "lower --unroll, use --loop, or shorten .rept/.fill in the code")
 
 
 def run_as(src: Path, obj: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -209,11 +222,27 @@ def _proc_state(pid: int) -> tuple[str | None, int | None]:
 
 def run_tool(cmd: list[str]) -> str:
     """A binutils program's standard output; a failure is an AssemblyError."""
-    proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=AS_TIMEOUT)
+    return finish_tool(start_tool(cmd))
+
+
+def start_tool(cmd: list[str]) -> subprocess.Popen:
+    """A binutils program started; ``finish_tool`` waits for it."""
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            text=True, errors="replace")
+
+
+def finish_tool(proc: subprocess.Popen) -> str:
+    """The standard output of a program from ``start_tool``; a failure is an AssemblyError."""
+    try:
+        stdout, stderr = proc.communicate(timeout=AS_TIMEOUT)
+    except BaseException:               # a timeout or Ctrl-C: the program must not outlive the call
+        proc.kill()
+        proc.communicate()
+        raise
     if proc.returncode != 0:
-        raise AssemblyError(f"{Path(cmd[0]).name} failed: {quote(proc.stderr.strip())}",
+        raise AssemblyError(f"{Path(proc.args[0]).name} failed: {quote(stderr.strip())}",
                             "check the binutils installation (bash setup.sh)")
-    return proc.stdout
+    return stdout
 
 
 def _messages(stderr: str, origin: dict) -> tuple[list[str], list[str], tuple | None]:
