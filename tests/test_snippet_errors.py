@@ -99,6 +99,6 @@ def test_the_cpu_check_speaks_before_a_later_error():
     if not missing(["D3NOW"]):
         pytest.skip("this CPU runs 3DNow! instructions")
     with pytest.raises(UnsupportedInstruction, match="pfadd"):
-        prepare("pfadd mm0, mm1; .fill 1<<20, 1, 0x90", unroll=1000, loop=0)
+        prepare("pfadd mm0, mm1; .fill 1<<16, 1, 0x90", unroll=1000, loop=0)
     with pytest.raises(UsageError, match="unrolled code would be"):
-        prepare("add rax, rax; .fill 1<<20, 1, 0x90", unroll=1000, loop=0)
+        prepare("add rax, rax; .fill 1<<16, 1, 0x90", unroll=1000, loop=0)
