@@ -179,3 +179,44 @@ def test_pairs_the_published_method_does_not_measure_are_not_compared(tmp_path):
     d["latency"][1].update(stable=False)
     from cyclebench.instructions.agreement import unsettled
     assert not unsettled(d, "latency_max")                  # nor does its stability count
+
+
+def _same_register_doc(cycles_per_copy, tp, self_pair=None):
+    """A three-operand form: two distinct-register pairs of 2 cycles and the all-same-register
+    instance, which ran at ``cycles_per_copy`` and reads 0 (dependency broken)."""
+    d = doc("VPSUBUSB (YMM, YMM, YMM)", [2.0, 2.0], tp)
+    d["latency"][0].update(start="op1 (YMM)", end="op0 (YMM)")
+    d["latency"][1].update(start="op2 (YMM)", end="op0 (YMM)")
+    if self_pair is not None:
+        d["latency"].append({"start": "op0 (YMM)", "end": "op0 (YMM)", "value": self_pair, "bound": "exact",
+                             "stable": True, "linear": True, "label": None})
+    d["latency"].append({"start": "same register (op0=op1=op2)", "end": "op0 (YMM)", "value": 0.0,
+                         "bound": "exact", "stable": True, "linear": True, "label": "dependency broken",
+                         "same_register": True, "cycles_per_copy": cycles_per_copy,
+                         "method": "chain (same register)"})
+    return d
+
+
+def test_a_same_register_instance_counts_only_where_uops_info_would_time_it():
+    from cyclebench.instructions.agreement import cause, ours, single_issue, unsettled
+    # renamed away (faster than distinct registers issue): uops.info times it too, [0;2]
+    fast = _same_register_doc(0.167, 0.5)
+    assert ours(fast, "latency_min") == (0.0, "exact")
+    # dependency broken but still on its units, as fast as distinct registers: uops.info has no
+    # same-register run, so the published figure is 2; ours is still measured and kept in the doc
+    slow = _same_register_doc(0.5, 0.5)
+    assert ours(slow, "latency_min") == (2.0, "exact") and ours(slow, "latency_max") == (2.0, "exact")
+    assert slow["latency"][-1]["value"] == 0.0
+    recs = {"VPSUBUSB (YMM, YMM, YMM)": SimpleNamespace(latency=SimpleNamespace(
+        lo=1.0, hi=1.0, lo_upper_bound=False, hi_upper_bound=False), throughput=None)}
+    # a mismatch on such a form is not put down to the zero idiom that was left out
+    assert cause(slow, recs["VPSUBUSB (YMM, YMM, YMM)"], form("VPSUBUSB (YMM, YMM, YMM)"),
+                 "latency_min") != "zero idiom / eliminated move"
+    slow["latency"][-1]["stable"] = False
+    assert not unsettled(slow, "latency_min")              # nor does its stability count
+    # a register the form reads and writes makes one instance a chain: the same register beats it
+    rw = _same_register_doc(0.5, 0.5, self_pair=2.0)
+    assert single_issue(rw) == 2.0 and ours(rw, "latency_min") == (0.0, "exact")
+    # the 5% margin: 0.48 against 0.5 is not faster
+    assert ours(_same_register_doc(0.48, 0.5), "latency_min") == (2.0, "exact")
+    assert ours(_same_register_doc(0.47, 0.5), "latency_min") == (0.0, "exact")

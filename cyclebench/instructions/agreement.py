@@ -98,14 +98,50 @@ def published_pair(pair: dict, form_name: str = "") -> bool:
     return True
 
 
+SAME_REGISTER_METHOD = "chain (same register)"
+SAME_REGISTER_FASTER = 0.95
+
+
+def single_issue(doc: dict) -> float | None:
+    """Cycles per copy of one distinct-register instance repeated (uops.info's ``TP_single``):
+    the form's reciprocal throughput, or the chain through a register it reads and writes (a
+    pair from an operand to itself) when that is longer."""
+    tp = (doc.get("throughput") or {}).get("value")
+    selfs = [p["value"] for p in doc.get("latency") or [] if p.get("value") is not None
+             and p.get("method") != SAME_REGISTER_METHOD and p.get("start") == p.get("end")]
+    vals = [v for v in [tp, *selfs] if v is not None]
+    return max(vals) if vals else None
+
+
+def same_register_published(pair: dict, doc: dict) -> bool:
+    """Whether uops.info would have measured our extra all-same-register instance (renaming.py):
+    cpuBench times the same-register case apart only when its single-instance throughput beats
+    the distinct-register one by 5% (``tpResultSR.TP_single < .95 * tpResult.TP_single``; on a
+    machine with per-port counters also when the µops or ports differ), e.g. a zero idiom the
+    renamer also keeps off the execution units.  One that breaks the dependency but still runs
+    on its unit (as fast as with distinct registers) has no same-register latency in uops.info;
+    it is measured and shown, but not compared.  Other pairs always count."""
+    if pair.get("method") != SAME_REGISTER_METHOD:
+        return True
+    ours_ = pair.get("cycles_per_copy", pair.get("value"))
+    single = single_issue(doc)
+    return ours_ is None or single is None or ours_ < SAME_REGISTER_FASTER * single
+
+
+def compared_pairs(doc: dict) -> list[dict]:
+    """The measured pairs that the published method also measures (published_pair,
+    same_register_published): the ones our latency figures are taken over."""
+    return [p for p in doc.get("latency") or [] if p.get("value") is not None
+            and published_pair(p, doc.get("form", "")) and same_register_published(p, doc)]
+
+
 def ours(doc: dict, figure: str) -> tuple[float | None, str | None]:
     """(value, bound) of one of our figures; the smallest latency over the measured pairs that the
-    published method also measures (published_pair)."""
+    published method also measures (compared_pairs)."""
     if figure == "throughput":
         tp = doc.get("throughput") or {}
         return tp.get("value"), tp.get("bound")
-    pairs = [p for p in doc.get("latency") or [] if p.get("value") is not None
-             and published_pair(p, doc.get("form", ""))]
+    pairs = compared_pairs(doc)
     if not pairs:
         return None, None
     pick = min if figure == "latency_min" else max
@@ -167,8 +203,7 @@ def _memory_pair_only(doc: dict, rec) -> bool:
     v = rec.latency
     if v is None or v.lo_upper_bound or v.hi_upper_bound:
         return False
-    pairs = [p for p in doc.get("latency") or [] if p.get("value") is not None
-             and published_pair(p, doc.get("form", ""))]
+    pairs = compared_pairs(doc)
     if not pairs:
         return False
     top = max(pairs, key=lambda p: p["value"])
@@ -183,9 +218,7 @@ def unsettled(doc: dict, figure: str) -> bool:
     if figure == "throughput":
         part = doc.get("throughput") or {}
         return part.get("stable") is False or part.get("linear") is False
-    return any(p.get("stable") is False or p.get("linear") is False
-               for p in doc.get("latency") or [] if p.get("value") is not None
-               and published_pair(p, doc.get("form", "")))
+    return any(p.get("stable") is False or p.get("linear") is False for p in compared_pairs(doc))
 
 
 def cause(doc: dict, rec, form, figure: str) -> str:
@@ -199,7 +232,7 @@ def cause(doc: dict, rec, form, figure: str) -> str:
     if our is not None and their and our > DATA_DEPENDENT_RATIO * their:
         return "data-dependent (suspected): a slow path with our operand values"
     if figure != "throughput":
-        labels = {p.get("label") for p in doc.get("latency") or []}
+        labels = {p.get("label") for p in compared_pairs(doc)}
         if labels & {"dependency broken", "move eliminated"}:
             return "zero idiom / eliminated move"
         if their == 0:
