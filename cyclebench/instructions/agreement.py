@@ -245,6 +245,9 @@ def cause(doc: dict, rec, form, figure: str) -> str:
             return "bound only (upper bound)"
         if unstable:
             return "unstable measurement"
+        mask = _mask_chain(doc)
+        if mask:
+            return mask
         return "unexplained"
     carried = _carried(doc)
     if form is not None and rmw_stride(form) is not None and our is not None and their is not None and our > their:
@@ -261,6 +264,17 @@ def cause(doc: dict, rec, form, figure: str) -> str:
     if unstable:
         return "unstable measurement"
     return "unexplained"
+
+
+def _mask_chain(doc: dict) -> str | None:
+    """A write mask -> mask pair measured uops.info's way too (mask_chain.py): its reading."""
+    for p in compared_pairs(doc):
+        pm = p.get("published_method") or {}
+        if pm.get("cycles") is not None:
+            return (f"write mask -> mask pair: uops.info's kmovq chain (mask_chain.py) reads {pm['cycles']:.2f} "
+                    f"cycles here, {pm.get('value')} after its rounding, against {p['value']:.2f} through one "
+                    "register; that chain's cost varies with registers and values")
+    return None
 
 
 # ---------------------------------------------------------------------------------- agreement

@@ -24,7 +24,7 @@ import time
 
 from ..errors import CycleBenchError
 from . import connectors as C
-from . import isolate, memory_chain, renaming
+from . import isolate, mask_chain, memory_chain, renaming
 from .forms import Form
 from .instantiate import Instance, LatencyPair, Ref, chain, instantiate, latency_pairs, verified
 from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, form_init, form_notes,
@@ -71,6 +71,8 @@ def measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int |
     doc, ctx = _measure_pair(session, form, pair, pattern, [])
     if doc["value"] is None or ctx is None:
         return doc
+    if mask_chain.applies(form, pair):
+        doc["published_method"] = _published_mask_chain(session, form, pair, pattern)
     extra = isolate.breakers(form, ctx["inst"], pair, _mem_text(ctx["inst"]), ctx["used"])
     if not extra:
         return doc
@@ -83,6 +85,26 @@ def measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int |
     if renaming.no_dependency(alone["value"]) and alone["bound"] == "exact" and not alone.get("label"):
         alone.update(value=0.0, lower=0.0, upper=0.0, label=isolate.INDEPENDENT)
     return alone
+
+
+def _published_mask_chain(session: Session, form: Form, pair: LatencyPair, pattern: int | None) -> dict:
+    """The write mask -> mask pair measured uops.info's way (mask_chain.py)."""
+    inst, code = mask_chain.configuration(form, pair)
+    out = {"code": "\n".join(code), "value": None}
+    try:
+        verified([inst])
+        m = session.measure(code, form_init(form, inst), pattern=value_pattern(form) if pattern is None else pattern)
+        key = "uops.info: " + mask_chain.KMOVQ       # one reading per process
+        if key not in session.refs:
+            k = session.settled([mask_chain.KMOVQ])
+            session.refs[key] = {"code": mask_chain.KMOVQ, "cycles": k.value, "stable": k.stable}
+        k = session.refs[key]
+    except (CycleBenchError, ValueError) as e:
+        return {**out, "error": getattr(e, "cause", str(e))}
+    out.update(cycles=m.value, kmovq=k["cycles"], stable=bool(m.stable and k["stable"]))
+    if out["stable"]:
+        out["value"] = mask_chain.reading(m.value, k["cycles"])
+    return out
 
 
 def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int | None,
