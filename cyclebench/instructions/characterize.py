@@ -89,7 +89,10 @@ def measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int |
 
 def _published_mask_chain(session: Session, form: Form, pair: LatencyPair, pattern: int | None) -> dict:
     """The write mask -> mask pair measured uops.info's way (mask_chain.py)."""
-    inst, code = mask_chain.configuration(form, pair)
+    try:
+        inst, code = mask_chain.configuration(form, pair)
+    except (ValueError, KeyError) as e:        # no instance with those registers: not measured
+        return {"code": None, "value": None, "error": str(e)}
     out = {"code": "\n".join(code), "value": None}
     try:
         verified([inst])
