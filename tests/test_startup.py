@@ -30,6 +30,25 @@ def test_asm_imports_no_other_subcommand():
     assert not {"cyclebench.cli.study", "cyclebench.cli.inst", "cyclebench.study.engine"} & set(mods)
 
 
+def test_the_measurement_api_loads_no_event_tables_until_events_are_named():
+    """A plain measurement names no events and meets no refused system call: the event tables
+    (counters.events/resolve) and libseccomp's ctypes binding stay unloaded until one does."""
+    code = ("import sys\nimport cyclebench.measurement.api\n"
+            "print(' '.join(m for m in sys.modules if m.startswith('cyclebench.')))")
+    mods = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    assert "cyclebench.measurement.api" in mods
+    assert not {"cyclebench.counters.events", "cyclebench.counters.resolve", "cyclebench.machine.syscalls"} & mods
+
+
+def test_events_given_as_a_list_are_still_checked_when_loaded_late():
+    from cyclebench.counters.events import EventSpec
+    from cyclebench.errors import UsageError
+    from cyclebench.measurement.params import check
+    check(events=["task-clock", EventSpec("task-clock", 1, 1)])
+    with pytest.raises(UsageError, match="events must be names"):
+        check(events=["task-clock", 3])
+
+
 import pytest
 
 from cyclebench import cache

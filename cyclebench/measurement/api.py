@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 from ..counters import reads
 from ..counters.backends import Backend, select_backend
-from ..counters.resolve import event_specs
 from ..errors import UnsupportedInstruction, UsageError
 from ..harness import HarnessSpec, generate
 from ..harness.codegen import generate_check
@@ -63,7 +62,10 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     if parts["code"].empty:
         raise UsageError("there is no code to measure", 'give a snippet, e.g. cyclebench asm "imul rax, rax"')
     symbols = list(symbols or [])
-    backend = select_backend(counters, event_specs(events), user=bool(user), kernel=bool(kernel),
+    if events:      # names and config files: a plain measurement (events=None) loads no event tables
+        from ..counters.resolve import event_specs
+        events = event_specs(events)
+    backend = select_backend(counters, events or [], user=bool(user), kernel=bool(kernel),
                              fixed_counters=fixed_counters, group_size=group_size, no_mem=no_mem)
     warnings: list[str] = list(backend.warnings)
     if no_mem and "bmi2" not in cpu_info().flags:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from ..errors import (AssemblyError, CounterUnavailable, SnippetFault, SnippetTimeout,
                       UnsupportedInstruction, UsageError)
 from ..harness.locate import locate
-from ..machine import syscalls
 from ..textfile import quote
 from ..snippet.features import decode
 
@@ -139,6 +138,7 @@ def memory_hint(err, areas) -> str:
 
 
 def _sandbox_refusal(err, stmt, allow_syscalls) -> SnippetFault:
+    from ..machine import syscalls      # ctypes and libseccomp: only a refused system call needs them
     nr = int(err.get("nr", "0x0"), 16)
     arch = int(err.get("arch", "0x0"), 16)
     name = syscalls.name(nr, arch) or "unknown"

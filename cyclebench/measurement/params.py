@@ -9,7 +9,6 @@ import os
 from pathlib import Path
 
 from ..counters.backends import Event
-from ..counters.events import EventSpec
 from ..errors import UsageError
 from .stats import AGGREGATES
 
@@ -63,6 +62,7 @@ def _code(name: str, v):
 def _events(v):
     if v is None or isinstance(v, (str, Path)):
         return
+    from ..counters.events import EventSpec     # the event tables: only a list of events needs them
     if not isinstance(v, (list, tuple)) or not all(isinstance(e, (str, EventSpec, Event)) for e in v):
         _bad(f"events must be names (a comma-separated str or a list of str), EventSpecs or a config file "
              f"path, not {type(v).__name__} {_show(v)}", 'e.g. events="page-faults,task-clock"')
