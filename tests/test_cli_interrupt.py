@@ -89,3 +89,20 @@ def test_an_in_process_interrupt_returns_130_and_leaves_the_handler_alone(monkey
     assert cli_main.main(["asm", "nop"]) == 130
     assert capsys.readouterr().err == INTERRUPTED + "\n"
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_an_interrupt_that_python_rewraps_is_still_an_interrupt(monkeypatch, capsys):
+    # a Ctrl-C landing while a class is created (a module imported at its first use) comes out
+    # as "RuntimeError: Error calling __set_name__ ..." with the KeyboardInterrupt as its cause
+    from cyclebench.cli import main as cli_main
+    from cyclebench.cli import parser
+
+    def build_parser(argv=None):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as k:
+            raise RuntimeError("Error calling __set_name__ on 'Field' instance") from k
+
+    monkeypatch.setattr(parser, "build_parser", build_parser)
+    assert cli_main.main(["asm", "nop"]) == 130
+    assert capsys.readouterr().err.strip() == cli_main.INTERRUPTED

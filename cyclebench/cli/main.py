@@ -63,12 +63,28 @@ def _dispatch(argv: list[str] | None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as e:  # a bug: say so plainly; the traceback only on request
+        signal_inside = _wrapped_interrupt(e)
+        if signal_inside is not None:
+            raise signal_inside from None
         import os
         if os.environ.get("CYCLEBENCH_DEBUG"):
             raise
         print(f"error: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         print("hint: this is a bug in cyclebench; re-run with CYCLEBENCH_DEBUG=1 for the traceback", file=sys.stderr)
         return 1
+
+
+def _wrapped_interrupt(e: BaseException) -> KeyboardInterrupt | None:
+    """A Ctrl-C (or SIGTERM) that Python re-raised as another error: one landing while a class is
+    created (a module imported at its first use) comes out as "RuntimeError: Error calling
+    __set_name__"."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
 
 
 if __name__ == "__main__":
