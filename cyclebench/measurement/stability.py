@@ -73,15 +73,15 @@ class Stability:
                 "variable": self.variable, "range": list(self.range) if self.range else None}
 
 
-def _spread_reason(values: list[float]) -> str | None:
-    med = stats.median(values)
+def _spread(values: list[float]) -> tuple[float, str | None]:
+    """(relative spread, the reason it is too wide or None)."""
     q1, q3 = quartiles(values)
-    rel = spread_over(q3 - q1, med)
+    rel = spread_over(q3 - q1, stats.median(values))
     if not math.isfinite(rel):
-        return "repetitions spread around a median of zero (or a figure that is not a number)"
+        return rel, "repetitions spread around a median of zero (or a figure that is not a number)"
     if rel > MAX_ANY_SPREAD or (rel > MAX_REL_SPREAD and q3 - q1 > MIN_ABS_SPREAD):
-        return f"repetitions spread {rel:.1%} (interquartile range / median)"
-    return None
+        return rel, f"repetitions spread {rel:.1%} (interquartile range / median)"
+    return rel, None
 
 
 def warming_up(values: list[float]) -> int:
@@ -92,11 +92,11 @@ def warming_up(values: list[float]) -> int:
     leaving a slower head out selects the settled cost, never a low figure."""
     n = len(values)
     need = max(MIN_SETTLED, math.ceil(MIN_SETTLED_SHARE * n))
-    if n <= need or _spread_reason(values) is None:
+    if n <= need or _spread(values)[1] is None:
         return 0
     for k in range(1, n - need + 1):
         tail = values[k:]
-        if _spread_reason(tail) is None:
+        if _spread(tail)[1] is None:
             top = quartiles(tail)[1]
             return k if all(v > top for v in values[:k]) else 0
     return 0
@@ -124,10 +124,10 @@ def assess(values: list[float], ghz: list[float] | None = None,
     ``uncertainty`` (covering the processes' medians) is within MAX_VARIABLE_UNCERTAINTY of the
     median; otherwise the spread flags the run as always."""
     med = stats.median(values)
-    q1, q3 = quartiles(values)
-    rel = spread_over(q3 - q1, med)
+    rel, spread = _spread(values)
+    if below_resolution:
+        spread = None
     reasons = []
-    spread = None if below_resolution else _spread_reason(values)
     if spread:
         reasons.append(spread)
     drift = None
