@@ -62,6 +62,19 @@ def is_persistent(path: Path) -> bool:
     return _fallback is None or _fallback not in (path, *path.parents)
 
 
+def files_stamp(paths) -> bytes:
+    """Path, size and modification time of each file (an upgrade changes them), for a key that
+    must change with the programs or packages that made an entry."""
+    stamps = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+            stamps.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            stamps.append(f"{path}:?")
+    return "\0".join(stamps).encode()
+
+
 def load_entry(kind: str, key: str) -> bytes | None:
     """The entry stored under ``key`` (a hex digest), or None; a hit counts as a use."""
     path = cache_dir(kind) / key

@@ -110,14 +110,7 @@ def _load(key: str) -> AssembledObject | None:
 def _toolchain_stamp() -> bytes:
     """What an object depends on besides its source: as, readelf and objcopy (path, size and
     modification time: an upgrade changes them) and this module, which reads their output."""
-    stamps = []
-    for path in (*(shutil.which(t) or t for t in ("as", "readelf", "objcopy")), __file__):
-        try:
-            st = os.stat(path)
-            stamps.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
-        except OSError:
-            stamps.append(f"{path}:?")
-    return "\0".join(stamps).encode()
+    return cache.files_stamp((*(shutil.which(t) or t for t in ("as", "readelf", "objcopy")), __file__))
 
 
 def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: int) -> AssembledObject:

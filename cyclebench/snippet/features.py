@@ -65,12 +65,8 @@ def _iced_stamp() -> bytes:
     folder = os.path.dirname(spec.origin) if spec and spec.origin else None
     if folder is None:
         return b"?"
-    stamps = []
-    for name in sorted(os.listdir(folder)):
-        if name.endswith((".so", ".pyd", "__init__.py")):
-            st = os.stat(os.path.join(folder, name))
-            stamps.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
-    return f"{folder}|{'|'.join(stamps)}".encode()
+    return cache.files_stamp(os.path.join(folder, name) for name in sorted(os.listdir(folder))
+                             if name.endswith((".so", ".pyd", "__init__.py")))
 
 
 def check(decoded: list[Decoded]) -> tuple[list[tuple[Decoded, list[str]]], bool]:
