@@ -28,6 +28,7 @@ from typing import Callable
 from .catalogue import normalize_name
 from .compare import ABS_TOLERANCE as ABS_TOL, within
 from .coverage import NO_FORM, Index
+from .forms import divide_or_sqrt
 from .instantiate import rmw_stride
 
 LAT_TOL = 0.05
@@ -70,12 +71,6 @@ def targets(records: dict, catalogue) -> list[Target]:
 
 # ------------------------------------------------------------------------------------ figures
 
-def _divides(form_name: str) -> bool:
-    """uops.info's divide/square-root class (its ``isDivOrSqrtInstr``: DIV or SQRT in the iclass)."""
-    head = form_name.split(" (")[0].upper()
-    return "DIV" in head or "SQRT" in head
-
-
 def published_pair(pair: dict, form_name: str = "") -> bool:
     """Whether uops.info's method measures a pair of this kind at all (nanoBench
     ``tools/cpuBench/cpuBench.py``, ``getLatConfigLists``); its figures count no other pair:
@@ -93,7 +88,7 @@ def published_pair(pair: dict, form_name: str = "") -> bool:
         return False
     if start.endswith("(K)") and end.startswith("mem "):
         return False
-    if _divides(form_name):
+    if divide_or_sqrt(form_name):
         return not (start.startswith("mem ") or "(K)" in (start[-3:], end[-3:]) or end == "flags")
     return True
 

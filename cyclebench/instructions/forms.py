@@ -283,3 +283,10 @@ def encode(ins: iced_x86.Instruction, ip: int = 0) -> bytes:
     enc = iced_x86.Encoder(64)
     enc.encode(ins, ip)
     return bytes(enc.take_buffer())
+
+
+def divide_or_sqrt(name: str) -> bool:
+    """uops.info's divide/square-root class (cpuBench's ``isDivOrSqrtInstr``: DIV or SQRT in the
+    mnemonic), which it measures with chains and copies of its own; ``name`` a mnemonic or form name."""
+    head = name.split(" (")[0].upper()
+    return "DIV" in head or "SQRT" in head

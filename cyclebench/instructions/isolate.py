@@ -16,7 +16,7 @@ loop as ``int(cycles + .2) - chain``, 0 (``XADD (R32, R32)``, ecx -> ecx: ``[0;1
 from __future__ import annotations
 
 from . import connectors as C
-from .forms import Form
+from .forms import Form, divide_or_sqrt
 from .instantiate import Instance, LatencyPair
 
 INDEPENDENT = "no dependency once the other operands' chains are broken"
@@ -67,7 +67,7 @@ def breakers(form: Form, inst: Instance, pair: LatencyPair, mem: str | None, use
     """Instructions to put after the chain that break every read-and-written operand of ``form``
     other than the pair's own ends (empty: nothing else is carried, or the form is excluded)."""
     head = form.mnemonic.upper()
-    if "DIV" in head or "SQRT" in head or "GATHER" in head or "SCATTER" in head:
+    if divide_or_sqrt(head) or "GATHER" in head or "SCATTER" in head:
         return []
     ends = _end_registers(form, inst, pair)
     out: list[str] = []
