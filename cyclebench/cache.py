@@ -99,7 +99,7 @@ def store_entry(kind: str, key: str, data: bytes) -> None:
         os.replace(tmp, folder / key)
         names = os.listdir(folder)
         if len(names) > ENTRIES_KEPT:
-            _evict(folder, names)
+            prune(folder, names, ENTRIES_KEPT // 2)
     except OSError:
         try:
             tmp.unlink()
@@ -107,15 +107,17 @@ def store_entry(kind: str, key: str, data: bytes) -> None:
             pass
 
 
-def _evict(folder: Path, names: list[str]) -> None:
-    """Remove the least recently used half (another process may be doing the same)."""
+def prune(folder: Path, names, keep: int) -> None:
+    """Remove all but the ``keep`` most recently used of ``names`` in ``folder`` (by modification
+    time, which a use refreshes). Another process may be doing the same: a file already gone is
+    not an error."""
     used = []
     for name in names:
         try:
             used.append((os.stat(folder / name).st_mtime_ns, name))
         except OSError:
             pass
-    for _, name in sorted(used)[:len(used) - ENTRIES_KEPT // 2]:
+    for _, name in sorted(used)[:max(0, len(used) - keep)]:
         try:
             os.unlink(folder / name)
         except OSError:

@@ -1,4 +1,5 @@
 """The catalogue's disk copy: named by what the build depends on, refused when torn or foreign."""
+import os
 import pickle
 
 from cyclebench.instructions import Catalogue, catalogue_cache
@@ -31,12 +32,15 @@ def test_a_stored_copy_reads_back_and_a_bad_one_is_refused(tmp_path, monkeypatch
     assert catalogue_cache.load(path, Form) is None
 
 
-def test_storing_replaces_copies_of_other_keys(tmp_path, monkeypatch):
+def test_storing_keeps_only_the_most_recently_used_copies(tmp_path, monkeypatch):
     monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
+    monkeypatch.setattr(catalogue_cache, "COPIES_KEPT", 2)
     forms = Catalogue.load().forms[:3]
-    old = catalogue_cache.path_for(CpuFeatures(frozenset({"sse2"})))
-    new = catalogue_cache.path_for(CpuFeatures(frozenset({"avx2"})))
-    catalogue_cache.store(old, forms)
-    catalogue_cache.store(new, forms)
-    assert not old.exists() and new.exists()
-    assert not list(new.parent.glob(".catalogue-*"))                          # no temporary left
+    a, b, c = (catalogue_cache.path_for(CpuFeatures(frozenset({f}))) for f in ("sse2", "avx", "avx2"))
+    for i, path in enumerate((a, b)):
+        catalogue_cache.store(path, forms)
+        os.utime(path, (1000 + i, 1000 + i))                                 # the file clock is coarse
+    assert catalogue_cache.load(a, Form) is not None                         # used: now the newer
+    catalogue_cache.store(c, forms)
+    assert a.exists() and not b.exists() and c.exists()
+    assert not list(c.parent.glob(".catalogue-*"))                          # no temporary left

@@ -5,7 +5,8 @@ reading the pickled forms back takes under a second. The copy is named by everyt
 depends on: the source of this package, the iced-x86 and Python versions, and this CPU's features.
 Any change gives a new name, so a stale copy is never read. A copy that cannot be read (torn,
 foreign, from another pickle format) is rebuilt and replaced; one that cannot be written is skipped.
-Deleting it is always safe.
+The COPIES_KEPT most recently used copies stay (two source trees, or two CPU feature sets, used in
+turn must not rebuild each other's); deleting them is always safe.
 """
 from __future__ import annotations
 
@@ -19,9 +20,10 @@ from pathlib import Path
 
 import iced_x86
 
-from ..cache import cache_dir, is_persistent
+from ..cache import cache_dir, is_persistent, prune
 
 _PACKAGE = Path(__file__).resolve().parents[1]
+COPIES_KEPT = 4             # about 8 MB each
 
 
 def _source_digest() -> str:
@@ -44,6 +46,7 @@ def load(path: Path, form_type) -> list | None:
     try:
         with open(path, "rb") as f:
             forms = pickle.load(f)
+        os.utime(path)          # a use: the least recently used copies are the ones removed
     except Exception:           # missing, torn or foreign: any error means "rebuild"
         return None
     if not isinstance(forms, list) or not all(isinstance(x, form_type) for x in forms):
@@ -52,7 +55,8 @@ def load(path: Path, form_type) -> list | None:
 
 
 def store(path: Path, forms: list) -> None:
-    """Write atomically (a reader never sees half a file); old copies of other keys are removed."""
+    """Write atomically (a reader never sees half a file); only the most recently used copies of
+    other keys are kept."""
     if not is_persistent(path):
         return
     try:
@@ -63,9 +67,7 @@ def store(path: Path, forms: list) -> None:
         with os.fdopen(fd, "wb") as f:
             pickle.dump(forms, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
-        for old in path.parent.glob("catalogue-*.pickle"):
-            if old != path:
-                old.unlink(missing_ok=True)
+        prune(path.parent, [p.name for p in path.parent.glob("catalogue-*.pickle")], COPIES_KEPT)
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
