@@ -33,7 +33,7 @@ from .model import Model
 
 WIDTHS = ("ZMM", "YMM", "XMM")
 MAX_UOPS = 4         # µops a form is read as, at most (a 512-bit form's pumped halves count)
-UNNAMED = 2.0        # a blocker this many times slower than its published ports: a unit they do not name
+UNNAMED = 1.5        # a blocker this many times slower than its published ports has another bottleneck
 
 def port_set(term: str) -> frozenset[str]:
     """``FP0123`` -> {FP0, FP1, FP2, FP3}; ``p0156`` -> {p0, p1, p5, p6}."""
@@ -133,17 +133,20 @@ def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], flo
     """The µops (per mapped port set) that best account for a form's usages of the mapped
     resources.  A µop on port set p loads every resource whose set holds p by one µop (1 / per
     cycles); the counts are the few (at most MAX_UOPS) whose loads come nearest the usages, in
-    µops squared.  Reading all the mapped usages together keeps one noisy usage (a subset
-    resource left short, a superset one a little over) from changing the answer alone."""
+    µops squared.  Reading all the mapped usages together keeps one noisy usage from changing the
+    answer alone.  Between fits equal to a tenth of a µop squared the µops on the narrower port sets stand: a narrow
+    resource's usage is seen directly, while a wide one's may be left short by the solve (the
+    sparsest usages, where another resource explained a mix)."""
     res = [(q, usage.get(r, 0.0) * per) for r, (q, per) in mapped.items()]
     kinds = sorted({q for q, _ in res}, key=lambda q: (len(q), sorted(q)))
-    best, best_err = {}, sum(v * v for _, v in res)
+    best, best_key = {}, (round(sum(v * v for _, v in res), 1), 0)
     for counts in itertools.product(range(MAX_UOPS + 1), repeat=len(kinds)):
         if sum(counts) > MAX_UOPS or not any(counts):
             continue
         err = sum((v - sum(n for p, n in zip(kinds, counts) if p <= q)) ** 2 for q, v in res)
-        if err < best_err - 1e-9:
-            best, best_err = {p: n for p, n in zip(kinds, counts) if n}, err
+        key = (round(err, 1), sum(n * len(p) for p, n in zip(kinds, counts)))
+        if key < best_key:
+            best, best_key = {p: n for p, n in zip(kinds, counts) if n}, key
     return best
 
 
