@@ -134,19 +134,19 @@ def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], flo
     resources.  A µop on port set p loads every resource whose set holds p by one µop (1 / per
     cycles); the counts are the few (at most MAX_UOPS) whose loads come nearest the usages, in
     µops squared.  Reading all the mapped usages together keeps one noisy usage from changing the
-    answer alone.  Between fits equal to a tenth of a µop squared the µops on the narrower port sets stand: a narrow
-    resource's usage is seen directly, while a wide one's may be left short by the solve (the
-    sparsest usages, where another resource explained a mix)."""
+    answer alone.  Between fits equal to a tenth of a µop squared, the µops on the narrower port
+    sets stand: a narrow resource's usage is seen directly, while a wide one's may be left short
+    by the solve (the sparsest usages, where another resource explained a mix)."""
     res = [(q, usage.get(r, 0.0) * per) for r, (q, per) in mapped.items()]
     kinds = sorted({q for q, _ in res}, key=lambda q: (len(q), sorted(q)))
     best, best_key = {}, (round(sum(v * v for _, v in res), 1), 0)
-    for counts in itertools.product(range(MAX_UOPS + 1), repeat=len(kinds)):
-        if sum(counts) > MAX_UOPS or not any(counts):
-            continue
-        err = sum((v - sum(n for p, n in zip(kinds, counts) if p <= q)) ** 2 for q, v in res)
-        key = (round(err, 1), sum(n * len(p) for p, n in zip(kinds, counts)))
-        if key < best_key:
-            best, best_key = {p: n for p, n in zip(kinds, counts) if n}, key
+    for size in range(1, MAX_UOPS + 1):
+        for pick in itertools.combinations_with_replacement(kinds, size):
+            counts = {p: pick.count(p) for p in set(pick)}
+            err = sum((v - sum(n for p, n in counts.items() if p <= q)) ** 2 for q, v in res)
+            key = (round(err, 1), sum(n * len(p) for p, n in counts.items()))
+            if key < best_key:
+                best, best_key = counts, key
     return best
 
 
