@@ -191,7 +191,7 @@ def main():
     print(f"latencies of the chain bound: {label}, {len(lats)} of {len(forms)} forms (others: 1 cycle)")
     print(f"model: {len(forms)} forms, {len(model.resources)} resources + front end (width {model.width}), "
           f"{report['measurements_per_form']} measurements per form, {report['readings']} readings")
-    mapped = resource_ports(report["blockers"], ports, report["alone"], pumps)
+    mapped = resource_ports(report["blockers"], ports, report["alone"], pumps, report.get("classes"))
     comps = [c for c in (compare(f, model, mapped, ports.get(f, ""), pumps) for f in forms) if c]
     agree = sum(c["agree"] for c in comps)
     print(f"port sets: {len(mapped)} of {len(model.resources)} resources mapped to published port sets "

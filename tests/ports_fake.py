@@ -29,6 +29,12 @@ UOPS = {
     "fsqrt (XMM)": [("F0", "F1")] + [("D",)] * 6,
     "vaddz (ZMM)": [("F2", "F3")] * 2,
 }
+# many forms of the widest classes, as a real catalogue has (dozens of integer ALU forms, a few
+# vector logic forms sharing all four FP pipes): a method that takes blockers by turns and stops
+# at a count leaves the vector logic class out, as a draw of Zen 4's forms once did
+ALU = ("sub", "xor", "cmp", "test", "mov", "or", "and", "neg", "inc", "dec", "adc0", "sbb0")
+UOPS.update({f: [("A0", "A1", "A2", "A3")] for f in ALU})
+UOPS.update({f"{f} (XMM)": [("F0", "F1", "F2", "F3")] for f in ("por", "pxor", "andps")})
 PUMPED = {"ZMM": 2}
 WIDTH = 6
 

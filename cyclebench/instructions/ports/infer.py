@@ -1,25 +1,30 @@
 """Inferring the resource model from throughput alone (Palmed's plan, on cyclebench's harness).
 
 1. **Alone.**  Every form's throughput by itself (a mix of one form).
-2. **Blockers** (chosen by rule, never by name): the forms whose throughput is the reciprocal of
-   a small integer (1, 1/2, 1/3, 1/4 cycles: k identical units busy), taken in turns of widths
-   (one of 1 unit, one of 2, of 3, of 4, then again) so that wide units get probes too.  Each
-   candidate is paired with the blockers kept so far in the ratio that makes both take the same
-   time alone (Palmed's "quadratic" benchmark).  When a pair adds up (the two compete for one
-   resource) the candidate joins that blocker's class, unless it does not add up with the class's
-   first member (the blocker is then a union of two narrower resources, and both become
-   blockers); otherwise it becomes a blocker, and its bottleneck a resource.
+2. **Blockers** (chosen by rule, never by name), so that every interference class among the
+   candidates is covered: candidates are the forms whose throughput is the reciprocal of a small
+   integer (1, 1/2, 1/3, 1/4 cycles: k identical units busy), register-only forms first (each
+   probes one pipe class; a memory form probes a load port and a pipe at once).  Each is paired
+   with the kept blockers of its own k, the largest class first, in the ratio that makes both
+   take the same time alone (Palmed's "quadratic" benchmark).  It joins the first class whose
+   blocker it adds up with (the two compete for one resource); one that adds up with none is a
+   class of its own, and its bottleneck a resource.  No class waits for a turn, so the widest
+   shared one (Zen 4's logic ops on all four FP pipes) is drawn as surely as the narrowest.
+   A blocker that is a union of two narrower resources (a µop on each of two pipe pairs) adds
+   up with both while they do not add up with each other: the two take its place.
 3. **Front end.**  The width is the most instructions per cycle a good measurement reached (a
    mix that ran faster than its slowest part alone is a bad reading and is set aside): among the
    blockers for their solve, then among all forms that use some resource.  A form that uses none
    and runs alone faster than that width (Zen 4's NOPs, about 10 per cycle) passes the front end
    on another path and takes no share of it.
-4. **Solve the blockers** jointly: each uses its own resource for its whole time, and how much of
-   the others the pair measurements ask for (model.solve).
-5. **Every form** against every blocker in two ratios (the blocker's stream alone taking about
-   as long as the form's, and twice that), then one linear solve per form with the blockers
-   known: the largest usages no measurement contradicts (Palmed's relaxation for the forms
-   beyond its basic set; the choice of binding resource per mix is only made for the blockers).
+4. **Every form against every blocker** in two ratios (the blocker's stream alone taking about
+   as long as the form's, and twice that).
+5. **Solving** (model.solve, a MILP per problem): each blocker uses its own resource for its
+   whole time alone, and its use of each other blocker's resource is solved pair by pair from
+   the two's mixes.  Then one problem per form with the blockers known: every mix explained
+   both ways (no load above its time; a resource the blocker loads, the form's own floor or the
+   front end reaching it), the sparsest usages that do.  A form's usage is what its mixes ask
+   for, never the most they allow.
 6. **Slow units** (a divider, a square-root unit): a form that takes at least :data:`SLOW` cycles
    alone while no resource found so far accounts for :data:`UNEXPLAINED` of that time is held by
    a unit no blocker probes.  Such forms are paired with each other in the quadratic ratio; a form
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -49,13 +55,14 @@ SCHEMA_VERSION = 1
 MAX_UNITS = 4              # blockers: throughput 1/k with k <= this
 INTEGRAL = 0.05            # |k t - 1| within this: t is 1/k
 ADDITIVE = 0.9             # a pair taking this share of the sum of its parts does not overlap
-MAX_BLOCKERS = 12
-MAX_CANDIDATES = 40
+MAX_BLOCKERS = 32           # a guard: a class per distinct interference, rarely over 20
+MEMORY = re.compile(r"\bM\d")   # a memory operand in a form's name (M64, M32_1to8)
 MAX_TOTAL = 48             # instances in one mix unit
 FASTER = 0.95              # a mix faster than this share of its slowest part alone is a bad reading
 SLOW = 1.0                 # cycles alone: a unit busy for at least a cycle per instance
 UNEXPLAINED = 0.6          # ... and no resource takes this share of the time: a unit no blocker probes
 SHARED = 0.5               # a slow form that takes this share of its time from a unit shares it
+LOADS = 0.1                # cycles: a blocker usage that makes a resource a candidate bottleneck of its mixes
 MAX_PAIR = 8               # instances per form in a slow pair
 
 
@@ -117,32 +124,58 @@ class Inference:
         return out
 
     def blockers(self, alone: dict[str, float], seed: int = 0) -> tuple[list[str], dict[str, str]]:
-        """(blockers in order, candidate -> the blocker whose class it joined)."""
+        """Step 2: (blockers in order, candidate -> the blocker whose class it joined).
+
+        Every candidate is taken (register-only forms first: each probes one pipe class, where a
+        memory form probes a load port and a pipe together; the order within is seeded), and
+        paired with the kept blockers of its own width, the largest class first.  It joins the
+        first class whose blocker it adds up with; one that adds up with none is a class of its
+        own and a blocker.  So every interference class among the candidates is covered, the
+        widest shared one (four FP pipes behind a logic op) as surely as the narrowest, whatever
+        the order: no class is left out for want of a turn."""
         cands = [f for f, t in alone.items() if units(t)]
         random.Random(seed).shuffle(cands)
-        # every width in turn (1, 2, 3, 4 units, then again): narrow probes first, wide ones kept
-        rank = {}
-        for f in cands:
-            k = units(alone[f])
-            rank[f] = (sum(1 for g in rank if units(alone[g]) == k), k)
-        cands.sort(key=rank.get)
+        cands.sort(key=lambda f: bool(MEMORY.search(f)))
         kept: list[str] = []
         classes: dict[str, str] = {}
-        for c in cands[:MAX_CANDIDATES]:
-            if len(kept) >= MAX_BLOCKERS:
-                break
-            joined = next((b for b in kept if self._additive(c, b, alone)), None)
+        unions: set[str] = set()
+        queue = list(cands)
+        while queue:
+            c = queue.pop(0)
+            size = {b: sum(1 for v in classes.values() if v == b) for b in kept}
+            same = sorted((b for b in kept if units(alone[b]) == units(alone[c])), key=lambda b: -size[b])
+            joined = next((b for b in same if self._additive(c, b, alone)), None)
             if joined is None:
+                if len(kept) >= MAX_BLOCKERS:
+                    self.log(f"blockers: {MAX_BLOCKERS} kept; {c} and later candidates left out")
+                    break
                 kept.append(c)
                 continue
-            # a blocker that is a union of narrower resources (two µops over all FP pipes) adds up
-            # with each of them while they do not add up with each other: then both are blockers
-            member = next((m for m, b in classes.items() if b == joined), None)
-            if member is None or self._additive(c, member, alone):
+            # a blocker that is a union of narrower resources (a µop on each of two pipe pairs)
+            # adds up with each of them while they do not add up with each other: the two become
+            # blockers in its place, it joins the first one's class, and the rest of its class is
+            # paired again
+            member = next((m for m, b in classes.items() if b == joined and m not in unions), None)
+            if member is None or joined in unions or self._additive(c, member, alone):
                 classes[c] = joined
-            else:
-                del classes[member]
-                kept += [member, c]
+                continue
+            rest = [m for m, b in classes.items() if b == joined and m != member]
+            for m in rest + [member]:
+                del classes[m]
+            kept[kept.index(joined)] = member
+            kept.append(c)
+            unions.add(joined)
+            classes[joined] = member
+            queue[:0] = rest
+        # a blocker kept before its narrower parts came up is a union too: one that adds up with
+        # two blockers of its width that do not add up with each other joins the first's class
+        for b in list(kept):
+            same = [x for x in kept if x != b and units(alone[x]) == units(alone[b]) and self._additive(b, x, alone)]
+            apart = next(((x, y) for i, x in enumerate(same) for y in same[i + 1:] if not self._additive(x, y, alone)),
+                         None)
+            if apart:
+                kept.remove(b)
+                classes[b] = apart[0]
         return kept, classes
 
     def _additive(self, a: str, b: str, alone: dict[str, float]) -> bool:
@@ -189,21 +222,19 @@ class Inference:
         for f in alone:
             self.against(f, alone[f], blockers, alone)
         width = self.width(alone, blockers)
-        fixed = {(b, r): alone[b] for b, r in zip(blockers, resources)}
-        base, misfit = solve(self.mixes(blockers, alone), resources, blockers, fixed=fixed, width=width)
-        model = Model(list(resources), dict(base), width, dict(alone))
-        misfits = {b: misfit for b in blockers}
+        model = Model(list(resources), self.solve_blockers(blockers, resources, alone, width), width, dict(alone))
+        misfits = {}
+        base = {b: dict(model.usage[b]) for b in blockers}
         for f in alone:
             if f in base:
                 continue
-            ms = self.mixes(blockers + [f], alone)
-            ms = [m for m in ms if f in m.counts]
+            ms = [m for m in self.mixes(blockers + [f], alone) if f in m.counts]
+            binding = [{r for g in m.counts if g != f for r, v in base[g].items() if v >= LOADS} or None for m in ms]
             try:
-                u, mf = solve(ms, resources, [f], known=base, width=width, exact=False)
+                u, misfits[f] = solve(ms, resources, [f], known=base, width=width, floors=alone, binding=binding)
             except RuntimeError:
                 continue
             model.usage.update(u)
-            misfits[f] = mf
         # the front end: the most a mix of forms that use some resource passed per cycle; a form
         # that uses none and runs alone faster than that (Zen's NOPs) passes it on another path
         busy = [f for f in model.usage if model.used(f)]
@@ -220,6 +251,26 @@ class Inference:
                   "measured_now": self.measured,
                   "impossible": sum(1 for r in self.readings.values() if r.get("cycles") and not self.good(r, alone))}
         return model, report
+
+    def solve_blockers(self, blockers: list[str], resources: list[str], alone: dict[str, float],
+                       width: int | None) -> dict[str, dict[str, float]]:
+        """Step 5 for the blockers: each uses its own resource for its whole time alone; how much
+        each uses of another's is solved pair by pair, from the mixes of the two (the blocker
+        against the other in two ratios, and the other way round): a pair's mixes load only the
+        two resources, so the pairs are small problems of their own."""
+        usage = {b: {r: 0.0 for r in resources} for b in blockers}
+        for b, r in zip(blockers, resources):
+            usage[b][r] = alone[b]
+        for i, (a, ra) in enumerate(zip(blockers, resources)):
+            for b, rb in zip(blockers[i + 1:], resources[i + 1:]):
+                ms = [m for m in self.mixes([a, b], alone) if len(m.counts) == 2]
+                try:
+                    u, _ = solve(ms, [ra, rb], [a, b], fixed={(a, ra): alone[a], (b, rb): alone[b]},
+                                 width=width, floors=alone)
+                except RuntimeError:
+                    continue
+                usage[a][rb], usage[b][ra] = u[a][rb], u[b][ra]
+        return usage
 
     def slow_units(self, model: Model, alone: dict[str, float], seed: int = 0) -> dict[str, str]:
         """Step 6: adds a resource per slow unit to ``model`` (and its usages); returns resource ->

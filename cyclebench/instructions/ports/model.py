@@ -12,12 +12,12 @@ form's own throughput alone is a floor for its share (``n[f] x alone[f]``: addin
 makes a form's stream faster).
 
 :func:`solve` infers unknown usages from measured mixes with ``scipy.optimize.milp``: for every
-measurement every resource's load stays at or under the measured time (misfit is paid for as
-slack relative to that time), and one binary choice per measurement names the resource that
-reaches it.  The objective is the summed relative slack plus a small price on usage (the sparsest
-mapping that explains the measurements).  Known usages (the blockers', once solved) enter as
-constants, so the same solver serves the joint blocker problem and, relaxed (``exact=False``:
-no choices, the largest usages), the per-form problems.
+measurement every resource's load stays at or under the measured time, and one binary choice
+per measurement names what reaches it (a resource, or a bound: a form's floor, the front end);
+misfit either way is paid for as slack relative to the time.  The objective is the summed
+relative slack plus a small price on usage (the sparsest mapping that explains the
+measurements).  Known usages (the blockers', once solved) enter as constants, so the same solver
+serves the blocker pairs and the per-form problems.
 """
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ FRONT_END = "front end"
 TOLERANCE = 0.0          # misfit is paid for as slack (relative to the measured time)
 USAGE_PRICE = 1e-3        # per cycle of usage: prefer the sparsest explanation
 USED = 0.1                # a usage below this many cycles counts as no use
+GAP = 0.01                # the MILP stops within 1% of the best objective: the readings are no finer
 
 
 @dataclass
@@ -81,42 +82,48 @@ class Model:
 
 def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
           known: dict[str, dict[str, float]] | None = None, fixed: dict[tuple[str, str], float] | None = None,
-          width: int | None = None, time_limit: float = 20.0,
-          exact: bool = True) -> tuple[dict[str, dict[str, float]], float]:
+          width: int | None = None, floors: dict[str, float] | None = None,
+          binding: list[set[str] | None] | None = None, time_limit: float = 0.5) -> tuple[dict[str, dict[str, float]], float]:
     """Usages of the ``unknown`` forms over ``resources`` that best explain ``mixes``.
 
     ``known``: usages of other forms in the mixes (constants); ``fixed``: (form, resource) ->
-    value for unknowns pinned in advance (a blocker's own resource); ``width``: the front end.
-    ``exact=False``: the linear relaxation Palmed uses for the forms beyond its basic set: no
-    choice of binding resource, the largest usages no mix contradicts (each blocker mix then
-    bounds the usage of the blocker's resource from above).  Returns (usages, mean relative
-    misfit of the mixes)."""
+    value for unknowns pinned in advance (a blocker's own resource); ``width``: the front end;
+    ``floors``: each form's own time alone (a mix never runs faster than ``n x floor`` of any of
+    its forms: the floor is a bound that may explain a mix, as the front end may).  Every mix is
+    explained both ways: no load above its time, and one resource (or a floor, or the front end)
+    reaching it; what misses is paid as slack relative to the time.  Among the mappings that
+    explain the mixes equally well the sparsest wins (a small price on usage), so a form gets no
+    usage that no mix asks for.  ``binding`` (per mix, optional): the one resource that may reach
+    the mix's time besides the bounds (the blocker's own, in a form-and-blocker mix), which keeps
+    the problem to two choices per mix.  Returns (usages, mean relative misfit of the mixes)."""
     known = known or {}
     fixed = fixed or {}
+    floors = floors or {}
     R = len(resources)
     var = {(f, r): i for i, (f, r) in enumerate((f, r) for f in unknown for r in resources)}
     nu = len(var)
     M = len(mixes)
-    # layout: usages | slack over (per mix) | slack under (per mix) | choice binaries (mix x resource)
-    n = nu + 2 * M + M * R
+    # layout: usages | slack over (per mix) | slack under (per mix) | choices (mix x (resources + a bound))
+    C = R + 1
+    n = nu + 2 * M + M * C
     so, su, zb = nu, nu + M, nu + 2 * M
     c = np.zeros(n)
-    c[:nu] = USAGE_PRICE if exact else -USAGE_PRICE
+    c[:nu] = USAGE_PRICE
     c[so:so + 2 * M] = 1.0
     lo, hi = np.zeros(n), np.full(n, np.inf)
     hi[zb:] = 1.0
     integrality = np.zeros(n)
-    integrality[zb:] = 1 if exact else 0
-    if not exact:
-        hi[su:] = 0.0              # no under-slack and no choices: only "never above the time"
+    integrality[zb:] = 1
     for (f, r), v in fixed.items():
         lo[var[f, r]] = hi[var[f, r]] = v
     rows, lbs, ubs = [], [], []
     for k, m in enumerate(mixes):
         T = m.cycles
-        fe = sum(m.counts.values()) / width if width else 0.0
+        bound = max([sum(m.counts.values()) / width if width else 0.0]
+                    + [cnt * floors[f] for f, cnt in m.counts.items() if f in floors])
         big = 4 * T + sum(m.counts.values()) * 8
         zrow = np.zeros(n)
+        allowed = set(resources) if binding is None or binding[k] is None else binding[k]
         for j, r in enumerate(resources):
             a = np.zeros(n)
             const = 0.0
@@ -125,21 +132,29 @@ def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
                     a[var[f, r]] += cnt
                 else:
                     const += cnt * known.get(f, {}).get(r, 0.0)
-            # every load at or under the time (slack over, relative)
-            up = a.copy()
+            up = a.copy()                       # every load at or under the time (slack over)
             up[so + k] = -T
             rows.append(up); lbs.append(-np.inf); ubs.append(T * (1 + TOLERANCE) - const)
-            # the chosen one reaches it: load >= T(1-tol) - slack - big(1 - z)
-            down = a.copy()
+            if r not in allowed:
+                hi[zb + k * C + j] = 0.0
+                continue
+            down = a.copy()                     # the chosen one reaches it: load >= T - slack - big(1 - z)
             down[su + k] = T
-            down[zb + k * R + j] = -big
+            down[zb + k * C + j] = -big
             rows.append(down); lbs.append(T * (1 - TOLERANCE) - const - big); ubs.append(np.inf)
-            zrow[zb + k * R + j] = 1
-        if fe >= T * (1 - TOLERANCE) or not exact:
-            continue                  # the front end explains this mix: no resource must
+            zrow[zb + k * C + j] = 1
+        if bound >= T * (1 - TOLERANCE):
+            continue                            # a floor or the front end explains this mix
+        down = np.zeros(n)                      # or the bound comes near enough (slack under)
+        down[su + k] = T
+        down[zb + k * C + R] = -big
+        rows.append(down); lbs.append(T - bound - big); ubs.append(np.inf)
+        zrow[zb + k * C + R] = 1
         rows.append(zrow); lbs.append(1); ubs.append(np.inf)
+    if not rows:
+        return {f: {r: lo[var[f, r]] for r in resources} for f in unknown}, 0.0
     res = milp(c, constraints=LinearConstraint(np.array(rows), lbs, ubs), integrality=integrality,
-               bounds=Bounds(lo, hi), options={"time_limit": time_limit})
+               bounds=Bounds(lo, hi), options={"time_limit": time_limit, "mip_rel_gap": GAP})
     if res.x is None:
         raise RuntimeError(f"the solver found no mapping: {res.message}")
     x = res.x

@@ -24,15 +24,16 @@ Two rules read from the published table itself, never from a list of forms:
 """
 from __future__ import annotations
 
+import itertools
 import re
-
 import statistics
 
 from ..published import Published, parse_ports
 from .model import Model
 
 WIDTHS = ("ZMM", "YMM", "XMM")
-UNNAMED = 2.0        # a blocker this many times slower than its published ports: a unit they do not name
+MAX_UOPS = 4         # µops a form is read as, at most (a 512-bit form's pumped halves count)
+UNNAMED = 1.5        # a blocker this many times slower than its published ports has another bottleneck
 
 def port_set(term: str) -> frozenset[str]:
     """``FP0123`` -> {FP0, FP1, FP2, FP3}; ``p0156`` -> {p0, p1, p5, p6}."""
@@ -72,47 +73,81 @@ def scale(form: str, pumps: dict[str, int] | None) -> int:
 
 
 def resource_ports(blockers: dict[str, str], published: dict[str, str], alone: dict[str, float] | None = None,
-                   pumps: dict[str, int] | None = None) -> dict[str, tuple[frozenset[str], float]]:
+                   pumps: dict[str, int] | None = None,
+                   classes: dict[str, str] | None = None) -> dict[str, tuple[frozenset[str], float]]:
     """Resource -> (the published port set of its blocker's bottleneck, µops per cycle of usage).
     A blocker that puts n published µops (x its pumping) on its port set and takes t cycles alone
     makes one cycle of its resource n / t µops (|ports| when ``alone`` is not given).  A blocker
-    more than UNNAMED times slower than that port set allows maps to none."""
+    more than UNNAMED times slower than that port set allows maps to none.  A blocker the column
+    does not publish (an EVEX spelling, a form it left out) is read through the members of its
+    class (``classes``: form -> the blocker whose class it joined): they compete for the same
+    resource at the same width, so their bottleneck is its; the first member that maps stands."""
     out = {}
     for r, b in blockers.items():
-        ts = terms(published.get(b, "") or "")
-        if not ts:
-            continue
-        k = scale(b, pumps)
-        score = sorted(((n * k / len(q), q, n * k) for q, n in ts), key=lambda x: -x[0])
-        if len(score) > 1 and score[0][0] == score[1][0]:
-            continue
-        busy, q, n = score[0]
-        t = (alone or {}).get(b)
-        if t and t > UNNAMED * busy:
-            continue
-        out[r] = (q, n / t if t else float(len(q)))
+        members = [b] + [m for m, c in (classes or {}).items() if c == b]
+        for form in members:
+            got = _bottleneck(form, published, alone, pumps)
+            if got:
+                out[r] = got
+                break
     return out
+
+
+def _bottleneck(form: str, published: dict[str, str], alone: dict[str, float] | None,
+                pumps: dict[str, int] | None) -> tuple[frozenset[str], float] | None:
+    ts = terms(published.get(form, "") or "")
+    if not ts:
+        return None
+    k = scale(form, pumps)
+    score = sorted(((n * k / len(q), q, n * k) for q, n in ts), key=lambda x: -x[0])
+    if len(score) > 1 and score[0][0] == score[1][0]:
+        return None
+    busy, q, n = score[0]
+    t = (alone or {}).get(form)
+    if t and t > UNNAMED * busy:
+        return None
+    return q, n / t if t else float(len(q))
 
 
 def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], float]], ports_text: str,
             pumps: dict[str, int] | None = None) -> dict | None:
     """The comparison of one form in µops per published port set (None: no published ports, or
-    nothing mapped).  Several resources can map to one port set; the largest count stands.
-    Published µops count as many times as the form's register width is pumped."""
+    nothing mapped).  The form's usages are read as µops (:func:`uops_of`), and each mapped port
+    set counts the µops that fit inside it, as the published side counts its own.  Published µops
+    count as many times as the form's register width is pumped."""
     ts = terms(ports_text or "")
     if not ts or not mapped or form not in model.usage:
         return None
-    usage = model.usage[form]
-    inferred: dict[str, int] = {}
-    expected: dict[str, int] = {}
-    for r, (q, per) in mapped.items():
-        name = "".join(sorted(q))
-        inferred[name] = max(inferred.get(name, 0), round(usage.get(r, 0.0) * per))
-        expected[name] = sum(n for p, n in ts if p <= q) * scale(form, pumps)
+    sets = {"".join(sorted(q)): q for q, _ in mapped.values()}
+    uops = uops_of(model.usage[form], mapped)
+    inferred = {k: sum(n for p, n in uops.items() if p <= q) for k, q in sets.items()}
+    expected = {k: sum(n for p, n in ts if p <= q) * scale(form, pumps) for k, q in sets.items()}
     inferred = {k: v for k, v in inferred.items() if v}
     expected = {k: v for k, v in expected.items() if v}
     return {"form": form, "published": ports_text, "agree": inferred == expected,
-            "inferred": inferred, "expected": expected}
+            "inferred": inferred, "expected": expected,
+            "uops": {"".join(sorted(p)): n for p, n in uops.items()}}
+
+
+def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]]) -> dict[frozenset[str], int]:
+    """The µops (per mapped port set) that best account for a form's usages of the mapped
+    resources.  A µop on port set p loads every resource whose set holds p by one µop (1 / per
+    cycles); the counts are the few (at most MAX_UOPS) whose loads come nearest the usages, in
+    µops squared.  Reading all the mapped usages together keeps one noisy usage from changing the
+    answer alone.  Between fits equal to a tenth of a µop squared, the µops on the narrower port
+    sets stand: a narrow resource's usage is seen directly, while a wide one's may be left short
+    by the solve (the sparsest usages, where another resource explained a mix)."""
+    res = [(q, usage.get(r, 0.0) * per) for r, (q, per) in mapped.items()]
+    kinds = sorted({q for q, _ in res}, key=lambda q: (len(q), sorted(q)))
+    best, best_key = {}, (round(sum(v * v for _, v in res), 1), 0)
+    for size in range(1, MAX_UOPS + 1):
+        for pick in itertools.combinations_with_replacement(kinds, size):
+            counts = {p: pick.count(p) for p in set(pick)}
+            err = sum((v - sum(n for p, n in counts.items() if p <= q)) ** 2 for q, v in res)
+            key = (round(err, 1), sum(n * len(p) for p, n in counts.items()))
+            if key < best_key:
+                best, best_key = counts, key
+    return best
 
 
 def describe(form: str, model: Model, blockers: dict[str, str], mapped: dict | None = None) -> str:
