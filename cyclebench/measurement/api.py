@@ -138,8 +138,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     environment variable CYCLEBENCH_CLOCK_MHZ does; measurement/clocks.py).
 
     ``varies``: the code's cost varies by nature from repetition to repetition and from process to
-    process (a walk through memory beyond L1: cache and TLB state, prefetch, page placement; a
-    pass through DRAM, which the host's other tenants share).
+    process (a walk through memory beyond L1: cache and TLB state, prefetch, page placement).
     Repetitions that spread with clean host gauges are then pooled over processes into a median
     with a 95% interval that covers the processes' medians, reported as a variable figure
     (``stability.variable``, ``stability.range``) when that interval is within 5% of it
@@ -198,7 +197,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
         runs = (best.get("pooled") or {}).get("runs", 1)
         warnings.append(f"a variable cost: the repetitions range {st.range[0]:.4g}-{st.range[1]:.4g} cycles (10th-90th "
                         f"percentile) over {runs} processes with clean host gauges (cache, TLB and prefetch state, "
-                        f"page placement, other tenants' memory traffic); the figure is their median, {c.value:.4g} +- {c.uncertainty:.2g} at 95%")
+                        f"page placement); the figure is their median, {c.value:.4g} +- {c.uncertainty:.2g} at 95%")
     bound = best["events"]["cycles"].upper_bound
     if bound is not None:
         limited = f" at loop {best['loop']}, the longest the runner would run" if best["loop_limited"] is not None else ""

@@ -148,8 +148,7 @@ def bandwidth_table(records: list[dict]) -> dict:
                      "median_gbs": sum(p["stream_bytes"] / x["ns"]["value"] for x in res if x["ns"]["value"] > 0),
                      "gbs": sum(p["stream_bytes"] / n for n in ns),
                      "gbs_alloc": sum(p["allocate_bytes"] / n for n in ns),
-                     "overlap": r.get("overlap"), "stable": all(x["stable"] for x in res),
-                     "variable": any(x.get("variable") for x in res)})
+                     "overlap": r.get("overlap"), "stable": all(x["stable"] for x in res)})
     return {"rows": rows}
 
 

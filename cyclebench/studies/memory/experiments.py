@@ -95,15 +95,11 @@ def plan(cfg: StudyConfig, caches: dict[int, int], widths: list[str]) -> list[Ta
                     # a cache-level kernel takes milliseconds: a burst the gauges see is re-run, as
                     # every other measurement is; a DRAM pass takes long enough to stay one run
                     budget = cfg.budget if level != "DRAM" and cpus == 1 else 0.0
-                    # DRAM is shared with every tenant of the host, whose traffic no gauge of
-                    # our core sees: its bandwidth is a variable cost, settled over processes
-                    varies = level == "DRAM"
 
-                    def run(k=k, size=size, passes=passes, cpus=cpus, params=params, budget=budget, varies=varies):
-                        return kernel_record(k, size, passes, cfg.bw_reps, cpus, params, budget, varies)
+                    def run(k=k, size=size, passes=passes, cpus=cpus, params=params, budget=budget):
+                        return kernel_record(k, size, passes, cfg.bw_reps, cpus, params, budget)
                     tasks.append(Task(f"bw|{level}|{k.name}|{size}|{passes}|{cpus}|{cfg.bw_reps}|best-b-minus-best-a"
-                                      + (f"|budget {budget:g}" if budget else "") + ("|varies" if varies else ""),
-                                      "bandwidth",
+                                      + (f"|budget {budget:g}" if budget else ""), "bandwidth",
                                       f"bandwidth {level} {k.name} x{cpus} CPU", run))
 
     if "loaded" in cfg.experiments and two is not None:

@@ -71,13 +71,12 @@ def chase_record(chain: Chain, page: str, cfg, params: dict, cpu: int | None = N
 
 
 def kernel_args(k: kernels.Kernel, size: int, passes: int, reps: int, cpu: int,
-                budget: float = 0.0, varies: bool = False) -> tuple[str, dict]:
-    """``varies``: a pass through memory shared with the whole host (measure(varies=True))."""
+                budget: float = 0.0) -> tuple[str, dict]:
     r14 = kernels.r14_size(size)
     return kernels.body(k, size), dict(
         init=kernels.init(size, r14), one_time_init=kernels.one_time_init(k, size, r14), unroll=1, loop=passes,
         r14_size=r14, max_memory=r14 + (1 << 30), n_measurements=reps, warm_up=1, aggregate="median", budget=budget,
-        cpu=cpu, timeout=120.0, varies=varies)
+        cpu=cpu, timeout=120.0)
 
 
 def _timed(fn, out: dict, key: str, start: threading.Barrier | None = None):
@@ -92,12 +91,11 @@ def _timed(fn, out: dict, key: str, start: threading.Barrier | None = None):
 
 
 def kernel_record(k: kernels.Kernel, size: int, passes: int, reps: int, cpus: int, params: dict,
-                  budget: float = 0.0, varies: bool = False) -> dict:
+                  budget: float = 0.0) -> dict:
     """One measurement (cpus=1), or two at once on two distinct physical cores (cpus=2, one run
-    each, so that they overlap). ``budget``: re-runs of a one-CPU measurement through a burst;
-    ``varies``: kernel_args."""
+    each, so that they overlap). ``budget``: re-runs of a one-CPU measurement through a burst."""
     if cpus == 1:
-        code, kw = kernel_args(k, size, passes, reps, main_cpu(), budget, varies)
+        code, kw = kernel_args(k, size, passes, reps, main_cpu(), budget)
         r = measure(code, **kw)
         return {"params": params, "result": {**compact(r), "best_ns": best_ns(r)}}
     out: dict = {}
@@ -105,7 +103,7 @@ def kernel_record(k: kernels.Kernel, size: int, passes: int, reps: int, cpus: in
     barrier = threading.Barrier(2)
     threads = []
     for cpu in (CPU_MAIN, CPU_OTHER):
-        code, kw = kernel_args(k, size, passes, reps, cpu, varies=varies)
+        code, kw = kernel_args(k, size, passes, reps, cpu)
         threads.append(threading.Thread(target=_timed, args=(lambda c=code, w=kw: measure(c, **w), out, cpu, barrier)))
     for t in threads:
         t.start()

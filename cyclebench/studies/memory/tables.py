@@ -28,9 +28,8 @@ def table(title, headers, rows, notes) -> Table:
 
 UNSTABLE = "'!': the measurement was flagged unstable (noisy host): treat it with care."
 VARIABLE = ("'~': a variable cost: its repetitions vary by more than 2% in two or more processes with clean host "
-            "gauges (a chase: cache, TLB and prefetch state, page placement; DRAM bandwidth: the traffic of the "
-            "host's other tenants); its median is known to within 5% at 95% (latency.csv: pm, and p10-p90 of the "
-            "repetitions).")
+            "gauges (cache, TLB and prefetch state, page placement); the figure is their median, known to within "
+            "5% at 95% (latency.csv: pm, and p10-p90 of the repetitions).")
 
 
 def latency_view(lat: dict) -> Table:
@@ -91,14 +90,14 @@ def bandwidth_view(b: dict, missing: list[str]) -> Table:
     rows = []
     order = {"L1": 0, "L2": 1, "L3": 2, "DRAM": 3}
     for r in sorted(b["rows"], key=lambda r: (order.get(r["level"], 9), r["op"], r["width"], r["nt"], r["cpus"])):
-        st, var = r["stable"], r.get("variable", False)
-        rows.append([r["level"], r["kernel"], r["cpus"], h(r["footprint"]), f(r["bpc"], 2, st, var),
-                     f(r["gbs"], 1, st, var), f(r["gbs_alloc"], 1, st, var), f(r["overlap"], 2) if r["overlap"] is not None else None])
+        st = r["stable"]
+        rows.append([r["level"], r["kernel"], r["cpus"], h(r["footprint"]), f(r["bpc"], 2, st), f(r["gbs"], 1, st),
+                     f(r["gbs_alloc"], 1, st), f(r["overlap"], 2) if r["overlap"] is not None else None])
     notes = ["B/cycle per CPU and GB/s counted as STREAM does (each array once); 'with write-allocate' adds the "
              "read of every destination line a temporal store allocates (non-temporal stores do not). Best "
              "(STREAM): the fastest B run minus the fastest A run over the repetitions, after a dropped first run "
              "(the median is in bandwidth.csv); B/cycle at the run's calibrated clock; two CPUs = two measurements at once on two distinct physical cores "
-             "(GB/s summed; 'overlap' = the share of the longer one they ran together).", UNSTABLE, VARIABLE]
+             "(GB/s summed; 'overlap' = the share of the longer one they ran together).", UNSTABLE]
     notes += missing
     return table("Bandwidth per level and kernel", ["level", "kernel", "CPUs", "footprint", "B/cycle", "GB/s",
                                                      "GB/s with write-allocate", "overlap"], rows, notes)
