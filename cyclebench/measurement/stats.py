@@ -67,8 +67,10 @@ def quantiles(values, probs) -> list[float]:
             out.append(s[lo])
             continue
         a, b = s[lo], s[lo + 1]
-        # (1 - f) a + f b: at f = 1/2 exactly the median's (a + b) / 2; kept within [a, b]
-        out.append(min(max((1 - f) * a + f * b, a), b))
+        # (1 - f) a + f b, kept within [a, b]; at f = 1/2 the median's own (a + b) / 2, which the
+        # weighted form misses by a rounding for subnormal values (0.5 x 5e-324 rounds to 0)
+        mid = (a + b) / 2 if math.isfinite(a + b) else a / 2 + b / 2
+        out.append(mid if f == 0.5 else min(max((1 - f) * a + f * b, a), b))
     return out
 
 
