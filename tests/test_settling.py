@@ -1,12 +1,15 @@
 """How a run settles, on fabricated readings (facts about the arithmetic, not timings): a slower
 head of repetitions still warming up is left out, a run still getting faster at its end is re-run
-longer, a cost that varies by nature becomes a variable figure over two processes, and a figure
+longer, a cost that varies by nature becomes a variable figure over three processes, and a figure
 the clock resolves is never turned into a bound by its own noise. In every case a real burst (a
 slow clock, a busy SMT sibling) is still flagged."""
+import math
+from types import SimpleNamespace
+
 import pytest
 
 from cyclebench.counters.backends import Backend
-from cyclebench.measurement import attempts, stability
+from cyclebench.measurement import attempts, stability, stats
 from cyclebench.measurement.clocks import TscCalibrated
 from cyclebench.measurement.evaluate import evaluate as EVAL, pool
 from cyclebench.measurement.stability import assess, still_falling, warming_up
@@ -91,27 +94,28 @@ def test_a_run_still_falling_at_its_end_is_re_run_longer():
 SPREAD = [44.6, 47.0, 49.5, 50.7, 52.0, 55.1, 46.2, 48.8, 51.3, 53.9] * 2
 
 
-def test_a_variable_cost_is_a_distribution_with_clean_gauges_in_two_processes():
-    st = assess(SPREAD, GHZ, 3.69, 1.0, 1.0, variable_ok=True, runs=2, uncertainty=1.5)
+def test_a_variable_cost_is_a_distribution_with_clean_gauges_in_three_processes():
+    st = assess(SPREAD, GHZ, 3.69, 1.0, 1.0, variable_ok=True, runs=3, uncertainty=1.5)
     assert st.stable and st.variable and st.reasons == []
     assert st.range[0] < 46.1 and st.range[1] > 54 and st.to_dict()["range"] == list(st.range)
 
 
 @pytest.mark.parametrize("kw, reason", [
-    (dict(variable_ok=False, runs=2, uncertainty=1.5), "spread"),          # the caller did not say so
+    (dict(variable_ok=False, runs=3, uncertainty=1.5), "spread"),          # the caller did not say so
     (dict(variable_ok=True, runs=1, uncertainty=1.5), "spread"),           # one process proves nothing
-    (dict(variable_ok=True, runs=2, uncertainty=3.0), "spread"),           # not settled within 5%
-    (dict(variable_ok=True, runs=2, uncertainty=None), "spread"),
+    (dict(variable_ok=True, runs=2, uncertainty=1.5), "spread"),           # nor do two that agree by chance
+    (dict(variable_ok=True, runs=3, uncertainty=3.0), "spread"),           # not settled within 5%
+    (dict(variable_ok=True, runs=3, uncertainty=None), "spread"),
 ])
-def test_a_variable_cost_needs_the_callers_word_two_processes_and_a_settled_median(kw, reason):
+def test_a_variable_cost_needs_the_callers_word_three_processes_and_a_settled_median(kw, reason):
     st = assess(SPREAD, GHZ, 3.69, 1.0, 1.0, **kw)
     assert not st.stable and not st.variable and reason in st.reasons[0]
 
 
 def test_host_noise_is_never_a_variable_cost():
-    busy = assess(SPREAD, GHZ, 3.69, 1.3, 1.0, variable_ok=True, runs=2, uncertainty=1.5)
-    slow = assess(SPREAD, [3.5] * 20, 3.69, 1.0, 1.0, variable_ok=True, runs=2, uncertainty=1.5)
-    drift = assess(SPREAD, [3.69] * 10 + [3.4] * 10, None, 1.0, 1.0, variable_ok=True, runs=2, uncertainty=1.5)
+    busy = assess(SPREAD, GHZ, 3.69, 1.3, 1.0, variable_ok=True, runs=3, uncertainty=1.5)
+    slow = assess(SPREAD, [3.5] * 20, 3.69, 1.0, 1.0, variable_ok=True, runs=3, uncertainty=1.5)
+    drift = assess(SPREAD, [3.69] * 10 + [3.4] * 10, None, 1.0, 1.0, variable_ok=True, runs=3, uncertainty=1.5)
     for st, text in ((busy, "SMT sibling"), (slow, "below this machine's recent"), (drift, "drifted")):
         assert not st.stable and not st.variable and any(text in r for r in st.reasons)
 
@@ -120,26 +124,52 @@ def _runs(*per_run, contention=None):
     return [evaluate(fabricated([ticks(v) for v in run], contention=contention), 3.7, 1.0) for run in per_run]
 
 
-def test_pooling_two_quiet_processes_makes_a_variable_figure():
-    runs = _runs(SPREAD[:10], SPREAD[10:])
+def test_pooling_three_quiet_processes_makes_a_variable_figure():
+    runs = _runs(SPREAD[:10], SPREAD[10:], SPREAD[:10])
     assert not runs[0]["stability"].stable        # one run alone: a spread of 7%
+    assert not pool(runs[:2], 3.7, 1.0, 5, variable_ok=True)["stability"].stable     # two are not enough
     p = pool(runs, 3.7, 1.0, 5, variable_ok=True)
-    assert p["stability"].stable and p["stability"].variable and p["pooled"] == {"runs": 2, "repetitions": 20}
+    assert p["stability"].stable and p["stability"].variable and p["pooled"] == {"runs": 3, "repetitions": 30}
     assert pool(runs, 3.7, 1.0, 5)["stability"].stable is False     # without the caller's word
 
 
 def test_processes_that_disagree_widen_the_interval_and_stay_unstable():
     # page placement: each process tight, their medians 10% apart
-    runs = _runs([45.0, 45.5, 44.8, 45.2, 46.0, 45.1, 44.9, 45.3, 45.6, 45.0],
-                 [50.0, 50.5, 49.8, 50.2, 51.0, 50.1, 49.9, 50.3, 50.6, 50.0])
-    p = pool(runs, 3.7, 1.0, 5, variable_ok=True)
+    a = [45.0, 45.5, 44.8, 45.2, 46.0, 45.1, 44.9, 45.3, 45.6, 45.0]
+    b = [50.0, 50.5, 49.8, 50.2, 51.0, 50.1, 49.9, 50.3, 50.6, 50.0]
+    p = pool(_runs(a, b, a), 3.7, 1.0, 5, variable_ok=True)
     assert not p["stability"].stable and p["events"]["cycles"].uncertainty >= 5.0
 
 
-def test_a_burst_through_both_processes_is_still_flagged():
-    runs = _runs(SPREAD[:10], SPREAD[10:], contention=[1.3] * 10)
+def test_the_interval_of_a_few_process_medians_is_students():
+    # two values d apart: t(1) x d / 2 = 6.35 d (a normal quantile with a robust sigma gave 1.3 d)
+    assert stats.few_uncertainty([100.0, 104.0]) == pytest.approx(6.353 * 4, rel=1e-3)
+    assert stats.few_uncertainty([100.0, 102.0, 104.0]) == pytest.approx(4.303 * 2 / 3 ** 0.5, rel=1e-3)
+    assert stats.few_uncertainty([5.0, 5.0], quantum=0.12) > 0 and math.isnan(stats.few_uncertainty([5.0]))
+
+
+def test_a_burst_through_every_process_is_still_flagged():
+    runs = _runs(SPREAD[:10], SPREAD[10:], SPREAD[:10], contention=[1.3] * 10)
     p = pool(runs, 3.7, 1.0, 5, variable_ok=True)
     assert p is None or not p["stability"].stable
+
+
+def test_a_variable_cost_gets_its_processes_whatever_the_budget(monkeypatch):
+    monkeypatch.setattr(attempts, "MAX_ATTEMPTS", 40)      # conftest caps it at 1 for unmeasured tests
+    outs = iter([fabricated([ticks(v) for v in run]) for run in (SPREAD[:10], SPREAD[10:], SPREAD[:10], SPREAD[10:])])
+    monkeypatch.setattr(attempts.runner, "run", lambda args, timeout: next(outs))
+    monkeypatch.setattr(attempts, "raise_for", lambda *a, **k: None)
+    monkeypatch.setattr(attempts.clock_history, "reference", lambda key, kind="clock": 3.7 if kind == "clock" else 1.0)
+    monkeypatch.setattr(attempts.clock_history, "record", lambda *a, **k: None)
+    p = SimpleNamespace(clock=TscCalibrated(), backend=Backend("tsc", "test"), spec=SimpleNamespace(unroll=1),
+                        n_measurements=10, obj=None, parts={})
+    kw = dict(cpu=0, timeout=1.0, budget=0.0, allow_syscalls=False, no_normalization=False, aggregate="median",
+              no_slope=False)
+    done = attempts.run(p, ["--reps", "10"], varies=True, **kw)
+    # three processes, then their pool: a variable figure
+    assert len(done) == 4 and done[-1]["pooled"]["runs"] == 3 and done[-1]["stability"].variable
+    outs = iter([fabricated([ticks(v) for v in SPREAD[:10]])] * 2)
+    assert len(attempts.run(p, ["--reps", "10"], varies=False, **kw)) == 1     # no budget: one run
 
 
 # --- noise is not a bound -----------------------------------------------------------------------
@@ -154,7 +184,7 @@ def test_a_resolved_figure_within_its_noise_of_zero_is_unstable_not_a_bound():
 
 
 def test_the_stability_constants_say_what_the_docs_say():
-    assert stability.MAX_VARIABLE_UNCERTAINTY == 0.05 and stability.MIN_VARIABLE_RUNS == 2
+    assert stability.MAX_VARIABLE_UNCERTAINTY == 0.05 and stability.MIN_VARIABLE_RUNS == 3
     assert stability.MIN_SETTLED_SHARE == 0.5
 
 

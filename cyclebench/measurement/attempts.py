@@ -74,10 +74,10 @@ def run(p, args: list[str], *, cpu, timeout, budget, allow_syscalls, no_normaliz
             clock_history.record(key, last["ghz"])
             if last["contention"]:
                 clock_history.record(key, last["contention"], "contention")
-        # a variable cost needs a second process whatever the budget: one process cannot tell
-        # a cost that varies by nature from a placement of its own (stability.assess)
-        second = varies and len(attempts) < stability.MIN_VARIABLE_RUNS
-        if last["stability"].stable or len(attempts) >= MAX_ATTEMPTS or (time.monotonic() > deadline and not second):
+        # a variable cost needs MIN_VARIABLE_RUNS processes whatever the budget: one process
+        # cannot tell a cost that varies by nature from a placement of its own (stability.assess)
+        more = varies and len(attempts) < stability.MIN_VARIABLE_RUNS
+        if last["stability"].stable or len(attempts) >= MAX_ATTEMPTS or (time.monotonic() > deadline and not more):
             return attempts
 
 

@@ -112,9 +112,10 @@ def pool(attempts: list[dict], ref_ghz: float | None, ref_contention: float | No
     leaves quiet repetitions, which together settle the figure without another run.
 
     ``variable_ok`` (a cost that varies by nature, stability.assess): the figure's uncertainty is
-    then at least the 95% half-width of the median of the runs' own medians, so that a cost that
-    differs from process to process (page placement) is not stated tighter than the processes
-    agree: two processes that disagree by d give about 1.3 d."""
+    then at least the 95% half-width of the centre of the runs' own medians, with Student's t for
+    so few of them (stats.few_uncertainty), so that a cost that differs from process to process
+    (page placement) is not stated tighter than the processes agree: two processes that disagree
+    by d give 6.4 d, three with a standard deviation s give 2.5 s."""
     runs = [a for a in attempts if a.get("reps") and a["reps"]["contention"] is not None]
     if len(runs) < 2:
         return None
@@ -136,7 +137,7 @@ def pool(attempts: list[dict], ref_ghz: float | None, ref_contention: float | No
     medians = [stats.median(v) for v in ([cycles[j] for j in pos if run_of[j] == i] for i in range(len(runs))) if v]
     unc = events["cycles"].uncertainty
     if variable_ok and len(medians) > 1:
-        unc = max(unc, stats.uncertainty(medians, q))
+        unc = max(unc, stats.few_uncertainty(medians, q))
         for name, e in events.items():       # the same widening, in each unit of the figure
             if name in ("cycles", "tsc", "ns") and events["cycles"].value:
                 e.uncertainty = max(e.uncertainty, unc * e.value / events["cycles"].value)

@@ -27,11 +27,12 @@ MIN_CLEAN_SHARE = 0.25       # a run keeps its clean repetitions if at least thi
 MIN_SETTLED_SHARE = 0.5
 MIN_SETTLED = 5
 # A cost that varies by nature (a walk through memory beyond L1: cache and TLB state, prefetch,
-# page placement) is a distribution, not noise: with clean host gauges in two or more processes,
+# page placement) is a distribution, not noise: with clean host gauges in three or more processes,
 # its median is reported with a 95% interval that covers the processes' medians, and stands when
-# that interval is within this share of the median.
+# that interval is within this share of the median. Three, not two: two processes that agree by
+# chance (within 0.8%, Student's t) name one process's placement, not the median over processes.
 MAX_VARIABLE_UNCERTAINTY = 0.05
-MIN_VARIABLE_RUNS = 2
+MIN_VARIABLE_RUNS = 3
 
 
 def clean(ghz: list[float], contention: list[float], reference_ghz: float | None,

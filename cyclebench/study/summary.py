@@ -71,7 +71,7 @@ def caveat_lines(f: RunFacts) -> list[str]:
         out.append(f"- {f.unstable} of {f.measurements} measurements were flagged unstable.")
     if f.variable:
         out.append(f"- {f.variable} of {f.measurements} measurements are a variable cost: their repetitions vary by "
-                   "more than 2% in two or more processes with clean host gauges; each is quoted as their median, "
+                   "more than 2% in three or more processes with clean host gauges; each is quoted as their median, "
                    "known to within 5% at 95%, and the range they cover.")
     for text, n in f.warnings[:MAX_WARNINGS]:
         out.append(f"  - {n}x: {text}")

@@ -27,7 +27,7 @@ def table(title, headers, rows, notes) -> Table:
 
 
 UNSTABLE = "'!': the measurement was flagged unstable (noisy host): treat it with care."
-VARIABLE = ("'~': a variable cost: its repetitions vary by more than 2% in two or more processes with clean host "
+VARIABLE = ("'~': a variable cost: its repetitions vary by more than 2% in three or more processes with clean host "
             "gauges (cache, TLB and prefetch state, page placement); the figure is their median, known to within "
             "5% at 95% (latency.csv: pm, and p10-p90 of the repetitions).")
 
