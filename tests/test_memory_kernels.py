@@ -55,3 +55,48 @@ def test_avx512_kernels_assemble():
             prepare(K.body(k, SIZE), unroll=1, loop=1, counters="tsc")
         except CycleBenchError as e:        # this CPU lacks AVX-512: the CPUID check refuses, having assembled
             assert "avx512" in str(e).lower() or "not supported" in str(e)
+
+
+class _Run:
+    """A stand-in for one measure() call: its best (ns a pass) and its own median verdict."""
+
+    def __init__(self, best, stable=True):
+        self.best, self.stable = best, stable
+        self.warnings = [] if stable else ["unstable measurement (repetitions spread 9%)"]
+
+
+@pytest.fixture
+def fake_processes(monkeypatch):
+    from cyclebench.studies.memory import measuring as M
+    monkeypatch.setattr(M, "best_ns", lambda r: r.best)
+    monkeypatch.setattr(M, "compact", lambda r: {"stable": r.stable, "warnings": list(r.warnings), "best": r.best})
+
+    def run(bests):
+        it = iter(bests)
+        calls = []
+
+        def one():
+            calls.append(1)
+            return next(it)
+        return M.best_of_processes(one), len(calls)
+    return run
+
+
+def test_a_best_needs_a_second_process_to_agree(fake_processes):
+    out, n = fake_processes([_Run(199.5), _Run(199.7)])
+    assert n == 2 and out["stable"] and out["best_ns"] == 199.5
+    # a process slow throughout (a busy host sibling) is outvoted, not averaged in
+    out, n = fake_processes([_Run(222.5), _Run(199.5), _Run(199.6)])
+    assert n == 3 and out["stable"] and out["best_ns"] == 199.5 and out["process_best_ns"] == [199.5, 199.6, 222.5]
+
+
+def test_bests_that_never_agree_are_flagged_not_settled(fake_processes):
+    out, n = fake_processes([_Run(100.0), _Run(120.0), _Run(140.0), _Run(160.0), _Run(1.0)])
+    assert n == 4 and out["stable"] is False and out["best_ns"] == 100.0
+    assert any("best not reproduced" in w for w in out["warnings"])
+
+
+def test_a_confirmed_best_keeps_the_median_verdict_apart(fake_processes):
+    out, _ = fake_processes([_Run(50.0, stable=False), _Run(50.5)])
+    assert out["stable"] and out["median_stable"] is False
+    assert all("best is confirmed" in w for w in out["warnings"])

@@ -148,7 +148,9 @@ def bandwidth_table(records: list[dict]) -> dict:
                      "median_gbs": sum(p["stream_bytes"] / x["ns"]["value"] for x in res if x["ns"]["value"] > 0),
                      "gbs": sum(p["stream_bytes"] / n for n in ns),
                      "gbs_alloc": sum(p["allocate_bytes"] / n for n in ns),
-                     "overlap": r.get("overlap"), "stable": all(x["stable"] for x in res)})
+                     "overlap": r.get("overlap"), "stable": all(x["stable"] for x in res),
+                     "median_stable": all(x.get("median_stable", x["stable"]) for x in res),
+                     "processes": len(res[0].get("process_best_ns") or [None])})
     return {"rows": rows}
 
 

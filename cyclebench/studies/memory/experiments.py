@@ -99,6 +99,7 @@ def plan(cfg: StudyConfig, caches: dict[int, int], widths: list[str]) -> list[Ta
                     def run(k=k, size=size, passes=passes, cpus=cpus, params=params, budget=budget):
                         return kernel_record(k, size, passes, cfg.bw_reps, cpus, params, budget)
                     tasks.append(Task(f"bw|{level}|{k.name}|{size}|{passes}|{cpus}|{cfg.bw_reps}|best-b-minus-best-a"
+                                      + ("|best-of-processes" if cpus == 1 else "")
                                       + (f"|budget {budget:g}" if budget else ""), "bandwidth",
                                       f"bandwidth {level} {k.name} x{cpus} CPU", run))
 

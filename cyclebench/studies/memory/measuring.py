@@ -60,6 +60,43 @@ def best_ns(r) -> float | None:
     return per / hz * 1e9 if per > 0 else None
 
 
+BEST_PROCESSES = (2, 4)      # at least, at most
+BEST_AGREE = 0.03            # the two fastest processes' bests agree within this share
+
+
+def best_of_processes(run) -> dict:
+    """STREAM's best, confirmed by a second process: ``run()`` (one ``measure`` call, one runner
+    process) is repeated until the two fastest processes' bests agree within BEST_AGREE, at most
+    BEST_PROCESSES[1] times. A process can be slow throughout (a tenant on the host core's other
+    thread shares its pipes, which no gauge of ours sees: an L1 triad read 199.5 cycles a pass in
+    nine processes and 222.5 in a tenth, each with a 0.1% spread), so one process's tight spread
+    does not make its best the cost; noise only adds time, so the faster agreeing pair is kept.
+    The result is the fastest process's, with ``stable`` saying whether its best was confirmed
+    (``median_stable``: the measurement's own verdict on its median), ``process_best_ns`` every
+    process's best, and a warning when none agreed."""
+    runs = []
+    while True:
+        r = run()
+        runs.append((best_ns(r) or float("inf"), r))
+        runs.sort(key=lambda x: x[0])
+        agree = (len(runs) >= 2 and runs[1][0] < float("inf")
+                 and runs[1][0] - runs[0][0] <= BEST_AGREE * runs[0][0])
+        if len(runs) >= BEST_PROCESSES[0] and agree or len(runs) >= BEST_PROCESSES[1]:
+            break
+    best, r = runs[0]
+    out = {**compact(r), "best_ns": best if best < float("inf") else None,
+           "median_stable": bool(r.stable), "stable": bool(agree),
+           "process_best_ns": [b if b < float("inf") else None for b, _ in runs]}
+    if agree and not r.stable:      # the measurement's warning speaks of its median, not of the best
+        out["warnings"] = [("the median is unsettled (bandwidth.csv); the best is confirmed by a second process: "
+                            + w) if w.startswith("unstable measurement") else w for w in out["warnings"]]
+    if not agree:
+        out["warnings"] = [*out["warnings"], f"best not reproduced: the fastest runs of {len(runs)} processes "
+                           f"differ by more than {BEST_AGREE:.0%} (" + ", ".join(
+                               f"{b:.4g}" for b, _ in runs if b < float("inf")) + " ns a pass)"]
+    return out
+
+
 def chase_record(chain: Chain, page: str, cfg, params: dict, cpu: int | None = None) -> dict:
     cpu = main_cpu() if cpu is None else cpu
     t0 = time.monotonic()
@@ -96,8 +133,7 @@ def kernel_record(k: kernels.Kernel, size: int, passes: int, reps: int, cpus: in
     each, so that they overlap). ``budget``: re-runs of a one-CPU measurement through a burst."""
     if cpus == 1:
         code, kw = kernel_args(k, size, passes, reps, main_cpu(), budget)
-        r = measure(code, **kw)
-        return {"params": params, "result": {**compact(r), "best_ns": best_ns(r)}}
+        return {"params": params, "result": best_of_processes(lambda: measure(code, **kw))}
     out: dict = {}
     CPU_MAIN, CPU_OTHER = _pair()
     barrier = threading.Barrier(2)

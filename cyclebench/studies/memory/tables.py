@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from cyclebench.reports.model import Column, Table
 
+from .measuring import BEST_AGREE, BEST_PROCESSES
+
 
 def h(n) -> str:
     if n is None:
@@ -96,7 +98,8 @@ def bandwidth_view(b: dict, missing: list[str]) -> Table:
     notes = ["B/cycle per CPU and GB/s counted as STREAM does (each array once); 'with write-allocate' adds the "
              "read of every destination line a temporal store allocates (non-temporal stores do not). Best "
              "(STREAM): the fastest B run minus the fastest A run over the repetitions, after a dropped first run "
-             "(the median is in bandwidth.csv); B/cycle at the run's calibrated clock; two CPUs = two measurements at once on two distinct physical cores "
+             f"(the median is in bandwidth.csv); on one CPU, the best of {BEST_PROCESSES[0]}-{BEST_PROCESSES[1]} processes, '!' unless the two "
+             f"fastest agree within {BEST_AGREE:.0%}; B/cycle at the run's calibrated clock; two CPUs = two measurements at once on two distinct physical cores "
              "(GB/s summed; 'overlap' = the share of the longer one they ran together).", UNSTABLE]
     notes += missing
     return table("Bandwidth per level and kernel", ["level", "kernel", "CPUs", "footprint", "B/cycle", "GB/s",
