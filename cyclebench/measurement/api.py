@@ -11,6 +11,7 @@ from ..counters.backends import Backend, select_backend
 from ..errors import UnsupportedInstruction, UsageError
 from ..harness import HarnessSpec, generate
 from ..harness.codegen import generate_check
+from ..harness.link import assemble_harness
 from ..harness.nomem import apply_magic, check_reserved_registers
 from ..harness.locate import statement_ranges
 from ..machine.cpu import cpu_info
@@ -107,7 +108,7 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
                            symbols=symbols, avx="avx" in flags,
                            avx512={"avx512f", "avx512vl"} <= flags, avx512bw="avx512bw" in flags)
         lines, origin = generate(spec)
-        obj = assemble(lines, origin)
+        obj = assemble_harness(spec, lines, origin)
     except Exception:
         _check_cpu(ranges, decoded(), warnings)
         raise

@@ -64,20 +64,21 @@ CACHE_KIND = "assembled"
 
 
 def assemble(lines: list[str], origin: dict[int, tuple[str, str]] | None = None,
-             max_bytes: int = MAX_BLOB) -> AssembledObject:
+             max_bytes: int = MAX_BLOB, kind: str = CACHE_KIND) -> AssembledObject:
     """Assemble ``lines``; ``origin`` maps 1-based line numbers to (part name, user statement).
 
-    A .text larger than ``max_bytes`` is refused before its bytes are read."""
+    A .text larger than ``max_bytes`` is refused before its bytes are read. ``kind`` names the
+    cache folder the object is kept in."""
     key = hashlib.sha256("\n".join(lines).encode("utf-8", "backslashreplace") + _toolchain_stamp()).digest()
     known = _ASSEMBLED.get(key)
     if known is None:
-        known = _load(key.hex())
+        known = _load(kind, key.hex())
     if known is not None and len(known.blob) <= max_bytes:
         _remember(key, known)
         return copy.deepcopy(known)
     obj = _assemble(lines, origin or {}, max_bytes)
     _remember(key, obj)
-    cache.store_entry(CACHE_KIND, key.hex(), json.dumps({"symbols": obj.symbols, "warnings": obj.warnings},
+    cache.store_entry(kind, key.hex(), json.dumps({"symbols": obj.symbols, "warnings": obj.warnings},
                                                         separators=(",", ":")).encode() + b"\n" + obj.blob)
     return obj
 
@@ -89,9 +90,9 @@ def _remember(key: bytes, obj: AssembledObject) -> None:
         _ASSEMBLED.popitem(last=False)
 
 
-def _load(key: str) -> AssembledObject | None:
+def _load(kind: str, key: str) -> AssembledObject | None:
     """The object stored under ``key`` in the cache folder; None when absent or not ours."""
-    data = cache.load_entry(CACHE_KIND, key)
+    data = cache.load_entry(kind, key)
     if data is None:
         return None
     head, _, blob = data.partition(b"\n")
