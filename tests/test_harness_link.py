@@ -22,7 +22,7 @@ def fresh(monkeypatch, tmp_path):
     monkeypatch.setattr(asm, "_ASSEMBLED", type(asm._ASSEMBLED)())
     calls = []
     real = asm.run_as
-    monkeypatch.setattr(asm, "run_as", lambda *a: calls.append(a) or real(*a))
+    monkeypatch.setattr(asm, "run_as", lambda *a, **k: calls.append(a) or real(*a, **k))
     return calls, tmp_path
 
 

@@ -21,7 +21,7 @@ def fresh(monkeypatch, tmp_path):
     monkeypatch.setattr(asm, "_ASSEMBLED", type(asm._ASSEMBLED)())
     calls = []
     real = asm.run_as
-    monkeypatch.setattr(asm, "run_as", lambda *a: calls.append(a) or real(*a))
+    monkeypatch.setattr(asm, "run_as", lambda *a, **k: calls.append(a) or real(*a, **k))
     return calls, tmp_path
 
 
@@ -85,3 +85,30 @@ def test_the_least_recently_used_entries_go_first(fresh, monkeypatch):
     assert sorted(p.name for p in cache.cache_dir("k").iterdir()) == ["e0", "e4"]
     cache.store_entry("k", "big", b"z" * (cache.ENTRY_LIMIT + 1))
     assert cache.load_entry("k", "big") is None
+
+
+def test_work_given_to_assemble_runs_while_as_runs_and_only_then(fresh):
+    calls, _ = fresh
+    seen = []
+
+    def work():     # as has been started: its process is in the calls list already
+        seen.append(len(calls))
+    asm.assemble(LINES, while_running=work)
+    asm._ASSEMBLED.clear()
+    asm.assemble(LINES, while_running=work)             # kept: no as, no work
+    assert seen == [1] and len(calls) == 1
+
+
+def test_a_failed_decoding_during_the_harness_assembly_is_raised_as_itself(fresh, monkeypatch):
+    """The CPUID check's decoding runs while as assembles the harness: its failure must neither
+    stop as nor become an assembler error, and it is raised where the check is made."""
+    from cyclebench.measurement import api
+
+    def broken(chunks):
+        raise RuntimeError("iced-x86 failed")
+    monkeypatch.setattr(api, "decode_each", broken)
+    with pytest.raises(RuntimeError, match="iced-x86 failed"):
+        api.prepare("add rax, rbx")
+    calls, root = fresh
+    assert len(calls) == 3                              # the check, the calibration and the harness, all made
+    assert len(list((root / asm.CACHE_KIND).iterdir())) == 2

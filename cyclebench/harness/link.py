@@ -16,15 +16,17 @@ from .codegen import CALIBRATION_LABEL, HarnessSpec, calibration_span, generate_
 CACHE_KIND = "calibration"      # not a snippet's: a new snippet finds it made, like the runner
 
 
-def assemble_harness(spec: HarnessSpec, lines: list[str], origin: dict[int, tuple[str, str]]) -> AssembledObject:
-    """``assemble(lines, origin)`` for ``lines, origin = generate(spec)``."""
+def assemble_harness(spec: HarnessSpec, lines: list[str], origin: dict[int, tuple[str, str]],
+                     while_running=None) -> AssembledObject:
+    """``assemble(lines, origin)`` for ``lines, origin = generate(spec)`` (``while_running`` as
+    there: it may be called more than once)."""
     if not spec.calibration:
-        return assemble(lines, origin)
-    fixed = assemble(generate_calibration(spec), kind=CACHE_KIND)
+        return assemble(lines, origin, while_running=while_running)
+    fixed = assemble(generate_calibration(spec), kind=CACHE_KIND, while_running=while_running)
     size = fixed.symbols["cb_data_pages"]          # the functions and their padding to the next page
     first, end = calibration_span(lines)
     # origin numbers only the user's lines, which all come before the calibration
-    own = assemble(lines[:first] + [f".skip {size}"] + lines[end:], origin)
+    own = assemble(lines[:first] + [f".skip {size}"] + lines[end:], origin, while_running=while_running)
     at = own.symbols[CALIBRATION_LABEL]
     symbols = {**own.symbols, **{name: at + off for name, off in fixed.symbols.items() if off < size}}
     return AssembledObject(own.blob[:at] + fixed.blob[:size] + own.blob[at + size:], symbols,

@@ -64,11 +64,13 @@ CACHE_KIND = "assembled"
 
 
 def assemble(lines: list[str], origin: dict[int, tuple[str, str]] | None = None,
-             max_bytes: int = MAX_BLOB, kind: str = CACHE_KIND) -> AssembledObject:
+             max_bytes: int = MAX_BLOB, kind: str = CACHE_KIND, while_running=None) -> AssembledObject:
     """Assemble ``lines``; ``origin`` maps 1-based line numbers to (part name, user statement).
 
     A .text larger than ``max_bytes`` is refused before its bytes are read. ``kind`` names the
-    cache folder the object is kept in."""
+    cache folder the object is kept in. ``while_running()``, when as runs (the object is not
+    kept), is called once it has started: the caller's own work then overlaps as's, and must
+    not raise."""
     key = hashlib.sha256("\n".join(lines).encode("utf-8", "backslashreplace") + _toolchain_stamp()).digest()
     known = _ASSEMBLED.get(key)
     if known is None:
@@ -76,7 +78,7 @@ def assemble(lines: list[str], origin: dict[int, tuple[str, str]] | None = None,
     if known is not None and len(known.blob) <= max_bytes:
         _remember(key, known)
         return copy.deepcopy(known)
-    obj = _assemble(lines, origin or {}, max_bytes)
+    obj = _assemble(lines, origin or {}, max_bytes, while_running)
     _remember(key, obj)
     cache.store_entry(kind, key.hex(), json.dumps({"symbols": obj.symbols, "warnings": obj.warnings},
                                                         separators=(",", ":")).encode() + b"\n" + obj.blob)
@@ -114,12 +116,13 @@ def _toolchain_stamp() -> bytes:
     return cache.files_stamp((*(shutil.which(t) or t for t in ("as", "readelf", "objcopy")), __file__))
 
 
-def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: int) -> AssembledObject:
+def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: int,
+              while_running=None) -> AssembledObject:
     with tempfile.TemporaryDirectory(prefix="cyclebench-") as tmp:
         src, obj, binf = Path(tmp, "code.s"), Path(tmp, "code.o"), Path(tmp, "code.bin")
         deps = Path(tmp, "code.d")
         src.write_text("\n".join(lines) + "\n", encoding="ascii", errors="backslashreplace")
-        proc = run_as(src, obj, "--MD", str(deps))
+        proc = run_as(src, obj, "--MD", str(deps), while_running=while_running)
         errors, warnings, first_error = _messages(proc.stderr, origin)
         if proc.returncode != 0:
             raise _assembly_error(errors, first_error, proc.stderr)
@@ -157,7 +160,7 @@ def _refuse(undefined: list[str], relocs: list[tuple], text_size: int, max_bytes
                          "lower --unroll, use --loop, or shorten .rept/.fill in the code")
 
 
-def run_as(src: Path, obj: Path, *extra: str) -> subprocess.CompletedProcess:
+def run_as(src: Path, obj: Path, *extra: str, while_running=None) -> subprocess.CompletedProcess:
     """GNU as under a memory cap, a CPU-time cap and a watch for waiting: '.rept 100000000' must
     fail, not eat the machine, and '.incbin' of a FIFO or a terminal (a macro can spell it where
     checks.py cannot see it) must fail within seconds, not hang. as runs with standard input closed,
@@ -167,6 +170,8 @@ def run_as(src: Path, obj: Path, *extra: str) -> subprocess.CompletedProcess:
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
                             stdin=subprocess.DEVNULL, start_new_session=True)
     try:
+        if while_running is not None:
+            while_running()
         stdout, stderr = _watch(proc)
     finally:
         if proc.poll() is None:         # an error or Ctrl-C here: as, in its own session, did not get it

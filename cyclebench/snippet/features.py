@@ -32,6 +32,14 @@ def decode(code: bytes, base: int = 0) -> list[Decoded]:
     return out
 
 
+def load_decoder() -> None:
+    """Load iced-x86 now (about 8 ms), e.g. while as runs; a failure is left for ``decode`` to raise."""
+    try:
+        import iced_x86  # noqa: F401
+    except ImportError:
+        pass
+
+
 def decode_each(chunks: list[bytes]) -> list[list[Decoded]]:
     """``decode`` of each chunk, kept in the cache folder by content and iced-x86's installed
     files (its output depends on nothing else), so that a snippet measured again is checked
