@@ -1,5 +1,5 @@
 """Assembled objects and decoded instructions are kept in the cache folder, keyed by what they
-depend on: a snippet measured again starts without as, readelf, objcopy or iced-x86, and gets the
+depend on: a snippet measured again starts without as, readelf or iced-x86, and gets the
 same bytes, symbols and features; a damaged or foreign entry is made again."""
 import importlib
 import os
@@ -108,7 +108,21 @@ def test_a_failed_decoding_during_the_harness_assembly_is_raised_as_itself(fresh
         raise RuntimeError("iced-x86 failed")
     monkeypatch.setattr(api, "decode_each", broken)
     with pytest.raises(RuntimeError, match="iced-x86 failed"):
-        api.prepare("add rax, rbx")
+        api.prepare("add rax, rbx", counters="tsc")     # no counter probe: no runner needed
     calls, root = fresh
     assert len(calls) == 3                              # the check, the calibration and the harness, all made
     assert len(list((root / asm.CACHE_KIND).iterdir())) == 2
+
+
+@pytest.mark.parametrize("lines", [LINES, [".intel_syntax noprefix", ".text", "nop", ".p2align 12", ".skip 5000", "ret"],
+                                   [".intel_syntax noprefix", ".text", "cb_x:"],
+                                   [".intel_syntax noprefix", ".data", ".quad 1", ".text", "add rax, rax"]])
+def test_the_blob_is_what_objcopy_extracts(fresh, tmp_path, lines):
+    """.text is read from the object where readelf places it, instead of starting objcopy."""
+    import subprocess
+    blob = asm.assemble(lines).blob
+    src, obj, out = tmp_path / "c.s", tmp_path / "c.o", tmp_path / "c.bin"
+    src.write_text("\n".join(lines) + "\n")
+    subprocess.run(["as", "--64", "-o", str(obj), str(src)], check=True)
+    subprocess.run(["objcopy", "-O", "binary", "-j", ".text", str(obj), str(out)], check=True)
+    assert blob == (out.read_bytes() if out.exists() else b"")

@@ -1,4 +1,4 @@
-"""Assembling generated code with GNU binutils (as, readelf, objcopy) into a flat blob.
+"""Assembling generated code with GNU binutils (as, then readelf) into a flat blob.
 
 ``run_as`` (GNU as under a memory cap and a timeout), ``binutil`` and ``run_tool`` are the one way
 the package runs binutils; instructions/gas.py builds on them. The caller of ``assemble`` gives the
@@ -57,7 +57,7 @@ def binutil(name: str) -> str:
 # Assembled objects by source text: the output is a function of the text and the binutils that
 # made it (a source that reads a file is refused), and re-runs, the suite and studies assemble the
 # same text again. Kept in memory, and in the cache folder for the next process: a snippet
-# measured again starts without running as, readelf and objcopy twice (about 20 ms).
+# measured again starts without running as and readelf twice (about 20 ms).
 _ASSEMBLED: collections.OrderedDict[bytes, AssembledObject] = collections.OrderedDict()
 _REMEMBERED = 64
 CACHE_KIND = "assembled"
@@ -111,34 +111,33 @@ def _load(kind: str, key: str) -> AssembledObject | None:
 
 @functools.lru_cache(maxsize=1)
 def _toolchain_stamp() -> bytes:
-    """What an object depends on besides its source: as, readelf and objcopy (path, size and
+    """What an object depends on besides its source: as and readelf (path, size and
     modification time: an upgrade changes them) and this module, which reads their output."""
-    return cache.files_stamp((*(shutil.which(t) or t for t in ("as", "readelf", "objcopy")), __file__))
+    return cache.files_stamp((*(shutil.which(t) or t for t in ("as", "readelf")), __file__))
 
 
 def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: int,
               while_running=None) -> AssembledObject:
     with tempfile.TemporaryDirectory(prefix="cyclebench-") as tmp:
-        src, obj, binf = Path(tmp, "code.s"), Path(tmp, "code.o"), Path(tmp, "code.bin")
-        deps = Path(tmp, "code.d")
+        src, obj, deps = Path(tmp, "code.s"), Path(tmp, "code.o"), Path(tmp, "code.d")
         src.write_text("\n".join(lines) + "\n", encoding="ascii", errors="backslashreplace")
         proc = run_as(src, obj, "--MD", str(deps), while_running=while_running)
         errors, warnings, first_error = _messages(proc.stderr, origin)
         if proc.returncode != 0:
             raise _assembly_error(errors, first_error, proc.stderr)
         _check_dependencies(deps, src)
-        # objcopy runs beside readelf (neither reads the other's output): a few ms off every new object;
-        # on a refusal below it is stopped, and its output never read
-        extract = start_tool([binutil("objcopy"), "-O", "binary", "-j", ".text", str(obj), str(binf)])
-        try:
-            symbols, undefined, relocs, text_size = _parse_readelf(run_tool([binutil("readelf"), "-sSWr", str(obj)]))
-            _refuse(undefined, relocs, text_size, max_bytes, src, origin, tmp)
-        except BaseException:
-            extract.kill()
-            extract.communicate()
-            raise
-        finish_tool(extract)
-        blob = binf.read_bytes() if binf.exists() else b""
+        symbols, undefined, relocs, (kind, text_at, text_size) = _parse_readelf(
+            run_tool([binutil("readelf"), "-sSWr", str(obj)]))
+        _refuse(undefined, relocs, text_size, max_bytes, src, origin, tmp)
+        # .text's bytes, read where readelf says they are in the file: what objcopy -O binary -j .text
+        # writes, without starting it (about 2 ms, more when it starts beside readelf)
+        want = text_size if kind != "NOBITS" else 0      # a user's '.section .text,"ax",@nobits': no bytes
+        with open(obj, "rb") as f:
+            f.seek(text_at)
+            blob = f.read(want)
+        if len(blob) != want:
+            raise AssemblyError(f"the assembler's object holds {len(blob)} of the {text_size} bytes of .text",
+                                "check the binutils installation (bash setup.sh)")
     return AssembledObject(blob, symbols, warnings)
 
 
@@ -221,17 +220,8 @@ def _proc_state(pid: int) -> tuple[str | None, int | None]:
 
 def run_tool(cmd: list[str]) -> str:
     """A binutils program's standard output; a failure is an AssemblyError."""
-    return finish_tool(start_tool(cmd))
-
-
-def start_tool(cmd: list[str]) -> subprocess.Popen:
-    """A binutils program started; ``finish_tool`` waits for it."""
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             text=True, errors="replace")
-
-
-def finish_tool(proc: subprocess.Popen) -> str:
-    """The standard output of a program from ``start_tool``; a failure is an AssemblyError."""
     try:
         stdout, stderr = proc.communicate(timeout=AS_TIMEOUT)
     except BaseException:               # a timeout or Ctrl-C: the program must not outlive the call
@@ -327,18 +317,19 @@ def _line_at(src: Path, offset: int, tmp: str) -> int | None:
     return best
 
 
-# "  [ 1] .text  PROGBITS  0000000000000000 000040 000018 ...": name, then size after type, address, offset
-_SECTION_HEADER = re.compile(r"\s*\[\s*\d+\]\s+(\S+)\s+\S+\s+\S+\s+\S+\s+([0-9a-fA-F]+)\b")
+# "  [ 1] .text  PROGBITS  0000000000000000 000040 000018 ...": name, type, address, then file offset and size
+_SECTION_HEADER = re.compile(r"\s*\[\s*\d+\]\s+(\S+)\s+(\S+)\s+\S+\s+([0-9a-fA-F]+)\s+([0-9a-fA-F]+)\b")
 
 
-def _parse_readelf(text: str) -> tuple[dict[str, int], list[str], list[tuple], int]:
-    """(symbols, undefined names, relocations as (section, offset, type, target), .text size)."""
+def _parse_readelf(listing: str) -> tuple[dict[str, int], list[str], list[tuple], tuple[str, int, int]]:
+    """(symbols, undefined names, relocations as (section, offset, type, target), .text's (type,
+    file offset, size))."""
     symbols: dict[str, int] = {}
     undefined: list[str] = []
     relocs: list[tuple[str, int, str, str]] = []
-    text_size = 0
+    text = ("", 0, 0)
     section = None
-    for line in text.splitlines():
+    for line in listing.splitlines():
         header = _RELOC_SECTION.match(line)
         if header:
             section = header.group(1)
@@ -359,5 +350,5 @@ def _parse_readelf(text: str) -> tuple[dict[str, int], list[str], list[tuple], i
             elif parts[3] in ("NOTYPE", "FUNC", "OBJECT"):
                 symbols[name] = int(parts[1], 16)
         elif section is None and (sect := _SECTION_HEADER.match(line)) and sect.group(1) == ".text":
-            text_size = int(sect.group(2), 16)
-    return symbols, undefined, relocs, text_size
+            text = (sect.group(2), int(sect.group(3), 16), int(sect.group(4), 16))
+    return symbols, undefined, relocs, text
