@@ -54,6 +54,7 @@ _DRAIN = ["lfence", ".rept 2048", "nop", ".endr",
 
 @dataclass
 class HarnessSpec:
+    """Everything the generated measurement code depends on."""
     code: CodePart
     init: CodePart
     late_init: CodePart

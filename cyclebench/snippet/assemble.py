@@ -40,6 +40,7 @@ _EXPANSION_HINT = ("the code expands too much: lower the counts of .rept, .fill 
 
 @dataclass
 class AssembledObject:
+    """An assembled .text: its bytes, its symbols' offsets and as's warnings."""
     blob: bytes
     symbols: dict[str, int]     # label -> offset in blob
     warnings: list[str]

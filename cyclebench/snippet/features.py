@@ -16,6 +16,7 @@ CACHE_KIND = "decoded"
 
 @dataclass
 class Decoded:
+    """One decoded instruction: offset, Intel-syntax text and the CPUID features it needs."""
     offset: int
     text: str
     features: list[str]
