@@ -87,16 +87,18 @@ def test_the_least_recently_used_entries_go_first(fresh, monkeypatch):
     assert cache.load_entry("k", "big") is None
 
 
-def test_work_given_to_assemble_runs_while_as_runs_and_only_then(fresh):
+def test_work_given_to_assemble_runs_while_its_tools_run_and_only_then(fresh, monkeypatch):
     calls, _ = fresh
-    seen = []
+    seen, tools = [], []
+    real = asm.run_tool
+    monkeypatch.setattr(asm, "run_tool", lambda cmd, **k: tools.append(cmd[0]) or real(cmd, **k))
 
-    def work():     # as has been started: its process is in the calls list already
-        seen.append(len(calls))
+    def work():     # once as has started, then once readelf has
+        seen.append((len(calls), len(tools)))
     asm.assemble(LINES, while_running=work)
     asm._ASSEMBLED.clear()
     asm.assemble(LINES, while_running=work)             # kept: no as, no work
-    assert seen == [1] and len(calls) == 1
+    assert seen == [(1, 0), (1, 1)] and len(calls) == 1
 
 
 def test_a_failed_decoding_during_the_harness_assembly_is_raised_as_itself(fresh, monkeypatch):

@@ -14,6 +14,7 @@ from ..harness.link import assemble_harness
 from ..harness.nomem import apply_magic, check_reserved_registers
 from ..harness.locate import statement_ranges
 from ..machine.cpu import cpu_info
+from ..machine.frequency import max_core_mhz
 from ..machine.metadata import machine_metadata
 from ..snippet import assemble, parse_part
 from ..snippet.features import check as check_features, decode_each, load_decoder
@@ -74,9 +75,10 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
 
     # One copy of every part: clean assembler errors, the copy size, and a CPUID check.
     check_lines, check_origin = generate_check(list(parts.values()), symbols)
-    # A check assembled anew is a snippet whose decoding is not kept either: iced-x86 loads while as runs
+    # A check assembled anew is a snippet whose decoding is not kept either: iced-x86 loads while as
+    # runs, and the clock's CPUID reading (clock_for, below) is taken while readelf does
     checked = assemble(check_lines, check_origin, max_bytes=MAX_CODE_BYTES // 2,   # one copy of each part
-                       while_running=load_decoder)
+                       while_running=_Meanwhile(load_decoder, max_core_mhz))
     copy_bytes = checked.symbols["cb_check_code_end"] - checked.symbols["cb_check_code_0"]
     if copy_bytes == 0:     # e.g. ".set x, 1" or a lone label: B - A would time nothing
         raise UsageError("the code assembles to no instruction bytes: there is nothing to measure",
@@ -109,7 +111,7 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
                            symbols=symbols, avx="avx" in flags,
                            avx512={"avx512f", "avx512vl"} <= flags, avx512bw="avx512bw" in flags)
         lines, origin = generate(spec)
-        obj = assemble_harness(spec, lines, origin, while_running=decoded.prefetch)
+        obj = assemble_harness(spec, lines, origin, while_running=_Meanwhile(decoded.prefetch))
     except Exception:
         _check_cpu(ranges, decoded(), warnings)
         raise
@@ -254,6 +256,20 @@ def _text(c):
     if isinstance(c, (bytes, bytearray)):
         return {"raw_hex": bytes(c).hex()}
     return str(c)
+
+
+class _Meanwhile:
+    """Work to do while the assembler's tools run: one task each time one starts (and is waited for)."""
+
+    def __init__(self, *tasks):
+        self.tasks = list(tasks)
+
+    def __call__(self) -> None:
+        if self.tasks:
+            try:
+                self.tasks.pop(0)()
+            except Exception:       # raised again where its result is needed, not inside a tool's run
+                pass
 
 
 class _Once:

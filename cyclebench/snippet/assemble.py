@@ -70,8 +70,8 @@ def assemble(lines: list[str], origin: dict[int, tuple[str, str]] | None = None,
 
     A .text larger than ``max_bytes`` is refused before its bytes are read. ``kind`` names the
     cache folder the object is kept in. ``while_running()``, when as runs (the object is not
-    kept), is called once it has started: the caller's own work then overlaps as's, and must
-    not raise."""
+    kept), is called once as has started and again once readelf has: the caller's own work then
+    overlaps theirs, and must not raise."""
     key = hashlib.sha256("\n".join(lines).encode("utf-8", "backslashreplace") + _toolchain_stamp()).digest()
     known = _ASSEMBLED.get(key)
     if known is None:
@@ -128,7 +128,7 @@ def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: i
             raise _assembly_error(errors, first_error, proc.stderr)
         _check_dependencies(deps, src)
         symbols, undefined, relocs, (kind, text_at, text_size) = _parse_readelf(
-            run_tool([binutil("readelf"), "-sSWr", str(obj)]))
+            run_tool([binutil("readelf"), "-sSWr", str(obj)], while_running=while_running))
         _refuse(undefined, relocs, text_size, max_bytes, src, origin, tmp)
         # .text's bytes, read where readelf says they are in the file: what objcopy -O binary -j .text
         # writes, without starting it (about 2 ms, more when it starts beside readelf)
@@ -219,11 +219,14 @@ def _proc_state(pid: int) -> tuple[str | None, int | None]:
         return None, None
 
 
-def run_tool(cmd: list[str]) -> str:
-    """A binutils program's standard output; a failure is an AssemblyError."""
+def run_tool(cmd: list[str], while_running=None) -> str:
+    """A binutils program's standard output; a failure is an AssemblyError. ``while_running()`` is
+    called once it has started."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             text=True, errors="replace")
     try:
+        if while_running is not None:
+            while_running()
         stdout, stderr = proc.communicate(timeout=AS_TIMEOUT)
     except BaseException:               # a timeout or Ctrl-C: the program must not outlive the call
         proc.kill()
