@@ -38,6 +38,8 @@ def test_the_measurement_api_loads_no_event_tables_until_events_are_named():
     mods = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert "cyclebench.measurement.api" in mods
     assert not {"cyclebench.counters.events", "cyclebench.counters.resolve", "cyclebench.machine.syscalls"} & mods
+    # nor the microarchitecture table: a result's metadata loads it while the harness is assembled
+    assert not {"cyclebench.machine.uarch", "cyclebench.machine.metadata"} & mods
 
 
 def test_events_given_as_a_list_are_still_checked_when_loaded_late():

@@ -2,6 +2,7 @@
 per-copy figures with uncertainty, re-running when the host is noisy."""
 from __future__ import annotations
 
+import importlib
 import os
 from dataclasses import dataclass
 
@@ -15,7 +16,6 @@ from ..harness.nomem import apply_magic, check_reserved_registers
 from ..harness.locate import statement_ranges
 from ..machine.cpu import cpu_info
 from ..machine.frequency import max_core_mhz
-from ..machine.metadata import machine_metadata
 from ..snippet import assemble, parse_part
 from ..snippet.features import check as check_features, decode_each, load_decoder
 from .. import runner
@@ -111,7 +111,8 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
                            symbols=symbols, avx="avx" in flags,
                            avx512={"avx512f", "avx512vl"} <= flags, avx512bw="avx512bw" in flags)
         lines, origin = generate(spec)
-        obj = assemble_harness(spec, lines, origin, while_running=_Meanwhile(decoded.prefetch))
+        # as runs while the check is decoded; readelf, while the result's metadata module loads
+        obj = assemble_harness(spec, lines, origin, while_running=_Meanwhile(decoded.prefetch, _load_metadata))
     except Exception:
         _check_cpu(ranges, decoded(), warnings)
         raise
@@ -236,7 +237,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
                     "tsc_hz": best["tsc_hz"], "calibrated_ghz": best["ghz"],
                     "tick_step": best["step"], "label": best["events"]["cycles"].label,
                     "no_mem": backend.no_mem, "groups": best["groups"]}
-    machine = machine_metadata()
+    machine = _load_metadata().machine_metadata()
     machine.update({"tsc_hz": best["tsc_hz"], "calibrated_core_ghz": best["ghz"], "counter_backend": backend.name})
     return Result(kind="snippet", parameters=params, backend=backend_info, events=events_out,
                   stability={**st.to_dict(), "loop_limited": best["loop_limited"],
@@ -256,6 +257,11 @@ def _text(c):
     if isinstance(c, (bytes, bytearray)):
         return {"raw_hex": bytes(c).hex()}
     return str(c)
+
+
+def _load_metadata():
+    """machine/metadata.py (and the microarchitecture table it reads), loaded when first needed."""
+    return importlib.import_module("cyclebench.machine.metadata")
 
 
 class _Meanwhile:
