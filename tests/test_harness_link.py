@@ -5,25 +5,12 @@ import importlib
 
 import pytest
 
-from cyclebench import cache
 from cyclebench.harness import HarnessSpec, generate
 from cyclebench.harness.link import CACHE_KIND, assemble_harness
 from cyclebench.snippet import parse_part
 
 asm = importlib.import_module("cyclebench.snippet.assemble")   # the package exports the function
 EMPTY = parse_part("none", None)
-
-
-@pytest.fixture
-def fresh(monkeypatch, tmp_path):
-    """A cache folder of its own, nothing remembered in memory, and a count of as runs."""
-    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
-    monkeypatch.setattr(cache, "_fallback", None)
-    monkeypatch.setattr(asm, "_ASSEMBLED", type(asm._ASSEMBLED)())
-    calls = []
-    real = asm.run_as
-    monkeypatch.setattr(asm, "run_as", lambda *a, **k: calls.append(a) or real(*a, **k))
-    return calls, tmp_path
 
 
 def _spec(code="add rax, rbx", **kw):
@@ -40,7 +27,7 @@ def _spec(code="add rax, rbx", **kw):
     _spec("nop", basic_mode=True, avx=False, one_time_init="mov rcx, 3", symbols=["malloc"]),
     _spec(".rept 3; imul rax, rax; .endr", drain_frontend=True, alignment_offset=5, avx512=True),
 ])
-def test_the_spliced_harness_is_the_whole_source_assembled(fresh, spec):
+def test_the_spliced_harness_is_the_whole_source_assembled(fresh_assembler, spec):
     lines, origin = generate(spec)
     whole = asm.assemble(lines, origin)
     asm._ASSEMBLED.clear()
@@ -50,8 +37,8 @@ def test_the_spliced_harness_is_the_whole_source_assembled(fresh, spec):
     assert linked.warnings == whole.warnings
 
 
-def test_the_calibration_is_assembled_once_and_again_for_another_assembler(fresh, monkeypatch):
-    calls, root = fresh
+def test_the_calibration_is_assembled_once_and_again_for_another_assembler(fresh_assembler, monkeypatch):
+    calls, root = fresh_assembler
     for code in ("add rax, rbx", "imul rax, rax"):
         spec = _spec(code)
         assemble_harness(spec, *generate(spec))
@@ -65,8 +52,8 @@ def test_the_calibration_is_assembled_once_and_again_for_another_assembler(fresh
     assert len(calls) == 6                      # the calibration, the snippet's part, the whole source
 
 
-def test_a_harness_without_calibration_is_assembled_whole(fresh):
-    calls, root = fresh
+def test_a_harness_without_calibration_is_assembled_whole(fresh_assembler):
+    calls, root = fresh_assembler
     spec = _spec(calibration=False)
     lines, origin = generate(spec)
     assert "cb_calib_a" not in assemble_harness(spec, lines, origin).symbols
