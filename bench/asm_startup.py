@@ -12,8 +12,9 @@ answer is then cached); the figures are for the runs after it.
 
 Two states: *seen before* (the snippet's assembled objects and decoded instructions are in the
 cache folder, as for any snippet measured again) and *new* (a cache folder that holds the runner,
-the probe answers and the clock history but no assembled or decoded snippet, emptied before every
-run: what a snippet measured for the first time costs). With PYTHONDONTWRITEBYTECODE set, every
+the probe answers, the clock history and the harness's calibration object, which are made once
+per machine and toolchain, but no assembled or decoded snippet, emptied before every run: what a
+snippet measured for the first time costs). With PYTHONDONTWRITEBYTECODE set, every
 run also compiles the package's sources; the script says so.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The one cache folder (built runner, built routines, clock history, counter probe answers,
-assembled and decoded snippets), and what to do when it is unusable.
+assembled and decoded snippets, the harness's calibration object), and what to do when it is unusable.
 
 ``$CYCLEBENCH_CACHE``, else ``$XDG_CACHE_HOME/cyclebench``, else ``~/.cache/cyclebench``. A HOME
 that is empty or not absolute, a read-only HOME, or a cache path that is a file must not stop a

@@ -90,3 +90,19 @@ def pytest_runtest_protocol(item, nextitem):
     measure are set up inside the first test that uses them, so they are covered too."""
     with _alone_if(item.get_closest_marker("measured") is not None):
         yield
+
+
+@pytest.fixture
+def fresh_assembler(monkeypatch, tmp_path):
+    """A cache folder of its own, the in-process memory of assembled objects forgotten (as in a new
+    process), and the list of as runs made: (as runs, cache folder)."""
+    import importlib
+    from cyclebench import cache
+    asm = importlib.import_module("cyclebench.snippet.assemble")   # the package exports the function
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
+    monkeypatch.setattr(cache, "_fallback", None)
+    monkeypatch.setattr(asm, "_ASSEMBLED", type(asm._ASSEMBLED)())
+    calls = []
+    real = asm.run_as
+    monkeypatch.setattr(asm, "run_as", lambda *a, **k: calls.append(a) or real(*a, **k))
+    return calls, tmp_path

@@ -1,5 +1,5 @@
 """Assembled objects and decoded instructions are kept in the cache folder, keyed by what they
-depend on: a snippet measured again starts without as, readelf, objcopy or iced-x86, and gets the
+depend on: a snippet measured again starts without as, readelf or iced-x86, and gets the
 same bytes, symbols and features; a damaged or foreign entry is made again."""
 import importlib
 import os
@@ -13,20 +13,8 @@ asm = importlib.import_module("cyclebench.snippet.assemble")   # the package exp
 LINES = [".intel_syntax noprefix", ".text", "cb_x:", "vpaddd ymm0, ymm1, ymm2", "lbl_b:", "syscall"]
 
 
-@pytest.fixture
-def fresh(monkeypatch, tmp_path):
-    """A cache folder of its own; the in-process memory forgotten, as in a new process."""
-    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
-    monkeypatch.setattr(cache, "_fallback", None)
-    monkeypatch.setattr(asm, "_ASSEMBLED", type(asm._ASSEMBLED)())
-    calls = []
-    real = asm.run_as
-    monkeypatch.setattr(asm, "run_as", lambda *a: calls.append(a) or real(*a))
-    return calls, tmp_path
-
-
-def test_a_new_process_gets_the_object_from_the_cache_folder(fresh):
-    calls, _ = fresh
+def test_a_new_process_gets_the_object_from_the_cache_folder(fresh_assembler):
+    calls, _ = fresh_assembler
     first = asm.assemble(LINES)
     asm._ASSEMBLED.clear()
     again = asm.assemble(LINES)
@@ -37,8 +25,8 @@ def test_a_new_process_gets_the_object_from_the_cache_folder(fresh):
 
 @pytest.mark.parametrize("content", [b"", b"not json\n\x90", b'{"symbols": {"a": "1"}, "warnings": []}\n',
                                      b'{"symbols": {}}\n', b"[]\n"])
-def test_a_damaged_entry_is_assembled_again_and_replaced(fresh, content):
-    calls, root = fresh
+def test_a_damaged_entry_is_assembled_again_and_replaced(fresh_assembler, content):
+    calls, root = fresh_assembler
     asm.assemble(LINES)
     (entry,) = (root / asm.CACHE_KIND).iterdir()
     entry.write_bytes(content)
@@ -49,8 +37,8 @@ def test_a_damaged_entry_is_assembled_again_and_replaced(fresh, content):
     assert len(calls) == 2
 
 
-def test_another_assembler_assembles_again(fresh, monkeypatch):
-    calls, _ = fresh
+def test_another_assembler_assembles_again(fresh_assembler, monkeypatch):
+    calls, _ = fresh_assembler
     asm.assemble(LINES)
     asm._ASSEMBLED.clear()
     monkeypatch.setattr(asm, "_toolchain_stamp", lambda: b"/usr/bin/as:1:2")     # e.g. binutils upgraded
@@ -58,14 +46,14 @@ def test_another_assembler_assembles_again(fresh, monkeypatch):
     assert len(calls) == 2
 
 
-def test_the_size_limit_holds_for_a_kept_object(fresh):
+def test_the_size_limit_holds_for_a_kept_object(fresh_assembler):
     asm.assemble(LINES)
     asm._ASSEMBLED.clear()
     with pytest.raises(asm.UsageError):
         asm.assemble(LINES, max_bytes=4)
 
 
-def test_decoded_instructions_are_kept_and_match_a_fresh_decode(fresh, monkeypatch):
+def test_decoded_instructions_are_kept_and_match_a_fresh_decode(fresh_assembler, monkeypatch):
     blob = asm.assemble(LINES).blob
     chunks = [blob[:4], blob[4:]]
     first = features.decode_each(chunks)
@@ -75,7 +63,7 @@ def test_decoded_instructions_are_kept_and_match_a_fresh_decode(fresh, monkeypat
     assert features.decode_each(chunks) == first
 
 
-def test_the_least_recently_used_entries_go_first(fresh, monkeypatch):
+def test_the_least_recently_used_entries_go_first(fresh_assembler, monkeypatch):
     monkeypatch.setattr(cache, "ENTRIES_KEPT", 4)
     for i in range(4):
         cache.store_entry("k", f"e{i}", b"x")
@@ -85,3 +73,46 @@ def test_the_least_recently_used_entries_go_first(fresh, monkeypatch):
     assert sorted(p.name for p in cache.cache_dir("k").iterdir()) == ["e0", "e4"]
     cache.store_entry("k", "big", b"z" * (cache.ENTRY_LIMIT + 1))
     assert cache.load_entry("k", "big") is None
+
+
+def test_work_given_to_assemble_runs_while_its_tools_run_and_only_then(fresh_assembler, monkeypatch):
+    calls, _ = fresh_assembler
+    seen, tools = [], []
+    real = asm.run_tool
+    monkeypatch.setattr(asm, "run_tool", lambda cmd, **k: tools.append(cmd[0]) or real(cmd, **k))
+
+    def work():     # once as has started, then once readelf has
+        seen.append((len(calls), len(tools)))
+    asm.assemble(LINES, while_running=work)
+    asm._ASSEMBLED.clear()
+    asm.assemble(LINES, while_running=work)             # kept: no as, no work
+    assert seen == [(1, 0), (1, 1)] and len(calls) == 1
+
+
+def test_a_failed_decoding_during_the_harness_assembly_is_raised_as_itself(fresh_assembler, monkeypatch):
+    """The CPUID check's decoding runs while as assembles the harness: its failure must neither
+    stop as nor become an assembler error, and it is raised where the check is made."""
+    from cyclebench.measurement import api
+
+    def broken(chunks):
+        raise RuntimeError("iced-x86 failed")
+    monkeypatch.setattr(api, "decode_each", broken)
+    with pytest.raises(RuntimeError, match="iced-x86 failed"):
+        api.prepare("add rax, rbx", counters="tsc")     # no counter probe: no runner needed
+    calls, root = fresh_assembler
+    assert len(calls) == 3                              # the check, the calibration and the harness, all made
+    assert len(list((root / asm.CACHE_KIND).iterdir())) == 2
+
+
+@pytest.mark.parametrize("lines", [LINES, [".intel_syntax noprefix", ".text", "nop", ".p2align 12", ".skip 5000", "ret"],
+                                   [".intel_syntax noprefix", ".text", "cb_x:"],
+                                   [".intel_syntax noprefix", ".data", ".quad 1", ".text", "add rax, rax"]])
+def test_the_blob_is_what_objcopy_extracts(fresh_assembler, tmp_path, lines):
+    """.text is read from the object where readelf places it, instead of starting objcopy."""
+    import subprocess
+    blob = asm.assemble(lines).blob
+    src, obj, out = tmp_path / "c.s", tmp_path / "c.o", tmp_path / "c.bin"
+    src.write_text("\n".join(lines) + "\n")
+    subprocess.run(["as", "--64", "-o", str(obj), str(src)], check=True)
+    subprocess.run(["objcopy", "-O", "binary", "-j", ".text", str(obj), str(out)], check=True)
+    assert blob == (out.read_bytes() if out.exists() else b"")

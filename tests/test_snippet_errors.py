@@ -73,7 +73,7 @@ def test_the_same_text_is_assembled_once_and_the_limit_still_holds(monkeypatch, 
     monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))         # nothing kept from an earlier run
     calls = []
     real = asm.run_as
-    monkeypatch.setattr(asm, "run_as", lambda *a: calls.append(a) or real(*a))
+    monkeypatch.setattr(asm, "run_as", lambda *a, **k: calls.append(a) or real(*a, **k))
     lines = [".intel_syntax noprefix", ".text", "lbl_a:", "imul rax, rax", ".rept 20", "nop", ".endr"]
     first = asm.assemble(lines)
     first.symbols.clear()                              # a caller's change is not remembered

@@ -38,6 +38,8 @@ def test_the_measurement_api_loads_no_event_tables_until_events_are_named():
     mods = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert "cyclebench.measurement.api" in mods
     assert not {"cyclebench.counters.events", "cyclebench.counters.resolve", "cyclebench.machine.syscalls"} & mods
+    # nor the microarchitecture table: a result's metadata loads it while the harness is assembled
+    assert not {"cyclebench.machine.uarch", "cyclebench.machine.metadata"} & mods
 
 
 def test_events_given_as_a_list_are_still_checked_when_loaded_late():
@@ -128,3 +130,24 @@ def test_the_key_follows_boot_and_kernel_settings(monkeypatch, tmp_path, source)
     real = probe_cache._read
     monkeypatch.setattr(probe_cache, "_read", lambda p: "changed" if p == source else real(p))
     assert probe_cache.environment_key(exe) != before
+
+
+def test_a_measurements_text_is_the_text_format_without_the_report_model(cli, stored_result):
+    """`cyclebench asm` prints its result as the text format does, without loading the report
+    model and the other formats (a few ms of every command)."""
+    from pathlib import Path
+    from cyclebench.reports import get_reporter
+    rc, out, _ = cli("asm", "nop")
+    assert rc == 0 and out == get_reporter("text").render([stored_result])
+    stored = Path(__file__).parent / "data" / "reports" / "result.json"
+    code = ("import sys\nfrom pathlib import Path\nfrom cyclebench.measurement import api\n"
+            "from cyclebench.measurement.result import Result\n"
+            f"r = Result.from_json(Path({str(stored)!r}).read_text())\n"
+            "api.measure = lambda *a, **k: r\n"
+            "from cyclebench.cli.main import main\nmain(['asm', 'nop'])\n"
+            "print(' '.join(m for m in sys.modules if m.startswith('cyclebench.reports')), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout == out
+    mods = set(proc.stderr.split())
+    assert "cyclebench.reports.measurement_text" in mods
+    assert not {"cyclebench.reports.model", "cyclebench.reports.registry"} & mods

@@ -45,9 +45,13 @@ def run(args) -> int:
 
 def emit(result, args):
     """Print a result in the requested format and save it when asked (shared by subcommands)."""
-    from ..reports import get_reporter
     fmt = output_format(args)
-    sys.stdout.write(get_reporter(fmt, verbose=args.verbose).render([result]))
+    if fmt == "text":       # the text format's own rendering, without loading the report model
+        from ..reports.measurement_text import results_text
+        sys.stdout.write(results_text([result], args.verbose))
+    else:
+        from ..reports import get_reporter
+        sys.stdout.write(get_reporter(fmt, verbose=args.verbose).render([result]))
     for w in result.warnings:
         print(f"warning: {w}", file=sys.stderr)
     if args.output:

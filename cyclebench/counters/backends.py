@@ -122,6 +122,7 @@ def runner_event_arg(ev) -> str:
 
 @dataclass
 class Backend:
+    """The chosen counter backend, its event groups and how the harness reads them."""
     name: str                       # "tsc" or "perf"
     reason: str                     # why this backend, in one line
     groups: list = field(default_factory=list)  # perf_event groups, measured one after the other;
@@ -164,6 +165,7 @@ def _group_args(groups) -> list[str]:
 
 @dataclass(frozen=True)
 class ProbeResult:
+    """Whether one event opened in the runner's probe (errno if not) and its rdpmc index."""
     ok: bool
     errno: str = ""
     rdpmc: int = 0

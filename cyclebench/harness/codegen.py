@@ -44,6 +44,7 @@ CONTENTION_STATEMENT = "add rax, rcx; add rbx, rcx; add rdx, rcx; add r8, rcx"
 # they become the no-memory pause/resume sequences of counters/reads.py.
 # The harness's own parts, the same in every measurement (a user's parts are code, init, ...).
 FIXED_PARTS = ("calibration", "check", "contention")
+CALIBRATION_LABEL = "cb_calibration"
 PAUSE_MARK = "<cyclebench: pause counting>"
 RESUME_MARK = "<cyclebench: resume counting>"
 
@@ -53,6 +54,7 @@ _DRAIN = ["lfence", ".rept 2048", "nop", ".endr",
 
 @dataclass
 class HarnessSpec:
+    """Everything the generated measurement code depends on."""
     code: CodePart
     init: CodePart
     late_init: CodePart
@@ -210,19 +212,43 @@ def generate(spec: HarnessSpec) -> tuple[list[str], dict[int, tuple[str, str]]]:
     _run_function(e, "run_a", spec, a_copies, spec.code, spec.init, spec.late_init, True)
     _run_function(e, "run_b", spec, b_copies, spec.code, spec.init, spec.late_init, True)
     if spec.calibration:
-        cal = _calibration_spec(spec)
-        one = parse_part("init", CALIB_INIT)
-        for fn, name, statement, unroll in (("calib", "calibration", CALIB_STATEMENT, CALIB_UNROLL),
-                                            ("check", "check", CHECK_STATEMENT, CHECK_UNROLL),
-                                            ("contention", "contention", CONTENTION_STATEMENT, CALIB_UNROLL)):
-            chain = parse_part(name, statement)
-            # A runs a tenth, B that plus ``unroll``: the difference is ``unroll`` copies, as with
-            # U and 2U, for 1.2 instead of 3 times the work (A is not empty, so that the loop's
-            # own branch hides under the chain in both)
-            _run_function(e, f"{fn}_a", cal, unroll // 10, chain, one, empty, False)
-            _run_function(e, f"{fn}_b", cal, unroll + unroll // 10, chain, one, empty, False)
+        # On a page of its own: its bytes then depend on nothing before it, so that they are
+        # assembled once and spliced in (harness/link.py)
+        e.emit(".p2align 12", f"{CALIBRATION_LABEL}:")
+        _calibration(e, spec)
     _data(e, spec.symbols)
     return e.lines, e.origin
+
+
+def _calibration(e: _Emitter, spec: HarnessSpec):
+    cal = _calibration_spec(spec)
+    one = parse_part("init", CALIB_INIT)
+    empty = CodePart("none")
+    for fn, name, statement, unroll in (("calib", "calibration", CALIB_STATEMENT, CALIB_UNROLL),
+                                        ("check", "check", CHECK_STATEMENT, CHECK_UNROLL),
+                                        ("contention", "contention", CONTENTION_STATEMENT, CALIB_UNROLL)):
+        chain = parse_part(name, statement)
+        # A runs a tenth, B that plus ``unroll``: the difference is ``unroll`` copies, as with
+        # U and 2U, for 1.2 instead of 3 times the work (A is not empty, so that the loop's
+        # own branch hides under the chain in both)
+        _run_function(e, f"{fn}_a", cal, unroll // 10, chain, one, empty, False)
+        _run_function(e, f"{fn}_b", cal, unroll + unroll // 10, chain, one, empty, False)
+
+
+def generate_calibration(spec: HarnessSpec) -> list[str]:
+    """The calibration functions of ``generate(spec)`` alone, at offset 0, with the control block
+    after them as ``generate`` places it: the same bytes as in the whole harness."""
+    e = _Emitter()
+    e.emit(".intel_syntax noprefix", ".text")
+    _calibration(e, spec)
+    _data(e, [])
+    return e.lines
+
+
+def calibration_span(lines: list[str]) -> tuple[int, int]:
+    """(first, end) indices of the calibration functions in ``generate``'s lines."""
+    first = lines.index(f"{CALIBRATION_LABEL}:") + 1
+    return first, lines.index("cb_data_pages:", first) - 1      # _data starts with ".p2align 12"
 
 
 def generate_check(parts: list[CodePart], symbols: list[str]) -> tuple[list[str], dict[int, tuple[str, str]]]:

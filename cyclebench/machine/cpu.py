@@ -8,6 +8,7 @@ from typing import Iterable
 
 @dataclass(frozen=True)
 class CpuInfo:
+    """This CPU as /proc/cpuinfo describes it."""
     vendor: str
     family: int
     model: int

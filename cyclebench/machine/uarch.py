@@ -43,6 +43,7 @@ class Published:
 
 @dataclass(frozen=True)
 class Uarch:
+    """One microarchitecture: how to recognise it and the published columns that describe it."""
     key: str                     # uops.info's code where it has one, else ours (ZEN, ZEN5, ICX, SPR...)
     vendor: str                  # "amd" | "intel"
     name: str                    # "Sapphire Rapids", "Zen 4"

@@ -2,8 +2,8 @@
 per-copy figures with uncertainty, re-running when the host is noisy."""
 from __future__ import annotations
 
+import importlib
 import os
-import threading
 from dataclasses import dataclass
 
 from ..counters import reads
@@ -11,12 +11,13 @@ from ..counters.backends import Backend, select_backend
 from ..errors import UnsupportedInstruction, UsageError
 from ..harness import HarnessSpec, generate
 from ..harness.codegen import generate_check
+from ..harness.link import assemble_harness
 from ..harness.nomem import apply_magic, check_reserved_registers
 from ..harness.locate import statement_ranges
 from ..machine.cpu import cpu_info
-from ..machine.metadata import machine_metadata
+from ..machine.frequency import max_core_mhz
 from ..snippet import assemble, parse_part
-from ..snippet.features import check as check_features, decode_each
+from ..snippet.features import check as check_features, decode_each, load_decoder
 from .. import runner
 from . import attempts as attempt_loop
 from .clocks import CALIB_OUTLIER, CalibrationInterrupted, Clock, clock_for  # noqa: F401
@@ -74,15 +75,18 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
 
     # One copy of every part: clean assembler errors, the copy size, and a CPUID check.
     check_lines, check_origin = generate_check(list(parts.values()), symbols)
-    checked = assemble(check_lines, check_origin, max_bytes=MAX_CODE_BYTES // 2)   # one copy of each part
+    # A check assembled anew is a snippet whose decoding is not kept either: iced-x86 loads while as
+    # runs, and the clock's CPUID reading (clock_for, below) is taken while readelf does
+    checked = assemble(check_lines, check_origin, max_bytes=MAX_CODE_BYTES // 2,   # one copy of each part
+                       while_running=_Meanwhile(load_decoder, max_core_mhz))
     copy_bytes = checked.symbols["cb_check_code_end"] - checked.symbols["cb_check_code_0"]
     if copy_bytes == 0:     # e.g. ".set x, 1" or a lone label: B - A would time nothing
         raise UsageError("the code assembles to no instruction bytes: there is nothing to measure",
                          'give at least one instruction, e.g. cyclebench asm "nop"')
-    # The CPUID check decodes the copy with iced-x86 (loading it is about 9 ms) while as builds the
-    # harness; its verdict is given before anything later could fail, as if it had run first.
+    # The CPUID check decodes the copy with iced-x86 while as builds the harness; its verdict is
+    # given before anything later could fail, as if it had run first.
     ranges = list(statement_ranges(checked.symbols, "check", list(parts.values())))
-    decoded = _in_background(decode_each, [checked.blob[lo:hi] for _, _, lo, hi in ranges])
+    decoded = _Once(decode_each, [checked.blob[lo:hi] for _, _, lo, hi in ranges])
     try:
         if no_mem:
             check_reserved_registers(parts, checked.blob, checked.symbols,
@@ -107,7 +111,8 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
                            symbols=symbols, avx="avx" in flags,
                            avx512={"avx512f", "avx512vl"} <= flags, avx512bw="avx512bw" in flags)
         lines, origin = generate(spec)
-        obj = assemble(lines, origin)
+        # as runs while the check is decoded; readelf, while the result's metadata module loads
+        obj = assemble_harness(spec, lines, origin, while_running=_Meanwhile(decoded.prefetch, _load_metadata))
     except Exception:
         _check_cpu(ranges, decoded(), warnings)
         raise
@@ -232,7 +237,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
                     "tsc_hz": best["tsc_hz"], "calibrated_ghz": best["ghz"],
                     "tick_step": best["step"], "label": best["events"]["cycles"].label,
                     "no_mem": backend.no_mem, "groups": best["groups"]}
-    machine = machine_metadata()
+    machine = _load_metadata().machine_metadata()
     machine.update({"tsc_hz": best["tsc_hz"], "calibrated_core_ghz": best["ghz"], "counter_backend": backend.name})
     return Result(kind="snippet", parameters=params, backend=backend_info, events=events_out,
                   stability={**st.to_dict(), "loop_limited": best["loop_limited"],
@@ -254,25 +259,44 @@ def _text(c):
     return str(c)
 
 
-def _in_background(fn, *args):
-    """Start ``fn(*args)`` in a thread; the returned function waits for its result (or raises its error)."""
-    box: list = []
+def _load_metadata():
+    """machine/metadata.py (and the microarchitecture table it reads), loaded when first needed."""
+    return importlib.import_module("cyclebench.machine.metadata")
 
-    def work():
-        try:
-            box.append((True, fn(*args)))
-        except BaseException as e:      # handed to the caller, who raises it in its own thread
-            box.append((False, e))
-    thread = threading.Thread(target=work, name="cyclebench-decode", daemon=True)
-    thread.start()
 
-    def result():
-        thread.join()
-        ok, value = box[0]
+class _Meanwhile:
+    """Work to do while the assembler's tools run: one task each time one starts (and is waited for)."""
+
+    def __init__(self, *tasks):
+        self.tasks = list(tasks)
+
+    def __call__(self) -> None:
+        if self.tasks:
+            try:
+                self.tasks.pop(0)()
+            except Exception:       # raised again where its result is needed, not inside a tool's run
+                pass
+
+
+class _Once:
+    """``fn(*args)``, worked out once: ahead (``prefetch``, while as runs) or when first asked for."""
+
+    def __init__(self, fn, *args):
+        self.fn, self.args, self.box = fn, args, None
+
+    def prefetch(self) -> None:
+        if self.box is None:
+            try:
+                self.box = (True, self.fn(*self.args))
+            except Exception as e:      # raised where the value is asked for, not inside as's run
+                self.box = (False, e)
+
+    def __call__(self):
+        self.prefetch()
+        ok, value = self.box
         if not ok:
             raise value
         return value
-    return result
 
 
 def _check_cpu(ranges, decoded_ranges, warnings):

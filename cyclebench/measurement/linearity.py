@@ -29,6 +29,7 @@ NOISE_IQRS = 3              # and beyond three interquartile ranges of its own r
 
 @dataclass
 class Linearity:
+    """Whether A and B cost in proportion to their copies, and the overhead the difference removes."""
     linear: bool
     overhead: float          # median over repetitions of 2A - B, in cycles
     overhead_iqr: float

@@ -19,6 +19,7 @@ SCHEMA_VERSION = 1
 
 @dataclass
 class EventResult:
+    """One event's figure per copy, with its uncertainty and samples."""
     name: str
     unit: str
     value: float                 # the chosen aggregate, per copy (unless no_normalization)
@@ -45,6 +46,7 @@ class EventResult:
 
 @dataclass
 class Result:
+    """One measurement: parameters, backend, figures, stability, machine and raw samples."""
     kind: str                            # "snippet"
     parameters: dict
     backend: dict

@@ -56,6 +56,7 @@ def clean(ghz: list[float], contention: list[float], reference_ghz: float | None
 
 @dataclass
 class Stability:
+    """Whether a run's figure is settled, and why not."""
     stable: bool
     spread: float | None             # relative IQR of the main figure (None: the median is 0)
     calibration_drift: float | None  # relative P10-P90 range of the calibrated GHz (TSC backend)

@@ -217,6 +217,7 @@ def fastest_mean(samples, fraction: float = 0.1) -> float:
 
 @dataclass(frozen=True)
 class Summary:
+    """Order statistics of a list of samples."""
     n: int
     minimum: float
     fastest10: float   # mean of the fastest 10%

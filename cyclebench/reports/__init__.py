@@ -3,9 +3,17 @@
 sequence tables."""
 from __future__ import annotations
 
-from .base import Reporter
-from .model import Column, Figure, Panel, Report, Series, Table, as_report
-from .registry import FORMATS, get_reporter
+import importlib
 
-__all__ = ["Reporter", "get_reporter", "FORMATS", "Report", "Table", "Column", "Figure", "Panel",
-           "Series", "as_report"]
+# Loaded when first named: a measurement's text (measurement_text.py) needs none of them, and the
+# model's dataclasses and the formats cost a few ms of every `cyclebench asm`.
+_EXPORTS = {"Reporter": "base", "get_reporter": "registry", "FORMATS": "registry", "Report": "model",
+            "Table": "model", "Column": "model", "Figure": "model", "Panel": "model", "Series": "model",
+            "as_report": "model"}
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)

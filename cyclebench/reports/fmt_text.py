@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from .base import Reporter
-from .measurement_text import result_lines
+from .measurement_text import results_text
 from .model import Report
 
 WIDE = 100_000     # width for files: a table as wide as it needs, never folded
@@ -22,9 +22,7 @@ class TextReporter(Reporter):
 
     def export(self, report: Report) -> str:
         if report.results:
-            many = len(report.results) > 1
-            lines = [ln for r in report.results for ln in result_lines(r, self.verbose, heading=many)]
-            return "\n".join(lines) + "\n"
+            return results_text(report.results, self.verbose)
         from rich import box
         from rich.console import Console
         from rich.table import Table as RichTable

@@ -11,6 +11,13 @@ def value_text(v: float, u: float) -> str:
     return f"{v:.{digits}f} ± {u:.{digits}f}"
 
 
+def results_text(results: list, verbose: bool = False) -> str:
+    """Measurement Results as text (the text format's rendering of them), each headed by its code
+    when there are several."""
+    many = len(results) > 1
+    return "\n".join(ln for r in results for ln in result_lines(r, verbose, heading=many)) + "\n"
+
+
 def result_lines(r, verbose: bool = False, heading: bool = False) -> list[str]:
     out = [f"== {r.parameters.get('code')}"] if heading else []
     per = "per run" if r.parameters.get("no_normalization") else "per copy"

@@ -25,6 +25,7 @@ def num(value, bound=None, digits: int = 2) -> str:
 
 @dataclass
 class Column:
+    """A table column: its key in the rows, header, alignment and decimals."""
     key: str
     header: str = ""
     align: str = "left"          # left | right
@@ -37,6 +38,7 @@ class Column:
 
 @dataclass
 class Table:
+    """A titled table of rows (dicts keyed by column) with notes."""
     title: str
     columns: list[Column]
     rows: list[dict] = field(default_factory=list)
@@ -72,6 +74,7 @@ class Table:
 
 @dataclass
 class Series:
+    """One plotted line: label, x and y values and matplotlib style."""
     label: str
     x: list
     y: list
@@ -81,6 +84,7 @@ class Series:
 
 @dataclass
 class Panel:
+    """One plot panel: titles, axes and series."""
     title: str = ""
     xlabel: str = ""
     ylabel: str = ""
@@ -96,6 +100,7 @@ class Panel:
 
 @dataclass
 class Figure:
+    """A named figure of panels, saved as an image."""
     name: str                                    # file stem, e.g. "fixed_sizes"
     title: str
     panels: list[Panel]

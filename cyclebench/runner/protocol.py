@@ -8,6 +8,7 @@ from ..errors import CycleBenchError
 
 @dataclass
 class RunnerOutput:
+    """What one runner process printed: info lines, memory areas, samples, probe answers, its error."""
     info: dict[str, list[str]] = field(default_factory=dict)
     areas: dict[int, tuple[int, int]] = field(default_factory=dict)
     samples: dict[str, list[list[int]]] = field(default_factory=dict)   # kind -> per rep [tsc, ev...] (group 0)

@@ -1,4 +1,4 @@
-"""Assembling generated code with GNU binutils (as, readelf, objcopy) into a flat blob.
+"""Assembling generated code with GNU binutils (as, then readelf) into a flat blob.
 
 ``run_as`` (GNU as under a memory cap and a timeout), ``binutil`` and ``run_tool`` are the one way
 the package runs binutils; instructions/gas.py builds on them. The caller of ``assemble`` gives the
@@ -40,6 +40,7 @@ _EXPANSION_HINT = ("the code expands too much: lower the counts of .rept, .fill 
 
 @dataclass
 class AssembledObject:
+    """An assembled .text: its bytes, its symbols' offsets and as's warnings."""
     blob: bytes
     symbols: dict[str, int]     # label -> offset in blob
     warnings: list[str]
@@ -57,27 +58,30 @@ def binutil(name: str) -> str:
 # Assembled objects by source text: the output is a function of the text and the binutils that
 # made it (a source that reads a file is refused), and re-runs, the suite and studies assemble the
 # same text again. Kept in memory, and in the cache folder for the next process: a snippet
-# measured again starts without running as, readelf and objcopy twice (about 20 ms).
+# measured again starts without running as and readelf twice (about 20 ms).
 _ASSEMBLED: collections.OrderedDict[bytes, AssembledObject] = collections.OrderedDict()
 _REMEMBERED = 64
 CACHE_KIND = "assembled"
 
 
 def assemble(lines: list[str], origin: dict[int, tuple[str, str]] | None = None,
-             max_bytes: int = MAX_BLOB) -> AssembledObject:
+             max_bytes: int = MAX_BLOB, kind: str = CACHE_KIND, while_running=None) -> AssembledObject:
     """Assemble ``lines``; ``origin`` maps 1-based line numbers to (part name, user statement).
 
-    A .text larger than ``max_bytes`` is refused before its bytes are read."""
+    A .text larger than ``max_bytes`` is refused before its bytes are read. ``kind`` names the
+    cache folder the object is kept in. ``while_running()``, when as runs (the object is not
+    kept), is called once as has started and again once readelf has: the caller's own work then
+    overlaps theirs, and must not raise."""
     key = hashlib.sha256("\n".join(lines).encode("utf-8", "backslashreplace") + _toolchain_stamp()).digest()
     known = _ASSEMBLED.get(key)
     if known is None:
-        known = _load(key.hex())
+        known = _load(kind, key.hex())
     if known is not None and len(known.blob) <= max_bytes:
         _remember(key, known)
         return copy.deepcopy(known)
-    obj = _assemble(lines, origin or {}, max_bytes)
+    obj = _assemble(lines, origin or {}, max_bytes, while_running)
     _remember(key, obj)
-    cache.store_entry(CACHE_KIND, key.hex(), json.dumps({"symbols": obj.symbols, "warnings": obj.warnings},
+    cache.store_entry(kind, key.hex(), json.dumps({"symbols": obj.symbols, "warnings": obj.warnings},
                                                         separators=(",", ":")).encode() + b"\n" + obj.blob)
     return obj
 
@@ -89,9 +93,9 @@ def _remember(key: bytes, obj: AssembledObject) -> None:
         _ASSEMBLED.popitem(last=False)
 
 
-def _load(key: str) -> AssembledObject | None:
+def _load(kind: str, key: str) -> AssembledObject | None:
     """The object stored under ``key`` in the cache folder; None when absent or not ours."""
-    data = cache.load_entry(CACHE_KIND, key)
+    data = cache.load_entry(kind, key)
     if data is None:
         return None
     head, _, blob = data.partition(b"\n")
@@ -108,33 +112,33 @@ def _load(key: str) -> AssembledObject | None:
 
 @functools.lru_cache(maxsize=1)
 def _toolchain_stamp() -> bytes:
-    """What an object depends on besides its source: as, readelf and objcopy (path, size and
+    """What an object depends on besides its source: as and readelf (path, size and
     modification time: an upgrade changes them) and this module, which reads their output."""
-    return cache.files_stamp((*(shutil.which(t) or t for t in ("as", "readelf", "objcopy")), __file__))
+    return cache.files_stamp((*(shutil.which(t) or t for t in ("as", "readelf")), __file__))
 
 
-def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: int) -> AssembledObject:
+def _assemble(lines: list[str], origin: dict[int, tuple[str, str]], max_bytes: int,
+              while_running=None) -> AssembledObject:
     with tempfile.TemporaryDirectory(prefix="cyclebench-") as tmp:
-        src, obj, binf = Path(tmp, "code.s"), Path(tmp, "code.o"), Path(tmp, "code.bin")
-        deps = Path(tmp, "code.d")
+        src, obj, deps = Path(tmp, "code.s"), Path(tmp, "code.o"), Path(tmp, "code.d")
         src.write_text("\n".join(lines) + "\n", encoding="ascii", errors="backslashreplace")
-        proc = run_as(src, obj, "--MD", str(deps))
+        proc = run_as(src, obj, "--MD", str(deps), while_running=while_running)
         errors, warnings, first_error = _messages(proc.stderr, origin)
         if proc.returncode != 0:
             raise _assembly_error(errors, first_error, proc.stderr)
         _check_dependencies(deps, src)
-        # objcopy runs beside readelf (neither reads the other's output): a few ms off every new object;
-        # on a refusal below it is stopped, and its output never read
-        extract = start_tool([binutil("objcopy"), "-O", "binary", "-j", ".text", str(obj), str(binf)])
-        try:
-            symbols, undefined, relocs, text_size = _parse_readelf(run_tool([binutil("readelf"), "-sSWr", str(obj)]))
-            _refuse(undefined, relocs, text_size, max_bytes, src, origin, tmp)
-        except BaseException:
-            extract.kill()
-            extract.communicate()
-            raise
-        finish_tool(extract)
-        blob = binf.read_bytes() if binf.exists() else b""
+        symbols, undefined, relocs, (kind, text_at, text_size) = _parse_readelf(
+            run_tool([binutil("readelf"), "-sSWr", str(obj)], while_running=while_running))
+        _refuse(undefined, relocs, text_size, max_bytes, src, origin, tmp)
+        # .text's bytes, read where readelf says they are in the file: what objcopy -O binary -j .text
+        # writes, without starting it (about 2 ms, more when it starts beside readelf)
+        want = text_size if kind != "NOBITS" else 0      # a user's '.section .text,"ax",@nobits': no bytes
+        with open(obj, "rb") as f:
+            f.seek(text_at)
+            blob = f.read(want)
+        if len(blob) != want:
+            raise AssemblyError(f"the assembler's object holds {len(blob)} of the {text_size} bytes of .text",
+                                "check the binutils installation (bash setup.sh)")
     return AssembledObject(blob, symbols, warnings)
 
 
@@ -156,7 +160,7 @@ def _refuse(undefined: list[str], relocs: list[tuple], text_size: int, max_bytes
                          "lower --unroll, use --loop, or shorten .rept/.fill in the code")
 
 
-def run_as(src: Path, obj: Path, *extra: str) -> subprocess.CompletedProcess:
+def run_as(src: Path, obj: Path, *extra: str, while_running=None) -> subprocess.CompletedProcess:
     """GNU as under a memory cap, a CPU-time cap and a watch for waiting: '.rept 100000000' must
     fail, not eat the machine, and '.incbin' of a FIFO or a terminal (a macro can spell it where
     checks.py cannot see it) must fail within seconds, not hang. as runs with standard input closed,
@@ -166,6 +170,8 @@ def run_as(src: Path, obj: Path, *extra: str) -> subprocess.CompletedProcess:
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
                             stdin=subprocess.DEVNULL, start_new_session=True)
     try:
+        if while_running is not None:
+            while_running()
         stdout, stderr = _watch(proc)
     finally:
         if proc.poll() is None:         # an error or Ctrl-C here: as, in its own session, did not get it
@@ -213,20 +219,14 @@ def _proc_state(pid: int) -> tuple[str | None, int | None]:
         return None, None
 
 
-def run_tool(cmd: list[str]) -> str:
-    """A binutils program's standard output; a failure is an AssemblyError."""
-    return finish_tool(start_tool(cmd))
-
-
-def start_tool(cmd: list[str]) -> subprocess.Popen:
-    """A binutils program started; ``finish_tool`` waits for it."""
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+def run_tool(cmd: list[str], while_running=None) -> str:
+    """A binutils program's standard output; a failure is an AssemblyError. ``while_running()`` is
+    called once it has started."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             text=True, errors="replace")
-
-
-def finish_tool(proc: subprocess.Popen) -> str:
-    """The standard output of a program from ``start_tool``; a failure is an AssemblyError."""
     try:
+        if while_running is not None:
+            while_running()
         stdout, stderr = proc.communicate(timeout=AS_TIMEOUT)
     except BaseException:               # a timeout or Ctrl-C: the program must not outlive the call
         proc.kill()
@@ -321,18 +321,19 @@ def _line_at(src: Path, offset: int, tmp: str) -> int | None:
     return best
 
 
-# "  [ 1] .text  PROGBITS  0000000000000000 000040 000018 ...": name, then size after type, address, offset
-_SECTION_HEADER = re.compile(r"\s*\[\s*\d+\]\s+(\S+)\s+\S+\s+\S+\s+\S+\s+([0-9a-fA-F]+)\b")
+# "  [ 1] .text  PROGBITS  0000000000000000 000040 000018 ...": name, type, address, then file offset and size
+_SECTION_HEADER = re.compile(r"\s*\[\s*\d+\]\s+(\S+)\s+(\S+)\s+\S+\s+([0-9a-fA-F]+)\s+([0-9a-fA-F]+)\b")
 
 
-def _parse_readelf(text: str) -> tuple[dict[str, int], list[str], list[tuple], int]:
-    """(symbols, undefined names, relocations as (section, offset, type, target), .text size)."""
+def _parse_readelf(listing: str) -> tuple[dict[str, int], list[str], list[tuple], tuple[str, int, int]]:
+    """(symbols, undefined names, relocations as (section, offset, type, target), .text's (type,
+    file offset, size))."""
     symbols: dict[str, int] = {}
     undefined: list[str] = []
     relocs: list[tuple[str, int, str, str]] = []
-    text_size = 0
+    text = ("", 0, 0)
     section = None
-    for line in text.splitlines():
+    for line in listing.splitlines():
         header = _RELOC_SECTION.match(line)
         if header:
             section = header.group(1)
@@ -353,5 +354,5 @@ def _parse_readelf(text: str) -> tuple[dict[str, int], list[str], list[tuple], i
             elif parts[3] in ("NOTYPE", "FUNC", "OBJECT"):
                 symbols[name] = int(parts[1], 16)
         elif section is None and (sect := _SECTION_HEADER.match(line)) and sect.group(1) == ".text":
-            text_size = int(sect.group(2), 16)
-    return symbols, undefined, relocs, text_size
+            text = (sect.group(2), int(sect.group(3), 16), int(sect.group(4), 16))
+    return symbols, undefined, relocs, text

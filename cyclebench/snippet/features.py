@@ -16,6 +16,7 @@ CACHE_KIND = "decoded"
 
 @dataclass
 class Decoded:
+    """One decoded instruction: offset, Intel-syntax text and the CPUID features it needs."""
     offset: int
     text: str
     features: list[str]
@@ -30,6 +31,14 @@ def decode(code: bytes, base: int = 0) -> list[Decoded]:
     for ins in iced_x86.Decoder(64, code, iced_x86.DecoderOptions.MPX, ip=base):
         out.append(Decoded(ins.ip, fmt.format(ins), [names[f] for f in ins.cpuid_features()]))
     return out
+
+
+def load_decoder() -> None:
+    """Load iced-x86 now (about 8 ms), e.g. while as runs; a failure is left for ``decode`` to raise."""
+    try:
+        import iced_x86  # noqa: F401
+    except ImportError:
+        pass
 
 
 def decode_each(chunks: list[bytes]) -> list[list[Decoded]]:

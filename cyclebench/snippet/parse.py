@@ -37,6 +37,7 @@ def nop_directive(n: int) -> str:
 
 @dataclass(frozen=True)
 class Statement:
+    """One assembler statement and the user's statement it came from."""
     text: str        # what goes to the assembler
     source: str      # the user's statement it came from
 
