@@ -230,3 +230,16 @@ def test_an_exact_latency_also_matches_by_uops_infos_whole_cycle_reading():
     assert not whole_reading(4.38, "upper", 4.0, False)      # a bound is no reading
     assert not whole_reading(4.38, "exact", 4.0, True)       # nor is a published bound
     assert not whole_reading(0.6, "exact", 0.5, False)       # a fraction is no whole-cycle figure
+
+
+def test_a_throughput_that_matches_the_published_port_figure_says_so():
+    from cyclebench.instructions.agreement import cause
+    tp = SimpleNamespace(lo=0.33, hi=0.33, lo_upper_bound=False, hi_upper_bound=False)
+    rec = SimpleNamespace(throughput=tp, throughput_text="0.50 / 0.33", latency=None)
+    doc = {"throughput": {"value": 0.50, "bound": "exact", "carried": [], "stable": True}, "notes": []}
+    assert cause(doc, rec, None, "throughput").startswith("published measurement differs from its own port figure")
+    doc["throughput"]["value"] = 0.80                 # matches neither: nothing is claimed
+    assert cause(doc, rec, None, "throughput") == "unexplained"
+    rec.throughput_text = "0.33"                      # no port figure published
+    doc["throughput"]["value"] = 0.50
+    assert cause(doc, rec, None, "throughput") == "unexplained"

@@ -270,7 +270,24 @@ def cause(doc: dict, rec, form, figure: str) -> str:
         return "bound only (upper bound)"
     if unstable:
         return "unstable measurement"
+    ports = _port_figure(rec)
+    if ports is not None and our is not None and their is not None and agrees(our, ports, False, TP_TOL) \
+            and not agrees(ports, their, False, TP_TOL):
+        return (f"published measurement differs from its own port figure: {rec.throughput_text} (ports / "
+                "measured), ours matches the port figure")
     return "unexplained"
+
+
+def _port_figure(rec) -> float | None:
+    """The first of a published ``ports / measured`` throughput pair: what the ports its µops
+    were counted on allow (uops.info computes it from the port counts of the same run)."""
+    text = str(getattr(rec, "throughput_text", "") or "")
+    if "/" not in text:
+        return None
+    try:
+        return float(text.split("/")[0].strip().lstrip("≤"))
+    except ValueError:
+        return None
 
 
 def _mask_chain(doc: dict) -> str | None:
