@@ -58,3 +58,11 @@ def test_the_end_of_a_pair_is_broken_too_only_the_start_is_kept(cat):
     assert breakers(rol, instantiate(rol), pair, "[r14+0x40]", set()) == ["mov qword ptr [r14+0x40], 0"]
     pair = next(p for p in latency_pairs(rol) if str(p) == "addr op0 -> mem op0 (M64)")
     assert not any(x.startswith("mov qword") for x in breakers(rol, instantiate(rol), pair, "[r14+0x40]", set()))
+
+
+def test_an_8_or_16_bit_register_destination_is_read(cat):
+    # the write merges into the full register (uops.info lists such a destination as an input)
+    mov16 = cat.get("MOV (R16, M16)")
+    assert mov16.operands[0].read and "op0 (R16) -> op0 (R16)" in _pairs(mov16)
+    mov32 = cat.get("MOV (R32, M32)")                          # a 32-bit write zeroes the upper half
+    assert not mov32.operands[0].read
