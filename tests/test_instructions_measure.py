@@ -115,6 +115,16 @@ def test_connector_bounds_exact_and_upper(cat):
     assert d["bound"] == "upper" and d["value"] == pytest.approx(8.0) and d["lower"] == pytest.approx(4.0)
 
 
+def test_an_upper_bound_below_a_cycle_is_no_dependency(cat):
+    from cyclebench.instructions.characterize import BELOW_A_CYCLE
+    fake = Fake({"{load} vmovq xmm1, rbx": 1.5, "vmovq xmm1, rbx\nvmovq rbx, xmm1": 6.0})
+    movq = cat.get("VMOVQ (XMM, R64)")
+    # the loop (1.5) is at least the pair plus the connector (>= 1): the pair is at most 0.5
+    d = measure_pair(Session(measure_fn=fake), movq, latency_pairs(movq)[0])
+    assert d["value"] == 0.0 and d["bound"] == "exact" and d["label"] == BELOW_A_CYCLE
+    assert d["bound_read"] == pytest.approx(0.5)
+
+
 def test_memory_steps_may_be_free(cat):
     # Zen 2+ rename memory: a store/load pair may cost ~1 cycle, so their lower bound is 0
     assert C.lower_bound("store_g64") == 0 and C.lower_bound("load_v128") == 0

@@ -167,9 +167,16 @@ def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int 
                 doc["connector"].update(f_conn, chosen="filled")
     if exact:
         doc.update(value=upper, bound="exact", lower=upper, upper=upper)
+    elif renaming.no_dependency(upper) and doc["stable"] is not False:
+        # the loop is at least the pair plus its connector, so the pair is at most ``upper``; a
+        # dependency costs a cycle or more, so one below ZERO_BELOW is none
+        doc.update(value=0.0, bound="exact", lower=0.0, upper=0.0, label=BELOW_A_CYCLE, bound_read=upper)
     else:
         doc.update(value=upper, bound="upper", lower=None if lower is None else min(lower, upper), upper=upper)
     return doc, ctx
+
+
+BELOW_A_CYCLE = "no dependency: the pair's upper bound is below a cycle"
 
 
 def _closed(session: Session, cycles: float, conn: C.Connector) -> tuple[float, float | None, bool, dict]:
