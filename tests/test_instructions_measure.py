@@ -115,6 +115,16 @@ def test_connector_bounds_exact_and_upper(cat):
     assert d["bound"] == "upper" and d["value"] == pytest.approx(8.0) and d["lower"] == pytest.approx(4.0)
 
 
+def test_an_upper_bound_below_a_cycle_is_no_dependency(cat):
+    from cyclebench.instructions.characterize import BELOW_A_CYCLE
+    fake = Fake({"{load} vmovq xmm1, rbx": 1.5, "vmovq xmm1, rbx\nvmovq rbx, xmm1": 6.0})
+    movq = cat.get("VMOVQ (XMM, R64)")
+    # the loop (1.5) is at least the pair plus the connector (>= 1): the pair is at most 0.5
+    d = measure_pair(Session(measure_fn=fake), movq, latency_pairs(movq)[0])
+    assert d["value"] == 0.0 and d["bound"] == "exact" and d["label"] == BELOW_A_CYCLE
+    assert d["bound_read"] == pytest.approx(0.5)
+
+
 def test_memory_steps_may_be_free(cat):
     # Zen 2+ rename memory: a store/load pair may cost ~1 cycle, so their lower bound is 0
     assert C.lower_bound("store_g64") == 0 and C.lower_bound("load_v128") == 0
@@ -484,3 +494,19 @@ def test_an_unstable_reference_reading_is_measured_again(cat):
     s = Session(measure_fn=UnstableFirst(fake.table, "vmovdqu64 zmm1{k1}, zmm1"))
     assert s.step_bounds("vec2k512") == (5.0, 5.0)          # pinned on the second reading
     assert s.refs["pin:vec2k512"]["stable"]
+
+
+def test_an_issue_bound_chain_is_measured_again_past_the_issue_interval(cat):
+    from cyclebench.instructions.characterize import FILLED
+    form = cat.get("RCR (R32, 0)")
+    # alone the chain runs at the form's issue interval (3); with 8 one-cycle steps, 10: 2 each
+    fake = Fake({"add rbx, rcx\nsub rbx, rcx": 2.0, "\nadd ": 10.0, "\nrcr": 48.0}, default=3.0)
+    doc = characterize(form, Session(measure_fn=fake))     # 16 copies: 3 each
+    pair = next(p for p in doc["latency"] if p["start"] == p["end"] == "op0 (R32)")
+    assert pair["label"] == FILLED and pair["value"] == pytest.approx(2.0) and pair["bound"] == "exact"
+    assert pair["filled"]["without"] == pytest.approx(3.0) and pair["filled"]["steps"] == 8
+    # a chain the steps do not shorten stays an issue-bound upper bound
+    doc = characterize(form, Session(measure_fn=Fake({"add rbx, rcx\nsub rbx, rcx": 2.0, "\nadd ": 11.0,
+                                                      "\nrcr": 48.0}, default=3.0)))
+    pair = next(p for p in doc["latency"] if p["start"] == p["end"] == "op0 (R32)")
+    assert pair["label"] == "issue-bound" and pair["bound"] == "upper"

@@ -29,7 +29,7 @@ from .forms import Form
 from .instantiate import Instance, LatencyPair, Ref, chain, instantiate, latency_pairs, verified
 from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, form_init, form_notes,
                       used_gprs, value_init, value_pattern)
-from .agreement import issue_bound
+from .agreement import ABS_TOL, LAT_TOL, issue_bound
 from .throughput import measure_throughput, sweeps_values, with_values
 
 __all__ = ["SCHEMA", "SCHEMA_VERSION", "Session", "characterize", "measure_pair", "measure_throughput",
@@ -167,9 +167,16 @@ def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int 
                 doc["connector"].update(f_conn, chosen="filled")
     if exact:
         doc.update(value=upper, bound="exact", lower=upper, upper=upper)
+    elif renaming.no_dependency(upper) and doc["stable"] is not False:
+        # the loop is at least the pair plus its connector, so the pair is at most ``upper``; a
+        # dependency costs a cycle or more, so one below ZERO_BELOW is none
+        doc.update(value=0.0, bound="exact", lower=0.0, upper=0.0, label=BELOW_A_CYCLE, bound_read=upper)
     else:
         doc.update(value=upper, bound="upper", lower=None if lower is None else min(lower, upper), upper=upper)
     return doc, ctx
+
+
+BELOW_A_CYCLE = "no dependency: the pair's upper bound is below a cycle"
 
 
 def _closed(session: Session, cycles: float, conn: C.Connector) -> tuple[float, float | None, bool, dict]:
@@ -250,6 +257,47 @@ def mark_issue_bound(doc: dict) -> bool:
     return hit
 
 
+FILLED = "one-cycle steps added past the issue interval"
+
+
+def _filled_past_issue(session: Session, form: Form, pairs: list, doc: dict, pattern: int) -> None:
+    """Measure each issue-bound pair again with one-cycle ``add``/``sub`` steps on its start
+    register after the chain, enough to make the loop longer than the form's issue interval, and
+    take the steps off (uops.info lengthens every chain the same way: ``cRep = 2 + 2 *
+    ceil(TP_single / 2)`` ``MOVSX``): ``RCR (R32, 0)`` reads 3.00 per link alone, its issue
+    interval, and 2 once filled.  Only pairs that start in a general-purpose register (the steps
+    write the flags) and whose steps are pinned at one cycle."""
+    tp = (doc.get("throughput") or {}).get("value")
+    lo, hi = session.step_bounds("alu")
+    if tp is None or hi is None or hi - lo > EXACT_SLACK:
+        return
+    for pair, p in zip(pairs, doc["latency"]):
+        if p.get("label") != ISSUE_BOUND or p.get("method") not in ("chain", "chain + connector"):
+            continue
+        inst = chain(form, pair) or instantiate(form)
+        reg = inst.regs.get(pair.start.pos) if pair.start.kind == "op" else pair.start.register
+        try:
+            g = C.gpr(reg) if reg and C.port_for_register(reg).kind == "GPR" else None
+        except (KeyError, ValueError):
+            g = None
+        if g is None or g in ("rsp", C.MEM_BASE):
+            continue
+        t = C.scratch_gpr(used_gprs(inst.text, *inst.init) | {g})
+        steps = 2 * (1 + int(tp))
+        fill = [f"add {g}, {t}", f"sub {g}, {t}"] * (steps // 2)
+        again, _ = _measure_pair(session, form, pair, pattern, fill)
+        if again["value"] is None or again["stable"] is False:
+            continue
+        value = again["value"] - steps * lo
+        if value * (1 + LAT_TOL) + ABS_TOL < p["value"] and value >= 1 - LAT_TOL and \
+                again["value"] > tp * (1 + LAT_TOL):
+            exact = again["bound"] == "exact"
+            value = C.whole_cycles(value) if exact else value
+            p.update(filled={"steps": steps, "cycles": again["value"], "without": p["value"]},
+                     value=value, bound=again["bound"], label=FILLED, code=again["code"], upper=value,
+                     lower=value if exact else min(p.get("lower") or value, value))
+
+
 def characterize(form: Form, session: Session, latency: bool = True, throughput: bool = True,
                  max_pairs: int = MAX_PAIRS) -> dict:
     """Everything cyclebench can measure about ``form`` here, as one JSON-able document."""
@@ -290,8 +338,10 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
         doc["throughput"] = measure_throughput(session, form, selfs, earlier=first_tp, pattern=pattern)
         doc["throughput"].update(values)
         if mark_issue_bound(doc):
-            doc["notes"].append(f"{ISSUE_BOUND}: the chain ran at the form's own reciprocal throughput; "
-                                "the pair's latency is at most that (≤)")
+            _filled_past_issue(session, form, pairs, doc, pattern)
+            if any(p.get("label") == ISSUE_BOUND for p in doc["latency"]):
+                doc["notes"].append(f"{ISSUE_BOUND}: the chain ran at the form's own reciprocal throughput; "
+                                    "the pair's latency is at most that (≤)")
     if measured:
         top = max(measured, key=lambda p: (p["value"], p["bound"] == "exact"))
         doc["latency_max"] = {"value": top["value"], "bound": top["bound"],

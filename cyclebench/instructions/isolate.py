@@ -16,7 +16,7 @@ loop as ``int(cycles + .2) - chain``, 0 (``XADD (R32, R32)``, ecx -> ecx: ``[0;1
 from __future__ import annotations
 
 from . import connectors as C
-from .forms import Form, divide_or_sqrt
+from .forms import Form, divide_or_sqrt, flags_kept
 from .instantiate import Instance, LatencyPair
 
 INDEPENDENT = "no dependency once the other operands' chains are broken"
@@ -32,9 +32,13 @@ def _full(reg: str) -> str:
     return C.gpr(reg) if port.kind == "GPR" else (C.vec(reg, 512) if port.kind == "VEC" else reg.lower())
 
 
-def _end_registers(form: Form, inst: Instance, pair: LatencyPair) -> set[str]:
+def _start_registers(form: Form, inst: Instance, pair: LatencyPair) -> set[str]:
+    """The registers the pair starts from: the only ones left unbroken.  The end's own chain
+    through the form is broken too (after the connector has read it), as uops.info does: it
+    skips only the start operand (``getLatencies``), so ``flags -> op0`` of ``shrd eax, ebx,
+    cl`` reads 0 where eax's own chain would otherwise set the pace."""
     out = set()
-    for ref in (pair.start, pair.end):
+    for ref in (pair.start,):
         if ref.kind == "op" and ref.pos in inst.regs:
             out.add(_full(inst.regs[ref.pos]))
         elif ref.kind == "implicit" and ref.register:
@@ -69,7 +73,7 @@ def breakers(form: Form, inst: Instance, pair: LatencyPair, mem: str | None, use
     head = form.mnemonic.upper()
     if divide_or_sqrt(head) or "GATHER" in head or "SCATTER" in head:
         return []
-    ends = _end_registers(form, inst, pair)
+    ends = _start_registers(form, inst, pair)
     out: list[str] = []
     for op in form.operands:
         if op.kind != "reg" or not (op.read and op.write) or op.is_mask or op.pos not in inst.regs:
@@ -91,10 +95,10 @@ def breakers(form: Form, inst: Instance, pair: LatencyPair, mem: str | None, use
             if line and line not in out:
                 out.append(line)
     memory = form.memory_operand
-    on_memory = {"mem", "addr"} & {pair.start.kind, pair.end.kind}
+    on_memory = pair.start.kind == "mem" or (pair.start.kind == "addr" and pair.end.kind == "mem")
     if memory is not None and memory.read and memory.write and not on_memory and mem and memory.bits in _SIZE:
         out.append(f"mov {_SIZE[memory.bits]} ptr {mem}, 0")
-    if form.flags_read and form.flags_written and pair.start.kind != "flags":
+    if (form.flags_read or flags_kept(form)) and form.flags_written and pair.start.kind != "flags":
         t = C.scratch_gpr(set(used))
         out.append(f"test {t}, {t}")        # reads a register nothing writes: the flags carry nothing
     return out

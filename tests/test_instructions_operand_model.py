@@ -1,0 +1,68 @@
+"""The operand model the latency pairs follow (uops.info's, from XED): which operands are inputs,
+which same-register cases are measured, which other chains a pair's loop breaks.  No timing."""
+import pytest
+
+from cyclebench.instructions import Catalogue, latency_pairs
+from cyclebench.instructions.forms import flags_kept
+from cyclebench.instructions.instantiate import chain, instantiate
+from cyclebench.instructions.isolate import breakers
+from cyclebench.instructions.renaming import same_register_case
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return Catalogue.load()
+
+
+def _pairs(form):
+    return {str(p) for p in latency_pairs(form)}
+
+
+def test_a_count_in_cl_makes_the_flags_an_input(cat):
+    # a count of 0 leaves the flags as they were: they are only conditionally written
+    shl_cl, shl_i8, rcl_cl = cat.get("SHL (R32, CL)"), cat.get("SHL (R32, I8)"), cat.get("RCL (R32, CL)")
+    assert flags_kept(shl_cl) and not flags_kept(shl_i8)
+    assert "flags -> op0 (R32)" in _pairs(shl_cl) and "flags -> flags" in _pairs(shl_cl)
+    assert not any(p.startswith("flags ->") for p in _pairs(shl_i8))
+    assert sum(p.startswith("flags ->") for p in _pairs(rcl_cl)) == 2     # read anyway: listed once
+    assert not flags_kept(cat.get("ADD_01 (R64, R64)"))
+
+
+def test_a_merge_masked_vector_destination_is_read(cat):
+    blend = cat.get("VBLENDMPD (YMM, K, YMM, YMM)")
+    assert blend.operands[0].read and "op0 (YMM) -> op0 (YMM)" in _pairs(blend)
+    zero = cat.get("VBLENDMPD_Z (YMM, K, YMM, YMM)")          # zero masking keeps nothing
+    assert not zero.operands[0].read and "op0 (YMM) -> op0 (YMM)" not in _pairs(zero)
+    cmp_ = cat.get("VPCMPQ (K, K, XMM, XMM, I8)")             # a mask destination is zeroed, not merged
+    assert not cmp_.operands[0].read
+
+
+def test_mask_registers_have_a_same_register_case(cat):
+    case = same_register_case(cat.get("KXORB (K, K, K)"))
+    assert case is not None and "k1, k1, k1" in case[2].text.replace("  ", " ")
+    assert same_register_case(cat.get("VPCMPQ (K, K, XMM, XMM, I8)")) is None   # the write mask stays out
+
+
+def test_the_end_of_a_pair_is_broken_too_only_the_start_is_kept(cat):
+    shrd = cat.get("SHRD (R32, R32, CL)")
+    pair = next(p for p in latency_pairs(shrd) if str(p) == "flags -> op0 (R32)")
+    inst = instantiate(shrd)
+    lines = breakers(shrd, inst, pair, None, set())
+    assert f"mov {inst.regs[0]}, 0" in lines                  # the destination's own chain
+    assert not any(x.startswith("test ") for x in lines)      # the start (flags) is left alone
+    pair = next(p for p in latency_pairs(shrd) if str(p) == "op0 (R32) -> flags")
+    lines = breakers(shrd, chain(shrd, pair) or inst, pair, None, {"rbx", "rcx"})
+    assert not any(x.startswith("mov ") for x in lines) and any(x.startswith("test ") for x in lines)
+    rol = cat.get("ROL (M64, CL)")                            # a memory end: stored over after the connector
+    pair = next(p for p in latency_pairs(rol) if str(p) == "flags -> mem op0 (M64)")
+    assert breakers(rol, instantiate(rol), pair, "[r14+0x40]", set()) == ["mov qword ptr [r14+0x40], 0"]
+    pair = next(p for p in latency_pairs(rol) if str(p) == "addr op0 -> mem op0 (M64)")
+    assert not any(x.startswith("mov qword") for x in breakers(rol, instantiate(rol), pair, "[r14+0x40]", set()))
+
+
+def test_an_8_or_16_bit_register_destination_is_read(cat):
+    # the write merges into the full register (uops.info lists such a destination as an input)
+    mov16 = cat.get("MOV (R16, M16)")
+    assert mov16.operands[0].read and "op0 (R16) -> op0 (R16)" in _pairs(mov16)
+    mov32 = cat.get("MOV (R32, M32)")                          # a 32-bit write zeroes the upper half
+    assert not mov32.operands[0].read
