@@ -260,6 +260,23 @@ def test_a_write_that_keeps_part_of_its_register_reads_the_rest():
     assert chain_bound(decode(clean), [4.0, 1.0]) == pytest.approx(0.0, abs=1e-9)
 
 
+def test_the_chain_waits_for_the_operand_it_passes_through(tmp_path):
+    from cyclebench.instructions.catalogue import Catalogue
+    from cyclebench.instructions.ports.latency import from_file
+    doc = {"schema": "cyclebench.inst", "schema_version": 1, "form": "CVTSI2SS (XMM, R64)", "status": "ok",
+           "latency": [{"start": "op0 (XMM)", "end": "op0 (XMM)", "value": 3.0, "bound": "exact"},
+                       {"start": "op1 (R64)", "end": "op0 (XMM)", "value": 8.0, "bound": "upper"}]}
+    path = tmp_path / "lat.jsonl"
+    header = {"cyclebench": "results", "kind": "inst", "schema": 1, "meta": {}}
+    path.write_text(json.dumps(header) + "\n" + json.dumps(doc) + "\n")
+    lats, _ = from_file(path, Catalogue.load())
+    assert lats["CVTSI2SS (XMM, R64)"] == (8.0, 8.0, {0: 3.0, 1: 8.0})
+    # a chain through XMM1 waits 3 cycles at the conversion, one through RBX 8
+    lat = lats["CVTSI2SS (XMM, R64)"]
+    assert chain_bound(decode("cvtsi2ss xmm1, rbx; addss xmm1, xmm2"), [lat, 3.0]) == pytest.approx(6.0)
+    assert chain_bound(decode("cvtsi2ss xmm1, rbx; movq rbx, xmm1"), [lat, 3.0]) == pytest.approx(11.0)
+
+
 def test_random_blocks_keep_the_values_the_model_was_measured_with():
     from cyclebench.instructions.catalogue import Catalogue
     forms = ["SHR (R64, CL)", "SHL (R64, CL)", "AND (R64, I8)", "NOT (R32)", "MOV (R64, I64)", "AND_21 (R64, R64)"]

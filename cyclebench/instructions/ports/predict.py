@@ -166,18 +166,35 @@ def _mnemonic(ins: iced_x86.Instruction) -> str:
     return _MN.get(ins.mnemonic, "").upper()
 
 
+def _source_latencies(ins: iced_x86.Instruction, by_source: dict) -> dict[int, float]:
+    """Register (FLAGS for the flags) -> cycles from it to the result, from a form's latencies
+    keyed by operand index (latency.from_file)."""
+    out: dict[int, float] = {}
+    for k, v in by_source.items():
+        if k == "flags":
+            out[FLAGS] = max(out.get(FLAGS, 0.0), v)
+        elif isinstance(k, int) and k < ins.op_count and ins.op_kind(k) == iced_x86.OpKind.REGISTER:
+            r = full_register(ins.op_register(k))
+            out[r] = max(out.get(r, 0.0), v)
+    return out
+
+
 def chain_bound(instructions: list[iced_x86.Instruction], latency: list) -> float:
     """Cycles per iteration the loop-carried register/flag chains allow (``latency``: cycles per
-    instruction, or (cycles, cycles from the address registers))."""
+    instruction, or (cycles, cycles from the address registers[, cycles by source operand]))."""
     factory = iced_x86.InstructionInfoFactory()
     dirty = dirty_upper(instructions)
     access = [_access(ins, factory, dirty) for ins in instructions]
+    steps = []
+    for ins, lat in zip(instructions, latency):
+        lat = lat if isinstance(lat, tuple) else (lat, lat)
+        steps.append((lat[0], lat[1], _source_latencies(ins, lat[2]) if len(lat) > 2 else {}))
     ready: dict[int, float] = {}
     marks = []
     for _ in range(ITERATIONS):
-        for (reads, addr, writes, kept), lat in zip(access, latency):
-            lat, via_addr = lat if isinstance(lat, tuple) else (lat, lat)
-            done = max([ready.get(r, 0.0) + lat for r in reads] + [ready.get(r, 0.0) + via_addr for r in addr]
+        for (reads, addr, writes, kept), (lat, via_addr, by_reg) in zip(access, steps):
+            done = max([ready.get(r, 0.0) + by_reg.get(r, lat) for r in reads]
+                       + [ready.get(r, 0.0) + via_addr for r in addr]
                        + [ready.get(r, 0.0) + MERGE for r in kept] + [lat])
             for w in writes:
                 ready[w] = done
