@@ -36,10 +36,8 @@ sys.path.insert(0, str(ROOT.parent))
 
 from cyclebench.errors import CycleBenchError  # noqa: E402
 from cyclebench.instructions.catalogue import Catalogue  # noqa: E402
-from cyclebench.instructions.instantiate import instantiate  # noqa: E402
 from cyclebench.instructions.llvm_mca import run as mca_run  # noqa: E402
-from cyclebench.instructions.operands import POOLS  # noqa: E402
-from cyclebench.instructions.ports.blocks import compiled_blocks  # noqa: E402
+from cyclebench.instructions.ports.blocks import compiled_blocks, random_blocks  # noqa: E402
 from cyclebench.instructions.ports.portsets import compare, published_for, pumping, resource_ports  # noqa: E402
 from cyclebench.instructions.ports.latency import from_file  # noqa: E402
 from cyclebench.instructions.ports.predict import predict  # noqa: E402
@@ -49,22 +47,6 @@ from cyclebench.instructions.reference import resolve_arch  # noqa: E402
 from cyclebench.instructions.session import Session  # noqa: E402
 
 BHIVE = ROOT.parent / "cyclebench" / "blocks" / "data" / "bhive_blocks.csv"
-
-
-def random_blocks(cat, forms, n, rng):
-    """n blocks of 4-10 instances of modelled forms, registers picked at random (so some chain);
-    each memory operand its own 64-byte slot (the predictor follows no memory dependency, and a
-    narrow store under a wide load of one address stalls store forwarding)."""
-    gprs = list(POOLS["GPR64"])
-    out = []
-    for _ in range(n):
-        lines, init = [], []
-        for i, f in enumerate(rng.choices(forms, k=rng.randint(4, 10))):
-            inst = instantiate(cat.get(f), avoid=rng.sample(gprs, rng.randint(0, 8)), displacement=64 * (i + 1))
-            lines.append(inst.text)
-            init += [s for s in inst.init if s not in init]     # mask registers all ones, divisors
-        out.append((lines, init))
-    return out
 
 
 def errors(pairs):

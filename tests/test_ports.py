@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import random
 
+import iced_x86
 import pytest
 
 from cyclebench.cli.main import main
 from cyclebench.instructions.ports import infer as infer_mod
-from cyclebench.instructions.ports.blocks import basic_blocks, rebase
+from cyclebench.instructions.ports.blocks import basic_blocks, random_blocks, rebase
 from cyclebench.instructions.ports.infer import Inference, pair, ratios, units
 from cyclebench.instructions.ports.model import Mix, Model, solve
 from cyclebench.instructions.ports.portsets import compare, port_set, uops_of, pumping, resource_ports, width
@@ -240,6 +241,58 @@ def test_chain_bound_follows_registers_and_zero_idioms():
     assert chain_bound(ins, [(1.0, 4.0), (1.0, 5.0)]) == pytest.approx(4.0)
     ins = decode("lea rax, [rax + rbx]")              # LEA's address is its data
     assert chain_bound(ins, [(1.0, 4.0)]) == pytest.approx(1.0)
+
+
+def test_a_write_that_keeps_part_of_its_register_reads_the_rest():
+    # an 8- or 16-bit GPR write merges into the full register; a 32-bit one zeroes the upper half
+    assert chain_bound(decode("setnp bl; add rbx, 1"), [1.0, 1.0]) == pytest.approx(2.0)
+    assert chain_bound(decode("mov bx, 1; add rbx, 1"), [1.0, 1.0]) == pytest.approx(2.0)
+    assert chain_bound(decode("mov ebx, 1; add rbx, 1"), [1.0, 1.0]) == pytest.approx(0.0, abs=1e-9)
+    # a legacy-SSE write keeps bits 128 and up once a YMM/ZMM register dirties the upper state;
+    # its VEX form zeroes them, and with a clean upper state the SSE form merges nothing
+    dirty = "vfmadd132pd zmm1, zmm2, zmm3; movaps xmm1, xmmword ptr [r14+0x40]"
+    assert chain_bound(decode(dirty), [4.0, 1.0]) == pytest.approx(5.0)
+    # the load does not wait for the kept part: only the merge does
+    assert chain_bound(decode(dirty), [4.0, 7.0]) == pytest.approx(5.0)
+    assert chain_bound(decode("mov bl, [r14]; add rbx, 1"), [5.0, 1.0]) == pytest.approx(2.0)
+    assert chain_bound(decode(dirty.replace("movaps", "vmovaps")), [4.0, 1.0]) == pytest.approx(0.0, abs=1e-9)
+    clean = "vfmadd132pd xmm1, xmm2, xmm3; movaps xmm1, xmmword ptr [r14+0x40]"
+    assert chain_bound(decode(clean), [4.0, 1.0]) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_chain_waits_for_the_operand_it_passes_through(tmp_path):
+    from cyclebench.instructions.catalogue import Catalogue
+    from cyclebench.instructions.ports.latency import from_file
+    doc = {"schema": "cyclebench.inst", "schema_version": 1, "form": "CVTSI2SS (XMM, R64)", "status": "ok",
+           "latency": [{"start": "op0 (XMM)", "end": "op0 (XMM)", "value": 3.0, "bound": "exact"},
+                       {"start": "op1 (R64)", "end": "op0 (XMM)", "value": 8.0, "bound": "upper"}]}
+    path = tmp_path / "lat.jsonl"
+    header = {"cyclebench": "results", "kind": "inst", "schema": 1, "meta": {}}
+    path.write_text(json.dumps(header) + "\n" + json.dumps(doc) + "\n")
+    lats, _ = from_file(path, Catalogue.load())
+    assert lats["CVTSI2SS (XMM, R64)"] == (8.0, 8.0, {0: 3.0, 1: 8.0})
+    # a chain through XMM1 waits 3 cycles at the conversion, one through RBX 8
+    lat = lats["CVTSI2SS (XMM, R64)"]
+    assert chain_bound(decode("cvtsi2ss xmm1, rbx; addss xmm1, xmm2"), [lat, 3.0]) == pytest.approx(6.0)
+    assert chain_bound(decode("cvtsi2ss xmm1, rbx; movq rbx, xmm1"), [lat, 3.0]) == pytest.approx(11.0)
+
+
+def test_random_blocks_keep_the_values_the_model_was_measured_with():
+    from cyclebench.instructions.catalogue import Catalogue
+    forms = ["SHR (R64, CL)", "SHL (R64, CL)", "AND (R64, I8)", "NOT (R32)", "MOV (R64, I64)", "AND_21 (R64, R64)"]
+    blocks = random_blocks(Catalogue.load(), forms, 12, random.Random(3))
+    assert len(blocks) == 12
+    info = iced_x86.InstructionInfoFactory()
+    written = lambda ins: {iced_x86.RegisterInfo(u.register).full_register for u in info.info(ins).used_registers()
+                           if u.access != iced_x86.OpAccess.READ}
+    counted = 0
+    for lines, init in blocks:
+        if any(", cl" in ln for ln in lines):
+            counted += 1
+            assert "mov ecx, 1" in init          # the count the model's readings ran with
+            # and nothing in the block changes it (and rcx, 2 would leave a count of 0)
+            assert all(iced_x86.Register.RCX not in written(ins) for ins in decode("\n".join(lines))), lines
+    assert counted >= 6
 
 
 def test_a_zero_idiom_takes_only_the_front_end():

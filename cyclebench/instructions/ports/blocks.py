@@ -1,4 +1,5 @@
-"""Straight-line blocks from compiled code, made runnable in the harness.
+"""Straight-line blocks for the predictor's check: basic blocks of compiled code, made runnable in
+the harness, and random blocks of modelled forms.
 
 :func:`compiled_blocks` builds a C file with ``gcc -O2``, disassembles it with objdump (Intel
 syntax) and cuts the code at every branch, call, return and branch target: the basic blocks,
@@ -9,6 +10,13 @@ one cache line stay on one line: Zen 4 writes two stores a cycle to one line, on
 since the registers that held pointers start at 0 in the harness; address arithmetic is dropped
 with it, the loads and stores stay.  Blocks
 that name a register the harness reserves (R14, R15, RSP, RBP) are left out.
+
+:func:`random_blocks` draws blocks of modelled forms for the predictor's check.  Each instance
+runs with its form's shared init (``session.form_init``: a shift count of 1 in CL, divisor and
+dividend), the values the model was measured with, and no instruction of a block may write a
+register another instance's init sets: a count of 0 left in CL by ``and rcx, 2`` would make
+the next flag reader wait (Zen 4: ``shr rbx, cl; setnp dl`` runs 32 cycles an iteration with
+CL = 0, 1.0 with CL = 1), a form that none of the model's readings ran.
 """
 from __future__ import annotations
 
@@ -17,7 +25,13 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import iced_x86
+
 from ...errors import UsageError
+from ..catalogue import Catalogue
+from ..instantiate import instantiate
+from ..operands import POOLS, REGISTER_BY_NAME, full_register
+from ..session import form_init
 
 _LINE = re.compile(r"^\s*([0-9a-f]+):\s+(.*)$")
 _MEM = re.compile(r"(?:(BYTE|WORD|DWORD|QWORD|XMMWORD|YMMWORD|ZMMWORD) PTR )?(?:[a-z]s:)?\[([^\]]+)\]", re.I)
@@ -99,3 +113,72 @@ def compiled_blocks(source: Path, flags: tuple[str, ...] = ("-O2",)) -> list[lis
                              "give a C file that compiles on its own")
         blocks = basic_blocks(disassemble(obj))
     return [b for b in (rebase(b) for b in blocks) if b]
+
+
+TRIES = 50
+_INIT_DEST = re.compile(r"^\s*[a-z0-9]+\s+([a-z][a-z0-9]*)\s*,", re.I)
+
+
+def pinned(init: list[str]) -> dict[int, str]:
+    """Full register -> the init line that sets it (lines that write memory are left out)."""
+    out = {}
+    for line in init:
+        m = _INIT_DEST.match(line)
+        if m:
+            reg = REGISTER_BY_NAME.get(m.group(1).upper())
+            if reg is not None:
+                out[full_register(reg)] = line
+    return out
+
+
+def _written(encoding: bytes) -> tuple[set[int], set[int]]:
+    """(registers written as explicit operands, registers written implicitly), full registers."""
+    ins = next(iter(iced_x86.Decoder(64, encoding)))
+    info = iced_x86.InstructionInfoFactory().info(ins)
+    writes = (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
+              iced_x86.OpAccess.READ_COND_WRITE)
+    every = {full_register(u.register) for u in info.used_registers() if u.access in writes}
+    explicit = {full_register(ins.op_register(i)) for i in range(ins.op_count)
+                if ins.op_kind(i) == iced_x86.OpKind.REGISTER and info.op_access(i) in writes}
+    return explicit, every - explicit
+
+
+def _keeps(own: dict[int, str], pins: dict[int, str], encoding: bytes) -> bool:
+    """Whether an instance leaves the block's init registers alone: it writes none as an explicit
+    operand, and implicitly only the ones its own init sets (a divide's dividend: with divisor 1
+    the quotient is the dividend again)."""
+    explicit, implicit = _written(encoding)
+    return not explicit & set(pins) and all(own.get(r) == pins[r] for r in implicit if r in pins)
+
+
+def random_blocks(cat: Catalogue, forms: list[str], n: int, rng) -> list[tuple[list[str], list[str]]]:
+    """n blocks of 4-10 instances of ``forms`` (lines, init), registers picked at random (so some
+    chain); each memory operand its own 64-byte slot (the predictor follows no memory dependency,
+    and a narrow store under a wide load of one address stalls store forwarding).  A block whose
+    instructions overwrite another's init is drawn again."""
+    gprs = list(POOLS["GPR64"])
+    out = []
+    while len(out) < n:
+        for _ in range(TRIES):
+            picks = rng.choices(forms, k=rng.randint(4, 10))
+            pins: dict[int, str] = {}
+            insts, own, clash = [], [], False
+            for i, f in enumerate(picks):
+                form = cat.get(f)
+                inst = instantiate(form, avoid=rng.sample(gprs, rng.randint(0, 8)) + list(pins),
+                                   displacement=64 * (i + 1))
+                mine = pinned(form_init(form, inst))
+                insts.append((inst, form_init(form, inst)))
+                own.append(mine)
+                clash = any(pins.get(r, line) != line for r, line in mine.items())
+                pins.update(mine)
+            if not clash and all(_keeps(own[k], pins, inst.encoding) for k, (inst, _) in enumerate(insts)):
+                break
+        else:
+            raise UsageError(f"no block of these forms leaves every init register alone in {TRIES} draws",
+                             "give more forms")
+        init = []
+        for _, lines in insts:
+            init += [s for s in lines if s not in init]
+        out.append(([inst.text for inst, _ in insts], init))
+    return out

@@ -7,19 +7,43 @@ instruction tables, each labelled with where it came from.
 A form with a memory operand gets its smallest latency for its data registers (the
 register-to-register pair), and, where it was measured, the latency from its address registers
 (``addr`` pairs: a load's load-to-use time, which a pointer chase carries from one iteration to
-the next) as a second figure; any other form its largest latency.
+the next) as a second figure; any other form its largest latency.  A measured form also gets
+its latency from each register operand it reads (the largest pair starting there, keyed by the
+operand's iced index, the flags by ``"flags"``) as a third figure: ``cvtsi2ss xmm1, rbx`` passes
+XMM1 on in 3 cycles and RBX in 8 on Zen 4, and a chain through XMM1 waits 3.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..catalogue import Catalogue
+
+_OPERAND = re.compile(r"^op(\d+) ")
 
 
 def _pick(form, lo, hi):
     if form is not None and form.memory_operand is not None and form.memory_operand.kind == "mem":
         return lo
     return hi
+
+
+def _by_source(form, pairs: list[dict]) -> dict:
+    """Operand's iced index (or "flags") -> the largest latency from it, for register operands."""
+    out: dict = {}
+    for p in pairs:
+        start = str(p.get("start", ""))
+        key = None
+        m = _OPERAND.match(start)
+        if start == "flags":
+            key = "flags"
+        elif m and form is not None and int(m.group(1)) < len(form.operands):
+            op = form.operands[int(m.group(1))]
+            if op.kind == "reg" and op.iced_index is not None:
+                key = op.iced_index
+        if key is not None:
+            out[key] = max(out.get(key, 0.0), p["value"])
+    return out
 
 
 def from_file(path: Path, catalogue: Catalogue, forms=None) -> tuple[dict, str]:
@@ -44,6 +68,11 @@ def from_file(path: Path, catalogue: Catalogue, forms=None) -> tuple[dict, str]:
         addr = [p["value"] for p in lat if str(p.get("start", "")).startswith("addr") and p.get("bound") == "exact"]
         pairs = pairs or [p["value"] for p in lat]          # LEA: its address is its data
         if pairs:
-            v = _pick(catalogue.get(d["form"]), min(pairs), max(pairs))
-            out[d["form"]] = (v, max(addr)) if addr else v
+            form = catalogue.get(d["form"])
+            v = _pick(form, min(pairs), max(pairs))
+            by_source = _by_source(form, lat)
+            if by_source:
+                out[d["form"]] = (v, max(addr) if addr else v, by_source)
+            else:
+                out[d["form"]] = (v, max(addr)) if addr else v
     return out, f"measured by cyclebench inst ({path.name})"

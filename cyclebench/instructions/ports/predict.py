@@ -31,6 +31,7 @@ from .model import FRONT_END, Model
 
 ITERATIONS = 64
 FLAGS = -1
+MERGE = 1.0           # cycles from a partial write's kept part to its result (the merge)
 STORE_LINES = "store lines"
 _ZERO_IDIOMS = {"XOR", "SUB", "PXOR", "VPXOR", "XORPS", "VXORPS", "XORPD", "VXORPD", "PSUBD", "VPSUBD",
                 "PSUBQ", "VPSUBQ", "VPXORD", "VPXORQ"}
@@ -113,10 +114,29 @@ def zero_idiom(ins: iced_x86.Instruction) -> bool:
     return _mnemonic(ins) in _ZERO_IDIOMS and len(regs) >= 2 and len(set(regs[-2:])) == 1
 
 
-def _access(ins: iced_x86.Instruction, factory) -> tuple[set[int], set[int], set[int]]:
-    """(data registers read, address registers read, registers written); flags are FLAGS."""
+def dirty_upper(instructions: list[iced_x86.Instruction]) -> bool:
+    """Whether the block leaves the upper vector state dirty: it names a YMM or ZMM register."""
+    X = iced_x86.RegisterExt
+    return any(X.is_ymm(ins.op_register(i)) or X.is_zmm(ins.op_register(i))
+               for ins in instructions for i in range(ins.op_count)
+               if ins.op_kind(i) == iced_x86.OpKind.REGISTER)
+
+
+def _merges(ins: iced_x86.Instruction, reg: int, dirty: bool) -> bool:
+    """Whether writing ``reg`` keeps some of its full register's bits (so the write reads them)."""
+    X = iced_x86.RegisterExt
+    if X.is_gpr8(reg) or X.is_gpr16(reg):
+        return True
+    return dirty and X.is_xmm(reg) and ins.encoding == iced_x86.EncodingKind.LEGACY
+
+
+def _access(ins: iced_x86.Instruction, factory,
+            dirty: bool = False) -> tuple[set[int], set[int], set[int], set[int]]:
+    """(data registers read, address registers read, registers written, registers only merged
+    into: a partial write's kept part); flags are FLAGS.  ``dirty``: the upper vector state is
+    dirty (see :func:`dirty_upper`)."""
     info = factory.info(ins)
-    reads, writes = set(), set()
+    reads, writes, kept = set(), set(), set()
     addr = set()
     if _mnemonic(ins) != "LEA":           # LEA computes with its address: those are data reads
         for m in info.used_memory():
@@ -128,13 +148,15 @@ def _access(ins: iced_x86.Instruction, factory) -> tuple[set[int], set[int], set
             reads.add(full)
         if u.access in (W.WRITE, W.READ_WRITE, W.COND_WRITE, W.READ_COND_WRITE):
             writes.add(full)
+            if _merges(ins, u.register, dirty):
+                kept.add(full)
     if ins.rflags_read:
         reads.add(FLAGS)
     if ins.rflags_modified:
         writes.add(FLAGS)
     if zero_idiom(ins):
         reads = set()              # a zero idiom depends on nothing
-    return reads - addr, addr, writes
+    return reads - addr, addr, writes, kept - reads - addr
 
 
 _MN = {v: k for k, v in iced_x86.Mnemonic.__dict__.items() if isinstance(v, int) and k.isupper()}
@@ -144,18 +166,36 @@ def _mnemonic(ins: iced_x86.Instruction) -> str:
     return _MN.get(ins.mnemonic, "").upper()
 
 
+def _source_latencies(ins: iced_x86.Instruction, by_source: dict) -> dict[int, float]:
+    """Register (FLAGS for the flags) -> cycles from it to the result, from a form's latencies
+    keyed by operand index (latency.from_file)."""
+    out: dict[int, float] = {}
+    for k, v in by_source.items():
+        if k == "flags":
+            out[FLAGS] = max(out.get(FLAGS, 0.0), v)
+        elif isinstance(k, int) and k < ins.op_count and ins.op_kind(k) == iced_x86.OpKind.REGISTER:
+            r = full_register(ins.op_register(k))
+            out[r] = max(out.get(r, 0.0), v)
+    return out
+
+
 def chain_bound(instructions: list[iced_x86.Instruction], latency: list) -> float:
     """Cycles per iteration the loop-carried register/flag chains allow (``latency``: cycles per
-    instruction, or (cycles, cycles from the address registers))."""
+    instruction, or (cycles, cycles from the address registers[, cycles by source operand]))."""
     factory = iced_x86.InstructionInfoFactory()
-    access = [_access(ins, factory) for ins in instructions]
+    dirty = dirty_upper(instructions)
+    access = [_access(ins, factory, dirty) for ins in instructions]
+    steps = []
+    for ins, lat in zip(instructions, latency):
+        lat = lat if isinstance(lat, tuple) else (lat, lat)
+        steps.append((lat[0], lat[1], _source_latencies(ins, lat[2]) if len(lat) > 2 else {}))
     ready: dict[int, float] = {}
     marks = []
     for _ in range(ITERATIONS):
-        for (reads, addr, writes), lat in zip(access, latency):
-            lat, via_addr = lat if isinstance(lat, tuple) else (lat, lat)
-            done = max([ready.get(r, 0.0) + lat for r in reads] + [ready.get(r, 0.0) + via_addr for r in addr]
-                       + [lat])
+        for (reads, addr, writes, kept), (lat, via_addr, by_reg) in zip(access, steps):
+            done = max([ready.get(r, 0.0) + by_reg.get(r, lat) for r in reads]
+                       + [ready.get(r, 0.0) + via_addr for r in addr]
+                       + [ready.get(r, 0.0) + MERGE for r in kept] + [lat])
             for w in writes:
                 ready[w] = done
         marks.append(max(ready.values(), default=0.0))
