@@ -39,3 +39,23 @@ def test_flat_curve_is_one_level():
     sizes = sweep_sizes(4096, 1 << 20, 2)
     lv = detect(sizes, [4.0] * len(sizes))
     assert len(lv) == 1 and lv[0].edge_hi is None
+
+
+def _named(steps, caches):
+    """levels_table's names for a fabricated random/4k curve at 1 GHz (cycles = ns)."""
+    from cyclebench.studies.memory.analysis import levels_table
+    sizes = sweep_sizes(4096, 256 << 20, 4)
+    pts = [{"size": s, "cycles": next(lat for edge, lat in steps if edge is None or s <= edge), "stable": True}
+           for s in sizes]
+    for p in pts:
+        p["ns"] = p["cycles"]
+    spec = {"sysfs": [{"level": i + 1, "size": c, "type": "Unified"} for i, c in enumerate(caches)]}
+    return [r["level"] for r in levels_table({"curves": {("random", "4k"): pts}}, spec)["rows"]]
+
+
+def test_a_plateau_inside_the_largest_cache_is_a_step_of_it_not_memory():
+    # a shared 32 MiB L3 of which other tenants leave this core 2.8 MiB fast and up to 8 MiB slower (58 ns, not memory)
+    steps = ((32 << 10, 4.0), (362 << 10, 14.0), (int(2.83 * (1 << 20)), 45.0), (8 << 20, 58.0), (None, 550.0))
+    assert _named(steps, (32 << 10, 1 << 20, 32 << 20)) == ["L1d", "L2", "L3", "L3, step 2", "DRAM"]
+    # the same plateau past a described cache it cannot lie in stays memory
+    assert _named(steps, (32 << 10, 1 << 20, 2 << 20)) == ["L1d", "L2", "L3", "DRAM", "DRAM, step 2"]

@@ -21,6 +21,12 @@ def quotable(findings: dict) -> list[str]:
                        "TLB reach is the likely cause (see the TLB table), or noise when it rests on one unstable "
                        "size.")
             continue
+        if ", step" in r["level"]:
+            out.append(f"- A further step within {r['level'].split(',')[0]} at {h(r['first'])}+: {_f(r['latency'])} "
+                       f"cycles ({_f(r['ns'])} ns) per load ({r['points']} sizes{', thin' if r['thin'] else ''}): "
+                       "faster than memory and inside the cache's described size; the share of a shared cache "
+                       "that other cores or tenants leave this one is the likely cause.")
+            continue
         flag = " (plateau includes unstable points)" if r["unstable_points"] else ""
         where = (f"working sets {h(r['first'])}-{h(r['last'])}" if r["edge_hi"] else f"working sets from {h(r['first'])}")
         out.append(f"- **{r['level']}: {_f(r['latency'])} cycles ({_f(r['ns'])} ns) per load**{flag}: median over "
