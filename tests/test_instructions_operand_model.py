@@ -3,7 +3,7 @@ which same-register cases are measured, which other chains a pair's loop breaks.
 import pytest
 
 from cyclebench.instructions import Catalogue, latency_pairs
-from cyclebench.instructions.forms import flags_kept
+from cyclebench.instructions.forms import flags_in
 from cyclebench.instructions.instantiate import chain, instantiate
 from cyclebench.instructions.isolate import breakers
 from cyclebench.instructions.renaming import same_register_case
@@ -21,11 +21,11 @@ def _pairs(form):
 def test_a_count_in_cl_makes_the_flags_an_input(cat):
     # a count of 0 leaves the flags as they were: they are only conditionally written
     shl_cl, shl_i8, rcl_cl = cat.get("SHL (R32, CL)"), cat.get("SHL (R32, I8)"), cat.get("RCL (R32, CL)")
-    assert flags_kept(shl_cl) and not flags_kept(shl_i8)
+    assert flags_in(shl_cl) and not flags_in(shl_i8)
     assert "flags -> op0 (R32)" in _pairs(shl_cl) and "flags -> flags" in _pairs(shl_cl)
     assert not any(p.startswith("flags ->") for p in _pairs(shl_i8))
     assert sum(p.startswith("flags ->") for p in _pairs(rcl_cl)) == 2     # read anyway: listed once
-    assert not flags_kept(cat.get("ADD_01 (R64, R64)"))
+    assert not flags_in(cat.get("ADD_01 (R64, R64)"))
 
 
 def test_a_merge_masked_vector_destination_is_read(cat):

@@ -46,11 +46,12 @@ def load(path: Path, form_type) -> list | None:
     try:
         with open(path, "rb") as f:
             forms = pickle.load(f)
-        os.utime(path)          # a use: the least recently used copies are the ones removed
     except Exception:           # missing, torn or foreign: any error means "rebuild"
         return None
     if not isinstance(forms, list) or not all(isinstance(x, form_type) for x in forms):
         return None
+    with contextlib.suppress(OSError):      # a use: the least recently used copies are the ones removed
+        os.utime(path)
     return forms
 
 

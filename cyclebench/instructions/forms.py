@@ -292,8 +292,10 @@ def divide_or_sqrt(name: str) -> bool:
     return "DIV" in head or "SQRT" in head
 
 
-def flags_kept(form: Form) -> bool:
-    """Whether the flags the form writes are only conditionally written: a shift or rotate count in
-    CL may be 0, which leaves them as they were (XED's ``MAY`` flags, an input in uops.info's
-    operand model beside the written flags), unlike a constant count."""
-    return bool(form.flags_written) and any(op.fixed == "CL" and op.read for op in form.operands)
+def flags_in(form: Form) -> bool:
+    """Whether the flags are an input of the form: it reads them, or writes them only
+    conditionally (a shift or rotate count in CL may be 0, which leaves them as they were: XED's
+    ``MAY`` flags, an input in uops.info's operand model beside the written flags, unlike a
+    constant count)."""
+    return bool(form.flags_read) or (bool(form.flags_written)
+                                     and any(op.fixed == "CL" and op.read for op in form.operands))

@@ -33,7 +33,7 @@ from ..machine.features import this_cpu
 from . import vsib
 from .asmtext import bytes_text, formatted, text_for
 from .catalogue import implicit_avoid
-from .forms import Choices, Form, build, encode, flags_kept, lea_parts, memory_base, pick_registers
+from .forms import Choices, Form, build, encode, flags_in, lea_parts, memory_base, pick_registers
 from .gas import assemble_lines, split_slot
 from .operands import (CODE_NAMES, EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, REGISTER_BY_NAME,
                        full_register, register_name)
@@ -374,7 +374,7 @@ def latency_pairs(form: Form) -> list[LatencyPair]:
             ins_refs.append((Ref("implicit", register=imp.register, label=imp.register), None))
         if imp.write:
             outs.append((Ref("implicit", register=imp.register, label=imp.register), None))
-    if form.flags_read or flags_kept(form):
+    if flags_in(form):
         ins_refs.append((Ref("flags", label="flags"), None))
     if form.flags_written:
         outs.append((Ref("flags", label="flags"), None))

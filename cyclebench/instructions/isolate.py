@@ -16,7 +16,7 @@ loop as ``int(cycles + .2) - chain``, 0 (``XADD (R32, R32)``, ecx -> ecx: ``[0;1
 from __future__ import annotations
 
 from . import connectors as C
-from .forms import Form, divide_or_sqrt, flags_kept
+from .forms import Form, divide_or_sqrt, flags_in
 from .instantiate import Instance, LatencyPair
 
 INDEPENDENT = "no dependency once the other operands' chains are broken"
@@ -37,13 +37,12 @@ def _start_registers(form: Form, inst: Instance, pair: LatencyPair) -> set[str]:
     through the form is broken too (after the connector has read it), as uops.info does: it
     skips only the start operand (``getLatencies``), so ``flags -> op0`` of ``shrd eax, ebx,
     cl`` reads 0 where eax's own chain would otherwise set the pace."""
-    out = set()
-    for ref in (pair.start,):
-        if ref.kind == "op" and ref.pos in inst.regs:
-            out.add(_full(inst.regs[ref.pos]))
-        elif ref.kind == "implicit" and ref.register:
-            out.add(_full(ref.register))
-    return out
+    ref = pair.start
+    if ref.kind == "op" and ref.pos in inst.regs:
+        return {_full(inst.regs[ref.pos])}
+    if ref.kind == "implicit" and ref.register:
+        return {_full(ref.register)}
+    return set()
 
 
 def _is_gpr(reg: str) -> bool:
@@ -69,17 +68,17 @@ def _register_breaker(form: Form, reg: str) -> str | None:
 
 def breakers(form: Form, inst: Instance, pair: LatencyPair, mem: str | None, used: set[str]) -> list[str]:
     """Instructions to put after the chain that break every read-and-written operand of ``form``
-    other than the pair's own ends (empty: nothing else is carried, or the form is excluded)."""
+    other than the pair's start (empty: nothing else is carried, or the form is excluded)."""
     head = form.mnemonic.upper()
     if divide_or_sqrt(head) or "GATHER" in head or "SCATTER" in head:
         return []
-    ends = _start_registers(form, inst, pair)
+    kept = _start_registers(form, inst, pair)
     out: list[str] = []
     for op in form.operands:
         if op.kind != "reg" or not (op.read and op.write) or op.is_mask or op.pos not in inst.regs:
             continue
         reg = inst.regs[op.pos]
-        if _full(reg) in ends:
+        if _full(reg) in kept:
             continue
         line = _register_breaker(form, reg)
         if line and line not in out:
@@ -87,7 +86,7 @@ def breakers(form: Form, inst: Instance, pair: LatencyPair, mem: str | None, use
     for imp in form.implicit:
         # a pointer the form reads memory through (string operations' rsi/rdi) must keep its value
         if imp.read and imp.write and not (form.implicit_memory and _is_gpr(imp.register)) \
-                and _full(imp.register) not in ends:
+                and _full(imp.register) not in kept:
             try:
                 line = _register_breaker(form, imp.register)
             except KeyError:
@@ -98,7 +97,7 @@ def breakers(form: Form, inst: Instance, pair: LatencyPair, mem: str | None, use
     on_memory = pair.start.kind == "mem" or (pair.start.kind == "addr" and pair.end.kind == "mem")
     if memory is not None and memory.read and memory.write and not on_memory and mem and memory.bits in _SIZE:
         out.append(f"mov {_SIZE[memory.bits]} ptr {mem}, 0")
-    if (form.flags_read or flags_kept(form)) and form.flags_written and pair.start.kind != "flags":
+    if flags_in(form) and form.flags_written and pair.start.kind != "flags":
         t = C.scratch_gpr(set(used))
         out.append(f"test {t}, {t}")        # reads a register nothing writes: the flags carry nothing
     return out

@@ -648,7 +648,7 @@ static uint64_t choose_loop(void) {
         int64_t d = (int64_t)(b.tsc - a.tsc);
         if (d >= opt.auto_loop_ticks) {
             /* an interrupt in B ends the growth at a loop far too short (B - A of 2,236 ticks
-             * where 85,000 were due was seen): a second pair must reach the target too, and
+             * where about 88,000 were due was seen once): a second pair must reach the target too, and
              * the smaller difference counts, as noise only adds time */
             struct reading a2, b2;
             call(opt.e_a, loop, &a2); call(opt.e_b, loop, &b2);

@@ -167,8 +167,9 @@ def random_blocks(cat: Catalogue, forms: list[str], n: int, rng) -> list[tuple[l
                 form = cat.get(f)
                 inst = instantiate(form, avoid=rng.sample(gprs, rng.randint(0, 8)) + list(pins),
                                    displacement=64 * (i + 1))
-                mine = pinned(form_init(form, inst))
-                insts.append((inst, form_init(form, inst)))
+                setup = form_init(form, inst)
+                mine = pinned(setup)
+                insts.append((inst, setup))
                 own.append(mine)
                 clash = any(pins.get(r, line) != line for r, line in mine.items())
                 pins.update(mine)

@@ -78,7 +78,7 @@ def levels_table(lat: dict, spec: dict) -> dict:
         # this core a part gives one (4-8 MiB at 60 cycles inside a 32 MiB L3 on a Zen 4 guest).
         slow = ghz is not None and L.latency / ghz >= DRAM_NS
         last = i == len(lv) - 1 and len(lv) > 1
-        inside = (not slow and not last and i >= described and largest is not None and i > 0
+        inside = (not slow and not last and i >= described and largest is not None
                   and L.last_size < largest and not rows[-1]["level"].startswith("DRAM"))
         if inside:
             base = rows[-1]["level"].split(",")[0]

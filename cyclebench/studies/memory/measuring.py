@@ -67,10 +67,10 @@ BEST_AGREE = 0.03            # the two fastest processes' bests agree within thi
 def best_of_processes(run) -> dict:
     """STREAM's best, confirmed by a second process: ``run()`` (one ``measure`` call, one runner
     process) is repeated until the two fastest processes' bests agree within BEST_AGREE, at most
-    BEST_PROCESSES[1] times. A process can be slow throughout (a tenant on the host core's other
-    thread shares its pipes, which no gauge of ours sees: an L1 triad read 199.5 cycles a pass in
-    nine processes and 222.5 in a tenth, each with a 0.1% spread), so one process's tight spread
-    does not make its best the cost; noise only adds time, so the faster agreeing pair is kept.
+    BEST_PROCESSES[1] times. A process can be slow throughout, for a cause no gauge of ours sees
+    (bench/bandwidth_processes.py: an L1 triad read 198.0-199.7 cycles a pass in nine processes
+    and 263.8 in a tenth, each stable on its own), so one process's tight spread does not make
+    its best the cost; noise only adds time, so the faster agreeing pair is kept.
     The result is the fastest process's, with ``stable`` saying whether its best was confirmed
     (``median_stable``: the measurement's own verdict on its median), ``process_best_ns`` every
     process's best, and a warning when none agreed."""

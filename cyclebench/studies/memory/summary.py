@@ -33,11 +33,12 @@ def quotable(findings: dict) -> list[str]:
                    f"the plateau ({r['points']} sizes, {where}) of the {findings.get('curve')} chase."
                    + (f" Its edge lies between {h(r['last'])} and {h(r['edge_hi'])}." if r["edge_hi"] else ""))
     for r in findings.get("bandwidth_best", []):
+        several = r.get("processes", 1) > 1
         out.append(f"- **{r['level']} {r['op']}: {_f(r['bpc'], 2)} B/cycle, {_f(r['gbs'])} GB/s** on one CPU "
                    f"({r['kernel']}, {h(r['footprint'])} of arrays, best of the repetitions"
-                   + (f" of {r['processes']} processes" if r.get("processes", 1) > 1 else "") + ", STREAM counting"
-                   + ("" if r["stable"] else "; the two fastest processes disagree" if r.get("processes", 1) > 1 else "")
-                   + ("" if r["stable"] else "; flagged unstable") + ").")
+                   + (f" of {r['processes']} processes" if several else "") + ", STREAM counting"
+                   + ("" if r["stable"] else "; the two fastest processes disagree" * several + "; flagged unstable")
+                   + ").")
     for page, knees in (findings.get("tlb_knees") or {}).items():
         steps = [k for k in knees if k["next_pages"]]
         if steps:
