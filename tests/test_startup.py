@@ -1,5 +1,6 @@
 """Start-up cost of one command: only the named subcommand's module is imported, and the counter
 probe's answer is kept on disk, keyed by what can change it."""
+import os
 import subprocess
 import sys
 
@@ -117,9 +118,23 @@ def test_the_key_follows_the_runner_binary(tmp_path):
     exe.write_bytes(b"1")
     k1 = probe_cache.environment_key(exe)
     assert probe_cache.environment_key(exe) == k1
-    exe.write_bytes(b"22")
+    os.utime(exe, ns=(1, 1))           # a use refreshes the time (runner/build.py): same binary, same key
+    assert probe_cache.environment_key(exe) == k1
+    new = tmp_path / "new"
+    new.write_bytes(b"22")
+    os.replace(new, exe)                # a rebuild replaces the file
     assert probe_cache.environment_key(exe) != k1
     assert probe_cache.environment_key(tmp_path / "cb-runner-b") != k1
+
+
+def test_a_use_of_the_runner_keeps_the_probe_answer():
+    """Each use refreshes the runner's modification time; the stored probe answer must survive it,
+    or every command starts the runner once more to probe."""
+    from cyclebench.runner import build
+    exe = build.runner_path()
+    k1 = probe_cache.environment_key(exe)
+    assert build.runner_path() == exe
+    assert probe_cache.environment_key(exe) == k1
 
 
 @pytest.mark.parametrize("source", probe_cache._SOURCES)

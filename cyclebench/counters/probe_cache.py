@@ -40,7 +40,9 @@ def environment_key(runner: Path) -> str:
     """What the probe's answer depends on besides its arguments, as one string."""
     try:
         st = runner.stat()
-        exe = f"{runner.name}:{st.st_size}:{st.st_mtime_ns}"
+        # the file's identity, not its modification time: every use refreshes that (runner/build.py
+        # keeps the most recently used builds), and a key that changed with it made every command probe
+        exe = f"{runner.name}:{st.st_size}:{st.st_dev}:{st.st_ino}"
     except OSError:
         exe = f"{runner}:?"
     devices = sorted(os.listdir("/sys/bus/event_source/devices")) if os.path.isdir(
