@@ -34,8 +34,12 @@ def test_settle_adds_processes_until_settled_and_stops_at_the_cap():
     assert len(calls) == 1 and len(procs) == 6 and processes.between(procs).settled
 
     spread = iter([[Process(50 * (i % 5 + 1), 3.7)] for i in range(100)])
-    procs = processes.settle([Process(10, 3.7)], lambda: next(spread), 60, 9)
-    assert len(procs) == 9 and not processes.between(procs).settled
+    procs = processes.settle([Process(10, 3.7)], lambda: next(spread), 60, 5)
+    assert len(procs) == 5 and not processes.between(procs).settled          # the cap
+    # two modes far apart: once the interval is known, settling is out of reach, so no more are measured
+    modes = iter([[Process(60, 3.7), Process(500, 3.7), Process(70, 3.7)]] * 20)
+    procs = processes.settle([Process(480, 3.7), Process(65, 3.7), Process(510, 3.7)], lambda: next(modes), 60, 40)
+    assert len(procs) == 6 and not processes.between(procs).settled
 
 
 class _R:
@@ -45,20 +49,24 @@ class _R:
 
 def test_confirmed_stops_at_agreement_or_states_the_median_of_bests():
     seq = iter([10.0, 10.2, 99.0])
-    runs, agree = measuring.confirmed(lambda: _R(next(seq)), lambda r: r.ns, measuring._ghz)
-    assert agree and [s for s, _ in runs] == [10.0, 10.2]
+    runs, k = measuring.confirmed(lambda: _R(next(seq)), lambda r: r.ns, measuring._ghz)
+    assert k == 0 and [s for s, _ in runs] == [10.0, 10.2]
+    # a faster best that no other process reproduces is passed over for the fastest confirmed one
+    seq = iter([3.4, 24.6, 29.0, 25.0])
+    runs, k = measuring.confirmed(lambda: _R(next(seq)), lambda r: r.ns, measuring._ghz)
+    assert len(runs) == 4 and k == 1 and runs[k][0] == 24.6
     # bests 10% apart never agree within BEST_AGREE: more processes, and six so spread state nothing
     spread = iter([20, 22, 24.5, 27, 29.8, 33, 36.5, 40.3, 44])
-    runs, agree = measuring.confirmed(lambda: _R(next(spread)), lambda r: r.ns, measuring._ghz)
-    assert not agree and len(runs) == measuring.VARYING_PROCESSES
+    runs, k = measuring.confirmed(lambda: _R(next(spread)), lambda r: r.ns, measuring._ghz)
+    assert k is None and len(runs) == measuring.VARYING_PROCESSES
     warning, b = measuring._unconfirmed(runs, measuring._ghz)
     assert "best not reproduced" in warning and b is None
-    # bests close together but never within BEST_AGREE of the fastest: their median settles
-    close = iter([10.0, 10.5, 10.8, 10.6, 10.9, 10.7, 11.0, 10.4])
-    runs, agree = measuring.confirmed(lambda: _R(next(close)), lambda r: r.ns, measuring._ghz)
+    # bests 4% apart, none confirmed by another, but close enough together for their median to settle
+    close = iter([10.0, 11.25, 10.4, 12.17, 10.82, 11.7, 13.0])
+    runs, k = measuring.confirmed(lambda: _R(next(close)), lambda r: r.ns, measuring._ghz)
     warning, b = measuring._unconfirmed(runs, measuring._ghz)
-    assert not agree and len(runs) == 6 and b.settled and b.median == pytest.approx(10.65)
+    assert k is None and len(runs) == 6 and b.settled and b.median == pytest.approx((10.82 + 11.25) / 2)
     # a failed best (None) never counts as agreeing
     nones = iter([None] * 20)
-    runs, agree = measuring.confirmed(lambda: _R(next(nones)), lambda r: r.ns, measuring._ghz)
-    assert not agree and all(math.isinf(s) for s, _ in runs)
+    runs, k = measuring.confirmed(lambda: _R(next(nones)), lambda r: r.ns, measuring._ghz)
+    assert k is None and all(math.isinf(s) for s, _ in runs)

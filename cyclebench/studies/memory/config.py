@@ -90,7 +90,7 @@ class StudyConfig:
 
 
 QUICK = StudyConfig(
-    name="quick", reps=5, budget=1.5, chase_budget=0.4, settle_seconds=0.8, max_processes=24, max_size=256 * MiB, per_octave=2,
+    name="quick", reps=5, budget=1.5, chase_budget=0.4, settle_seconds=2.0, max_processes=32, max_size=256 * MiB, per_octave=2,
     sparse_layouts=("sequential", "lmbench", "multichase"), full_pages_layouts=("random", "sequential"),
     min_loads=16384, max_loads=32768,
     tlb_pages_4k=tuple(2 ** i for i in range(3, 17)), tlb_pages_2m=(8, 16, 32, 64, 128, 256),

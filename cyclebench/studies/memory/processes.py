@@ -91,11 +91,16 @@ def settle(procs: list[Process], more, seconds: float, max_processes: int,
            reference_ghz: float | None = None) -> list[Process]:
     """``procs`` and the processes ``more()`` adds (a list of further Processes, one measure call
     each), until their statement (``between``) is settled, ``seconds`` have passed or
-    ``max_processes`` were measured."""
+    ``max_processes`` were measured, or it is out of reach: an interval that shrinks as one over
+    the square root of the processes would need more than ``max_processes`` to settle (a figure
+    that falls into two modes far apart, as a working set at the edge of a shared L3 does), so the
+    time goes where it settles something."""
     t0 = time.monotonic()
     while True:
         b = between(procs, reference_ghz)
         if (b is not None and b.settled) or len(procs) >= max_processes or time.monotonic() - t0 > seconds:
+            return procs
+        if b is not None and b.ci is not None and b.n * (b.half / (MAX_BETWEEN * b.median)) ** 2 > max_processes:
             return procs
         got = more()
         if not got:
