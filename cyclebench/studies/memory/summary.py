@@ -125,4 +125,7 @@ def caveat_lines(cfg, facts, between: int = 0) -> list[str]:
              "are not among the variable costs counted above."] if between else []) + ["- The L3 bandwidth row uses a quarter of the L3 that sysfs describes; where the detected L3 is "
             "smaller, that row measures beyond it (see the detected levels).",
             "- In a VM a TLB miss walks two sets of page tables (guest and host), so miss penalties are larger "
-            "than on bare metal, and the host's backing pages (unknown to the guest) matter."]
+            "than on bare metal, and the host's backing pages (unknown to the guest) matter.",
+            "- Every uncertainty here is within one run. On a shared host, figures bound by the L3 or by memory also "
+            "move between runs minutes apart, beyond those uncertainties (the share of the L3 and of the memory "
+            "bandwidth other tenants leave): compare two runs with bench/memory_repeat.py before quoting one."]
