@@ -99,8 +99,8 @@ def plan(cfg: StudyConfig, caches: dict[int, int], widths: list[str]) -> list[Ta
                     def run(k=k, size=size, passes=passes, cpus=cpus, params=params, budget=budget):
                         return kernel_record(k, size, passes, cfg.bw_reps, cpus, params, budget)
                     tasks.append(Task(f"bw|{level}|{k.name}|{size}|{passes}|{cpus}|{cfg.bw_reps}|best-b-minus-best-a"
-                                      + ("|best-of-processes|else-mean-over-processes" if cpus == 1
-                                         else "|pair-confirmed|else-mean-over-pairs")
+                                      + ("|fastest-confirmed|else-median-over-6-processes" if cpus == 1
+                                         else "|fastest-confirmed-of-6-pairs")
                                       + (f"|budget {budget:g}" if budget else ""), "bandwidth",
                                       f"bandwidth {level} {k.name} x{cpus} CPU", run))
 

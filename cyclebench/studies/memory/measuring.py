@@ -67,16 +67,15 @@ BEST_AGREE = 0.03            # the two fastest processes' bests agree within thi
 VARYING_PROCESSES = 6        # bests that never agree: processes for their median (processes.py)
 
 
-def confirmed(run, score, ghz, most: int = 0) -> tuple[list, int | None]:
+def confirmed(run, score, ghz, median: bool = True) -> tuple[list, int | None]:
     """``run()`` repeated, at least BEST_PROCESSES[0] and at most BEST_PROCESSES[1] times, until a
     best (the smallest ``score``, ns a pass; None for none) is confirmed: another run's is within
-    BEST_AGREE of it. Past that, while none is, until their median over processes is settled
-    (processes.between, with ``ghz(x)`` a run's calibrated clock) or ``most`` (VARYING_PROCESSES)
-    runs were made. The runs as (score, what run returned) from the fastest, and the position of
+    BEST_AGREE of it. Past that, while none is, until VARYING_PROCESSES runs were made or (with
+    ``median``) their median over processes is settled (processes.between, with ``ghz(x)`` a
+    run's calibrated clock). The runs as (score, what run returned) from the fastest, and the position of
     the fastest confirmed best (None: none). A faster best that no other run reproduces is not
     the cost: a run whose A was slowed throughout makes B - A too small (a two-CPU pair read 0.34
     ms a pass where seven other pairs read 2.5-4.9 ms)."""
-    most = most or VARYING_PROCESSES
     runs: list = []
     while True:
         x = run()
@@ -88,7 +87,7 @@ def confirmed(run, score, ghz, most: int = 0) -> tuple[list, int | None]:
             return runs, k
         if len(runs) >= BEST_PROCESSES[1]:
             b = _between(runs, ghz)
-            if len(runs) >= most or (b is not None and b.settled):
+            if len(runs) >= VARYING_PROCESSES or (median and b is not None and b.settled):
                 return runs, k
 
 
@@ -213,26 +212,21 @@ def kernel_record(k: kernels.Kernel, size: int, passes: int, reps: int, cpus: in
                   budget: float = 0.0) -> dict:
     """One measurement (cpus=1, best_of_processes), or two at once on two distinct physical cores
     (cpus=2, one run each, so that they overlap; the pair's best confirmed by a second pair as
-    best_of_processes confirms one, at most BEST_PROCESSES[1] pairs: a pair's best is a poorer
-    statistic, its runs overlap only in part, so no median over pairs is stated). ``budget``: re-runs of a one-CPU measurement through a burst."""
+    best_of_processes confirms one, up to VARYING_PROCESSES pairs; a pair's best is a poorer
+    statistic, its runs overlap only in part, so no median over pairs is stated). ``budget``:
+    re-runs of a one-CPU measurement through a burst."""
     if cpus == 1:
         code, kw = kernel_args(k, size, passes, reps, main_cpu(), budget)
         return {"params": params, "result": best_of_processes(lambda: measure(code, **kw))}
-    runs, at = confirmed(lambda: _pair_once(k, size, passes, reps), _pair_ns, lambda x: _ghz(x[0]),
-                         BEST_PROCESSES[1])
+    runs, at = confirmed(lambda: _pair_once(k, size, passes, reps), _pair_ns, lambda x: _ghz(x[0]), median=False)
     agree = at is not None
     _, (r0, r1, overlap) = runs[at or 0]
     res, other = _best(r0, best_ns(r0), agree), _best(r1, best_ns(r1), agree)
     res["process_best_ns"] = [s if s < math.inf else None for s, _ in runs]
     if not agree:
-        warning, b = _unconfirmed(runs, lambda x: _ghz(x[0]))
+        warning, _ = _unconfirmed(runs, lambda x: _ghz(x[0]))
         res["warnings"] = [*res["warnings"], warning.replace("processes", "pairs of processes")
                            .replace("ns a pass", "ns a pass of both together")]
-        if b is not None:           # each CPU's best scaled so that the two together state the median
-            scale = b.median / runs[at or 0][0]
-            for x in (res, other):
-                x.update(best_ns=x["best_ns"] * scale, stable=True, between=b.to_dict())
-            res["warnings"].append(processes.statement(b, "ns a pass of both together"))
     return {"params": params, "result": res, "other": other, "overlap": overlap}
 
 

@@ -106,12 +106,14 @@ def bandwidth_view(b: dict, missing: list[str]) -> Table:
     notes = ["B/cycle per CPU and GB/s counted as STREAM does (each array once); 'with write-allocate' adds the "
              "read of every destination line a temporal store allocates (non-temporal stores do not). Best "
              "(STREAM): the fastest B run minus the fastest A run over the repetitions, after a dropped first run "
-             f"(the median is in bandwidth.csv); on one CPU, the best of {BEST_PROCESSES[0]}-{BEST_PROCESSES[1]} processes, '!' unless the two "
-             f"fastest agree within {BEST_AGREE:.0%}; B/cycle at the run's calibrated clock; two CPUs = two measurements at once on two distinct physical cores "
-             "(GB/s summed; 'overlap' = the share of the longer one they ran together; the pair's best confirmed by a "
-             f"second pair in the same way). '~p': the bests never agreed in {VARYING_PROCESSES} processes (or pairs): "
-             f"the figure is then the median of their bests, whose 95% interval reaches no further than "
-             f"{MAX_BETWEEN:.0%} from it (bandwidth.csv: range_gbs, the processes' range).", UNSTABLE]
+             f"(the median is in bandwidth.csv); on one CPU, the fastest best of {BEST_PROCESSES[0]}-"
+             f"{BEST_PROCESSES[1]} processes that another process confirms within {BEST_AGREE:.0%}, '!' when none is; "
+             "B/cycle at the run's calibrated clock; two CPUs = two measurements at once on two distinct physical "
+             "cores (GB/s summed; 'overlap' = the share of the longer one they ran together; the pair's best "
+             f"confirmed by a second pair in the same way, up to {VARYING_PROCESSES} pairs). '~p': no best was "
+             f"confirmed in {VARYING_PROCESSES} processes (one CPU): the figure is then the median of their bests, "
+             f"whose 95% interval reaches no further than {MAX_BETWEEN:.0%} from it (bandwidth.csv: range_gbs, the "
+             "processes' range).", UNSTABLE]
     notes += missing
     return table("Bandwidth per level and kernel", ["level", "kernel", "CPUs", "footprint", "B/cycle", "GB/s",
                                                      "GB/s with write-allocate", "overlap"], rows, notes)
