@@ -62,6 +62,7 @@ class _Run:
 
     def __init__(self, best, stable=True):
         self.best, self.stable = best, stable
+        self.backend = {"calibrated_ghz": 3.7}
         self.warnings = [] if stable else ["unstable measurement (repetitions spread 9%)"]
 
 
@@ -91,9 +92,16 @@ def test_a_best_needs_a_second_process_to_agree(fake_processes):
 
 
 def test_bests_that_never_agree_are_flagged_not_settled(fake_processes):
-    out, n = fake_processes([_Run(100.0), _Run(120.0), _Run(140.0), _Run(160.0), _Run(1.0)])
-    assert n == 4 and out["stable"] is False and out["best_ns"] == 100.0
+    # six processes (VARYING_PROCESSES) whose bests neither agree nor have a median known within 20%
+    out, n = fake_processes([_Run(100.0), _Run(120.0), _Run(140.0), _Run(160.0), _Run(185.0), _Run(215.0), _Run(1.0)])
+    assert n == 6 and out["stable"] is False and out["best_ns"] == 100.0 and "between" not in out
     assert any("best not reproduced" in w for w in out["warnings"])
+
+
+def test_bests_that_never_agree_but_gather_are_stated_by_their_median(fake_processes):
+    out, n = fake_processes([_Run(100.0), _Run(104.0), _Run(108.2), _Run(112.5), _Run(117.0), _Run(121.7)])
+    assert n == 6 and out["stable"] and out["between"]["settled"]
+    assert out["best_ns"] == (108.2 + 112.5) / 2 and any("varies between processes" in w for w in out["warnings"])
 
 
 def test_a_confirmed_best_keeps_the_median_verdict_apart(fake_processes):

@@ -59,3 +59,26 @@ def test_a_plateau_inside_the_largest_cache_is_a_step_of_it_not_memory():
     assert _named(steps, (32 << 10, 1 << 20, 32 << 20)) == ["L1d", "L2", "L3", "L3, step 2", "DRAM"]
     # the same plateau past a described cache it cannot lie in stays memory
     assert _named(steps, (32 << 10, 1 << 20, 2 << 20)) == ["L1d", "L2", "L3", "DRAM", "DRAM, step 2"]
+
+
+def test_a_sloped_l3_without_a_flat_plateau_is_still_a_level():
+    # a random 2 MiB-page curve measured on a Zen 4 guest (quick sweep, cycles): the shared L3's latency
+    # climbs from 39 to 54 cycles over 1-2.8 MiB and the sweep reaches memory at 4 MiB, so no
+    # plateau of the L3 is flat for an octave; the thin pieces are one sloped level
+    kib = [4, 6, 8, 11, 16, 23, 24, 32, 40, 45, 48, 64, 91, 128, 181, 256, 362, 512, 724, 768, 1024, 1280, 1448,
+           1536, 2048, 2896, 4096, 5792, 8192, 11584, 16384, 23172, 32768, 65536, 131072, 262144]
+    cyc = [4.0] * 8 + [13.8, 13.9, 13.9, 14.0, 14.0, 14.0, 14.0, 14.0, 15.7, 17.3, 22.1, 23.3, 30.7, 38.7, 38.7, 43.4,
+                       53.2, 54.0, 377.3, 133.7, 524.3, 542.0, 551.6, 557.0, 582.0, 604.7, 585.7, 680.6]
+    lv = detect([k << 10 for k in kib], cyc)
+    assert [round(L.latency) for L in lv][:2] == [4, 14] and len(lv) == 4
+    l3 = lv[2]
+    assert l3.sloped and 35 < l3.latency < 55 and l3.first_size <= 1280 << 10 and l3.last_size == 2896 << 10
+    assert l3.edge_hi == 4096 << 10 and lv[3].latency > 500
+
+
+def test_a_gradual_rise_between_two_levels_is_not_a_sloped_level():
+    # thin pieces between 14 and 50 cycles that are not twice as slow as the level before them stay transitions
+    kib = [4, 8, 16, 32, 64, 128, 256, 512, 724, 1024, 1448, 2048, 4096, 8192, 16384, 32768]
+    cyc = [4.0, 4.0, 4.0, 4.0, 14.0, 14.0, 14.0, 14.0, 18.0, 22.0, 26.0, 50.0, 50.0, 50.0, 50.0, 50.0]
+    lv = detect([k << 10 for k in kib], cyc)
+    assert [round(L.latency) for L in lv] == [4, 14, 50] and not any(L.sloped for L in lv)

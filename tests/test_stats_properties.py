@@ -113,3 +113,40 @@ def test_aggregates_lie_within_the_samples(xs):
         v = stats.aggregate(xs, kind)
         assert min(xs) - 1e-6 <= v <= max(xs) + 1e-6
     assert stats.aggregate(xs, "median") == stats.median(xs)
+
+
+@FAST
+@given(st.lists(finite, min_size=6, max_size=60))
+def test_median_interval_holds_the_median_between_order_statistics(xs):
+    lo, hi = stats.median_interval(xs)
+    s = sorted(xs)
+    assert s[0] <= lo <= stats.median(xs) <= hi <= s[-1]
+    assert stats.median_interval([2 * x + 1 for x in xs]) == pytest.approx((2 * lo + 1, 2 * hi + 1))
+    # the interval's ranks k and n + 1 - k cover the median at 95%, and k is the largest that does
+    n = len(s)
+    k = s.index(lo) + 1 if s.count(lo) == 1 else None
+    if k is not None:
+        cover = lambda k: 1 - 2 * sum(math.comb(n, j) for j in range(k)) / 2 ** n   # noqa: E731
+        assert cover(k) >= 0.95 and (k + 1 > n // 2 or cover(k + 1) < 0.95)
+
+
+def test_median_interval_published_ranks_and_too_few_values():
+    # the ranks of the usual tables (n = 6: the whole range; n = 20: the 6th and 15th; n = 40: 14th, 27th)
+    assert stats.median_interval(range(1, 7)) == (1, 6)
+    assert stats.median_interval(range(1, 21)) == (6, 15)
+    assert stats.median_interval(range(1, 41)) == (14, 27)
+    assert stats.median_interval(range(1, 6)) is None          # five values cover the median at 94% at most
+    assert stats.median_interval([]) is None
+
+
+def test_median_interval_covers_the_median_of_a_two_mode_population():
+    # processes that fall into two modes (a fabricated 26/30 GB/s split): the interval covers the
+    # population median about 95% of the time, where Student's t on a mean assumes one normal mode
+    rng = np.random.default_rng(1)
+    pop = np.concatenate([rng.normal(26.3, 0.3, 60_000), rng.normal(30.0, 0.3, 40_000)])
+    true = float(np.median(pop))
+    hits = 0
+    for _ in range(400):
+        lo, hi = stats.median_interval(rng.choice(pop, 12))
+        hits += lo <= true <= hi
+    assert hits / 400 >= 0.93

@@ -12,7 +12,8 @@
 * ``fastest_mean``: the mean of the fastest 10% (the memset reference's statistic), and
   ``summarize``: the usual figures of a set of timings in one ``Summary``.
 * ``uncertainty`` / ``upper_bound``: the 95% half-width of an aggregate and the below-resolution bound;
-  ``few_uncertainty``: the 95% half-width of the centre of a few values (Student's t).
+  ``few_uncertainty``: the 95% half-width of the centre of a few values (Student's t);
+  ``median_interval``: a distribution-free confidence interval for the median (order statistics).
 
 numpy and scipy are imported only inside the functions that need them: the measurement layer starts
 fast.
@@ -161,6 +162,30 @@ def few_uncertainty(values: list[float], quantum: float = 0.0) -> float:
     mean = sum(v) / len(v)
     sd = math.sqrt(sum((x - mean) ** 2 for x in v) / (len(v) - 1))
     return float(t.ppf(0.975, len(v) - 1)) * max(sd, quantum / math.sqrt(12)) / math.sqrt(len(v))
+
+
+def median_interval(values, level: float = 0.95) -> tuple[float, float] | None:
+    """A distribution-free ``level`` confidence interval for the population median: the order
+    statistics x(k) and x(n+1-k) with the largest k whose coverage, 1 - 2 P(Binomial(n, 1/2) < k),
+    is still at least ``level``. It assumes neither normality nor one mode, and one wild value moves
+    it by at most one order statistic. None when even the whole range covers less than ``level``
+    (fewer than 6 values at 95%)."""
+    s = sorted(_floats(values))
+    n = len(s)
+    if not n or not 0 < level < 1:
+        return None
+    # P(X < k) for X ~ Binomial(n, 1/2), accumulated exactly (n is small: a few dozen processes)
+    tail, below = 0.0, []
+    for j in range(n + 1):
+        below.append(tail)
+        tail += math.comb(n, j) / 2 ** n
+    best = None
+    for k in range(1, n // 2 + 1):
+        if 1 - 2 * below[k] >= level:
+            best = k
+    if best is None:
+        return None
+    return s[best - 1], s[n - best]
 
 
 def upper_bound(value: float, uncertainty: float, quantum: float = 0.0, force: bool = False) -> float | None:

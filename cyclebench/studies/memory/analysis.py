@@ -21,7 +21,12 @@ def _row(rec: dict) -> dict:
     rng = rec["result"].get("range")
     return {"cycles": c["value"], "pm": c["uncertainty"], "ns": n["value"], "stable": rec["result"]["stable"],
             "bound": c.get("upper_bound"), "variable": bool(rec["result"].get("variable")),
-            "p10": rng[0] if rng else None, "p90": rng[1] if rng else None}
+            "between": varies_between(rec["result"]), "p10": rng[0] if rng else None, "p90": rng[1] if rng else None}
+
+
+def varies_between(res: dict) -> bool:
+    """The figure is a settled median over processes (processes.py), not one process's figure."""
+    return bool((res.get("between") or {}).get("settled"))
 
 
 def latency(records: list[dict]) -> dict:
@@ -95,7 +100,8 @@ def levels_table(lat: dict, spec: dict) -> dict:
         plateau = [p for p in pts if L.first_size <= p["size"] <= L.last_size]
         rows.append({"level": name, "latency": L.latency, "ns": L.latency / ghz if ghz else None,
                      "first": L.first_size, "last": L.last_size, "edge_hi": L.edge_hi, "points": L.points,
-                     "thin": L.thin, "unstable_points": sum(p["size"] in unstable for p in plateau),
+                     "thin": L.thin, "sloped": L.sloped,
+                     "unstable_points": sum(p["size"] in unstable for p in plateau),
                      "sysfs": desc_sys, "cpuid": desc_cp, "agrees": ok})
     return {"curve": why, "key": key, "rows": rows, "levels": [x.to_dict() for x in lv]}
 
@@ -116,7 +122,8 @@ def tlb_table(records: list[dict], tlb_desc: dict) -> dict:
         a, b = d.get("paged"), d.get("dense")
         rows.append({"page": page, "pages": n, "paged": a and a["cycles"], "dense": b and b["cycles"],
                      "penalty": a["cycles"] - b["cycles"] if a and b else None,
-                     "stable": bool(a and b and a["stable"] and b["stable"])})
+                     "stable": bool(a and b and a["stable"] and b["stable"]),
+                     "between": bool(a and b and (a["between"] or b["between"]))})
     knees = {}
     for page in ("4k", "2m"):
         pts = [x for x in rows if x["page"] == page and x["paged"]]
@@ -138,7 +145,8 @@ def mlp_table(records: list[dict]) -> dict:
         thr = k / c if c > 0 else None
         rows.append({"chains": k, "cycles": c, "ns": ns, "loads_per_cycle": thr,
                      "gbs": 64 * k / ns if ns > 0 else None,
-                     "outstanding": thr * lat1 if thr and lat1 else None, "stable": r["result"]["stable"]})
+                     "outstanding": thr * lat1 if thr and lat1 else None, "stable": r["result"]["stable"],
+                     "between": varies_between(r["result"])})
     return {"rows": rows, "lat1": lat1}
 
 
@@ -161,9 +169,18 @@ def bandwidth_table(records: list[dict]) -> dict:
                      "gbs": sum(p["stream_bytes"] / n for n in ns),
                      "gbs_alloc": sum(p["allocate_bytes"] / n for n in ns),
                      "overlap": r.get("overlap"), "stable": all(x["stable"] for x in res),
+                     "between": varies_between(res[0]),
+                     "range_gbs": _range_gbs(res[0], p),
                      "median_stable": all(x.get("median_stable", x["stable"]) for x in res),
                      "processes": len(res[0].get("process_best_ns") or [None])})
     return {"rows": rows}
+
+
+def _range_gbs(res: dict, p: dict) -> list[float] | None:
+    """GB/s over the range of the processes' bests (ns a pass; for a pair, ns a pass of both
+    together, 1 / the sum of their passes per ns, so the same division gives the summed GB/s)."""
+    rng = (res.get("between") or {}).get("range")
+    return [p["stream_bytes"] / ns for ns in reversed(rng)] if rng else None
 
 
 def loaded_table(records: list[dict]) -> dict:

@@ -40,6 +40,11 @@ class StudyConfig:
     seed: int = 0
     reps: int = 15
     budget: float = 1.0
+    chase_budget: float | None = None        # a chase's re-runs through noise (None: budget)
+    # a chase that is not stable in its first processes: more processes until the median over
+    # them is settled (processes.py), for at most this long or this many processes
+    settle_seconds: float = 4.0
+    max_processes: int = 40
     # 1-2. latency curve
     layouts: tuple[str, ...] = LAYOUTS
     pages: tuple[str, ...] = ("4k", "2m")
@@ -85,7 +90,7 @@ class StudyConfig:
 
 
 QUICK = StudyConfig(
-    name="quick", reps=5, budget=1.5, max_size=256 * MiB, per_octave=2,
+    name="quick", reps=5, budget=1.5, chase_budget=0.4, settle_seconds=2.0, max_processes=32, max_size=256 * MiB, per_octave=2,
     sparse_layouts=("sequential", "lmbench", "multichase"), full_pages_layouts=("random", "sequential"),
     min_loads=16384, max_loads=32768,
     tlb_pages_4k=tuple(2 ** i for i in range(3, 17)), tlb_pages_2m=(8, 16, 32, 64, 128, 256),

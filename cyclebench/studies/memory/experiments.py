@@ -34,7 +34,7 @@ def level_footprints(cfg: StudyConfig, caches: dict[int, int]) -> dict[str, int]
 def plan(cfg: StudyConfig, caches: dict[int, int], widths: list[str]) -> list[Task]:
     tasks: list[Task] = []
     opts = {"reps": cfg.reps, "budget": cfg.budget, "min_loads": cfg.min_loads, "max_loads": cfg.max_loads,
-            "seed": cfg.seed}
+            "seed": cfg.seed, "settle": [cfg.chase_budget, cfg.settle_seconds, cfg.max_processes, "median-over-processes"]}
     tag = _digest(opts)
     two = cpu_pair()        # two-CPU experiments need two distinct physical cores
 
@@ -99,7 +99,8 @@ def plan(cfg: StudyConfig, caches: dict[int, int], widths: list[str]) -> list[Ta
                     def run(k=k, size=size, passes=passes, cpus=cpus, params=params, budget=budget):
                         return kernel_record(k, size, passes, cfg.bw_reps, cpus, params, budget)
                     tasks.append(Task(f"bw|{level}|{k.name}|{size}|{passes}|{cpus}|{cfg.bw_reps}|best-b-minus-best-a"
-                                      + ("|best-of-processes" if cpus == 1 else "")
+                                      + ("|fastest-confirmed|else-median-over-6-processes" if cpus == 1
+                                         else "|fastest-confirmed-of-6-pairs")
                                       + (f"|budget {budget:g}" if budget else ""), "bandwidth",
                                       f"bandwidth {level} {k.name} x{cpus} CPU", run))
 

@@ -8,7 +8,12 @@ levels differ by less than ``min_step`` and reports, for each rise, the edge as 
 size still on the lower plateau (within ``tolerance`` of its level) and the first size clearly
 above it. The level's size lies in that range. A plateau spanning less than an octave between two
 others is a transition (the gradual rise past an edge) and is dropped; at either end it is kept
-but flagged as thin.
+but flagged as thin. Neighbouring thin plateaus whose segments (rising tails included) together span an octave or more, each within
+SLOPE_STEP of the next, and lie at least SEPARATION times above the level before them and below
+the one after them, are one sloped level (``sloped``): a cache whose latency climbs across its
+range instead of staying flat, as a shared L3 does when the share other cores or tenants leave
+this one changes with the working set and with time (seen: 39-54 cycles from 1 to 2.8 MiB on a
+Zen 4 guest whose curve had no flat L3 plateau at all).
 """
 from __future__ import annotations
 
@@ -26,6 +31,8 @@ class Level:
     last_size: int
     points: int
     edge_hi: int | None = None  # first size clearly above the plateau (None for the last one)
+    sloped: bool = False        # thin plateaus joined into one level (module docstring)
+    span: tuple[int, int] | None = None   # the segment's sizes before its rising tail was dropped
 
     @property
     def thin(self) -> bool:
@@ -92,7 +99,9 @@ def detect(sizes, latencies, *, min_step: float = 0.25, tolerance: float = 0.15,
         lvl = float(np.median(y[i:j]))
         # the plateau proper: the points within tolerance of its level (drops a rising tail)
         on = [k for k in range(i, j) if abs(y[k] - lvl) <= math.log1p(tolerance)] or list(range(i, j))
-        levels.append(Level(0, math.exp(float(np.median(raw[on[0]:on[-1] + 1]))), xs[on[0]], xs[on[-1]], len(on)))
+        levels.append(Level(0, math.exp(float(np.median(raw[on[0]:on[-1] + 1]))), xs[on[0]], xs[on[-1]], len(on),
+                            span=(xs[i], xs[j - 1])))
+    levels = _join_sloped(levels, xs, raw)
     # transitions (thin plateaus) are not levels, except the last (the largest sizes measured);
     # a plateau no slower than the one before it is noise on that one
     keep: list[Level] = []
@@ -109,6 +118,39 @@ def detect(sizes, latencies, *, min_step: float = 0.25, tolerance: float = 0.15,
         k = xs.index(a.last_size)
         a.edge_hi = xs[k + 1] if k + 1 < len(xs) else None
     return keep
+
+
+SLOPE_STEP = 1.5      # neighbouring thin plateaus of one sloped level are within this factor
+SEPARATION = 2.0      # ... and the level is this far from the levels either side of it
+
+
+def _join_sloped(levels: list[Level], xs: list[int], raw: np.ndarray) -> list[Level]:
+    """Runs of interior thin plateaus joined into sloped levels where the module docstring says."""
+    out: list[Level] = []
+    i = 0
+    while i < len(levels):
+        lv = levels[i]
+        if not (0 < i < len(levels) - 1 and lv.thin):
+            out.append(lv)
+            i += 1
+            continue
+        j = i + 1                       # the run of thin plateaus, each within SLOPE_STEP of the last
+        while j < len(levels) - 1 and levels[j].thin and levels[j].latency <= levels[j - 1].latency * SLOPE_STEP:
+            j += 1
+        run = levels[i:j]
+        first, last = (run[0].span or (run[0].first_size,))[0], (run[-1].span or (0, run[-1].last_size))[1]
+        a, b = xs.index(first), xs.index(last)
+        lat = math.exp(float(np.median(raw[a:b + 1])))
+        before = next((x for x in reversed(out) if not x.thin), out[-1])
+        after = next((x for x in levels[j:] if not x.thin), levels[-1])
+        joined = Level(0, lat, first, last, b - a + 1, sloped=True, span=(first, last))
+        if not joined.thin and lat >= SEPARATION * before.latency and lat * SEPARATION <= after.latency:
+            out.append(joined)
+        else:
+            out.append(lv)              # the first alone; the rest are looked at afresh
+            j = i + 1
+        i = j
+    return out
 
 
 def _median3(y: np.ndarray) -> np.ndarray:

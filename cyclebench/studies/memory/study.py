@@ -112,6 +112,7 @@ class MemoryStudy(Study):
         a.summary_tables = a.console
         a.data = {"latency": lat["rows"], "levels": lv, "tlb": tlb, "mlp": mlp, "bandwidth": bw["rows"], "loaded": ld}
         self._pub, self._cpu = pub, cpu
+        self._between = sum(an.varies_between(r["result"]) for r in records if "result" in r)
         return a
 
     def machine(self, cfg, facts):
@@ -126,7 +127,7 @@ class MemoryStudy(Study):
         return summ.method_lines(cfg, facts)
 
     def caveats(self, cfg, facts):
-        return summ.caveat_lines(cfg, facts)
+        return summ.caveat_lines(cfg, facts, getattr(self, "_between", 0))
 
     def summarise(self, cfg, analysis, facts):
         return summ.sections(analysis.findings, getattr(self, "_cpu", ""), getattr(self, "_pub", None))

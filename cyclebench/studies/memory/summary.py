@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from cyclebench.study.base import Section
 
+from .processes import MAX_BETWEEN, MIN_PROCESSES
 from .tables import h
 
 
@@ -28,15 +29,20 @@ def quotable(findings: dict) -> list[str]:
                        "that other cores or tenants leave this one is the likely cause.")
             continue
         flag = " (plateau includes unstable points)" if r["unstable_points"] else ""
+        if r.get("sloped"):
+            flag += (" (no flat plateau: the latency climbs across these sizes, as a shared cache's does when the "
+                     "share other cores or tenants leave this one varies; the figure is the median over them)")
         where = (f"working sets {h(r['first'])}-{h(r['last'])}" if r["edge_hi"] else f"working sets from {h(r['first'])}")
         out.append(f"- **{r['level']}: {_f(r['latency'])} cycles ({_f(r['ns'])} ns) per load**{flag}: median over "
                    f"the plateau ({r['points']} sizes, {where}) of the {findings.get('curve')} chase."
                    + (f" Its edge lies between {h(r['last'])} and {h(r['edge_hi'])}." if r["edge_hi"] else ""))
     for r in findings.get("bandwidth_best", []):
         several = r.get("processes", 1) > 1
+        how = (f"the median of {r['processes']} processes' bests, which never agreed (processes "
+               f"{_f(r['range_gbs'][0])}-{_f(r['range_gbs'][1])} GB/s)" if r.get("between") and r.get("range_gbs")
+               else "best of the repetitions" + (f" of {r['processes']} processes" if several else ""))
         out.append(f"- **{r['level']} {r['op']}: {_f(r['bpc'], 2)} B/cycle, {_f(r['gbs'])} GB/s** on one CPU "
-                   f"({r['kernel']}, {h(r['footprint'])} of arrays, best of the repetitions"
-                   + (f" of {r['processes']} processes" if several else "") + ", STREAM counting"
+                   f"({r['kernel']}, {h(r['footprint'])} of arrays, {how}, STREAM counting"
                    + ("" if r["stable"] else "; the two fastest processes disagree" * several + "; flagged unstable")
                    + ").")
     for page, knees in (findings.get("tlb_knees") or {}).items():
@@ -111,8 +117,15 @@ def method_lines(cfg, facts) -> list[str]:
     ]
 
 
-def caveat_lines(cfg, facts) -> list[str]:
-    return ["- The L3 bandwidth row uses a quarter of the L3 that sysfs describes; where the detected L3 is "
+def caveat_lines(cfg, facts, between: int = 0) -> list[str]:
+    """``between``: how many figures are medians over processes (processes.py)."""
+    return ([f"- {between} figures vary between processes ('~p' in the tables): no process of theirs was stable, "
+             f"so each is the median of at least {MIN_PROCESSES} processes' own figures (a best, for bandwidth), "
+             f"known to within {MAX_BETWEEN:.0%} at 95% by order statistics, with the processes' range beside it. They "
+             "are not among the variable costs counted above."] if between else []) + ["- The L3 bandwidth row uses a quarter of the L3 that sysfs describes; where the detected L3 is "
             "smaller, that row measures beyond it (see the detected levels).",
             "- In a VM a TLB miss walks two sets of page tables (guest and host), so miss penalties are larger "
-            "than on bare metal, and the host's backing pages (unknown to the guest) matter."]
+            "than on bare metal, and the host's backing pages (unknown to the guest) matter.",
+            "- Every uncertainty here is within one run. On a shared host, figures bound by the L3 or by memory also "
+            "move between runs minutes apart, beyond those uncertainties (the share of the L3 and of the memory "
+            "bandwidth other tenants leave): compare two runs with bench/memory_repeat.py before quoting one."]
