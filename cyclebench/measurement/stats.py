@@ -174,17 +174,12 @@ def median_interval(values, level: float = 0.95) -> tuple[float, float] | None:
     n = len(s)
     if not n or not 0 < level < 1:
         return None
-    # P(X < k) for X ~ Binomial(n, 1/2), accumulated exactly (n is small: a few dozen processes)
-    tail, below = 0.0, []
-    for j in range(n + 1):
-        below.append(tail)
-        tail += math.comb(n, j) / 2 ** n
-    best = None
-    for k in range(1, n // 2 + 1):
-        if 1 - 2 * below[k] >= level:
-            best = k
-    if best is None:
+    from scipy.stats import binom
+    # the largest k whose ranks still cover at level: P(X < k) = binom.cdf(k - 1), X ~ Binomial(n, 1/2)
+    covered = [k for k in range(1, n // 2 + 1) if 1 - 2 * binom.cdf(k - 1, n, 0.5) >= level]
+    if not covered:
         return None
+    best = covered[-1]
     return s[best - 1], s[n - best]
 
 
