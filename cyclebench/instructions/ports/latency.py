@@ -9,8 +9,9 @@ register-to-register pair), and, where it was measured, the latency from its add
 (``addr`` pairs: a load's load-to-use time, which a pointer chase carries from one iteration to
 the next) as a second figure; any other form its largest latency.  A measured form also gets
 its latency from each register operand it reads (the largest pair starting there, keyed by the
-operand's iced index, the flags by ``"flags"``) as a third figure: ``cvtsi2ss xmm1, rbx`` passes
-XMM1 on in 3 cycles and RBX in 8 on Zen 4, and a chain through XMM1 waits 3.
+operand's iced index, the flags by ``"flags"``, the memory operand by ``"mem"``) as a third figure:
+``cvtsi2ss xmm1, rbx`` passes XMM1 on in 3 cycles and RBX in 8 on Zen 4, and a chain through XMM1
+waits 3.
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ def _pick(form, lo, hi):
 
 
 def _by_source(form, pairs: list[dict]) -> dict:
-    """Operand's iced index (or "flags") -> the largest latency from it, for register operands."""
+    """Operand's iced index (or "flags", or "mem" for the memory operand: a store-and-load round
+    trip, as cyclebench inst measures it) -> the largest latency from it."""
     out: dict = {}
     for p in pairs:
         start = str(p.get("start", ""))
@@ -37,6 +39,8 @@ def _by_source(form, pairs: list[dict]) -> dict:
         m = _OPERAND.match(start)
         if start == "flags":
             key = "flags"
+        elif start.startswith("mem "):
+            key = "mem"
         elif m and form is not None and int(m.group(1)) < len(form.operands):
             op = form.operands[int(m.group(1))]
             if op.kind == "reg" and op.iced_index is not None:
