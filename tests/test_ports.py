@@ -12,7 +12,7 @@ from cyclebench.cli.main import main
 from cyclebench.instructions.ports import infer as infer_mod
 from cyclebench.instructions.ports.blocks import ALIAS, basic_blocks, random_blocks, rebase
 from cyclebench.instructions.ports.infer import Inference, pair, ratios, units
-from cyclebench.instructions.ports.model import Mix, Model, solve
+from cyclebench.instructions.ports.model import FRONT_END, Mix, Model, solve
 from cyclebench.instructions.ports.portsets import compare, port_set, uops_of, pumping, resource_ports, width
 from cyclebench.instructions.ports.predict import chain_bound, decode, predict
 from cyclebench.instructions.ports.run import load, store
@@ -324,6 +324,17 @@ def test_a_zero_idiom_takes_only_the_front_end():
     model = Model(["R0"], {"XOR_31 (R32, R32)": {"R0": 0.25}}, 6, {"XOR_31 (R32, R32)": 0.25})
     assert predict("xor eax, eax; xor ecx, ecx; xor edx, edx", model).resource_bound == pytest.approx(0.5)
     assert predict("xor eax, ebx; xor ecx, ebx; xor edx, ebx", model).resource_bound == pytest.approx(0.75)
+
+
+def test_a_form_faster_than_the_front_end_that_uses_no_resource_takes_no_share():
+    # the rule the inference applies, kept when a saved model has lost the zero share
+    usage = {"NOP (M32)": {"R0": 0.01}, "XOR_31 (R64, R64)": {"R1": 0.1}}
+    model = Model(["R0", "R1"], usage, 6, {"NOP (M32)": 0.05, "XOR_31 (R64, R64)": 0.1})
+    block = "; ".join(["nop dword ptr [rax]"] * 6 + ["xor rax, rbx", "xor rcx, rbx", "xor rdx, rbx"])
+    p = predict(block, model)
+    assert p.binding_resource == "front end" and p.resource_bound == pytest.approx(0.5)   # the 3 xor only
+    usage["NOP (M32)"][FRONT_END] = 0.05          # a share the model names stands
+    assert predict(block, model).resource_bound == pytest.approx(0.5 + 6 * 0.05)
 
 
 def test_predict_takes_bytes_as_well_as_text(tmp_path):

@@ -27,6 +27,7 @@ import iced_x86
 from ...errors import UsageError
 from ..catalogue import Catalogue
 from ..operands import full_register
+from .infer import FASTER
 from .model import FRONT_END, Model
 
 ITERATIONS = 64
@@ -280,6 +281,15 @@ def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], mode
     return total
 
 
+def _bypassing(counts: dict[str, int], model: Model) -> int:
+    """Instances of forms that pass the front end on another path and that the model charges
+    for it: forms that use no resource and run alone faster than the front end could pass them
+    (infer's rule, Zen 4's long NOPs), where the model names no front-end share of their own."""
+    return sum(n for f, n in counts.items()
+               if FRONT_END not in model.usage[f] and not model.used(f)
+               and model.alone.get(f, math.inf) < FASTER / model.width)
+
+
 def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None,
             latencies: dict[str, float] | None = None, latency_source: str = "published") -> Prediction:
     """The prediction for one block (see the module docstring)."""
@@ -299,7 +309,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     if counts:
         loads = model.loads(counts)
         if model.width:
-            loads[FRONT_END] += (len(unknown) + front_only) / model.width
+            loads[FRONT_END] += (len(unknown) + front_only - _bypassing(counts, model)) / model.width
         lines = store_lines(instructions, forms, model)
         if lines:
             loads[STORE_LINES] = lines
