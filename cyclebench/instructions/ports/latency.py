@@ -29,6 +29,19 @@ def _pick(form, lo, hi):
     return hi
 
 
+def _figure(p: dict) -> float:
+    """A pair's latency: its value where exact; where the pair was closed by a connector whose
+    own latency is known only within a range (an upper bound, ``lower``..``upper``), the middle
+    of the pair's range: the connector's share taken as half its range, as likely too little as
+    too much, so that a chain through two such pairs is not charged both connectors' upper
+    shares (Zen 4: ``cvtsi2ss xmm1, rbx`` 4..8 and ``movmskpd ebx, xmm1`` 1..5 run 9.1 cycles
+    in a loop; their upper bounds add up to 13)."""
+    lo, hi = p.get("lower"), p.get("upper")
+    if p.get("bound") == "upper" and lo is not None and hi is not None:
+        return (lo + hi) / 2
+    return p["value"]
+
+
 def _by_source(form, pairs: list[dict]) -> dict:
     """Operand's iced index (or "flags", or "mem" for the memory operand: a store-and-load round
     trip, as cyclebench inst measures it) -> the largest latency from it."""
@@ -46,7 +59,7 @@ def _by_source(form, pairs: list[dict]) -> dict:
             if op.kind == "reg" and op.iced_index is not None:
                 key = op.iced_index
         if key is not None:
-            out[key] = max(out.get(key, 0.0), p["value"])
+            out[key] = max(out.get(key, 0.0), _figure(p))
     return out
 
 
@@ -68,9 +81,9 @@ def from_file(path: Path, catalogue: Catalogue, forms=None) -> tuple[dict, str]:
     out = {}
     for d in docs:
         lat = [p for p in d.get("latency") or [] if p.get("value") is not None]
-        pairs = [p["value"] for p in lat if not str(p.get("start", "")).startswith("addr")]
+        pairs = [_figure(p) for p in lat if not str(p.get("start", "")).startswith("addr")]
         addr = [p["value"] for p in lat if str(p.get("start", "")).startswith("addr") and p.get("bound") == "exact"]
-        pairs = pairs or [p["value"] for p in lat]          # LEA: its address is its data
+        pairs = pairs or [_figure(p) for p in lat]          # LEA: its address is its data
         if pairs:
             form = catalogue.get(d["form"])
             v = _pick(form, min(pairs), max(pairs))

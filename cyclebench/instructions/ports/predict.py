@@ -212,13 +212,15 @@ def chain_bound(instructions: list[iced_x86.Instruction], latency: list) -> floa
     cycles per instruction, or (cycles, cycles from the address registers[, cycles by source
     operand, "mem" for the memory operand])).
 
-    Through memory: a store of one address expression makes its data ready there when the data
-    is (a read-modify-write form: when its result is), and a later load that overlaps it, in the
-    iteration or the next, waits that time plus the load's latency from memory, which cyclebench
-    inst measures as a store-and-load round trip (Zen 4: ``mov rax, [m]`` 1 cycle, memory renamed;
-    ``add rax, [m]`` 8; ``addsd xmm0, [m]`` 11); with no such figure, its latency from the
-    address registers (a load-to-use time).  Stores and loads through different expressions
-    (another base register, or one the block changes) are taken for distinct."""
+    Through memory: a store of one address expression makes its data ready there its latency
+    after the data (a read-modify-write form: when its result is), and a later load that
+    overlaps it, in the iteration or the next, waits that time plus the load's latency from
+    memory; cyclebench inst measures the two as halves of a store-and-load round trip (Zen 4:
+    ``movsd [m], xmm0`` 4.5 and ``addsd xmm0, [m]`` 7.5, a loop of the two 12.0 cycles;
+    ``mov [m], rax`` and ``mov rax, [m]`` 0.5 each, memory renamed).  With no such figure the
+    load waits its latency from the address registers (a load-to-use time).  Stores and loads
+    through different expressions (another base register, or one the block changes) are taken
+    for distinct."""
     factory = iced_x86.InstructionInfoFactory()
     dirty = dirty_upper(instructions)
     access = [_access(ins, factory, dirty) for ins in instructions]
@@ -234,7 +236,6 @@ def chain_bound(instructions: list[iced_x86.Instruction], latency: list) -> floa
     marks = []
     for _ in range(ITERATIONS):
         for (reads, addr, writes, kept), (loads, stores), (lat, via_addr, by_reg, via_mem) in zip(access, memory, steps):
-            data = max([ready.get(r, 0.0) for r in reads], default=0.0)
             done = max([ready.get(r, 0.0) + by_reg.get(r, lat) for r in reads]
                        + [ready.get(r, 0.0) + via_addr for r in addr]
                        + [t + via_mem for loc in loads for where, t in stored if _overlaps(loc, where)]
@@ -243,7 +244,7 @@ def chain_bound(instructions: list[iced_x86.Instruction], latency: list) -> floa
                 ready[w] = done
             for loc in stores:
                 stored = [(w, t) for w, t in stored if not _overlaps(loc, w)]
-                stored.append((loc, done if loads else data))
+                stored.append((loc, done))
         marks.append(max([*ready.values(), *(t for _, t in stored)], default=0.0))
     half = ITERATIONS // 2
     return (marks[-1] - marks[half - 1]) / (ITERATIONS - half)
