@@ -5,12 +5,13 @@ or machine code bytes and gives two bounds, each shown:
 
 * **resource bound:** the largest resource load of one iteration (model.Model.cost), the front
   end included, and the stores' time by distinct cache lines written (:func:`store_lines`);
-* **dependency-chain bound:** the loop-carried chains through registers and flags, iterated
+* **dependency-chain bound:** the loop-carried chains through registers, flags and memory, iterated
   until they settle, with each instruction's latency from ``latencies`` (form name -> cycles, e.g.
   a published column; the label says where they came from) or 1 cycle where none is known
   (counted in ``assumed_latency``).  A value may be a pair (cycles, cycles from the address
   registers): a load whose address register another load wrote (a pointer chase) carries its
-  load-to-use time.  Memory dependencies (a store and a load of one address) are not followed.
+  load-to-use time.  A load after a store through one address expression waits for the stored
+  data (:func:`chain_bound`); addresses through different expressions are taken for distinct.
 
 The prediction is the larger of the two.  Forms the model does not know make the resource bound
 a lower bound (listed in ``unknown``).  A zero idiom (``xor eax, eax``) takes only its share of
