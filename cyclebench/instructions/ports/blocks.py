@@ -10,7 +10,7 @@ index, scale) gets a slot of its own with the source's displacements kept relati
 so accesses that alias in the source still alias and accesses to one cache line stay on one line
 (Zen 4 writes two stores a cycle to one line, one to two lines).  Slots are placed so that no two
 of them hold accesses whose addresses agree in their low :data:`ALIAS` bits: a load after a store
-whose address agrees with it there is taken for dependent until checked (Zen 4: ``mov edx,
+whose address agrees with it there waits as if it read the store (Zen 4: ``mov edx,
 [r14+0x200]; mov [r14+0x600], edx`` runs 10.4 cycles an iteration, ``[r14+0x1200]`` 40, and
 ``[r14+0x204+0x400]`` or ``[r14+0x400]`` 0.67; Intel's 4K aliasing is the same thing on 12 bits),
 an effect of the placement that the source's distinct pointers would not have.  Blocks
