@@ -12,7 +12,7 @@ from .parser import subparser
 def add_parser(sub):
     p = subparser(sub, "predict", "predict the cycles per iteration of a block from an inferred resource model",
                   "Give the resource bound (the busiest resource of the model cyclebench ports inferred) and\n"
-                  "the dependency-chain bound (loop-carried register and flag chains) of a straight-line block.\n"
+                  "the dependency-chain bound (loop-carried register, flag and memory chains) of a straight-line block.\n"
                   "example:\n"
                   '  cyclebench predict --model ports.jsonl --latencies uops-zen4.csv "imul rax, rbx; add rcx, rax"')
     p.add_argument("block", metavar="BLOCK", help="the block: GNU as Intel syntax, instructions separated by ';' or newlines")

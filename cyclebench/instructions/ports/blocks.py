@@ -4,11 +4,16 @@ the harness, and random blocks of modelled forms.
 :func:`compiled_blocks` builds a C file with ``gcc -O2``, disassembles it with objdump (Intel
 syntax) and cuts the code at every branch, call, return and branch target: the basic blocks,
 without their final branch.  :func:`rebase` points every memory operand at the harness's data
-area (``[r14+disp]``: one :data:`SLOT`-byte slot per distinct base and index, the source's
-displacement kept within it, so accesses that alias in the source still alias and accesses to
-one cache line stay on one line: Zen 4 writes two stores a cycle to one line, one to two lines),
-since the registers that held pointers start at 0 in the harness; address arithmetic is dropped
-with it, the loads and stores stay.  Blocks
+area (``[r14+disp]``), since the registers that held pointers start at 0 in the harness; address
+arithmetic is dropped with it, the loads and stores stay.  Each distinct address expression (base,
+index, scale) gets a slot of its own with the source's displacements kept relative to each other,
+so accesses that alias in the source still alias and accesses to one cache line stay on one line
+(Zen 4 writes two stores a cycle to one line, one to two lines).  Slots are placed so that no two
+of them hold accesses whose addresses agree in their low :data:`ALIAS` bits: a load after a store
+whose address agrees with it there waits as if it read the store (Zen 4: ``mov edx,
+[r14+0x200]; mov [r14+0x600], edx`` runs 10.4 cycles an iteration, ``[r14+0x1200]`` 40, and
+``[r14+0x204+0x400]`` or ``[r14+0x400]`` 0.67; Intel's 4K aliasing is the same thing on 12 bits),
+an effect of the placement that the source's distinct pointers would not have.  Blocks
 that name a register the harness reserves (R14, R15, RSP, RBP) are left out.
 
 :func:`random_blocks` draws blocks of modelled forms for the predictor's check.  Each instance
@@ -38,7 +43,9 @@ _MEM = re.compile(r"(?:(BYTE|WORD|DWORD|QWORD|XMMWORD|YMMWORD|ZMMWORD) PTR )?(?:
 _RESERVED = re.compile(r"\b(r14|r15|rsp|rbp|esp|ebp|r14d|r15d|sp|bp)\b")
 _CONTROL = re.compile(r"^(j[a-z]+|call|ret|jmp|loop|syscall|ud2|int3|hlt|endbr64|push|pop|leave)\b")
 MIN_LEN, MAX_LEN = 3, 40
-SLOT = 0x200
+SLOT = 0x200                 # the first slot's offset
+ALIAS = 0x400                # low address bits a load is matched against earlier stores by
+_SIZES = {"BYTE": 1, "WORD": 2, "DWORD": 4, "QWORD": 8, "XMMWORD": 16, "YMMWORD": 32, "ZMMWORD": 64}
 _DISP = re.compile(r"([+-])\s*(0x[0-9a-f]+|\d+)$", re.I)
 
 
@@ -75,9 +82,50 @@ def basic_blocks(code: list[tuple[int, str]]) -> list[list[str]]:
     return [b for b in blocks if MIN_LEN <= len(b) <= MAX_LEN]
 
 
+def _operands(block: list[str]):
+    """(address expression, displacement, bytes) of each memory operand, LEAs left out."""
+    for line in block:
+        if not line.startswith("lea"):
+            for m in _MEM.finditer(line):
+                addr, off = _split(m.group(2))
+                yield addr, off, _SIZES.get((m.group(1) or "").upper(), 8)
+
+
+def _split(text: str) -> tuple[str, int]:
+    addr = text.replace(" ", "")
+    d = _DISP.search(addr)
+    if d and d.start() > 0:
+        return addr[:d.start()], int(d.group(2), 0) * (-1 if d.group(1) == "-" else 1)
+    return addr, 0
+
+
+def _clashes(ranges: list[tuple[int, int]], taken: list[tuple[int, int]]) -> bool:
+    """Whether any range overlaps a taken one in the low ALIAS bits of the address."""
+    return any((b - a) % ALIAS < n or (a - b) % ALIAS < m for a, n in ranges for b, m in taken)
+
+
+def slots(block: list[str]) -> dict[str, int]:
+    """Address expression -> the data-area offset of its displacement 0: in order of first use,
+    each at the first 64-byte step past the previous one where none of its accesses agrees in
+    the low ALIAS bits with another slot's (the first candidate where that cannot be had)."""
+    ops: dict[str, list[tuple[int, int]]] = {}
+    for addr, off, size in _operands(block):
+        ops.setdefault(addr, []).append((off, size))
+    out, taken, cursor = {}, [], SLOT
+    for addr, acc in ops.items():
+        low = min(o for o, _ in acc) // 64 * 64
+        span = max(o + n for o, n in acc) - low
+        start = next((s for s in range(cursor, cursor + ALIAS, 64)
+                      if not _clashes([(s + o - low, n) for o, n in acc], taken)), cursor)
+        out[addr] = start - low
+        taken += [(start + o - low, n) for o, n in acc]
+        cursor = start + (span + 63) // 64 * 64
+    return out
+
+
 def rebase(block: list[str]) -> list[str] | None:
     """The block with memory operands on ``[r14+disp]`` (None: it uses a reserved register)."""
-    slots: dict[str, int] = {}
+    base = slots(block)
     out = []
     for line in block:
         if line.startswith("lea"):
@@ -87,15 +135,9 @@ def rebase(block: list[str]) -> list[str] | None:
             continue
 
         def sub(m):
-            addr = m.group(2).replace(" ", "")
-            d = _DISP.search(addr)
-            off = 0
-            if d and d.start() > 0:
-                off = int(d.group(2), 0) * (-1 if d.group(1) == "-" else 1)
-                addr = addr[:d.start()]
-            disp = slots.setdefault(addr, SLOT * (len(slots) + 1)) + off % SLOT
+            addr, off = _split(m.group(2))
             size = (m.group(1) + " PTR ") if m.group(1) else ""
-            return f"{size}[r14+{disp:#x}]"
+            return f"{size}[r14+{base[addr] + off:#x}]"
         line = _MEM.sub(sub, line)
         if _RESERVED.search(line.replace("[r14+", "[")):
             return None

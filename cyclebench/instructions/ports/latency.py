@@ -9,8 +9,9 @@ register-to-register pair), and, where it was measured, the latency from its add
 (``addr`` pairs: a load's load-to-use time, which a pointer chase carries from one iteration to
 the next) as a second figure; any other form its largest latency.  A measured form also gets
 its latency from each register operand it reads (the largest pair starting there, keyed by the
-operand's iced index, the flags by ``"flags"``) as a third figure: ``cvtsi2ss xmm1, rbx`` passes
-XMM1 on in 3 cycles and RBX in 8 on Zen 4, and a chain through XMM1 waits 3.
+operand's iced index, the flags by ``"flags"``, the memory operand by ``"mem"``) as a third figure:
+``cvtsi2ss xmm1, rbx`` passes XMM1 on in 3 cycles and RBX in 8 on Zen 4, and a chain through XMM1
+waits 3.
 """
 from __future__ import annotations
 
@@ -28,8 +29,22 @@ def _pick(form, lo, hi):
     return hi
 
 
+def _figure(p: dict) -> float:
+    """A pair's latency: its value where exact; where the pair was closed by a connector whose
+    own latency is known only within a range (an upper bound, ``lower``..``upper``), the middle
+    of the pair's range: the connector's share taken as half its range, as likely too little as
+    too much, so that a chain through two such pairs is not charged both connectors' upper
+    shares (Zen 4: ``cvtsi2ss xmm1, rbx`` 4..8 and ``movmskpd ebx, xmm1`` 1..5 run 9.1 cycles
+    in a loop; their upper bounds add up to 13)."""
+    lo, hi = p.get("lower"), p.get("upper")
+    if p.get("bound") == "upper" and lo is not None and hi is not None:
+        return (lo + hi) / 2
+    return p["value"]
+
+
 def _by_source(form, pairs: list[dict]) -> dict:
-    """Operand's iced index (or "flags") -> the largest latency from it, for register operands."""
+    """Operand's iced index (or "flags", or "mem" for the memory operand: a store-and-load round
+    trip, as cyclebench inst measures it) -> the largest latency from it."""
     out: dict = {}
     for p in pairs:
         start = str(p.get("start", ""))
@@ -37,12 +52,14 @@ def _by_source(form, pairs: list[dict]) -> dict:
         m = _OPERAND.match(start)
         if start == "flags":
             key = "flags"
+        elif start.startswith("mem "):
+            key = "mem"
         elif m and form is not None and int(m.group(1)) < len(form.operands):
             op = form.operands[int(m.group(1))]
             if op.kind == "reg" and op.iced_index is not None:
                 key = op.iced_index
         if key is not None:
-            out[key] = max(out.get(key, 0.0), p["value"])
+            out[key] = max(out.get(key, 0.0), _figure(p))
     return out
 
 
@@ -64,9 +81,9 @@ def from_file(path: Path, catalogue: Catalogue, forms=None) -> tuple[dict, str]:
     out = {}
     for d in docs:
         lat = [p for p in d.get("latency") or [] if p.get("value") is not None]
-        pairs = [p["value"] for p in lat if not str(p.get("start", "")).startswith("addr")]
+        pairs = [_figure(p) for p in lat if not str(p.get("start", "")).startswith("addr")]
         addr = [p["value"] for p in lat if str(p.get("start", "")).startswith("addr") and p.get("bound") == "exact"]
-        pairs = pairs or [p["value"] for p in lat]          # LEA: its address is its data
+        pairs = pairs or [_figure(p) for p in lat]          # LEA: its address is its data
         if pairs:
             form = catalogue.get(d["form"])
             v = _pick(form, min(pairs), max(pairs))

@@ -5,12 +5,13 @@ or machine code bytes and gives two bounds, each shown:
 
 * **resource bound:** the largest resource load of one iteration (model.Model.cost), the front
   end included, and the stores' time by distinct cache lines written (:func:`store_lines`);
-* **dependency-chain bound:** the loop-carried chains through registers and flags, iterated
+* **dependency-chain bound:** the loop-carried chains through registers, flags and memory, iterated
   until they settle, with each instruction's latency from ``latencies`` (form name -> cycles, e.g.
   a published column; the label says where they came from) or 1 cycle where none is known
   (counted in ``assumed_latency``).  A value may be a pair (cycles, cycles from the address
   registers): a load whose address register another load wrote (a pointer chase) carries its
-  load-to-use time.  Memory dependencies (a store and a load of one address) are not followed.
+  load-to-use time.  A load after a store through one address expression waits for the stored
+  data (:func:`chain_bound`); addresses through different expressions are taken for distinct.
 
 The prediction is the larger of the two.  Forms the model does not know make the resource bound
 a lower bound (listed in ``unknown``).  A zero idiom (``xor eax, eax``) takes only its share of
@@ -27,12 +28,15 @@ import iced_x86
 from ...errors import UsageError
 from ..catalogue import Catalogue
 from ..operands import full_register
+from .infer import FASTER
 from .model import FRONT_END, Model
 
 ITERATIONS = 64
 FLAGS = -1
 MERGE = 1.0           # cycles from a partial write's kept part to its result (the merge)
 STORE_LINES = "store lines"
+_WRITES = (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
+           iced_x86.OpAccess.READ_COND_WRITE)
 _ZERO_IDIOMS = {"XOR", "SUB", "PXOR", "VPXOR", "XORPS", "VXORPS", "XORPD", "VXORPD", "PSUBD", "VPSUBD",
                 "PSUBQ", "VPSUBQ", "VPXORD", "VPXORQ"}
 
@@ -141,12 +145,12 @@ def _access(ins: iced_x86.Instruction, factory,
     if _mnemonic(ins) != "LEA":           # LEA computes with its address: those are data reads
         for m in info.used_memory():
             addr |= {full_register(r) for r in (m.base, m.index) if r != iced_x86.Register.NONE}
-    R, W = iced_x86.OpAccess, iced_x86.OpAccess
+    R = iced_x86.OpAccess
     for u in info.used_registers():
         full = full_register(u.register)
         if u.access in (R.READ, R.READ_WRITE, R.COND_READ, R.READ_COND_WRITE):
             reads.add(full)
-        if u.access in (W.WRITE, W.READ_WRITE, W.COND_WRITE, W.READ_COND_WRITE):
+        if u.access in _WRITES:
             writes.add(full)
             if _merges(ins, u.register, dirty):
                 kept.add(full)
@@ -179,26 +183,70 @@ def _source_latencies(ins: iced_x86.Instruction, by_source: dict) -> dict[int, f
     return out
 
 
+def _memory(ins: iced_x86.Instruction, factory, changed: set[int]) -> tuple[list, list]:
+    """(locations read, locations written): (address expression, first byte, end) of the memory
+    operands whose address registers the block never writes (``changed``: those it does), so
+    that they name one place in every iteration; a LEA reads no memory."""
+    reads, writes = [], []
+    if _mnemonic(ins) == "LEA":
+        return reads, writes
+    for m in factory.info(ins).used_memory():
+        regs = {full_register(r) for r in (m.base, m.index) if r not in (iced_x86.Register.NONE,
+                                                                          iced_x86.Register.RIP)}
+        if regs & changed:
+            continue
+        size = iced_x86.MemorySizeExt.size(m.memory_size) or 1
+        loc = ((m.segment, m.base, m.index, m.scale), m.displacement_i64, m.displacement_i64 + size)
+        if m.access in _WRITES:
+            writes.append(loc)
+        if m.access not in (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.COND_WRITE, iced_x86.OpAccess.NO_MEM_ACCESS):
+            reads.append(loc)
+    return reads, writes
+
+
+def _overlaps(a, b) -> bool:
+    return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+
+
 def chain_bound(instructions: list[iced_x86.Instruction], latency: list) -> float:
-    """Cycles per iteration the loop-carried register/flag chains allow (``latency``: cycles per
-    instruction, or (cycles, cycles from the address registers[, cycles by source operand]))."""
+    """Cycles per iteration the loop-carried register, flag and memory chains allow (``latency``:
+    cycles per instruction, or (cycles, cycles from the address registers[, cycles by source
+    operand, "mem" for the memory operand])).
+
+    Through memory: a store of one address expression makes its data ready there its latency
+    after the data (a read-modify-write form: when its result is), and a later load that
+    overlaps it, in the iteration or the next, waits that time plus the load's latency from
+    memory; cyclebench inst measures the two as halves of a store-and-load round trip (Zen 4:
+    ``movsd [m], xmm0`` 4.5 and ``addsd xmm0, [m]`` 7.5, a loop of the two 12.0 cycles;
+    ``mov [m], rax`` and ``mov rax, [m]`` 0.5 each, memory renamed).  With no such figure the
+    load waits its latency from the address registers (a load-to-use time).  Stores and loads
+    through different expressions (another base register, or one the block changes) are taken
+    for distinct."""
     factory = iced_x86.InstructionInfoFactory()
     dirty = dirty_upper(instructions)
     access = [_access(ins, factory, dirty) for ins in instructions]
+    changed = set().union(*(w for _, _, w, _ in access))
+    memory = [_memory(ins, factory, changed) for ins in instructions]
     steps = []
     for ins, lat in zip(instructions, latency):
         lat = lat if isinstance(lat, tuple) else (lat, lat)
-        steps.append((lat[0], lat[1], _source_latencies(ins, lat[2]) if len(lat) > 2 else {}))
+        by = lat[2] if len(lat) > 2 else {}
+        steps.append((lat[0], lat[1], _source_latencies(ins, by), by.get("mem", lat[1])))
     ready: dict[int, float] = {}
+    stored: list[tuple[tuple, float]] = []        # (location, when its data is ready)
     marks = []
     for _ in range(ITERATIONS):
-        for (reads, addr, writes, kept), (lat, via_addr, by_reg) in zip(access, steps):
+        for (reads, addr, writes, kept), (loads, stores), (lat, via_addr, by_reg, via_mem) in zip(access, memory, steps):
             done = max([ready.get(r, 0.0) + by_reg.get(r, lat) for r in reads]
                        + [ready.get(r, 0.0) + via_addr for r in addr]
+                       + [t + via_mem for loc in loads for where, t in stored if _overlaps(loc, where)]
                        + [ready.get(r, 0.0) + MERGE for r in kept] + [lat])
             for w in writes:
                 ready[w] = done
-        marks.append(max(ready.values(), default=0.0))
+            for loc in stores:
+                stored = [(w, t) for w, t in stored if not _overlaps(loc, w)]
+                stored.append((loc, done))
+        marks.append(max([*ready.values(), *(t for _, t in stored)], default=0.0))
     half = ITERATIONS // 2
     return (marks[-1] - marks[half - 1]) / (ITERATIONS - half)
 
@@ -235,6 +283,15 @@ def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], mode
     return total
 
 
+def _bypassing(counts: dict[str, int], model: Model) -> int:
+    """Instances of forms that pass the front end on another path and that the model charges
+    for it: forms that use no resource and run alone faster than the front end could pass them
+    (infer's rule, Zen 4's long NOPs), where the model names no front-end share of their own."""
+    return sum(n for f, n in counts.items()
+               if FRONT_END not in model.usage[f] and not model.used(f)
+               and model.alone.get(f, math.inf) < FASTER / model.width)
+
+
 def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None,
             latencies: dict[str, float] | None = None, latency_source: str = "published") -> Prediction:
     """The prediction for one block (see the module docstring)."""
@@ -254,7 +311,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     if counts:
         loads = model.loads(counts)
         if model.width:
-            loads[FRONT_END] += (len(unknown) + front_only) / model.width
+            loads[FRONT_END] += (len(unknown) + front_only - _bypassing(counts, model)) / model.width
         lines = store_lines(instructions, forms, model)
         if lines:
             loads[STORE_LINES] = lines
