@@ -174,7 +174,8 @@ def main():
     print(f"model: {len(forms)} forms, {len(model.resources)} resources + front end (width {model.width}), "
           f"{report['measurements_per_form']} measurements per form, {report['readings']} readings")
     mapped = resource_ports(report["blockers"], ports, report["alone"], pumps, report.get("classes"))
-    comps = [c for c in (compare(f, model, mapped, ports.get(f, ""), pumps) for f in forms) if c]
+    units = set(report.get("slow_units") or ())
+    comps = [c for c in (compare(f, model, mapped, ports.get(f, ""), pumps, units) for f in forms) if c]
     agree = sum(c["agree"] for c in comps)
     print(f"port sets: {len(mapped)} of {len(model.resources)} resources mapped to published port sets "
           f"({', '.join(''.join(sorted(q)) for q, _ in mapped.values())})")
@@ -183,7 +184,8 @@ def main():
               f"of the studied forms that have one")
     for c in comps:
         if not c["agree"]:
-            print(f"  differs: {c['form']}: published {c['published']} -> {c['expected']}, inferred {c['inferred']}")
+            print(f"  differs: {c['form']}: published {c['published']} -> {c['expected']}, inferred {c['inferred']}"
+                  + (" (port part of a unit's form: sets compared)" if c.get("unit") else ""))
     unpublished = [f for f in forms if not ports.get(f)]
     print(f"  resources for {len(unpublished)} forms with no published ports (e.g. Zen's integer pipes)")
     rng = random.Random(args.seed)

@@ -13,7 +13,8 @@ from cyclebench.instructions.ports import infer as infer_mod
 from cyclebench.instructions.ports.blocks import ALIAS, basic_blocks, random_blocks, rebase
 from cyclebench.instructions.ports.infer import Inference, pair, ratios, units
 from cyclebench.instructions.ports.model import FRONT_END, Mix, Model, solve
-from cyclebench.instructions.ports.portsets import compare, port_set, uops_of, pumping, resource_ports, width
+from cyclebench.instructions.ports.portsets import (compare, port_part, port_set, pumping, resource_ports, seen,
+                                                     uops_of, width)
 from cyclebench.instructions.ports.predict import chain_bound, decode, predict
 from cyclebench.instructions.ports.run import load, store
 
@@ -65,7 +66,8 @@ def test_port_sets_of_the_fabricated_cpu_agree():
         assert mapped                                   # the blockers' bottlenecks are named
         for r in report["slow_units"]:
             assert r not in mapped                      # the divider is no published port set
-        agree += [r["agree"] for r in (compare(f, model, mapped, published[f], pumps) for f in UOPS) if r]
+        units_ = report["slow_units"]
+        agree += [r["agree"] for r in (compare(f, model, mapped, published[f], pumps, units_) for f in UOPS) if r]
     assert len(agree) >= 6 * (len(UOPS) - 2)
     assert sum(agree) >= 0.9 * len(agree)
 
@@ -144,6 +146,34 @@ def test_a_blocker_the_column_leaves_out_maps_through_its_class():
     mapped = resource_ports(blockers, published, alone, classes={"pand": "vpand_evex"})
     assert mapped == {"R0": (frozenset({"F0", "F1", "F2", "F3"}), 4.0), "R1": (frozenset({"F2", "F3"}), 2.0)}
     assert "R0" not in resource_ports(blockers, published, alone)
+
+
+def test_a_units_form_is_compared_by_its_port_part():
+    # a divide crowds the F01 pipes (their write-back, its scheduler entries) by more than one
+    # µop's worth while it holds the divider: the set it issues to is read, not a count
+    f01, f23, f0123 = (frozenset(p) for p in (("F0", "F1"), ("F2", "F3"), ("F0", "F1", "F2", "F3")))
+    mapped = {"R0": (f01, 2.0), "R1": (f23, 2.0), "R3": (f0123, 4.0)}
+    usage = {"R0": 1.25, "R1": 0.1, "R3": 0.6, "U": 5.0}
+    assert port_part(usage, mapped) == {f01: 1}
+    assert port_part({"R0": 0.02, "U": 5.0}, mapped) == {}
+    model = Model(["R0", "R1", "R3", "U"], {"fdiv": usage}, 6)
+    assert not compare("fdiv", model, mapped, "1*F01")["agree"]         # read as µops: 2 on F01
+    got = compare("fdiv", model, mapped, "1*F01", units={"U"})
+    assert got["agree"] and got["unit"] and got["inferred"] == {"F0F1": 1, "F0F1F2F3": 1}
+    assert not compare("fdiv", model, mapped, "1*F23", units={"U"})["agree"]
+
+
+def test_a_port_set_probed_twice_reads_the_cleanest_probe_the_form_uses():
+    # a 512-bit form and a register form both probe F12: a form is read through the register one,
+    # and through the other where it was never mixed with the first (a usage of nought)
+    published = {"vperm_z (ZMM, ZMM)": "1*F12", "vpmov (XMM, YMM)": "1*F12", "fadd (XMM)": "1*F23"}
+    blockers = {"R0": "vperm_z (ZMM, ZMM)", "R1": "vpmov (XMM, YMM)", "R2": "fadd (XMM)"}
+    alone = {"vperm_z (ZMM, ZMM)": 1.0, "vpmov (XMM, YMM)": 0.5, "fadd (XMM)": 0.5}
+    mapped = resource_ports(blockers, published, alone, {"ZMM": 2})
+    f12 = frozenset({"F1", "F2"})
+    assert list(mapped) == ["R1", "R2", "R0"] and mapped["R0"][0] == mapped["R1"][0] == f12
+    assert seen({"R0": 1.0, "R1": 0.5}, mapped)[f12] == pytest.approx(1.0)     # R1: one µop
+    assert seen({"R0": 1.0, "R1": 0.0}, mapped)[f12] == pytest.approx(2.0)     # R0: two pumped
 
 
 def test_units_and_ratios():
@@ -434,3 +464,34 @@ def test_show_names_the_units_and_the_store_lines(tmp_path, capsys):
     assert "R0: the bottleneck of MOV (M64, R64)" in out
     assert "R1: a unit no blocker probes, held by DIVSS (XMM, XMM)" in out
     assert "stores to distinct cache lines: MOV (M64, R64) 1.00" in out
+
+
+def test_mixed_forms_get_the_registers_they_can_reach():
+    from cyclebench.instructions.catalogue import Catalogue
+    from cyclebench.instructions.operands import register_name
+    from cyclebench.instructions.ports.mixes import NotMixable, mix_code, shares
+    cat = Catalogue.load()
+    sse, evex, zmm, gpr = (cat.get(n) for n in ("MULSS (XMM, XMM)", "VPMAXSB_EVEX (XMM, XMM, XMM)",
+                                                  "VFMADD132PD_Z (ZMM, K, ZMM, ZMM)", "ADD_01 (R64, R64)"))
+    a, b = (sorted(int(register_name(r)[3:]) for r in x) for x in shares(sse, evex))
+    # the EVEX form takes XMM16-31 and, of the 16 both reach, one per register operand (its first
+    # instance picks from the first 16); the legacy form keeps the rest
+    assert set(range(16, 32)) <= set(b) and len(b) == 16 + 3 and sorted(a + b) == list(range(32))
+    a, b = shares(sse, cat.get("ADDSS (XMM, XMM)"))
+    assert len(a) == len(b) == 8 and not a & b                 # a family both reach: halves
+    a, b = shares(gpr, sse)
+    assert len(b) == 16 and len(a) == 12                       # a family one form uses is all its own
+    with pytest.raises(NotMixable, match="upper vector state"):
+        mix_code({sse.name: sse, zmm.name: zmm}, {sse.name: 1, zmm.name: 1})
+    code, _, _ = mix_code({sse.name: sse, evex.name: evex}, {sse.name: 2, evex.name: 1})
+    assert len({ln.split()[-2] for ln in code if "mulss" in ln}) == 12      # 12 written (7 with halves)
+
+
+def test_a_published_draw_takes_only_forms_with_ports():
+    from cyclebench.instructions.catalogue import Catalogue
+    from cyclebench.instructions.ports.run import sample
+    cat = Catalogue.load()
+    named = {"VADDPS (XMM, XMM, XMM)", "PXOR (XMM, XMM)"}
+    forms = sample(cat, 5, seed=2, among=lambda f: f.name in named)
+    assert sorted(forms) == sorted(named)                     # no more than the predicate allows
+    assert len(sample(cat, 6, seed=2)) == 6

@@ -19,6 +19,9 @@ def add_parser(sub):
                   "  cyclebench ports --show ports.jsonl")
     p.add_argument("forms", nargs="*", metavar="FORM", help="forms to include (uops.info names)")
     p.add_argument("--sample", type=int, default=0, metavar="N", help="add N mixable forms drawn at random")
+    p.add_argument("--published", action="store_true",
+                   help="draw --sample only among forms this CPU's published column gives ports for\n"
+                        "(to check the inferred port sets against it)")
     p.add_argument("--seed", type=int, default=1, help="seed of --sample and of the blocker order (default 1)")
     f = p.add_mutually_exclusive_group(required=True)
     f.add_argument("--results", type=Path, metavar="FILE", help="a new results file")
@@ -39,7 +42,8 @@ def run(args) -> int:
             raise UsageError("no forms to study", "name forms, or give --sample N")
         from ..instructions.catalogue import Catalogue
         cat = Catalogue.load()
-        forms = ports_run.sample(cat, args.sample, args.seed, args.forms)
+        among = ports_run.with_ports(cat) if args.published else None
+        forms = ports_run.sample(cat, args.sample, args.seed, args.forms, among)
         model, report = ports_run.infer(forms, args.resume or args.results, resume=args.resume is not None,
                                         seed=args.seed, catalogue=cat,
                                         log=lambda m: print(f"note: {m}", file=sys.stderr))

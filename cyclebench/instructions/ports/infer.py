@@ -4,7 +4,8 @@
 2. **Blockers** (chosen by rule, never by name), so that every interference class among the
    candidates is covered: candidates are the forms whose throughput is the reciprocal of a small
    integer (1, 1/2, 1/3, 1/4 cycles: k identical units busy), register-only forms first (each
-   probes one pipe class; a memory form probes a load port and a pipe at once).  Each is paired
+   probes one pipe class; a memory form probes a load port and a pipe at once), and among them
+   those that mix with every form (mixes.py refuses a legacy-SSE form beside a wide one).  Each is paired
    with the kept blockers of its own k, the largest class first, in the ratio that makes both
    take the same time alone (Palmed's "quadratic" benchmark).  It joins the first class whose
    blocker it adds up with (the two compete for one resource); one that adds up with none is a
@@ -64,6 +65,7 @@ UNEXPLAINED = 0.6          # ... and no resource takes this share of the time: a
 SHARED = 0.5               # a slow form that takes this share of its time from a unit shares it
 LOADS = 0.1                # cycles: a blocker usage that makes a resource a candidate bottleneck of its mixes
 MAX_PAIR = 8               # instances per form in a slow pair
+NARROWER = 10.0            # price factor of a wider blocker's use of a narrower one's resource
 
 
 def key(counts: dict[str, int]) -> str:
@@ -80,6 +82,7 @@ class Inference:
     line_readings: dict[str, dict] = field(default_factory=dict)
     measured: int = 0              # readings made in this run (not read back)
     log: Callable[[str], None] = lambda msg: None
+    mixes_with_all: Callable[[str], bool] = lambda form: True   # a form every other form mixes with
 
     def load(self, records: list[dict]) -> None:
         for rec in records:
@@ -135,7 +138,9 @@ class Inference:
         the order: no class is left out for want of a turn."""
         cands = [f for f, t in alone.items() if units(t)]
         random.Random(seed).shuffle(cands)
-        cands.sort(key=lambda f: bool(MEMORY.search(f)))
+        # register-only forms first, and among them those every form mixes with (not a legacy-SSE
+        # form, nor one with 256- or 512-bit registers: the two do not mix)
+        cands.sort(key=lambda f: (bool(MEMORY.search(f)), not self.mixes_with_all(f)))
         kept: list[str] = []
         classes: dict[str, str] = {}
         unions: set[str] = set()
@@ -229,12 +234,16 @@ class Inference:
             if f in base:
                 continue
             ms = [m for m in self.mixes(blockers + [f], alone) if f in m.counts]
-            binding = [{r for g in m.counts if g != f for r, v in base[g].items() if v >= LOADS} or None for m in ms]
+            # only the resources whose blocker the form was measured with: of the others (a pair
+            # that cannot be mixed) no reading tells anything
+            probed = [r for r, b in zip(resources, blockers) if any(b in m.counts for m in ms)]
+            binding = [{r for g in m.counts if g != f for r, v in base[g].items() if v >= LOADS and r in probed}
+                       or None for m in ms]
             try:
-                u, misfits[f] = solve(ms, resources, [f], known=base, width=width, floors=alone, binding=binding)
+                u, misfits[f] = solve(ms, probed, [f], known=base, width=width, floors=alone, binding=binding)
             except RuntimeError:
                 continue
-            model.usage.update(u)
+            model.usage[f] = {r: u[f].get(r, 0.0) for r in resources}
         # the front end: the most a mix of forms that use some resource passed per cycle; a form
         # that uses none and runs alone faster than that (Zen's NOPs) passes it on another path
         busy = [f for f in model.usage if model.used(f)]
@@ -264,9 +273,15 @@ class Inference:
         for i, (a, ra) in enumerate(zip(blockers, resources)):
             for b, rb in zip(blockers[i + 1:], resources[i + 1:]):
                 ms = [m for m in self.mixes([a, b], alone) if len(m.counts) == 2]
+                # a µop that may go to more units never needs the narrower resource (a logic op on
+                # four FP pipes leaves an FP23 add its two), while the narrow µop loads the wide
+                # resource: where a mix allows either reading, the wide blocker's use of the
+                # narrow one is the dearer
+                ka, kb = units(alone[a]) or 0, units(alone[b]) or 0
+                price = {(a, rb): NARROWER} if ka > kb else {(b, ra): NARROWER} if kb > ka else None
                 try:
                     u, _ = solve(ms, [ra, rb], [a, b], fixed={(a, ra): alone[a], (b, rb): alone[b]},
-                                 width=width, floors=alone)
+                                 width=width, floors=alone, price=price)
                 except RuntimeError:
                     continue
                 usage[a][rb], usage[b][ra] = u[a][rb], u[b][ra]

@@ -21,7 +21,7 @@ import iced_x86
 from ...errors import CycleBenchError
 from ..forms import Form
 from ..instantiate import independent_copies, instantiate, verified
-from ..operands import NEVER_PICK, POOLS, full_register
+from ..operands import EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, full_register
 from ..session import Session, form_init
 
 MIN_INSTANCES = 16
@@ -29,38 +29,96 @@ MIN_COPIES = 8                # of each form: its copies take their registers fr
 MAX_INSTANCES = 8 * 48
 LINE = 64                     # bytes: a cache line
 SECOND_AREA = 0x2140          # bytes from the first form's addresses; not a multiple of 4 KiB
-_HALVES: tuple[frozenset, frozenset] | None = None
 
 
 class NotMixable(CycleBenchError):
     exit_code = 2
 
 
-def _halves() -> tuple[frozenset, frozenset]:
-    """Every pickable full register, split in two by its place in its pool."""
-    global _HALVES
-    if _HALVES is None:
-        even, odd = set(), set()
-        for pool in POOLS.values():
-            for i, r in enumerate(pool):
-                full = full_register(r)
-                if full in NEVER_PICK:
-                    continue
-                (even if i % 2 == 0 else odd).add(full)
-        odd -= even            # a register even in one pool stays with the first half
-        _HALVES = (frozenset(even), frozenset(odd))
-    return _HALVES
+def _family_of() -> dict[int, str]:
+    """Full register -> its family (GPR, VEC, K, MM...): registers that alias across widths."""
+    out = {}
+    for cls, pool in POOLS.items():
+        for r in pool + EVEX_EXTRA.get(cls, ()):
+            out.setdefault(full_register(r), FAMILY.get(cls, cls))
+    return out
+
+
+def _reach(form: Form) -> list[int]:
+    """The full registers a form's copies may pick, in pool order (EVEX forms: the upper 16 too)."""
+    out = []
+    for op in form.operands:
+        if op.kind != "reg" or op.fixed or op.is_mask or op.cls not in POOLS:
+            continue
+        pool = POOLS[op.cls] + (EVEX_EXTRA.get(op.cls, ()) if form.encoding in ("EVEX", "MVEX") else ())
+        out += [f for f in map(full_register, pool) if f not in NEVER_PICK and f not in out]
+    return out
+
+
+def shares(a: Form, b: Form) -> tuple[frozenset, frozenset]:
+    """The registers each of two mixed forms may pick.  A register only one of them can reach is
+    its own (a legacy-SSE form beside an EVEX one keeps XMM0-15, the EVEX form takes XMM16-31; a
+    family only one form uses is all its own); the ones both reach are dealt one at a time, in
+    pool order, to the form that has fewer of that family so far.  The fewer registers a form's
+    copies rotate through, the longer the chain each register carries through an iteration (most
+    forms read their destination): with half of 16 XMM registers, a 3-cycle form at 2 a cycle
+    runs at 86% of its chain bound, and its mixes read slow."""
+    fam = _family_of()
+    ra = [r for r in _reach(a) if r not in _own_fixed(b)]
+    rb = [r for r in _reach(b) if r not in _own_fixed(a)]
+    got: tuple[set, set] = ({r for r in ra if r not in rb}, {r for r in rb if r not in ra})
+    count: list[dict] = [{}, {}]
+    for side, regs in enumerate(got):
+        for r in regs:
+            count[side][fam.get(r)] = count[side].get(fam.get(r), 0) + 1
+    # a form's first instance picks its registers from the first 16 of a pool: each side first
+    # gets as many of the shared ones as it has register operands
+    need = [_operands(a), _operands(b)]
+    for r in (r for r in ra if r in rb):
+        f = fam.get(r)
+        want = [need[0].get(f, 0) > 0, need[1].get(f, 0) > 0]
+        if want[0] != want[1]:
+            side = 0 if want[0] else 1
+        else:
+            side = 0 if count[0].get(f, 0) <= count[1].get(f, 0) else 1
+        need[side][f] = need[side].get(f, 0) - 1
+        got[side].add(r)
+        count[side][f] = count[side].get(f, 0) + 1
+    return frozenset(got[0]), frozenset(got[1])
+
+
+def _operands(form: Form) -> dict[str, int]:
+    """Family -> how many register operands the form picks."""
+    out: dict[str, int] = {}
+    for op in form.operands:
+        if op.kind == "reg" and not op.fixed and not op.is_mask and op.cls in POOLS:
+            f = FAMILY.get(op.cls, op.cls)
+            out[f] = out.get(f, 0) + 1
+    return out
 
 
 def _own_fixed(form: Form) -> set[int]:
-    """Registers a form names itself (implicit, fixed explicit): the other form must not pick them."""
-    out = set()
+    """Registers a form names itself (implicit, fixed explicit, its write mask K1): the other form
+    must not pick them."""
+    out = {full_register(iced_x86.Register.K1)} if form.mask else set()
     for name in [i.register for i in form.implicit] + [op.fixed for op in form.operands if op.kind == "reg" and op.fixed]:
         try:
             out.add(full_register(getattr(iced_x86.Register, name.upper())))
         except (AttributeError, TypeError):
             pass
     return out
+
+
+def legacy_sse(form: Form) -> bool:
+    """A legacy-encoded form that writes an XMM register: the write keeps the register's upper
+    bits, so beside 256- or 512-bit work it waits for them (the upper vector state)."""
+    return form.encoding == "LEGACY" and any(op.kind == "reg" and op.cls == "XMM" and op.write
+                                            for op in form.operands)
+
+
+def wide(form: Form) -> bool:
+    """A form that names a 256- or 512-bit register (leaves upper vector state behind)."""
+    return any(op.kind == "reg" and op.cls in ("YMM", "ZMM") for op in form.operands)
 
 
 def mixable(form: Form) -> str | None:
@@ -109,14 +167,20 @@ def mix_code(forms: dict[str, Form], counts: dict[str, int], lines: bool = False
     if u * sum(counts.values()) > MAX_INSTANCES:
         raise NotMixable(f"the mix needs {u * sum(counts.values())} instructions (at most {MAX_INSTANCES})",
                          "use a smaller ratio")
-    halves = _halves()
+    own = ()
+    if len(names) == 2:
+        a, b = forms[names[0]], forms[names[1]]
+        if (legacy_sse(a) and wide(b)) or (legacy_sse(b) and wide(a)):
+            raise NotMixable("a legacy-SSE form beside a 256- or 512-bit one waits for the upper vector state",
+                             "such a mix measures that wait, not shared resources")
+        own = shares(a, b)
     copies, init = {}, []
     for i, name in enumerate(names):
         form = forms[name]
         avoid = set()
         if len(names) == 2:
             other = forms[names[1 - i]]
-            avoid = set(halves[1 - i]) | _own_fixed(other)
+            avoid = (set(_reach(other)) - own[i]) | _own_fixed(other)
         cps = independent_copies(form, u * counts[name], avoid=tuple(avoid))
         instances = cps.instances
         if lines and form.memory_operand is not None and form.memory_operand.kind == "mem":

@@ -83,7 +83,8 @@ class Model:
 def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
           known: dict[str, dict[str, float]] | None = None, fixed: dict[tuple[str, str], float] | None = None,
           width: int | None = None, floors: dict[str, float] | None = None,
-          binding: list[set[str] | None] | None = None, time_limit: float = 0.5) -> tuple[dict[str, dict[str, float]], float]:
+          binding: list[set[str] | None] | None = None, time_limit: float = 0.5,
+          price: dict[tuple[str, str], float] | None = None) -> tuple[dict[str, dict[str, float]], float]:
     """Usages of the ``unknown`` forms over ``resources`` that best explain ``mixes``.
 
     ``known``: usages of other forms in the mixes (constants); ``fixed``: (form, resource) ->
@@ -95,7 +96,9 @@ def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
     explain the mixes equally well the sparsest wins (a small price on usage), so a form gets no
     usage that no mix asks for.  ``binding`` (per mix, optional): the one resource that may reach
     the mix's time besides the bounds (the blocker's own, in a form-and-blocker mix), which keeps
-    the problem to two choices per mix.  Returns (usages, mean relative misfit of the mixes)."""
+    the problem to two choices per mix.  ``price`` ((form, resource) -> a factor, optional) makes
+    some usages dearer than others: of two explanations the cheaper stands.  Returns (usages, mean
+    relative misfit of the mixes)."""
     known = known or {}
     fixed = fixed or {}
     floors = floors or {}
@@ -109,6 +112,9 @@ def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
     so, su, zb = nu, nu + M, nu + 2 * M
     c = np.zeros(n)
     c[:nu] = USAGE_PRICE
+    for key, factor in (price or {}).items():
+        if key in var:
+            c[var[key]] *= factor
     c[so:so + 2 * M] = 1.0
     lo, hi = np.zeros(n), np.full(n, np.inf)
     hi[zb:] = 1.0

@@ -10,6 +10,9 @@ leaves the resource unmapped).  The comparison is then made in µops per mapped 
 
 A form agrees when the two counts match on every mapped resource.  Forms with no published
 ports (Zen's integer pipes) are not compared: their resources are the only ones there are.
+Several resources may map to one port set (probes that cannot be mixed with each other); a form
+reads the set through the cleanest of them it uses (:func:`seen`).  A form that holds a unit no
+blocker probes (a divider) is compared by its port part, the sets it issues to (:func:`port_part`).
 
 Two rules read from the published table itself, never from a list of forms:
 
@@ -19,8 +22,9 @@ Two rules read from the published table itself, never from a list of forms:
   of the one computed from its ports.  The multiple per register width is the median ratio of the
   measured to the computed throughput over the table's register-only forms of that width; a
   form's published µops count that many times (:func:`scale`).
-* **Slow units**: a resource whose blocker takes more than twice the time its published ports
-  account for is held by a unit the ports column does not name (a divider); it maps to no port set.
+* **Slow units**: a resource whose blocker takes more than UNNAMED times the time its published
+  ports account for is held by something the ports column does not name (a divider, the load of
+  a memory form); it maps to no port set.
 """
 from __future__ import annotations
 
@@ -29,11 +33,12 @@ import re
 import statistics
 
 from ..published import Published, parse_ports
+from .infer import MEMORY
 from .model import Model
 
 WIDTHS = ("ZMM", "YMM", "XMM")
 MAX_UOPS = 4         # µops a form is read as, at most (a 512-bit form's pumped halves count)
-UNNAMED = 1.5        # a blocker this many times slower than its published ports has another bottleneck
+UNNAMED = 1.25       # a blocker this many times slower than its published ports has another bottleneck
 
 def port_set(term: str) -> frozenset[str]:
     """``FP0123`` -> {FP0, FP1, FP2, FP3}; ``p0156`` -> {p0, p1, p5, p6}."""
@@ -90,7 +95,10 @@ def resource_ports(blockers: dict[str, str], published: dict[str, str], alone: d
             if got:
                 out[r] = got
                 break
-    return out
+    # the cleanest probes first (register-only before memory, which also holds a load; unpumped
+    # before pumped): where several resources map to one set, :func:`seen` reads the first
+    rank = {r: (bool(MEMORY.search(blockers[r])), scale(blockers[r], pumps)) for r in out}
+    return {r: out[r] for r in sorted(out, key=rank.get)}
 
 
 def _bottleneck(form: str, published: dict[str, str], alone: dict[str, float] | None,
@@ -110,23 +118,52 @@ def _bottleneck(form: str, published: dict[str, str], alone: dict[str, float] | 
 
 
 def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], float]], ports_text: str,
-            pumps: dict[str, int] | None = None) -> dict | None:
+            pumps: dict[str, int] | None = None, units=()) -> dict | None:
     """The comparison of one form in µops per published port set (None: no published ports, or
     nothing mapped).  The form's usages are read as µops (:func:`uops_of`), and each mapped port
     set counts the µops that fit inside it, as the published side counts its own.  Published µops
-    count as many times as the form's register width is pumped."""
+    count as many times as the form's register width is pumped.
+
+    A form that holds a unit (``units``: the resources of units no blocker probes, a divider) is
+    compared by its port part only (:func:`port_part`): the port sets it issues to, not a count."""
     ts = terms(ports_text or "")
     if not ts or not mapped or form not in model.usage:
         return None
     sets = {"".join(sorted(q)): q for q, _ in mapped.values()}
-    uops = uops_of(model.usage[form], mapped)
+    unit = any(r in model.used(form) for r in units)
+    uops = port_part(model.usage[form], mapped) if unit else uops_of(model.usage[form], mapped)
     inferred = {k: sum(n for p, n in uops.items() if p <= q) for k, q in sets.items()}
     expected = {k: sum(n for p, n in ts if p <= q) * scale(form, pumps) for k, q in sets.items()}
     inferred = {k: v for k, v in inferred.items() if v}
     expected = {k: v for k, v in expected.items() if v}
-    return {"form": form, "published": ports_text, "agree": inferred == expected,
+    agree = set(inferred) == set(expected) if unit else inferred == expected
+    return {"form": form, "published": ports_text, "agree": agree, "unit": unit,
             "inferred": inferred, "expected": expected,
             "uops": {"".join(sorted(p)): n for p, n in uops.items()}}
+
+
+def seen(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]]) -> dict[frozenset[str], float]:
+    """µops a form's usages put on each mapped port set.  Several resources may probe one set (a
+    256-bit logic op and a legacy-SSE one both FP0123: the two do not mix, so each probes the forms
+    the other cannot); the set reads the first of them (in ``mapped``'s order, the cleanest probe
+    first) that the form uses at all."""
+    out: dict[frozenset[str], float] = {}
+    for r, (q, per) in mapped.items():
+        if not out.get(q):
+            out[q] = usage.get(r, 0.0) * per
+    return out
+
+
+def port_part(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]]) -> dict[frozenset[str], int]:
+    """The port part of a form that holds a unit: one µop on the port set it crowds most (the
+    largest load per port of the mapped resources), none when it crowds none by a tenth of a µop.
+    A divider is a unit behind a pipe: its form issues there and then holds the unit for cycles,
+    and the time its mixes with that pipe's blocker lose is the unit's hold on the pipe (its
+    results' write-back, its scheduler entries), not a count of µops; so the set is read, not the
+    count (uops.info, with counters, counts the µops: Zen 4's DIVSD one on FP01)."""
+    load = {q: v / len(q) for q, v in seen(usage, mapped).items()}
+    q = max(load, key=lambda q: (load[q], -len(q)), default=None)
+    return {q: 1} if q is not None and load[q] * len(q) >= 0.1 else {}
 
 
 def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]]) -> dict[frozenset[str], int]:
@@ -137,7 +174,7 @@ def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], flo
     answer alone.  Between fits equal to a tenth of a µop squared, the µops on the narrower port
     sets stand: a narrow resource's usage is seen directly, while a wide one's may be left short
     by the solve (the sparsest usages, where another resource explained a mix)."""
-    res = [(q, usage.get(r, 0.0) * per) for r, (q, per) in mapped.items()]
+    res = list(seen(usage, mapped).items())
     kinds = sorted({q for q, _ in res}, key=lambda q: (len(q), sorted(q)))
     best, best_key = {}, (round(sum(v * v for _, v in res), 1), 0)
     for size in range(1, MAX_UOPS + 1):

@@ -16,7 +16,7 @@ from ...study.store import ResultsStore
 from ..catalogue import Catalogue
 from ..session import Session
 from .infer import KIND, SCHEMA_VERSION, Inference
-from .mixes import measure_mix, mixable
+from .mixes import legacy_sse, measure_mix, mixable, wide
 from .model import Model
 
 
@@ -37,8 +37,10 @@ def store(path: Path) -> ResultsStore:
     return ResultsStore(path, KIND, SCHEMA_VERSION, check_record=_check)
 
 
-def sample(catalogue: Catalogue, n: int, seed: int = 0, names: list[str] = ()) -> list[str]:
-    """``names`` (checked) plus ``n`` mixable forms drawn at random (half of them legacy-encoded)."""
+def sample(catalogue: Catalogue, n: int, seed: int = 0, names: list[str] = (), among=None) -> list[str]:
+    """``names`` (checked) plus ``n`` mixable forms drawn at random (half of them legacy-encoded).
+    ``among`` (a predicate on a form, optional): draw only forms it accepts, legacy or not (the
+    forms a published ports column covers, to check the inferred port sets against it)."""
     out = []
     for name in names:
         f = catalogue.get(name)
@@ -50,6 +52,8 @@ def sample(catalogue: Catalogue, n: int, seed: int = 0, names: list[str] = ()) -
         out.append(f.name)
     pool = [f for f in catalogue.offered() if f.name not in out]
     random.Random(seed).shuffle(pool)
+    if among is not None:
+        return out + [f.name for f in pool if among(f) and mixable(f) is None][:n]
     # half general-purpose (legacy) forms, half the rest: the catalogue is mostly vector forms
     for legacy, share in ((True, n // 2), (False, n - n // 2)):
         got = 0
@@ -60,6 +64,19 @@ def sample(catalogue: Catalogue, n: int, seed: int = 0, names: list[str] = ()) -
                 out.append(f.name)
                 got += 1
     return out
+
+
+def with_ports(catalogue: Catalogue):
+    """A predicate: the form has a ports figure in this CPU's published column (refused when the
+    CPU has no column of its own)."""
+    from ..published import read_csv
+    from ..reference import resolve_arch
+    from .portsets import published_for
+    col = resolve_arch("auto")
+    records = read_csv(str(col.path), collect=True)[0]
+    names = [f.name for f in catalogue.offered()]
+    has = {n for n, rec in published_for(names, records, catalogue).items() if rec.ports_text}
+    return lambda form: form.name in has
 
 
 def infer(forms: list[str], results: Path, resume: bool = False, seed: int = 0, session: Session | None = None,
@@ -76,7 +93,8 @@ def infer(forms: list[str], results: Path, resume: bool = False, seed: int = 0, 
     t0 = time.monotonic()
     with st:
         inf = Inference(lambda counts: measure_mix(session, by_name, counts).cycles, st.append, log=log,
-                        measure_lines=lambda f: measure_mix(session, by_name, {f: 1}, lines=True).cycles)
+                        measure_lines=lambda f: measure_mix(session, by_name, {f: 1}, lines=True).cycles,
+                        mixes_with_all=lambda f: not (legacy_sse(by_name[f]) or wide(by_name[f])))
         inf.load(records)
         stores = [f for f, form in by_name.items() if form.memory_operand is not None
                   and form.memory_operand.kind == "mem" and form.memory_operand.write]
