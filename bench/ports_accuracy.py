@@ -170,7 +170,8 @@ def main():
     lats, label = from_file(args.latencies or column.path, cat, forms)
     print(f"published column: {column.label}; a µop of a register width passes its pipe: "
           f"{', '.join(f'{w} {k}x' for w, k in sorted(pumps.items()))}")
-    print(f"latencies of the chain bound: {label}, {len(lats)} of {len(forms)} forms (others: 1 cycle)")
+    print(f"latencies of the chain bound: {label}, {len(set(lats) & set(forms))} of the model's {len(forms)} "
+          f"forms, {len(lats)} in all (others: 1 cycle)")
     print(f"model: {len(forms)} forms, {len(model.resources)} resources + front end (width {model.width}), "
           f"{report['measurements_per_form']} measurements per form, {report['readings']} readings")
     mapped = resource_ports(report["blockers"], ports, report["alone"], pumps, report.get("classes"))
