@@ -172,6 +172,9 @@ def notes(form, ins: iced_x86.Instruction | None) -> list[str]:
         what = "return address" if flow == F.RETURN else "target"
         out.append(f"its {what} is set before each copy (lea, and a store to memory), as uops.info "
                    "does: the figure includes that set-up")
+    if _frame_teardown(ins):
+        out.append("RBP set before each copy (uops.info's lea rbp, [r14], in the figure): no latency "
+                   "chain runs through RBP")
     if ins.is_string_instruction and not (ins.has_rep_prefix or ins.has_repne_prefix):
         out.append("RSI/RDI set back at every loop iteration; the copies chain through them")
     elif ins.stack_pointer_increment != 0 or iced_x86.OpCodeInfo(form.code).is_stack_instruction:
@@ -182,13 +185,16 @@ def notes(form, ins: iced_x86.Instruction | None) -> list[str]:
     return out
 
 
-def target_positions(form) -> set[int]:
-    """Operand positions of an indirect branch's target (set before each copy: no chain)."""
+def set_each_copy(form) -> tuple[set[int], set[str]]:
+    """(operand positions, implicit registers) the set-up writes before each copy, so that no
+    latency chain can run through them: an indirect branch's target, LEAVE's RBP."""
     ins = iced_x86.Instruction()
     ins.code = form.code
     if ins.flow_control in (iced_x86.FlowControl.INDIRECT_BRANCH, iced_x86.FlowControl.INDIRECT_CALL):
-        return {op.pos for op in form.operands if op.kind in ("reg", "mem")}
-    return set()
+        return {op.pos for op in form.operands if op.kind in ("reg", "mem")}, set()
+    if not form.build_error and _frame_teardown(ins):
+        return set(), {"rbp", "ebp", "bp"}
+    return set(), set()
 
 
 def _memory(text: str) -> str:

@@ -368,7 +368,8 @@ def latency_pairs(form: Form) -> list[LatencyPair]:
     ins_refs: list[tuple[Ref, object]] = []
     outs: list[tuple[Ref, object]] = []
     masks = vsib.mask_positions(form)    # set before each copy: no chain runs through it
-    masks |= flow.target_positions(form)  # an indirect branch's target: set before each copy too
+    set_positions, set_registers = flow.set_each_copy(form)    # an indirect branch's target...
+    masks |= set_positions
     gather = vsib.vsib_operand(form) is not None
     for op in form.operands:
         lab = f"op{op.pos} ({op.notation})"
@@ -386,6 +387,8 @@ def latency_pairs(form: Form) -> list[LatencyPair]:
             if op.kind == "mem" and op.write and not gather:
                 outs.append((Ref("mem", op.pos, label=f"mem op{op.pos} ({op.notation})"), None))
     for imp in form.implicit:
+        if imp.register in set_registers:
+            continue
         if imp.read:
             ins_refs.append((Ref("implicit", register=imp.register, label=imp.register), None))
         if imp.write:
