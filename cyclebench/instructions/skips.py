@@ -12,7 +12,10 @@ MPX hint NOP                  ``bnd*`` (MPX): without MPX they execute as hint N
                               would describe a NOP, not the instruction (only when the CPU lacks MPX)
 3DNow!                        3DNow! and 3DNow!+ (gone from AMD since family 15h, never on Intel)
 MVEX                          Knights Corner encodings
-control flow                  jmp, jcc, call, ret, loop*, jrcxz, far branches, xbegin/xend/xabort
+far branch                    jmp/call far, retf, jmpe: load CS (a code segment selector)
+16-bit branch                 near jmp/jcc/call/ret with a 66 prefix: AMD truncates the target
+                              to 16 bits (Intel ignores the prefix)
+transactional memory          xbegin, xend, xabort
 interrupt / exception         int, int1, int3, into, ud0/ud1/ud2, iret*, syscall, sysret,
                               sysenter, sysexit (iced FlowControl INTERRUPT / EXCEPTION)
 privileged                    everything iced marks ring-0 only: hlt, lgdt/lidt/lldt/ltr, wrmsr,
@@ -26,13 +29,10 @@ system entry / hypervisor     vmcall, vmmcall, vmfunc, enclu, getsec, rsm, ...
 waits                         monitor/mwait, monitorx/mwaitx, umonitor/umwait/tpause, hlt
 segment state                 writes to a segment register (mov sreg, pop sreg, lfs/lgs/lss) and
                               wrfsbase/wrgsbase (glibc keeps the thread pointer in FS.base)
-stack                         push, pop, call-free stack users (enter, leave, pushf, popf):
-                              each copy moves RSP; needs a stack-balancing harness (not yet)
-string                        movs, stos, lods, scas, cmps without REP: each copy advances
-                              RSI/RDI, so U x L copies walk out of the 1 MB areas. The REP forms
-                              run with RCX = 0 (no element, no address moves): their start-up
-                              cost, labelled data-dependent
-absolute address              mov al/ax/eax/rax <-> moffs64: no R14-relative form
+absolute address              mov al/ax/eax/rax <-> moffs64: the areas lie where mmap put them,
+                              unknown when the code is assembled; an address of the form's own
+                              choosing could be one of the runner's mappings, which a store
+                              would overwrite
 32-bit address                clzero eax (a32): the memory areas lie above 4 GiB
 AMD prefetch group            reserved-NOP 0F 0D /r with a register operand: #UD on AMD
 control-state loads           ldmxcsr, vldmxcsr, fldcw, fldenv, frstor, fxrstor*, xrstor*: loading
@@ -48,7 +48,10 @@ names the missing CPUID feature, or says "cannot tell whether this CPU supports 
 machine/features.py has no way to know.  Forms that need set-up to avoid faults are *not*
 skipped but carry it in their instantiation (instantiate.py): division (non-zero divisor), x87 (a filled register stack),
 MMX (emms afterwards), implicit-address instructions (clzero: RAX, xlat: RBX), write masks, gathers
-and scatters (a zero index vector, the mask set before each copy: vsib.py), REP string forms (RCX = 0).
+and scatters (a zero index vector, the mask set before each copy: vsib.py), REP string forms (RCX = 0),
+and (flow.py) near branches (to the next instruction, the condition set every loop iteration),
+indirect branches and returns (the target set before each copy), the stack and string forms
+without REP (RSP, RSI, RDI set back every loop iteration: measure(reset=...)).
 """
 from __future__ import annotations
 
