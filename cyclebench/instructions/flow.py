@@ -91,11 +91,11 @@ def _condition(mnemonic: str, ins: iced_x86.Instruction, taken: bool) -> list[st
     return []
 
 
-def setup(form, ins: iced_x86.Instruction, data: bytes, text: str, regs: dict[int, str],
+def setup(form, ins: iced_x86.Instruction, text: str, regs: dict[int, str],
           mnemonic: str) -> Setup | None:
-    """The set-up of ``form`` (an instance ``ins`` encoded as ``data`` with ``text``), or None
+    """The set-up of ``form`` (an instance ``ins`` with ``text`` and registers ``regs``), or None
     when the form needs none of it."""
-    s = _setup(form, ins, data, text, regs, mnemonic)
+    s = _setup(form, ins, text, regs, mnemonic)
     if s is not None and (ins.stack_pointer_increment != 0 or
                           iced_x86.OpCodeInfo(form.code).is_stack_instruction):
         # the stack engine tracks RSP: no zero idiom can break it, and none may (xor esp, esp)
@@ -103,7 +103,7 @@ def setup(form, ins: iced_x86.Instruction, data: bytes, text: str, regs: dict[in
     return s
 
 
-def _setup(form, ins, data, text, regs, mnemonic) -> Setup | None:
+def _setup(form, ins, text, regs, mnemonic) -> Setup | None:
     flow = ins.flow_control
     F = iced_x86.FlowControl
     stack = ins.stack_pointer_increment != 0 or iced_x86.OpCodeInfo(form.code).is_stack_instruction
@@ -135,7 +135,7 @@ def _setup(form, ins, data, text, regs, mnemonic) -> Setup | None:
 
 
 def _frame_teardown(ins: iced_x86.Instruction) -> bool:
-    """RSP loaded from RBP and RBP from the stack (LEAVE): no reset, [RBP] must hold RBP."""
+    """RSP loaded from RBP, RBP from the stack (LEAVE): RBP is set before each copy instead."""
     R, A = iced_x86.Register, iced_x86.OpAccess
     used = {(u.register, u.access) for u in iced_x86.InstructionInfoFactory().info(ins).used_registers()}
     return any(r == R.RSP and a == A.WRITE for r, a in used) and \

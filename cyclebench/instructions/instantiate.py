@@ -148,7 +148,7 @@ def instantiate(form: Form, regs: dict[int, int | str] | None = None,
     names = {p: register_name(r) for p, r in picked.items()}
     inst = Instance(form=form, text=text, encoding=data, init=init + vsib.init(form),
                     cleanup=cleanup, regs=names)
-    s = flow.setup(form, ins, data, text, names, form.code_name.split("_")[0])
+    s = flow.setup(form, ins, text, names, form.code_name.split("_")[0])
     if s is not None:
         inst.text, inst.via_bytes, inst.loop_init, inst.reset = s.text, s.via_bytes, s.loop_init, s.reset
         inst.chained = s.chained
