@@ -92,3 +92,10 @@ def test_the_new_forms_run_in_the_sandbox_and_give_a_figure(cat):
                  "LEAVE", "POPFQ", "PUSH (M64)", "STOSQ", "CMPSB", "LOOPNE (REL8)", "JRCXZ (REL8)"):
         doc = measure_throughput(session, cat.get(name))
         assert doc["error"] is None and doc["value"] is not None and doc["value"] > 0.1, (name, doc["error"])
+
+
+def test_a_reset_of_a_register_that_is_no_area_pointer_is_refused():
+    from cyclebench.errors import UsageError
+    from cyclebench.measurement.api import measure
+    with pytest.raises(UsageError, match="area registers"):
+        measure("push rax", reset=("rax",))
