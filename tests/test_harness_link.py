@@ -26,6 +26,7 @@ def _spec(code="add rax, rbx", **kw):
     _spec("vpaddd ymm0, ymm1, ymm2; jnz 1f; 1:", use_loop=False, avx512=True, avx512bw=True),
     _spec("nop", basic_mode=True, avx=False, one_time_init="mov rcx, 3", symbols=["malloc"]),
     _spec(".rept 3; imul rax, rax; .endr", drain_frontend=True, alignment_offset=5, avx512=True),
+    _spec("push rax", reset=("rsp",), loop_init=parse_part("loop_init", "push 0x8d5; popfq")),
 ])
 def test_the_spliced_harness_is_the_whole_source_assembled(fresh_assembler, spec):
     lines, origin = generate(spec)

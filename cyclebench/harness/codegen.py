@@ -5,6 +5,12 @@ code, reads the counters, runs late-init code and the unrolled (optionally loope
 the counters again and restores everything. Labels mark each user statement of the first copy so
 that a fault address maps back to the statement (see locate.py). Every name emitted here starts
 with ``cb_`` (snippet/checks.py RESERVED_PREFIX), which user code may not define.
+
+``reset`` names area registers (layout.REG_INIT) set back to their start at the head of every
+loop iteration, before the copies, and ``loop_init`` code runs after them: code that moves one
+with every copy (push, stos, call) then needs room for the copies of one iteration only (2U in
+B), whatever the loop count, and state the loop's own ``dec``/``jnz`` changes (the flags) is set
+for every iteration. A and B run the head equally often, so its cost drops out of B - A.
 """
 from __future__ import annotations
 
@@ -70,6 +76,8 @@ class HarnessSpec:
     avx: bool = True
     avx512: bool = False              # AVX-512 F+VL: XMM16-31 and k1-k7 are set too
     avx512bw: bool = False            # 64-bit masks
+    reset: tuple[str, ...] = ()       # area registers set back every loop iteration
+    loop_init: CodePart = dfield(default_factory=lambda: CodePart("loop_init"))
 
 
 class _Emitter:
@@ -154,7 +162,7 @@ def _epilogue(e: _Emitter, avx: bool):
 
 
 def _run_function(e: _Emitter, fn: str, spec: HarnessSpec, copies: int, code: CodePart,
-                  init: CodePart, late: CodePart, label: bool):
+                  init: CodePart, late: CodePart, label: bool, head: CodePart | None = None):
     no_mem = spec.read.get("no_mem", False)
     _prologue(e, fn, spec)
     e.part(fn, init, label)
@@ -169,6 +177,12 @@ def _run_function(e: _Emitter, fn: str, spec: HarnessSpec, copies: int, code: Co
             e.emit(*_DRAIN)
     if spec.use_loop and not no_mem:
         e.emit(f"mov {LOOP_REGISTER}, {layout.field(layout.LOOP_COUNT)}")
+    resets = [f"mov {r}, {layout.field(layout.REG_INIT[r])}" for r in spec.reset] if head is not None else []
+    if resets or (head is not None and not head.empty):   # before the alignment: the copies keep their place
+        e.emit(f"cb_{fn}_loop:", *resets)
+        e.part(fn, head, label, spec.read)
+    else:
+        head = None
     e.emit(".p2align 6")
     if spec.alignment_offset:
         e.emit(f".nops {spec.alignment_offset}")
@@ -179,7 +193,7 @@ def _run_function(e: _Emitter, fn: str, spec: HarnessSpec, copies: int, code: Co
         e.emit(f"cb_{fn}_copy2:")
         e.repeat(fn, code, copies - 1, spec.read)
     if spec.use_loop:
-        e.emit(f"dec {LOOP_REGISTER}", f"jnz cb_{fn}_body")
+        e.emit(f"dec {LOOP_REGISTER}", f"jnz cb_{fn}_{'loop' if head is not None else 'body'}")
     e.emit(f"cb_{fn}_body_end:")
     if spec.drain_frontend:
         e.emit(*_DRAIN)
@@ -209,8 +223,8 @@ def generate(spec: HarnessSpec) -> tuple[list[str], dict[int, tuple[str, str]]]:
         _run_function(e, "one_time", _no_reads(spec), 0, empty, spec.one_time_init, empty, True)
     a_copies = 0 if spec.basic_mode else spec.unroll
     b_copies = spec.unroll if spec.basic_mode else 2 * spec.unroll
-    _run_function(e, "run_a", spec, a_copies, spec.code, spec.init, spec.late_init, True)
-    _run_function(e, "run_b", spec, b_copies, spec.code, spec.init, spec.late_init, True)
+    _run_function(e, "run_a", spec, a_copies, spec.code, spec.init, spec.late_init, True, spec.loop_init)
+    _run_function(e, "run_b", spec, b_copies, spec.code, spec.init, spec.late_init, True, spec.loop_init)
     if spec.calibration:
         # On a page of its own: its bytes then depend on nothing before it, so that they are
         # assembled once and spliced in (harness/link.py)

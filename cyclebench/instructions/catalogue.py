@@ -28,8 +28,8 @@ from dataclasses import replace
 
 import iced_x86
 
-from . import catalogue_cache, skips, vsib
-from .variants import has_zero_twin, high_byte_choices, is_string, rm_group_choices, variants
+from . import catalogue_cache, flow, skips, vsib
+from .variants import has_taken_twin, has_zero_twin, high_byte_choices, is_string, rm_group_choices, variants
 from ..machine.features import CpuFeatures, feature_name, this_cpu
 from .forms import Choices, Form, ImplicitOperand, Operand, build, encode, lea_parts, memory_base, pick_registers
 from .operands import (CODE_NAMES, ENCODING_NAMES, MNEMONIC_NAMES, REGISTER_BY_NAME, full_register,
@@ -187,11 +187,11 @@ def implicit_avoid(form: Form) -> frozenset[int]:
 
 
 def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, rounding, rep, cpu: CpuFeatures,
-          imm_zero=False, high8=(), rm_group=None) -> Form:
+          imm_zero=False, high8=(), rm_group=None, taken=False) -> Form:
     iced_mn = MNEMONIC_NAMES[oci.mnemonic]
     form = Form(code=code, code_name=CODE_NAMES[code], mnemonic=xed_mnemonic(iced_mn),
                 encoding=ENCODING_NAMES[oci.encoding], rm=rm, mask=mask, broadcast=bcst,
-                lock=lock, lea_mode=lea, rounding=rounding, rep=rep, imm_zero=imm_zero,
+                lock=lock, lea_mode=lea, rounding=rounding, rep=rep, imm_zero=imm_zero, taken=taken,
                 high8=tuple(high8), rm_group=rm_group,
                 instruction_string=oci.instruction_string,
                 op_code_string=oci.op_code_string, _slots=tuple(slots))
@@ -239,6 +239,7 @@ def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, rounding, rep, cpu: 
     if rep:
         notes.append("data-dependent: measured with RCX = 0, the start-up cost of a REP string "
                      "instruction; each element adds more")
+    notes += flow.notes(form, ins)
     form.notes = tuple(notes)
     return form
 
@@ -264,6 +265,8 @@ def _stem(form: Form) -> str:
         stem += "_LOCK"
     if form.rounding:
         stem += "_" + form.rounding
+    if form.taken:
+        stem += "_TAKEN"
     if form.mask == "zero":
         stem += "_Z"
     if form.lea_mode:
@@ -303,10 +306,18 @@ def _assign_names(forms: list[Form]) -> None:
                 opc = iced_x86.OpCodeInfo(f.code).op_code & 0xFF
                 stems[id(f)] = stems[id(f)].replace(f.mnemonic, f"{f.mnemonic}_{opc:02X}", 1)
     for group in groups():
+        # the plain name to the form in the mode's default operand and address size: a near
+        # branch or stack operation without 66/67 (uops.info's JNZ, RET_NEAR, LEAVE; LEAVE_W is 16-bit)
+        group.sort(key=_not_mode_default)
         for f in group[1:]:
             stems[id(f)] = stems[id(f)].replace(f.mnemonic, f"{f.mnemonic}_{f.code_name}", 1)
     for f in forms:
         f.name = _compose(stems[id(f)], f)
+
+
+def _not_mode_default(form: Form) -> bool:
+    oci = iced_x86.OpCodeInfo(form.code)
+    return not (oci.default_op_size64 and oci.address_size in (0, 64))
 
 
 class Catalogue:
@@ -340,6 +351,8 @@ class Catalogue:
                     group = [_make(*args, rm_group=g) for g in rm_group_choices(plain)] + group[1:]
                 forms += group + [_make(*args, imm_zero=True, high8=f.high8, rm_group=f.rm_group)
                                   for f in group if has_zero_twin(f)]
+                if has_taken_twin(plain):
+                    forms.append(_make(*args, taken=True))
         _assign_names(forms)
         return cls(forms)
 

@@ -12,6 +12,9 @@ catalogue's spellings of a published name, each rule about notation, never about
   the name (``SHLD_CL``, ``MOV_CR``), ``_IMMB``; XED's iclass tails ``_XMM`` (``MOVSD_XMM``, the SSE
   move beside the string ``MOVSD``), ``_SSE4``, ``_NEAR``;
 * ``SEG`` is the catalogue's ``SREG``, ``MOFFS8`` its ``M8`` (an absolute address);
+* XED's iclass tail ``_W`` (``LEAVE_W``, ``ENTER_W``) is the 16-bit operand size of a form whose
+  plain name is the mode's default size: the one catalogue form of that name with a 16-bit
+  operand size;
 * a memory operand's width where the two disagree (a cache-line operation: uops.info writes the
   line, ``CLFLUSH (M512)``; an XSAVE area ``M4608``; a mask-register pair as ``R64``), and then a
   source register's width (``LSL (R64, R32)``): accepted only when exactly one catalogue form
@@ -26,6 +29,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+
+import iced_x86
 
 from .catalogue import normalize_name
 
@@ -123,6 +128,9 @@ class Index:
                 form = next((f for f in cands if f.offered), cands[0])
             if form is not None and encoding in (None, getattr(form, "encoding", encoding)):
                 return form, "name" if spelling == normalize_name(name) else "spelling"
+        word = self._word(name)
+        if word is not None:
+            return word, "spelling"
         for spelling, encoding in spellings(name)[-1:]:
             cands = [f for f in self.loose.get(_wider_key(spelling), [])
                      if encoding in (None, getattr(f, "encoding", encoding))]
@@ -136,6 +144,15 @@ class Index:
             if len(cands) == 1 and encoding in (None, getattr(cands[0], "encoding", encoding)):
                 return cands[0], "source register width"
         return None, ""
+
+    def _word(self, name: str):
+        """The 16-bit operand-size form a ``_W`` name stands for, or None."""
+        stem, ops = _split(normalize_name(name))
+        if not stem.endswith("_W"):
+            return None
+        cands = [f for f in self.by_base.get(_join(stem[:-2], ops), [])
+                 if iced_x86.OpCodeInfo(f.code).operand_size == 16]
+        return cands[0] if len(cands) == 1 else None
 
     def missing_reason(self, name: str) -> tuple[str, str]:
         """(category, reason) of a published name with no catalogue form."""

@@ -64,6 +64,7 @@ class Form:
     rm_group: int | None = None         # byte register in ModRM.rm: 0 (AL..BL, R8B..R11B) or 4
                                         # (SPL..DIL, R12B..R15B: a REX prefix), uops.info's _R0/_R4
     imm_zero: bool = False              # its 8-bit immediate is 0 (uops.info's "(R64, 0)" forms)
+    taken: bool = False                 # a conditional branch run taken (flow.py): ``_TAKEN``
     high8: tuple[int, ...] = ()         # iced operand indices that are high-byte registers (AH..BH)
     operands: tuple[Operand, ...] = ()
     implicit: tuple[ImplicitOperand, ...] = ()

@@ -30,7 +30,7 @@ import iced_x86
 from iced_x86 import Register
 
 from ..machine.features import this_cpu
-from . import vsib
+from . import flow, vsib
 from .asmtext import bytes_text, formatted, text_for
 from .catalogue import implicit_avoid
 from .forms import Choices, Form, build, encode, flags_in, lea_parts, memory_base, pick_registers
@@ -53,6 +53,9 @@ class Instance:
     cleanup: list[str] = field(default_factory=list)  # run once after (e.g. emms after MMX)
     regs: dict[int, str] = field(default_factory=dict)  # operand position -> register name
     via_bytes: bool = False         # text is a .byte fallback (GNU as picks another encoding)
+    loop_init: list[str] = field(default_factory=list)   # at the head of every loop iteration
+    reset: tuple[str, ...] = ()     # area registers set back every loop iteration (flow.py)
+    chained: tuple[str, ...] = ()   # registers that link the copies by design (flow.py)
 
     @property
     def code(self) -> str:
@@ -133,13 +136,25 @@ def instantiate(form: Form, regs: dict[int, int | str] | None = None,
         choices.index = next(r for r in POOLS["GPR64"] if r not in used)
     choices.index = vsib.index_register(form) or choices.index
     ins = build(form, choices)
+    small = {} if imms else flow.small_immediates(form, ins)
+    if small:
+        choices.imms.update(small)
+        ins = build(form, choices)
     data = encode(ins)
     init, cleanup = _init_for(form, choices, ins)
     if ins.is_ip_rel_memory_operand:    # the displacement as encoded (the target less the length)
         ins = iced_x86.Decoder(64, data).decode()
     text = "\n".join(vsib.setup(form, picked, choices.mask_reg) + [text_for(form, ins)])
-    return Instance(form=form, text=text, encoding=data, init=init + vsib.init(form),
-                    cleanup=cleanup, regs={p: register_name(r) for p, r in picked.items()})
+    names = {p: register_name(r) for p, r in picked.items()}
+    inst = Instance(form=form, text=text, encoding=data, init=init + vsib.init(form),
+                    cleanup=cleanup, regs=names)
+    s = flow.setup(form, ins, text, names, form.code_name.split("_")[0])
+    if s is not None:
+        inst.text, inst.via_bytes, inst.loop_init, inst.reset = s.text, s.via_bytes, s.loop_init, s.reset
+        inst.chained = s.chained
+        inst.encoding = s.encoding or data
+        inst.init += [i for i in s.init if i not in inst.init]
+    return inst
 
 
 def _reg(r: int | str) -> int:
@@ -314,7 +329,7 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) 
         rw = by_full.setdefault(full, [False, False])
         rw[0] |= read
         rw[1] |= write
-    carried = [name for name, (r, w) in by_full.items() if r and w]
+    carried = [name for name, (r, w) in by_full.items() if r and w and name not in base.chained]
     if form.flags_read & form.flags_written:
         carried.append("flags")
     if any(op.cls == "ST" for op in form.operands) or "FPU" in form.cpuid_features:
@@ -353,6 +368,8 @@ def latency_pairs(form: Form) -> list[LatencyPair]:
     ins_refs: list[tuple[Ref, object]] = []
     outs: list[tuple[Ref, object]] = []
     masks = vsib.mask_positions(form)    # set before each copy: no chain runs through it
+    set_positions, set_registers = flow.set_each_copy(form)    # an indirect branch's target...
+    masks |= set_positions
     gather = vsib.vsib_operand(form) is not None
     for op in form.operands:
         lab = f"op{op.pos} ({op.notation})"
@@ -370,6 +387,8 @@ def latency_pairs(form: Form) -> list[LatencyPair]:
             if op.kind == "mem" and op.write and not gather:
                 outs.append((Ref("mem", op.pos, label=f"mem op{op.pos} ({op.notation})"), None))
     for imp in form.implicit:
+        if imp.register in set_registers:
+            continue
         if imp.read:
             ins_refs.append((Ref("implicit", register=imp.register, label=imp.register), None))
         if imp.write:

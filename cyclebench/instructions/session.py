@@ -117,9 +117,11 @@ class Session:
         self.avx512 = bool(this_cpu().has("AVX512F"))
 
     def measure(self, code: list[str], init: list[str], per: int = 1, pattern: int = F64_ONE) -> Measured:
+        """``init`` from :func:`form_init` also carries the form's loop head (FormInit)."""
         code_text = "\n".join(code)
         init_text = "\n".join(value_init(code + init, self.avx512, pattern) + init) or None
-        r = self.measure_fn(code_text, init=init_text, **self.kwargs)
+        head = getattr(init, "head", {})
+        r = self.measure_fn(code_text, init=init_text, **self.kwargs, **head)
         self.count += 1
         self.backend = r.backend
         ev = r.events["cycles"]
@@ -179,8 +181,22 @@ class Session:
         return m
 
 
-def form_init(form: Form, inst: Instance) -> list[str]:
-    init = list(inst.init)
+class FormInit(list):
+    """A form's init lines, and the loop head its copies need (``head``: measure()'s ``reset``
+    and ``loop_init``, flow.py), kept through ``+`` so that every method's init carries it."""
+
+    head: dict = {}
+
+    def __add__(self, other):
+        out = FormInit(list(self) + list(other))
+        out.head = self.head
+        return out
+
+
+def form_init(form: Form, inst: Instance) -> FormInit:
+    init = FormInit(inst.init)
+    if inst.reset or inst.loop_init:
+        init.head = {"reset": inst.reset, "loop_init": "\n".join(inst.loop_init) or None}
     mn = form.code_name.split("_")[0]
     if mn in ("DIV", "IDIV"):
         bits = next(op for op in form.operands if not op.is_mask).bits

@@ -12,7 +12,10 @@ MPX hint NOP                  ``bnd*`` (MPX): without MPX they execute as hint N
                               would describe a NOP, not the instruction (only when the CPU lacks MPX)
 3DNow!                        3DNow! and 3DNow!+ (gone from AMD since family 15h, never on Intel)
 MVEX                          Knights Corner encodings
-control flow                  jmp, jcc, call, ret, loop*, jrcxz, far branches, xbegin/xend/xabort
+far branch                    jmp/call far, retf, jmpe: load CS (a code segment selector)
+16-bit branch                 near jmp/jcc/call/ret with a 66 prefix: AMD truncates the target
+                              to 16 bits (Intel ignores the prefix)
+transactional memory          xbegin, xend, xabort
 interrupt / exception         int, int1, int3, into, ud0/ud1/ud2, iret*, syscall, sysret,
                               sysenter, sysexit (iced FlowControl INTERRUPT / EXCEPTION)
 privileged                    everything iced marks ring-0 only: hlt, lgdt/lidt/lldt/ltr, wrmsr,
@@ -26,13 +29,10 @@ system entry / hypervisor     vmcall, vmmcall, vmfunc, enclu, getsec, rsm, ...
 waits                         monitor/mwait, monitorx/mwaitx, umonitor/umwait/tpause, hlt
 segment state                 writes to a segment register (mov sreg, pop sreg, lfs/lgs/lss) and
                               wrfsbase/wrgsbase (glibc keeps the thread pointer in FS.base)
-stack                         push, pop, call-free stack users (enter, leave, pushf, popf):
-                              each copy moves RSP; needs a stack-balancing harness (not yet)
-string                        movs, stos, lods, scas, cmps without REP: each copy advances
-                              RSI/RDI, so U x L copies walk out of the 1 MB areas. The REP forms
-                              run with RCX = 0 (no element, no address moves): their start-up
-                              cost, labelled data-dependent
-absolute address              mov al/ax/eax/rax <-> moffs64: no R14-relative form
+absolute address              mov al/ax/eax/rax <-> moffs64: the areas lie where mmap put them,
+                              unknown when the code is assembled; an address of the form's own
+                              choosing could be one of the runner's mappings, which a store
+                              would overwrite
 32-bit address                clzero eax (a32): the memory areas lie above 4 GiB
 AMD prefetch group            reserved-NOP 0F 0D /r with a register operand: #UD on AMD
 control-state loads           ldmxcsr, vldmxcsr, fldcw, fldenv, frstor, fxrstor*, xrstor*: loading
@@ -48,7 +48,10 @@ names the missing CPUID feature, or says "cannot tell whether this CPU supports 
 machine/features.py has no way to know.  Forms that need set-up to avoid faults are *not*
 skipped but carry it in their instantiation (instantiate.py): division (non-zero divisor), x87 (a filled register stack),
 MMX (emms afterwards), implicit-address instructions (clzero: RAX, xlat: RBX), write masks, gathers
-and scatters (a zero index vector, the mask set before each copy: vsib.py), REP string forms (RCX = 0).
+and scatters (a zero index vector, the mask set before each copy: vsib.py), REP string forms (RCX = 0),
+and (flow.py) near branches (to the next instruction, the condition set every loop iteration),
+indirect branches and returns (the target set before each copy), the stack and string forms
+without REP (RSP, RSI, RDI set back every loop iteration: measure(reset=...)).
 """
 from __future__ import annotations
 
@@ -98,7 +101,9 @@ def skip_reason(oci: iced_x86.OpCodeInfo, ins: iced_x86.Instruction | None, mnem
     if flow == "XBEGIN_XABORT_XEND":
         return "control flow: transactional memory (xbegin/xabort/xend)"
     if flow != "NEXT":
-        return f"control flow ({flow.lower().replace('_', ' ')}): would leave the measured code"
+        why = _flow_reason(oci, ins, flow)
+        if why:
+            return why
     if oci.must_be_cpl0 or not oci.cpl3:
         return "privileged: ring 0 only"
     if oci.is_input_output:
@@ -112,14 +117,12 @@ def skip_reason(oci: iced_x86.OpCodeInfo, ins: iced_x86.Instruction | None, mnem
         return "may fault in user mode: needs OS permission (IOPL, CR4 bits)"
     if mnemonic in SEGMENT_LOADS or any(op.cls == "SREG" and op.write for op in operands):
         return "changes segment state (FS.base holds the thread pointer; selectors fault)"
-    if ins is not None and ins.is_string_instruction and not (ins.has_rep_prefix or ins.has_repne_prefix):
-        return ("string instruction without REP: every copy advances RSI/RDI, and the harness's copy "
-                "counts (chosen for timing) walk out of the 1 MB areas; its REP forms are measured")
-    if oci.is_stack_instruction or (ins is not None and ins.stack_pointer_increment != 0):
-        return "changes RSP (push/pop/enter/leave/pushf/popf): needs a stack-balancing harness"
     if any(op.slot is not None and op.slot.special == "moffs" for op in operands):
-        return "absolute 64-bit address (moffs): cannot address the R14 area"
-    if oci.address_size in (16, 32):
+        return ("absolute 64-bit address (moffs): the runner's areas and code lie where the kernel "
+                "maps them (mmap without a fixed address), so no address of them is known when the "
+                "code is assembled; an address of the form's own choosing could be one of the "
+                "runner's own mappings, which a store would overwrite")
+    if oci.address_size in (16, 32) and flow == "NEXT":     # a branch's: only its count register (ECX)
         return "16/32-bit address size (clzero eax): the harness's memory areas lie above 4 GiB"
     if operands and operands[0].kind == "reg" and _amd_prefetch_group(oci):
         return "0F 0D with a register operand: #UD on AMD, where 0F 0D is the PREFETCH group"
@@ -129,6 +132,26 @@ def skip_reason(oci: iced_x86.OpCodeInfo, ins: iced_x86.Instruction | None, mnem
     if (oci.is_serializing_amd or oci.is_serializing_intel) and mnemonic not in ALLOWED_SERIALIZING:
         return "serializing instruction (not on the allow-list CPUID, LFENCE, MFENCE, SERIALIZE)"
     return None
+
+
+def _flow_reason(oci: iced_x86.OpCodeInfo, ins, flow: str) -> str | None:
+    """Why a branch, call or return cannot run as flow.py runs them (to the next copy), or None."""
+    if oci.mnemonic == iced_x86.Mnemonic.JMPE:
+        return "jmpe: a jump into IA-64 mode (#UD on every x86-64 CPU without it)"
+    kinds = [ins.op_kind(i) for i in range(ins.op_count)] if ins is not None else []
+    if iced_x86.OpKind.FAR_BRANCH16 in kinds or iced_x86.OpKind.FAR_BRANCH32 in kinds or \
+            oci.mnemonic == iced_x86.Mnemonic.RETF or \
+            (ins is not None and ins.memory_size in (iced_x86.MemorySize.SEG_PTR16,
+                                                     iced_x86.MemorySize.SEG_PTR32,
+                                                     iced_x86.MemorySize.SEG_PTR64)):
+        return "far branch, call or return: loads CS (a code segment selector)"
+    if oci.operand_size == 16:
+        return ("control flow with a 16-bit operand size (66 prefix): AMD CPUs truncate the target to "
+                "16 bits, which leaves the measured code (Intel ignores the prefix)")
+    if flow in ("CONDITIONAL_BRANCH", "UNCONDITIONAL_BRANCH", "CALL", "INDIRECT_BRANCH",
+                "INDIRECT_CALL", "RETURN"):
+        return None
+    return f"control flow ({flow.lower().replace('_', ' ')}): would leave the measured code"
 
 
 def _amd_prefetch_group(oci: iced_x86.OpCodeInfo) -> bool:

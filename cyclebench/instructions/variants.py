@@ -12,6 +12,8 @@ iform into instruction variants:
   compares (CMPS, SCAS); F2 on the others is not defined by the manuals;
 * address-computation modes for LEA (forms.LEA_MODES);
 * the zero twin of a legacy general-register form with one 8-bit immediate (``SHL (R64, 0)``);
+* the taken twin of a conditional branch (``JNZ_TAKEN (REL8)``; the plain form runs not taken,
+  flow.py), where the set-up decides the condition: not LOOP/LOOPcc (flow.py);
 * high-byte registers (:func:`high_byte_choices`) and the ModRM.rm group of a byte register beside
   an immediate (:func:`rm_group_choices`).
 """
@@ -67,6 +69,19 @@ def has_zero_twin(form: Form) -> bool:
             and not imms[0].slot.special
             and all(op.kind in ("imm", "mem") or (op.kind == "reg" and op.cls.startswith("GPR"))
                     for op in form.operands))
+
+
+def has_taken_twin(form: Form) -> bool:
+    """A conditional near branch other than LOOP/LOOPcc (uops.info measures Jcc with the flags
+    clear and set, JRCXZ with RCX 0 and 1; flow.py says why LOOPcc has none)."""
+    if form.build_error or form.skip_reason or not any(s.kind == "branch" for s in form._slots):
+        return False
+    try:
+        ins = iced_x86.Instruction.create_branch(form.code, 0)
+    except ValueError:          # not a near branch (XBEGIN)
+        return False
+    return ins.flow_control == iced_x86.FlowControl.CONDITIONAL_BRANCH and ins.mnemonic not in (
+        iced_x86.Mnemonic.LOOP, iced_x86.Mnemonic.LOOPE, iced_x86.Mnemonic.LOOPNE)
 
 
 def high_byte_choices(form: Form) -> list[tuple[int, ...]]:

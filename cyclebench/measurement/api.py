@@ -46,20 +46,21 @@ class Prepared:
     symbols: list[str]
 
 
-def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None, loop=None,
+def prepare(code, *, init=None, late_init=None, one_time_init=None, loop_init=None, unroll=None, loop=None,
             n_measurements=None, warm_up=5, initial_warm_up=0, alignment_offset=0,
             aggregate="avg", basic_mode=False, drain_frontend=False, counters="auto",
             events=None, cpu=None, timeout=10.0, budget=2.0, symbols=None, user=True, kernel=False,
-            fixed_counters=False, group_size=None, no_mem=False, clock_mhz=None, **_ignored) -> Prepared:
+            fixed_counters=False, group_size=None, no_mem=False, clock_mhz=None, reset=(), **_ignored) -> Prepared:
     """Validate, choose the backend and counts, and assemble the harness (nothing runs)."""
-    check_params(code=code, init=init, late_init=late_init, one_time_init=one_time_init, unroll=unroll,
-                 loop=loop, n_measurements=n_measurements, warm_up=warm_up, initial_warm_up=initial_warm_up,
+    check_params(code=code, init=init, late_init=late_init, one_time_init=one_time_init, loop_init=loop_init,
+                 unroll=unroll, loop=loop, n_measurements=n_measurements, warm_up=warm_up, initial_warm_up=initial_warm_up,
                  alignment_offset=alignment_offset, aggregate=aggregate, basic_mode=basic_mode,
                  drain_frontend=drain_frontend, counters=counters, events=events, cpu=cpu, timeout=timeout,
                  budget=budget, symbols=symbols, user=user, kernel=kernel, fixed_counters=fixed_counters,
-                 group_size=group_size, no_mem=no_mem, clock_mhz=clock_mhz, **_ignored)
+                 group_size=group_size, no_mem=no_mem, clock_mhz=clock_mhz, reset=reset, **_ignored)
     parts = {name: parse_part(name, c) for name, c in
-             (("code", code), ("init", init), ("late_init", late_init), ("one_time_init", one_time_init))}
+             (("code", code), ("init", init), ("late_init", late_init), ("one_time_init", one_time_init),
+              ("loop_init", loop_init))}
     if parts["code"].empty:
         raise UsageError("there is no code to measure", 'give a snippet, e.g. cyclebench asm "imul rax, rax"')
     symbols = list(symbols or [])
@@ -109,7 +110,8 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
                            alignment_offset=alignment_offset, drain_frontend=drain_frontend,
                            read=backend.read_kwargs(), calibration=clock.calibrated,
                            symbols=symbols, avx="avx" in flags,
-                           avx512={"avx512f", "avx512vl"} <= flags, avx512bw="avx512bw" in flags)
+                           avx512={"avx512f", "avx512vl"} <= flags, avx512bw="avx512bw" in flags,
+                           reset=tuple(r.lower() for r in reset or ()), loop_init=parts["loop_init"])
         lines, origin = generate(spec)
         # as runs while the check is decoded; readelf, while the result's metadata module loads
         obj = assemble_harness(spec, lines, origin, while_running=_Meanwhile(decoded.prefetch, _load_metadata))
@@ -121,15 +123,21 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     return Prepared(parts, backend, clock, spec, lines, obj, copy_bytes, n_measurements, warnings, symbols)
 
 
-def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None, loop=None,
+def measure(code, *, init=None, late_init=None, one_time_init=None, loop_init=None, unroll=None, loop=None,
             n_measurements=None, warm_up=5, initial_warm_up=0, alignment_offset=0,
             aggregate="avg", basic_mode=False, no_normalization=False, drain_frontend=False,
             counters="auto", events=None, cpu=None, timeout=10.0, budget=2.0,
             data: bytes | None = None, symbols=None, libraries=None, r14_size=None,
             area_size=None, user=True, kernel=False, fixed_counters=False, group_size=None,
             no_mem=False, remove_empty_events=False, paired=False, allow_syscalls=False,
-            max_memory=None, clock_mhz=None, map_pages=None, map_fill=0, varies=False) -> Result:
+            max_memory=None, clock_mhz=None, map_pages=None, map_fill=0, varies=False, reset=()) -> Result:
     """Measure the cost per copy of ``code`` (assembly text or raw bytes); see docs/ARCHITECTURE.md.
+
+    ``reset``: area registers (R14, RDI, RSI, RBP, RSP) set back to their start at the head of every
+    loop iteration, for code that moves one with every copy (push, stos, call): the copies of one
+    iteration then stay in the register's 1 MB area whatever the loop count (harness/codegen.py).
+    ``loop_init``: code run after that reset at the head of every iteration (A and B run it equally
+    often, so its cost drops out): state the loop's own ``dec``/``jnz`` changes, e.g. the flags.
 
     ``allow_syscalls``: lift the sandbox's allow-list of system calls (process creation, signals to
     other processes, sockets and file-system changes stay refused); ``max_memory``: the runner's
@@ -166,13 +174,13 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
     check_params(data=data, libraries=libraries, r14_size=r14_size, area_size=area_size, max_memory=max_memory,
                  no_normalization=no_normalization, remove_empty_events=remove_empty_events, paired=paired,
                  allow_syscalls=allow_syscalls, varies=varies)
-    p = prepare(code, init=init, late_init=late_init, one_time_init=one_time_init, unroll=unroll,
+    p = prepare(code, init=init, late_init=late_init, one_time_init=one_time_init, loop_init=loop_init, unroll=unroll,
                 loop=loop, n_measurements=n_measurements, warm_up=warm_up,
                 initial_warm_up=initial_warm_up, alignment_offset=alignment_offset,
                 aggregate=aggregate, basic_mode=basic_mode, drain_frontend=drain_frontend,
                 counters=counters, events=events, cpu=cpu, timeout=timeout, budget=budget,
                 symbols=symbols, user=user, kernel=kernel, fixed_counters=fixed_counters,
-                group_size=group_size, no_mem=no_mem, clock_mhz=clock_mhz)
+                group_size=group_size, no_mem=no_mem, clock_mhz=clock_mhz, reset=reset)
     parts, backend, obj, warnings = p.parts, p.backend, p.obj, list(p.warnings)
     unroll, use_loop, copy_bytes, n_measurements = p.spec.unroll, p.spec.use_loop, p.copy_bytes, p.n_measurements
     symbols = p.symbols
@@ -221,7 +229,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
                 removed.append(name)
                 del events_out[name]
     params = {"code": _text(code), "init": _text(init), "late_init": _text(late_init),
-              "one_time_init": _text(one_time_init), "unroll": unroll, "loop": best["loop"],
+              "one_time_init": _text(one_time_init), "loop_init": _text(loop_init), "unroll": unroll, "loop": best["loop"],
               "loop_auto": loop is None, "use_loop": use_loop, "n_measurements": n_measurements,
               "warm_up": warm_up, "initial_warm_up": initial_warm_up,
               "alignment_offset": alignment_offset, "aggregate": aggregate, "basic_mode": basic_mode,
@@ -232,7 +240,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, unroll=None,
               "normalization": best["norm"], "symbols": symbols, "user": bool(user), "kernel": bool(kernel),
               "fixed_counters": fixed_counters, "group_size": group_size, "no_mem": no_mem,
               "remove_empty_events": remove_empty_events, "removed_events": removed,
-              "allow_syscalls": bool(allow_syscalls), "max_memory": max_memory}
+              "allow_syscalls": bool(allow_syscalls), "max_memory": max_memory, "reset": list(reset or ())}
     backend_info = {"name": backend.name, "reason": backend.reason, "rdpmc": backend.use_rdpmc,
                     "tsc_hz": best["tsc_hz"], "calibrated_ghz": best["ghz"],
                     "tick_step": best["step"], "label": best["events"]["cycles"].label,

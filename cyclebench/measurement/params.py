@@ -12,7 +12,7 @@ from ..counters.backends import Event
 from ..errors import UsageError
 from .stats import AGGREGATES
 
-CODE_PARTS = ("code", "init", "late_init", "one_time_init")
+CODE_PARTS = ("code", "init", "late_init", "one_time_init", "loop_init")
 FLAGS = ("basic_mode", "no_normalization", "drain_frontend", "user", "kernel", "fixed_counters",
          "no_mem", "remove_empty_events", "paired", "allow_syscalls", "varies")
 MIN_AREA = 8 << 10           # the runner refuses smaller memory areas
@@ -131,6 +131,13 @@ def check(**kw) -> None:
         _int("group size", g("group_size"), 1, 1024, "use 1 <= --group-size <= 1024")
     if "events" in kw:
         _events(g("events"))
+    if "reset" in kw and g("reset"):
+        from ..runner.layout import REG_INIT
+        r = g("reset")
+        if isinstance(r, str) or not isinstance(r, (list, tuple)) or \
+                not all(isinstance(x, str) and x.lower() in REG_INIT for x in r):
+            _bad(f"reset must name area registers ({', '.join(REG_INIT)}), not {_show(r)}",
+                 'e.g. reset=("rsp",) for code that pushes')
     if "data" in kw and g("data") is not None:
         d = g("data")
         if not isinstance(d, (bytes, bytearray)):
