@@ -131,3 +131,13 @@ def test_copies_never_write_a_fixed_register_the_form_reads(cat):
         dests = [i.text.replace("{store} ", "").split(None, 1)[1].split(",")[0]
                  for i in independent_copies(cat.get(name), 16).instances]
         assert len(dests) == 16 and not {"rcx", "ecx", "cx", "cl", "ch"} & set(dests), (name, dests)
+
+
+def test_balanced_count_writes_every_rotating_register_equally(cat):
+    from cyclebench.instructions.instantiate import balanced_count
+    pavgb = cat.get("PAVGB (MM, MM)")              # 7 MMX destinations (mm2 is the source)
+    assert balanced_count(pavgb, independent_copies(pavgb, 16).instances) == 14
+    k = cat.get("VPTESTNMD (K, YMM, YMM)")          # 8 mask destinations: 16 is balanced
+    assert balanced_count(k, independent_copies(k, 16).instances) == 16
+    sub = cat.get("SUB_R4 (R8, 0)")                 # SIL, DIL, R12B, R13B
+    assert balanced_count(sub, independent_copies(sub, 16).instances) == 16

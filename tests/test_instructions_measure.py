@@ -154,8 +154,11 @@ def test_throughput_breakers(cat):
     fake = Fake({}, default=16.0)
     s = Session(measure_fn=fake)
     adc = measure_throughput(s, cat.get("ADC_11 (R64, R64)"))
-    assert adc["breakers"] and adc["breakers"][0].startswith("xor r13d")   # flags: zero idiom
-    assert adc["bound"] == "upper" and adc["value"] == pytest.approx(1.0)
+    assert adc["breakers"] == ["test r13, r13"]        # flags: uops.info's breaker
+    assert adc["bound"] == "upper" and adc["value"] == pytest.approx(16.0 / adc["copies"])
+    port_free = measure_throughput(s, cat.get("ADC_11 (R64, R64)"), breakers="zero idiom")
+    assert port_free["breakers"] == ["xor r13d, r13d"]
+    assert "r13" not in adc["code"].replace("test r13, r13", "")   # the copies leave it alone
     mul = measure_throughput(s, cat.get("MUL (R64)"))
     assert "xor eax, eax" in mul["breakers"]
     div = measure_throughput(s, cat.get("DIV (R64)"))
@@ -248,7 +251,7 @@ def test_rmw_memory_copies_one_width_apart_with_the_line_alternative(cat):
 def test_masked_access_takes_the_common_path_and_is_marked_data_dependent(cat):
     class ByValue(Fake):          # a masked load: every lane off (sign bits clear) takes a slow path
         def __call__(self, code, init=None, **kw):
-            self.default = 16 * (0.5 if "0xffffffffffffffff" in (init or "") else 370.0)
+            self.default = len(code.splitlines()) * (0.5 if "0xffffffffffffffff" in (init or "") else 370.0)
             return super().__call__(code, init, **kw)
     form = cat.get("VPMASKMOVD (YMM, YMM, M256)")
     doc = characterize(form, Session(measure_fn=ByValue({})))
@@ -496,17 +499,69 @@ def test_an_unstable_reference_reading_is_measured_again(cat):
     assert s.refs["pin:vec2k512"]["stable"]
 
 
+class RcrCopies(Fake):
+    """Fake, with the throughput copies of rcr at 3 cycles each however many there are."""
+
+    def __call__(self, code, init=None, **kw):
+        out = super().__call__(code, init, **kw)
+        if "\nrcr" in code and "\nadd " not in code:
+            out.events["cycles"].value = 3.0 * code.count("rcr ")
+        return out
+
+
 def test_an_issue_bound_chain_is_measured_again_past_the_issue_interval(cat):
     from cyclebench.instructions.characterize import FILLED
     form = cat.get("RCR (R32, 0)")
     # alone the chain runs at the form's issue interval (3); with 8 one-cycle steps, 10: 2 each
-    fake = Fake({"add rbx, rcx\nsub rbx, rcx": 2.0, "\nadd ": 10.0, "\nrcr": 48.0}, default=3.0)
-    doc = characterize(form, Session(measure_fn=fake))     # 16 copies: 3 each
+    fake = RcrCopies({"add rbx, rcx\nsub rbx, rcx": 2.0, "\nadd ": 10.0}, default=3.0)
+    doc = characterize(form, Session(measure_fn=fake))     # the copies: 3 each
     pair = next(p for p in doc["latency"] if p["start"] == p["end"] == "op0 (R32)")
     assert pair["label"] == FILLED and pair["value"] == pytest.approx(2.0) and pair["bound"] == "exact"
     assert pair["filled"]["without"] == pytest.approx(3.0) and pair["filled"]["steps"] == 8
     # a chain the steps do not shorten stays an issue-bound upper bound
-    doc = characterize(form, Session(measure_fn=Fake({"add rbx, rcx\nsub rbx, rcx": 2.0, "\nadd ": 11.0,
-                                                      "\nrcr": 48.0}, default=3.0)))
+    doc = characterize(form, Session(measure_fn=RcrCopies({"add rbx, rcx\nsub rbx, rcx": 2.0, "\nadd ": 11.0}, default=3.0)))
     pair = next(p for p in doc["latency"] if p["start"] == p["end"] == "op0 (R32)")
     assert pair["label"] == "issue-bound" and pair["bound"] == "upper"
+
+
+class ByPlacement(Fake):
+    """Cycles per copy by the code's alignment offset (16 or more copies), 1.0 for fewer."""
+
+    def __init__(self, per_offset):
+        super().__init__({})
+        self.per_offset, self.offsets = per_offset, []
+
+    def __call__(self, code, init=None, **kw):
+        n = len(code.splitlines())
+        self.offsets.append(kw.get("alignment_offset", 0))
+        self.default = n * (self.per_offset[kw.get("alignment_offset", 0)] if n > 4 else 1.0)
+        return super().__call__(code, init, **kw)
+
+
+def test_throughput_off_the_port_grid_is_measured_in_a_second_placement(cat):
+    from cyclebench.instructions.throughput import SHIFT, measure_throughput, on_port_grid
+    assert on_port_grid(0.25) and on_port_grid(2 / 3) and on_port_grid(4 / 3)
+    assert not on_port_grid(0.78) and not on_port_grid(1.54)
+    form = cat.get("VEXPANDPD (XMM, XMM)")
+    fake = ByPlacement({0: 0.78, SHIFT: 2 / 3})
+    tp = measure_throughput(Session(measure_fn=fake), form)
+    assert tp["value"] == pytest.approx(2 / 3) and tp["by_placement"] == {"0": pytest.approx(0.78),
+                                                                       str(SHIFT): pytest.approx(2 / 3)}
+    fake = ByPlacement({0: 0.5, SHIFT: 0.25})       # on the grid: one placement only
+    tp = measure_throughput(Session(measure_fn=fake), form)
+    assert tp["value"] == pytest.approx(0.5) and "by_placement" not in tp and SHIFT not in fake.offsets
+
+
+def test_denormals_are_not_the_common_path(cat):
+    from cyclebench.instructions.throughput import DENORMALS, measure_throughput, with_values
+
+    class ByValues(Fake):
+        def __call__(self, code, init=None, **kw):
+            self.default = len(code.splitlines()) * (0.2 if f"{DENORMALS:#x}" in (init or "") else 0.5)
+            return super().__call__(code, init, **kw)
+
+    s = Session(measure_fn=ByValues({}))
+    form = cat.get("VGETMANTPD (YMM, K, M64_1to4, I8)")
+    tp, note = with_values(s, form, measure_throughput(s, form), {})
+    assert tp["value"] == pytest.approx(0.5) and tp["pattern"] != DENORMALS
+    assert note and "0.20" in note and "without denormals" in note

@@ -228,6 +228,18 @@ def unsettled(doc: dict, figure: str) -> bool:
     return any(p.get("stable") is False or p.get("linear") is False for p in compared_pairs(doc))
 
 
+def _rmw_cause(doc: dict, their: float) -> str:
+    """A read-modify-write memory form slower than published: with both address conventions
+    measured (throughput.py), say whether the other one reproduces the figure."""
+    tp = doc.get("throughput") or {}
+    alt = (tp.get("alternative") or {}).get("value")
+    if alt is None or agrees(alt, their, False, TP_TOL):
+        return "memory RMW convention (copies' addresses)"
+    return (f"memory RMW rate of this core: {tp.get('copies')} copies one operand width apart (uops.info's "
+            f"addresses) {tp.get('value'):.2f}, one cache line apart {alt:.2f}; neither reaches the "
+            "published figure")
+
+
 def cause(doc: dict, rec, form, figure: str) -> str:
     """Why our figure differs from the published one, from what was measured (first that applies)."""
     our, bound = ours(doc, figure)
@@ -258,12 +270,12 @@ def cause(doc: dict, rec, form, figure: str) -> str:
         return "unexplained"
     carried = _carried(doc)
     if form is not None and rmw_stride(form) is not None and our is not None and their is not None and our > their:
-        return "memory RMW convention (copies' addresses)"
+        return _rmw_cause(doc, their)
     if any(c not in ("flags", "x87 stack") and not c.startswith("memory") for c in carried):
         return "implicit fixed register chain"
     if "flags" in carried and form is not None and "CF" in form.flags_read:
-        return ("carry-flag consumer: our flag breaker is a port-free zero idiom; one that occupies an ALU "
-                "reads higher (inst --why runs both)")
+        return ("carry-flag consumer: copies linked through the flags, broken as uops.info does "
+                "(test r, r); inst --why runs a port-free zero idiom and no breaker too")
     if "x87 stack" in carried:
         return "bound only (upper bound): x87 stack chain"
     if bound == "upper" or their_bound:

@@ -339,6 +339,31 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) 
     return Copies(out, carried)
 
 
+def balanced_count(form: Form, instances: list[Instance]) -> int:
+    """How many of ``instances`` (independent copies, repeated back to back) to use so that every
+    written register is written equally often.  Copies reach the same register again once the
+    pool is used up, so the busiest register sets a floor of (its writes x the form's latency)
+    per repetition: 16 copies over MMX's 7 registers write one of them 3 times (pavgb mm, mm,
+    latency 2: 0.375 cycles per copy), 14 copies write each twice (0.29, uops.info's figure,
+    whose copies are as many as the distinct registers).  The count with the lowest floor per
+    copy among the last half is kept (the larger on a tie)."""
+    written = [op.pos for op in form.operands if op.kind == "reg" and op.write and not op.fixed]
+    if not written or len(instances) < 2:
+        return len(instances)
+    best, best_floor = len(instances), None
+    for k in range(len(instances), (len(instances) + 1) // 2 - 1, -1):
+        counts: dict[int, int] = {}
+        for inst in instances[:k]:
+            for pos in written:
+                if pos in inst.regs:
+                    r = full_register(_reg(inst.regs[pos]))
+                    counts[r] = counts.get(r, 0) + 1
+        floor = max(counts.values(), default=0) / k
+        if best_floor is None or floor < best_floor - 1e-9:
+            best, best_floor = k, floor
+    return best
+
+
 # -------------------------------------------------------------------------------------- latency
 
 @dataclass(frozen=True)

@@ -116,12 +116,17 @@ class Session:
         self.count = 0
         self.avx512 = bool(this_cpu().has("AVX512F"))
 
-    def measure(self, code: list[str], init: list[str], per: int = 1, pattern: int = F64_ONE) -> Measured:
-        """``init`` from :func:`form_init` also carries the form's loop head (FormInit)."""
+    def measure(self, code: list[str], init: list[str], per: int = 1, pattern: int = F64_ONE,
+                shift: int = 0) -> Measured:
+        """``init`` from :func:`form_init` also carries the form's loop head (FormInit).
+        ``shift``: bytes added to the code's alignment offset (another placement of the same code
+        in the front end's fetch windows)."""
         code_text = "\n".join(code)
         init_text = "\n".join(value_init(code + init, self.avx512, pattern) + init) or None
-        head = getattr(init, "head", {})
-        r = self.measure_fn(code_text, init=init_text, **self.kwargs, **head)
+        kwargs = dict(self.kwargs, **getattr(init, "head", {}))
+        if shift:
+            kwargs["alignment_offset"] = (kwargs.get("alignment_offset", 0) + shift) % 64
+        r = self.measure_fn(code_text, init=init_text, **kwargs)
         self.count += 1
         self.backend = r.backend
         ev = r.events["cycles"]

@@ -4,8 +4,9 @@ say which, if any, reproduces the published figure.
 The variants are the choices a measurement method makes that the published figure may have made
 differently (issue 9), each measured here on the same form:
 
-* **dependency breakers** between throughput copies: port-free zero idioms (ours), breakers that
-  occupy an ALU (``test r, r``, ``mov r32, 0``), none;
+* **dependency breakers** between throughput copies: uops.info's (ours: zero idioms for registers,
+  ``test r, r`` for the flags), port-free zero idioms throughout, breakers that occupy an ALU
+  (``test r, r``, ``mov r32, 0``), none;
 * **operand values**: 1.0 per element (sign bits clear) and all bits set (every mask lane on);
 * **addresses** of read-modify-write copies: one operand width apart (ours), one cache line per
   copy, one shared address;
@@ -29,7 +30,7 @@ from .throughput import ALL_ONES, BREAKERS, measure_throughput
 
 def _tp_variants(form: Form) -> list[tuple[str, dict]]:
     """(description, measure_throughput keyword arguments) for this form."""
-    out = [("as reported (zero-idiom breakers, our operand values and addresses)", {})]
+    out = [("as reported (uops.info's breakers, our operand values and addresses)", {})]
     carried = independent_copies(form, 2).carried
     if carried:
         out += [(f"breakers: {k} ({', '.join(carried)})", {"breakers": k}) for k in BREAKERS[1:]]
