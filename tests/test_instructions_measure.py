@@ -565,3 +565,16 @@ def test_denormals_are_not_the_common_path(cat):
     tp, note = with_values(s, form, measure_throughput(s, form), {})
     assert tp["value"] == pytest.approx(0.5) and tp["pattern"] != DENORMALS
     assert note and "0.20" in note and "without denormals" in note
+
+
+def test_a_throughput_below_the_resolution_is_a_bound_never_a_cost(cat):
+    """measure() gives an upper bound where B - A is within the noise: the table shows that bound,
+    never the value beside it (which may be negative)."""
+    class Below(Fake):
+        def __call__(self, code, init=None, **kw):
+            r = super().__call__(code, init, **kw)
+            r.events["cycles"].upper_bound = 4.0 * 16        # per run of the copies
+            return r
+    d = measure_throughput(Session(measure_fn=Below({}, default=-4.74 * 16)), cat.get("IMUL (R64, R64)"))
+    assert d["bound"] == "upper" and d["value"] > 0 and "below the resolution" in d["note"]
+    assert d["value"] * d["copies"] == pytest.approx(64.0)

@@ -103,6 +103,7 @@ class Measured:
     code: str
     init: str
     linear: bool = True         # the cost grew linearly with the copies (measurement/linearity.py)
+    below: float | None = None  # below the resolution: the copies cost less than this (value is no cost)
 
 
 class Session:
@@ -133,7 +134,7 @@ class Session:
         lin = r.stability.get("linearity") or {}
         return Measured(ev.value / per, ev.uncertainty / per, [s / per for s in ev.samples],
                         r.stable, list(r.warnings), r.backend, code_text, init_text or "",
-                        lin.get("linear", True))
+                        lin.get("linear", True), None if getattr(ev, "upper_bound", None) is None else ev.upper_bound / per)
 
     def step_bounds(self, step: str) -> tuple[float, float | None]:
         """(lower, upper) latency of a connector step; upper None when its reference failed.

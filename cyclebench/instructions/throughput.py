@@ -218,6 +218,9 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     doc.update(value=m.value, uncertainty=m.uncertainty, code=m.code, init=m.init, stable=m.stable,
                samples=m.samples, warnings=m.warnings, linear=m.linear, bound="exact")
     notes = []
+    if m.below is not None:     # B - A within the noise: a bound, never a cost (nor a negative one)
+        doc.update(value=m.below, bound="upper")
+        notes.append(f"below the resolution: less than {m.below:.2f} cycles per copy")
     if pre:
         doc["bound"] = "upper"
         notes.append("dependency breakers between copies (" + ", ".join(sorted(set(pre))) +
