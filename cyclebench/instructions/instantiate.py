@@ -301,18 +301,21 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) 
     writes_mem = rmw_stride(form) is not None
     stride = stride or rmw_stride(form) or LINE
     out = []
+    before: set[int] = set()        # the full registers the previous copy wrote
     for i in range(n):
         regs = dict(ro_regs)
         taken: set[int] = set()
         for op in rw:
-            pool = pools[op.cls]
-            for _ in range(len(pool)):
-                r = pool[counters[op.cls] % len(pool)]
-                counters[op.cls] += 1
-                if full_register(r) not in taken:
-                    break
+            # nor one the previous copy wrote under another name: a copy writing CL after one
+            # writing CH (xadd bl, ch; xadd cl, dh) merges into RCX and waits for it
+            start = counters[op.cls]
+            r = _rotate(pools[op.cls], counters, op.cls, taken | before)
+            if r is None:
+                counters[op.cls] = start
+                r = _rotate(pools[op.cls], counters, op.cls, taken, last=True)
             regs[op.pos] = r
             taken.add(full_register(r))
+        before = taken
         disp = LINE + (stride * i) % AREA_GUARD if writes_mem else None
         out.append(instantiate(form, regs=regs, displacement=disp))
     # an implicit register read under one name and written under another (imul r32: reads eax,
@@ -337,6 +340,18 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) 
     if writes_mem and n * stride > AREA_GUARD:
         carried.append("memory (addresses repeat)")
     return Copies(out, carried)
+
+
+def _rotate(pool: list[int], counters: dict[str, int], cls: str, busy: set[int], last: bool = False) -> int | None:
+    """The pool's next register (advancing its counter) whose full register is not in ``busy``;
+    None when there is none, or with ``last`` the last one tried."""
+    r = None
+    for _ in range(len(pool)):
+        r = pool[counters[cls] % len(pool)]
+        counters[cls] += 1
+        if full_register(r) not in busy:
+            return r
+    return r if last else None
 
 
 def balanced_count(form: Form, instances: list[Instance]) -> int:
