@@ -175,9 +175,13 @@ def test_bulk_resume(cli, tmp_path):
     code, out, err = cli("block", "--file", str(csv), "--results", str(res), "--resume", "-n", "5", "--json")
     assert code == 0, err
     lines = res.read_text().splitlines()
-    assert lines[:len(first)] == first and len(lines) == len(first) + 1   # only the new block was run
-    last = json.loads(lines[-1])
-    assert last["hex"] == "0f05" and last["status"] == "refused" and "system call" in last["reason"]
+    assert lines[:len(first)] == first
+    # only the new block was run afresh; any other new line is a retry pass over a block stored unstable
+    added = [json.loads(x) for x in lines[len(first):]]
+    fresh = [d for d in added if not d.get("retried")]
+    assert [d["hex"] for d in fresh] == ["0f05"]
+    assert all(d["hex"] in {"4801d8", LOAD_STORE} for d in added if d.get("retried"))
+    assert fresh[0]["status"] == "refused" and "system call" in fresh[0]["reason"]
     assert [d["hex"] for d in json.loads(out)] == ["4801d8", LOAD_STORE, "0f05"]
 
 
@@ -196,8 +200,9 @@ def test_blocks_study_analysis_on_fabricated_records():
     assert fig.panels[0].series[0].x == [1.0, 2.0]
 
 
-def test_tiny_blocks_study_writes_outputs_and_resumes(tmp_path):
+def test_tiny_blocks_study_writes_outputs_and_resumes(tmp_path, monkeypatch):
     from dataclasses import replace
+    monkeypatch.setenv("CYCLEBENCH_CLOCK_MHZ", "3000")     # asserts no timing: no calibration to fail under load
 
     from cyclebench.study import engine
     from cyclebench.studies.blocks.study import QUICK, BlocksStudy

@@ -91,8 +91,10 @@ def test_endbr_only_with_cf_protection():
     assert "ENTRY" in asm_source()
 
 
-# Times for real but asserts no timing (the broken-pairing check needs p < 0.001: never on 2 repetitions)
-def test_a_tiny_study_writes_its_outputs(tmp_path):
+# Times for real but asserts no timing (the broken-pairing check needs p < 0.001: never on 2 repetitions);
+# a stated clock, so that no calibration fails its check while the other worker loads the machine
+def test_a_tiny_study_writes_its_outputs(tmp_path, monkeypatch):
+    monkeypatch.setenv("CYCLEBENCH_CLOCK_MHZ", "3000")
     from cyclebench.study.engine import run_study
     from cyclebench.studies.dispatch.config import StudyConfig
     from cyclebench.studies.dispatch.study import DispatchStudy
