@@ -150,3 +150,23 @@ def test_median_interval_covers_the_median_of_a_two_mode_population():
         lo, hi = stats.median_interval(rng.choice(pop, 12))
         hits += lo <= true <= hi
     assert hits / 400 >= 0.93
+
+
+@FAST
+@given(st.lists(st.floats(min_value=0, max_value=1e3, allow_nan=False), min_size=5, max_size=60))
+def test_trimmed_stde_matches_scipy(xs):
+    from scipy.stats import mstats
+    assert stats.trimmed_stde(xs) == pytest.approx(float(mstats.trimmed_stde(np.array(xs), (0.2, 0.2))),
+                                                   rel=1e-6, abs=1e-9)
+
+
+def test_avg_uncertainty_covers_a_slowed_quarter():
+    # 30 repetitions at 2.0 and 10 slowed ones (a burst longer than the trim): the median and its
+    # robust sigma do not move, the trimmed mean does, and its uncertainty must cover the move
+    xs = [2.0] * 30 + [2.1, 2.15, 2.2, 2.3, 2.35, 2.4, 2.5, 3.0, 4.0, 5.0]
+    mean = stats.aggregate(xs, "avg")
+    assert mean > 2.01
+    assert stats.uncertainty(xs, 0.0, "median") < 0.001           # the median's claim
+    assert stats.uncertainty(xs, 0.0, "avg") >= mean - 2.0          # the trimmed mean's honest one
+    clean = [2.0 + 0.001 * (i % 3) for i in range(40)]
+    assert stats.uncertainty(clean, 0.0, "avg") < 0.001            # a clean run keeps its precision

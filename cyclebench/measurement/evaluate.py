@@ -151,7 +151,7 @@ def pool(attempts: list[dict], ref_ghz: float | None, ref_contention: float | No
 
 def _event(name: str, unit: str, values: list[float], aggregate: str, label: str, quantum: float = 0.0,
            **extra) -> EventResult:
-    return EventResult(name, unit, stats.aggregate(values, aggregate), stats.uncertainty(values, quantum),
+    return EventResult(name, unit, stats.aggregate(values, aggregate), stats.uncertainty(values, quantum, aggregate),
                        aggregate, label, min(values), stats.median(values), max(values), values, **extra)
 
 

@@ -12,6 +12,7 @@
 * ``fastest_mean``: the mean of the fastest 10% (the memset reference's statistic), and
   ``summarize``: the usual figures of a set of timings in one ``Summary``.
 * ``uncertainty`` / ``upper_bound``: the 95% half-width of an aggregate and the below-resolution bound;
+  ``trimmed_stde``: the standard error of the trimmed mean;
   ``few_uncertainty``: the 95% half-width of the centre of a few values (Student's t);
   ``median_interval``: a distribution-free confidence interval for the median (order statistics).
 
@@ -119,13 +120,34 @@ def mann_whitney_p(a, b) -> float:
     return float(mannwhitneyu(a, b, alternative="two-sided").pvalue)
 
 
+def _trim_bounds(n: int, lo: float, hi: float) -> tuple[int, int]:
+    """The kept index range [a, b) of n sorted values for a lo-hi percentile trim."""
+    return int(math.floor(n * lo)), int(math.ceil(n * hi))
+
+
 def trimmed_mean(values, lo: float = 0.2, hi: float = 0.8) -> float:
     """Mean of the 20th-80th percentiles (nanoBench's default aggregate)."""
     s = sorted(_floats(values))
-    n = len(s)
-    a, b = int(math.floor(n * lo)), int(math.ceil(n * hi))
+    a, b = _trim_bounds(len(s), lo, hi)
     core = s[a:b] or s
     return sum(core) / len(core)
+
+
+def trimmed_stde(values, lo: float = 0.2, hi: float = 0.8) -> float:
+    """Standard error of ``trimmed_mean`` (Tukey & McLaughlin): the standard deviation of the
+    values winsorized at the same cuts, over (hi - lo) x sqrt(n); scipy.stats.mstats.trimmed_stde
+    computes the same, but importing scipy costs a snippet's start-up. A robust sigma of all the
+    values misses a run whose slowed repetitions are more than the trimmed share: its median stays
+    put while the trimmed mean moves, and only the winsorized spread shows by how much."""
+    s = sorted(_floats(values))
+    n = len(s)
+    a, b = _trim_bounds(n, lo, hi)
+    if n < 2 or b <= a:
+        return math.nan
+    w = [s[a]] * a + s[a:b] + [s[b - 1]] * (n - b)
+    mean = sum(w) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in w) / (n - 1))
+    return sd / ((hi - lo) * math.sqrt(n))
 
 
 def aggregate(values: list[float], kind: str) -> float:
@@ -140,14 +162,19 @@ def aggregate(values: list[float], kind: str) -> float:
     raise ValueError(kind)
 
 
-def uncertainty(values: list[float], quantum: float = 0.0) -> float:
+def uncertainty(values: list[float], quantum: float = 0.0, aggregate: str = "median") -> float:
     """95% half-width of the aggregate: 1.96 x 1.2533 x sigma / sqrt(n), with sigma robust and
     floored at the per-sample quantisation noise (quantum / sqrt(12)), so identical quantised
-    samples never claim zero error."""
+    samples never claim zero error. For the trimmed mean (``avg``) it is at least 1.96 x its
+    standard error (``trimmed_stde``): a run with a quarter of its repetitions slowed keeps a
+    tight median but a trimmed mean that moved, and must not claim the median's precision."""
     if not values:
         return math.nan
     sigma = max(mad_sigma(values), quantum / math.sqrt(12))
-    return 1.96 * 1.2533 * sigma / math.sqrt(len(values))
+    half = 1.96 * 1.2533 * sigma / math.sqrt(len(values))
+    if aggregate == "avg" and len(values) > 1:
+        half = max(half, 1.96 * trimmed_stde(values))
+    return half
 
 
 def few_uncertainty(values: list[float], quantum: float = 0.0) -> float:
