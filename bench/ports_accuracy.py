@@ -48,6 +48,7 @@ from cyclebench.instructions.ports.blocks import compiled_blocks, random_blocks 
 from cyclebench.instructions.ports.portsets import compare, published_for, pumping, resource_ports  # noqa: E402
 from cyclebench.instructions.ports.latency import from_file  # noqa: E402
 from cyclebench.instructions.ports.predict import predict  # noqa: E402
+from cyclebench.instructions.ports.repair import mended  # noqa: E402
 from cyclebench.instructions.ports.run import load  # noqa: E402
 from cyclebench.instructions.published import read_csv  # noqa: E402
 from cyclebench.instructions.reference import resolve_arch  # noqa: E402
@@ -105,12 +106,12 @@ def report(name, ours, mca, rows):
     print(f"  model misses over 10%, by the bound that set the figure: {causes(rows)}")
 
 
-def evaluate(name, blocks, model, cat, lats, session, mcpu):
+def evaluate(name, blocks, pred, session, mcpu):
     ours, mca, rows = [], [], []
     for lines, init in blocks:
         text = "\n".join(lines)
         try:
-            p = predict(text, model, cat, lats)
+            p = pred(text)
         except CycleBenchError:
             continue
         if p.unknown:
@@ -130,7 +131,7 @@ def evaluate(name, blocks, model, cat, lats, session, mcpu):
     return rows
 
 
-def bhive(model, cat, lats, n, rng, mcpu):
+def bhive(pred, n, rng, mcpu):
     """BHive blocks whose every instruction is a modelled form, measured by cyclebench block."""
     from cyclebench.blocks import bulk
     from cyclebench.blocks.code import block
@@ -140,7 +141,7 @@ def bhive(model, cat, lats, n, rng, mcpu):
     for row in bulk.read_csv(BHIVE):
         try:
             code = block(bytes.fromhex(row["hex"])).code
-            p = predict(code, model, cat, lats)
+            p = pred(code)
         except CycleBenchError:
             continue
         if not p.unknown:
@@ -175,6 +176,8 @@ def main():
     ap.add_argument("--mcpu", default="znver4")
     ap.add_argument("--latencies", type=Path, help="a cyclebench inst results file (measured latencies)")
     ap.add_argument("--rows", action="store_true", help="print every block")
+    ap.add_argument("--as-inferred", action="store_true",
+                    help="predict with the model as inferred, not mended against its own readings (repair.py)")
     ap.add_argument("--save", type=Path, help="write each measured block (set, block, measured, llvm-mca) here")
     ap.add_argument("--replay", type=Path, help="predict the blocks a --save file holds again, measuring nothing")
     args = ap.parse_args()
@@ -210,8 +213,17 @@ def main():
                   + (" (port part of a unit's form: sets compared)" if c.get("unit") else ""))
     unpublished = [f for f in forms if not ports.get(f)]
     print(f"  resources for {len(unpublished)} forms with no published ports (e.g. Zen's integer pipes)")
+    floors = None
+    if not args.as_inferred:
+        model, floors, notes = mended(args.model)
+        print(f"model mended against its own readings (repair.py): {len(notes)} usages changed, "
+              f"{sum(map(len, floors.table.values()))} pair readings as floors"
+              + "".join(f"\n  {n}" for n in notes if args.rows))
+
+    def pred(block):
+        return predict(block, model, cat, lats, floors=floors)
     if args.replay:
-        return replay(args.replay, model, cat, lats, args.rows)
+        return replay(args.replay, pred, args.rows)
     global SAVED
     if args.save:
         SAVED = args.save.open("w")
@@ -230,9 +242,9 @@ def main():
                 seen.add("; ".join(b))
                 cb.append(b)
     cb = [(b, []) for b in rng.sample(cb, min(args.compiled, len(cb)))]
-    r1 = evaluate("random mixes of modelled forms", rb, model, cat, lats, session, args.mcpu)
-    r2 = evaluate("basic blocks of the project's C kernels (gcc -O2)", cb, model, cat, lats, session, args.mcpu)
-    r3 = bhive(model, cat, lats, args.bhive, rng, args.mcpu) if args.bhive else []
+    r1 = evaluate("random mixes of modelled forms", rb, pred, session, args.mcpu)
+    r2 = evaluate("basic blocks of the project's C kernels (gcc -O2)", cb, pred, session, args.mcpu)
+    r3 = bhive(pred, args.bhive, rng, args.mcpu) if args.bhive else []
     if args.rows:
         print_rows(r1 + r2 + r3)
 
@@ -244,7 +256,7 @@ def print_rows(rows):
               f"llvm-mca {q if q is None else round(q, 2)}{miss}: {text}")
 
 
-def replay(path, model, cat, lats, rows_too):
+def replay(path, pred, rows_too):
     """The blocks of a --save file predicted again with this model, their measured and llvm-mca
     figures kept: a change to the predictor checked in a second, measuring nothing."""
     from cyclebench.blocks.code import block as code_of
@@ -261,7 +273,7 @@ def replay(path, model, cat, lats, rows_too):
         for d in docs:
             try:
                 block = code_of(bytes.fromhex(d["block"])).code if name == BHIVE_SET else d["block"]
-                p = predict(block, model, cat, lats)
+                p = pred(block)
             except CycleBenchError as e:
                 print(f"  not predicted ({e.cause}): {d['text']}")
                 continue
