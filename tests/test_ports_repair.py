@@ -52,6 +52,9 @@ def test_pairs_no_one_resource_explains_are_left_alone():
     fixed, notes = repair(_model(), mixes)
     assert notes == []
     assert fixed.usage == _model().usage
+    # readings that add up the two forms' times alone: they never overlap, no pipe is shared
+    serial = [({STORE: 1, LOAD: 1}, 0.5 + 1 / 3), ({STORE: 1, LOAD: 3}, 0.5 + 1.0)]
+    assert repair(_model(), serial)[1] == []
     # a single slow reading is no fit either
     assert repair(_model(), [({STORE: 1, LOAD: 1}, 2 / 3)])[1] == []
 

@@ -14,8 +14,10 @@ the model's own figures that names no form:
   model puts more than :data:`TOLERANCE` under, and that the two forms' times alone added up
   could explain, are fitted by least squares with one resource, each form a usage of it
   (:func:`_shares`); where the fit explains every such reading, lies within both forms' times
-  alone, and the two share a resource that one of them is bound by alone, the usages there are
-  raised to the fit (a store's share of the load units from its readings beside a load);
+  alone but not at both (two forms that never overlap wait for each other: a chain between the
+  copies, not a shared pipe), and the two share a resource that one of them is bound by alone,
+  the usages there are raised to the fit (a store's share of the load units from its readings
+  beside a load);
 * **a measured pair is a floor:** a block holds, for every two of its forms' classes (the
   inference's classes: forms that load the resources as one blocker does), a mix of the two in
   the block's own ratio; where such a mix was read, the block takes at least that long
@@ -88,6 +90,8 @@ def repair(model: Model, mixes: list[tuple[dict[str, int], float]]) -> tuple[Mod
         fit = _shares(rows)
         if fit is None or not all(0 <= u <= m.alone[f] * (1 + TOLERANCE) for f, u in zip((a, b), fit)):
             continue                     # no one resource is used that way: a chain or another effect
+        if all(u >= m.alone[f] * (1 - TOLERANCE) for f, u in zip((a, b), fit)):
+            continue                     # the two never overlap: they wait for each other, no pipe is shared
         shared = [r for r in m.resources if m.usage[a].get(r, 0.0) >= USED and m.usage[b].get(r, 0.0) >= USED
                   and any(m.usage[f][r] >= m.alone[f] * (1 - TOLERANCE) for f in (a, b))]
         if not shared:
