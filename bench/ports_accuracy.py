@@ -20,15 +20,21 @@ measurement (bulk.run, its start state and memory mapping).  Latencies for the c
 from the published column or --latencies (a cyclebench inst results file).  Measuring takes the
 test suite's lock; run it on a quiet machine.
 
+``--save FILE`` writes every measured block (its set, text, measured cycles, llvm-mca's figure)
+as it goes; ``--replay FILE`` predicts those blocks again with the model given, measuring nothing.
+
 Run: python3 bench/ports_accuracy.py --model ports.jsonl [--random 40] [--compiled 60] [--bhive 60] [--seed 1]
+                                     [--save blocks.jsonl | --replay blocks.jsonl] [--rows]
 """
 from __future__ import annotations
 
 import argparse
 import glob
+import json
 import random
 import statistics
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -36,17 +42,20 @@ sys.path.insert(0, str(ROOT.parent))
 
 from cyclebench.errors import CycleBenchError  # noqa: E402
 from cyclebench.instructions.catalogue import Catalogue  # noqa: E402
+from cyclebench.machine.cpu import cpu_info  # noqa: E402
 from cyclebench.instructions.llvm_mca import run as mca_run  # noqa: E402
 from cyclebench.instructions.ports.blocks import compiled_blocks, random_blocks  # noqa: E402
 from cyclebench.instructions.ports.portsets import compare, published_for, pumping, resource_ports  # noqa: E402
 from cyclebench.instructions.ports.latency import from_file  # noqa: E402
 from cyclebench.instructions.ports.predict import predict  # noqa: E402
+from cyclebench.instructions.ports.repair import mended  # noqa: E402
 from cyclebench.instructions.ports.run import load  # noqa: E402
 from cyclebench.instructions.published import read_csv  # noqa: E402
 from cyclebench.instructions.reference import resolve_arch  # noqa: E402
 from cyclebench.instructions.session import Session  # noqa: E402
 
 BHIVE = ROOT.parent / "cyclebench" / "blocks" / "data" / "bhive_blocks.csv"
+BHIVE_SET = "BHive blocks of modelled forms (cyclebench block's measurement)"
 
 
 def errors(pairs):
@@ -68,17 +77,26 @@ def bound(p):
 def causes(rows):
     """Blocks the model misses by more than 10%, by the bound that set the figure."""
     out = {}
-    for m, p, _, _, _, _, kind in rows:
+    for m, p, _, _, _, _, kind, _ in rows:
         if abs(p - m) / m > 0.10:
             k = f"{kind}, {'over' if p > m else 'under'}"
             out[k] = out.get(k, 0) + 1
     return ", ".join(f"{k}: {n}" for k, n in sorted(out.items(), key=lambda x: -x[1])) or "none"
 
 
-def record(ours, mca, rows, p, m, q, text):
+SAVED = None          # --save: the open file each measured block is written to, as it is measured
+
+
+def record(ours, mca, rows, p, m, q, text, saved_as=None, block=None):
+    """One block's figures; ``saved_as`` (its set's name) also writes it to the --save file, with
+    ``block`` (what predict() takes again: the lines, or the BHive hex)."""
     ours.append((p.cycles, m))
     mca.append((q, m))
-    rows.append((m, p.cycles, p.resource_bound, p.chain_bound, q, text, bound(p)))
+    rows.append((m, p.cycles, p.resource_bound, p.chain_bound, q, text, bound(p), p.binding_resource))
+    if SAVED is not None and saved_as:
+        SAVED.write(json.dumps({"set": saved_as, "block": block or text, "text": text, "measured": m,
+                                "mca": q}) + "\n")
+        SAVED.flush()
 
 
 def report(name, ours, mca, rows):
@@ -88,12 +106,12 @@ def report(name, ours, mca, rows):
     print(f"  model misses over 10%, by the bound that set the figure: {causes(rows)}")
 
 
-def evaluate(name, blocks, model, cat, lats, session, mcpu):
+def evaluate(name, blocks, pred, session, mcpu):
     ours, mca, rows = [], [], []
     for lines, init in blocks:
         text = "\n".join(lines)
         try:
-            p = predict(text, model, cat, lats)
+            p = pred(text)
         except CycleBenchError:
             continue
         if p.unknown:
@@ -108,12 +126,12 @@ def evaluate(name, blocks, model, cat, lats, session, mcpu):
             q = mca_run(clean, mcpu, iterations=200).cycles_per_iteration
         except CycleBenchError:
             q = None
-        record(ours, mca, rows, p, m, q, "; ".join(lines))
+        record(ours, mca, rows, p, m, q, "; ".join(lines), name, text)
     report(name, ours, mca, rows)
     return rows
 
 
-def bhive(model, cat, lats, n, rng, mcpu):
+def bhive(pred, n, rng, mcpu):
     """BHive blocks whose every instruction is a modelled form, measured by cyclebench block."""
     from cyclebench.blocks import bulk
     from cyclebench.blocks.code import block
@@ -123,7 +141,7 @@ def bhive(model, cat, lats, n, rng, mcpu):
     for row in bulk.read_csv(BHIVE):
         try:
             code = block(bytes.fromhex(row["hex"])).code
-            p = predict(code, model, cat, lats)
+            p = pred(code)
         except CycleBenchError:
             continue
         if not p.unknown:
@@ -142,8 +160,8 @@ def bhive(model, cat, lats, n, rng, mcpu):
             q = mca_pred.predict(code)
         except PredictionFailed:
             q = None
-        record(ours, mca, rows, p, d["cycles"], q, d.get("text") or row["hex"])
-    report("BHive blocks of modelled forms (cyclebench block's measurement)", ours, mca, rows)
+        record(ours, mca, rows, p, d["cycles"], q, d.get("text") or row["hex"], BHIVE_SET, row["hex"])
+    report(BHIVE_SET, ours, mca, rows)
     return rows
 
 
@@ -158,7 +176,13 @@ def main():
     ap.add_argument("--mcpu", default="znver4")
     ap.add_argument("--latencies", type=Path, help="a cyclebench inst results file (measured latencies)")
     ap.add_argument("--rows", action="store_true", help="print every block")
+    ap.add_argument("--as-inferred", action="store_true",
+                    help="predict with the model as inferred, not mended against its own readings (repair.py)")
+    ap.add_argument("--save", type=Path, help="write each measured block (set, block, measured, llvm-mca) here")
+    ap.add_argument("--replay", type=Path, help="predict the blocks a --save file holds again, measuring nothing")
     args = ap.parse_args()
+    if args.replay and not args.replay.is_file():
+        ap.error(f"no --replay file {args.replay} (make one with --save)")
     model, report = load(args.model)
     cat = Catalogue.load()
     forms = sorted(model.usage)
@@ -189,6 +213,24 @@ def main():
                   + (" (port part of a unit's form: sets compared)" if c.get("unit") else ""))
     unpublished = [f for f in forms if not ports.get(f)]
     print(f"  resources for {len(unpublished)} forms with no published ports (e.g. Zen's integer pipes)")
+    floors = None
+    if not args.as_inferred:
+        model, floors, notes = mended(args.model)
+        print(f"model mended against its own readings (repair.py): {len(notes)} usages changed, "
+              f"{sum(map(len, floors.table.values()))} pair readings as floors"
+              + "".join(f"\n  {n}" for n in notes if args.rows))
+
+    def pred(block):
+        return predict(block, model, cat, lats, floors=floors)
+    if args.replay:
+        return replay(args.replay, pred, args.rows)
+    global SAVED
+    if args.save:
+        SAVED = args.save.open("w")
+        c = cpu_info()
+        SAVED.write(json.dumps({"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seed": args.seed,
+                                "cpu": f"{c.model_name} (family {c.family} model {c.model})",
+                                "model": str(args.model)}) + "\n")
     rng = random.Random(args.seed)
     session = Session(budget=0.5)
     rb = random_blocks(cat, forms, args.random, rng)
@@ -200,13 +242,49 @@ def main():
                 seen.add("; ".join(b))
                 cb.append(b)
     cb = [(b, []) for b in rng.sample(cb, min(args.compiled, len(cb)))]
-    r1 = evaluate("random mixes of modelled forms", rb, model, cat, lats, session, args.mcpu)
-    r2 = evaluate("basic blocks of the project's C kernels (gcc -O2)", cb, model, cat, lats, session, args.mcpu)
-    r3 = bhive(model, cat, lats, args.bhive, rng, args.mcpu) if args.bhive else []
+    r1 = evaluate("random mixes of modelled forms", rb, pred, session, args.mcpu)
+    r2 = evaluate("basic blocks of the project's C kernels (gcc -O2)", cb, pred, session, args.mcpu)
+    r3 = bhive(pred, args.bhive, rng, args.mcpu) if args.bhive else []
     if args.rows:
-        for m, p, res, ch, q, text, _ in r1 + r2 + r3:
-            print(f"  measured {m:6.2f} predicted {p:6.2f} (resources {res:.2f}, chains {ch:.2f}) "
-                  f"llvm-mca {q if q is None else round(q, 2)}: {text}")
+        print_rows(r1 + r2 + r3)
+
+
+def print_rows(rows):
+    for m, p, res, ch, q, text, _, binding in rows:
+        miss = " MISS" if abs(p - m) / m > 0.10 else ""
+        print(f"  measured {m:6.2f} predicted {p:6.2f} (resources {res:.2f} [{binding}], chains {ch:.2f}) "
+              f"llvm-mca {q if q is None else round(q, 2)}{miss}: {text}")
+
+
+def replay(path, pred, rows_too):
+    """The blocks of a --save file predicted again with this model, their measured and llvm-mca
+    figures kept: a change to the predictor checked in a second, measuring nothing."""
+    from cyclebench.blocks.code import block as code_of
+    sets: dict[str, list] = {}
+    for line in path.read_text().splitlines():
+        d = json.loads(line)
+        if "set" in d:
+            sets.setdefault(d["set"], []).append(d)
+        else:
+            print(f"replaying {path.name}: measured {d.get('when', '?')} on {d.get('cpu', '?')}, seed {d.get('seed')}")
+    every = []
+    for name, docs in sets.items():
+        ours, mca, rows = [], [], []
+        for d in docs:
+            try:
+                block = code_of(bytes.fromhex(d["block"])).code if name == BHIVE_SET else d["block"]
+                p = pred(block)
+            except CycleBenchError as e:
+                print(f"  not predicted ({e.cause}): {d['text']}")
+                continue
+            if p.unknown:
+                print(f"  forms this model lacks ({', '.join(p.unknown)}): {d['text']}")
+                continue
+            record(ours, mca, rows, p, d["measured"], d["mca"], d["text"])
+        report(name, ours, mca, rows)
+        every += rows
+    if rows_too:
+        print_rows(every)
 
 
 if __name__ == "__main__":

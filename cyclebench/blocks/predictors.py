@@ -87,11 +87,11 @@ class ResourceModel:
         from pathlib import Path
         from ..instructions.catalogue import Catalogue
         from ..instructions.ports.latency import from_file
-        from ..instructions.ports.run import load
+        from ..instructions.ports.repair import mended
         if not model:
             raise UsageError("the predictor 'predict' needs the resource model",
                              "give --ports-model FILE (the results file of cyclebench ports)")
-        self.model, _ = load(Path(model))
+        self.model, self.floors, _ = mended(Path(model))
         self.catalogue = Catalogue.load()
         self.latencies, self.label = from_file(Path(latencies), self.catalogue) if latencies else (None, "")
         self.name = "cyclebench predict"
@@ -100,7 +100,7 @@ class ResourceModel:
         from ..instructions.ports.predict import predict
         try:
             return predict(code, self.model, self.catalogue, latencies=self.latencies,
-                           latency_source=self.label).cycles
+                           latency_source=self.label, floors=self.floors).cycles
         except UsageError as e:
             raise PredictionFailed(e.cause) from None
 

@@ -26,21 +26,21 @@ def add_parser(sub):
 
 def run(args) -> int:
     from ..instructions.ports.predict import predict
-    from ..instructions.ports.run import load
+    from ..instructions.ports.repair import mended
     if not args.block.strip():
         raise UsageError("the block is empty", 'give instructions, e.g. "add rax, rbx; imul rcx, rax"')
     from ..instructions.catalogue import Catalogue
     from ..instructions.ports.latency import from_file
-    model, _ = load(args.model)
+    model, floors, _ = mended(args.model)
     cat = Catalogue.load()
     lats, label = from_file(args.latencies, cat) if args.latencies else (None, "")
-    p = predict(args.block, model, cat, latencies=lats, latency_source=label)
+    p = predict(args.block, model, cat, latencies=lats, latency_source=label, floors=floors)
     if args.json:
         print(json.dumps(p.to_json()))
         return 0
     print(f"predicted: {p.cycles:.2f} cycles per iteration")
     print(f"  resource bound:         {p.resource_bound:.2f}  (busiest: {p.binding_resource or 'front end'}; "
-          f"resources inferred from throughput)")
+          f"resources inferred from throughput, checked against the mixes measured)")
     print(f"  dependency-chain bound: {p.chain_bound:.2f}  (latencies: {p.latency_source}"
           + (f"; {p.assumed_latency} assumed 1 cycle" if p.assumed_latency and lats else "") + ")")
     if p.unknown:

@@ -13,7 +13,8 @@ or machine code bytes and gives two bounds, each shown:
   load-to-use time.  A load after a store through one address expression waits for the stored
   data (:func:`chain_bound`); addresses through different expressions are taken for distinct.
 
-The prediction is the larger of the two.  Forms the model does not know make the resource bound
+With ``floors`` (repair.PairFloors), a mix of two of the block's forms' classes read in the
+block's own ratio is one more bound among the resources.  The prediction is the larger of the two.  Forms the model does not know make the resource bound
 a lower bound (listed in ``unknown``).  A zero idiom (``xor eax, eax``) takes only its share of
 the front end: the renamer zeroes the register, while the model's form was measured with two
 distinct registers.
@@ -30,6 +31,7 @@ from ..catalogue import Catalogue
 from ..operands import full_register
 from .infer import FASTER
 from .model import FRONT_END, Model
+from .repair import PairFloors
 
 ITERATIONS = 64
 FLAGS = -1
@@ -293,8 +295,10 @@ def _bypassing(counts: dict[str, int], model: Model) -> int:
 
 
 def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None,
-            latencies: dict[str, float] | None = None, latency_source: str = "published") -> Prediction:
-    """The prediction for one block (see the module docstring)."""
+            latencies: dict[str, float] | None = None, latency_source: str = "published",
+            floors: PairFloors | None = None) -> Prediction:
+    """The prediction for one block (see the module docstring); ``floors``: the readings of the
+    model's results file as floors (repair.mended)."""
     catalogue = catalogue or Catalogue.load()
     instructions = decode(block)
     forms = [form_of(ins, catalogue, model) or f"?{_mnemonic(ins).lower()}" for ins in instructions]
@@ -315,6 +319,10 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         lines = store_lines(instructions, forms, model)
         if lines:
             loads[STORE_LINES] = lines
+        if floors is not None:
+            v, why = floors.floor(counts)
+            if v:
+                loads[why] = v
         binding = max(loads, key=loads.get)
         res = loads[binding]
     else:

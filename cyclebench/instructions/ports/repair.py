@@ -1,0 +1,152 @@
+"""The resource model checked against the readings it was inferred from, before it predicts.
+
+The inference (infer.py) settles for the sparsest mapping its solver finds within a time limit,
+and a resource model cannot express every effect of a real core; so some mixes the inference
+measured are explained too fast or too slow by the model it returns (Zen 4: a store beside a
+load, ``mov [m], rax; mov rbx, [m]``, reads 0.67 cycles, three memory operations a cycle, while
+the model charges the store half a load's share of the load units and says 0.50).  The readings
+are in the results file beside the model; :func:`mended` uses them three ways, each a rule on
+the model's own figures that names no form:
+
+* **no usage above the form's time alone:** a form that uses ``u`` cycles of a resource per
+  instance cannot run faster than ``u`` on its own, so ``u`` is at most its time alone;
+* **pairs the model explains too fast raise a shared usage:** the readings of two forms that the
+  model puts more than :data:`TOLERANCE` under, and that the two forms' times alone added up
+  could explain, are fitted by least squares with one resource, each form a usage of it
+  (:func:`_shares`); where the fit explains every such reading, lies within both forms' times
+  alone but not at both (two forms that never overlap wait for each other: a chain between the
+  copies, not a shared pipe), and the two share a resource that one of them is bound by alone,
+  the usages there are raised to the fit (a store's share of the load units from its readings
+  beside a load);
+* **a measured pair is a floor:** a block holds, for every two of its forms' classes (the
+  inference's classes: forms that load the resources as one blocker does), a mix of the two in
+  the block's own ratio; where such a mix was read, the block takes at least that long
+  (:class:`PairFloors`, the least reading of that ratio among the classes' forms).  This holds
+  effects no resource explains (Zen 4: two loads and an ALU operation read 0.75 cycles, where
+  two loads alone take 0.67 and a load and an ALU operation 0.33).
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .model import FRONT_END, USED, Model
+
+TOLERANCE = 0.10      # a reading the model explains within this share is left alone
+
+
+def readings(path: Path) -> list[tuple[dict[str, int], float]]:
+    """(counts, cycles) of every mix a ``cyclebench ports`` results file measured."""
+    from .run import store
+    _, records = store(path).load()
+    return [(r["counts"], r["cycles"]) for r in records
+            if r.get("type") == "reading" and r.get("cycles") and isinstance(r.get("counts"), dict)]
+
+
+def _cost(model: Model, counts: dict[str, int]) -> tuple[float, dict[str, float]]:
+    loads = model.loads(counts)
+    stores = [f for f in counts if f in model.lines]
+    if len(stores) > 1:                 # two store forms of a mix write two lines in turn
+        loads["store lines"] = sum(counts[f] * model.lines[f] for f in stores)
+    return max(loads.values()), loads
+
+
+def _shares(rows: list[tuple[int, int, float]]) -> tuple[float, float] | None:
+    """(usage of the first form, of the second) of one resource that explains every reading
+    ``(count a, count b, cycles)`` within half of TOLERANCE, by least squares: None with fewer
+    than two ratios, or when no one resource fits them all."""
+    if len({x / y for x, y, _ in rows}) < 2:
+        return None
+    A = np.array([[x, y] for x, y, _ in rows], dtype=float)
+    T = np.array([t for _, _, t in rows])
+    u, *_ = np.linalg.lstsq(A, T, rcond=None)
+    if np.any(np.abs(A @ u - T) > T * TOLERANCE / 2):
+        return None
+    return float(u[0]), float(u[1])
+
+
+def repair(model: Model, mixes: list[tuple[dict[str, int], float]]) -> tuple[Model, list[str]]:
+    """(a mended copy of the model, one line per usage changed): the first two rules."""
+    m = copy.deepcopy(model)
+    notes = []
+    for f, use in m.usage.items():
+        t = m.alone.get(f)
+        for r, v in use.items():
+            if r != FRONT_END and t and v > t * (1 + TOLERANCE):
+                notes.append(f"{f}: {r} {v:.2f} -> {t:.2f} (its time alone)")
+                use[r] = t
+    groups: dict[tuple[str, str], list[tuple[int, int, float]]] = {}
+    for counts, t in mixes:
+        if len(counts) != 2 or not all(f in m.usage and f in m.alone for f in counts):
+            continue
+        if _cost(m, counts)[0] >= t * (1 - TOLERANCE) or t > sum(n * m.alone[f] for f, n in counts.items()) * (1 + TOLERANCE):
+            continue                     # explained, or slower than any sharing of resources explains
+        a, b = sorted(counts)
+        groups.setdefault((a, b), []).append((counts[a], counts[b], t))
+    for (a, b), rows in sorted(groups.items()):
+        fit = _shares(rows)
+        if fit is None or not all(0 <= u <= m.alone[f] * (1 + TOLERANCE) for f, u in zip((a, b), fit)):
+            continue                     # no one resource is used that way: a chain or another effect
+        if all(u >= m.alone[f] * (1 - TOLERANCE) for f, u in zip((a, b), fit)):
+            continue                     # the two never overlap: they wait for each other, no pipe is shared
+        shared = [r for r in m.resources if m.usage[a].get(r, 0.0) >= USED and m.usage[b].get(r, 0.0) >= USED
+                  and any(m.usage[f][r] >= m.alone[f] * (1 - TOLERANCE) for f in (a, b))]
+        if not shared:
+            continue
+        r = max(shared, key=lambda r: m.usage[a][r] / m.alone[a] + m.usage[b][r] / m.alone[b])
+        for f, u in zip((a, b), fit):
+            if u > m.usage[f][r] * (1 + TOLERANCE):
+                notes.append(f"{f}: {r} {m.usage[f][r]:.2f} -> {u:.2f} ({len(rows)} readings with {b if f == a else a})")
+                m.usage[f][r] = u
+    return m, notes
+
+
+@dataclass
+class PairFloors:
+    """The third rule: (class, class) -> {ratio of their counts: the least cycles per instance
+    of the first read at that ratio}; ``classes``: form -> its class (a form in none is its own)."""
+    classes: dict[str, str] = field(default_factory=dict)
+    table: dict[tuple[str, str], dict[float, float]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, mixes: list[tuple[dict[str, int], float]], classes: dict[str, str]) -> "PairFloors":
+        out = cls(dict(classes))
+        for counts, t in mixes:
+            if len(counts) != 2:
+                continue
+            (p, x), (q, y) = sorted((out.cls(f), n) for f, n in counts.items())
+            if p != q:
+                row = out.table.setdefault((p, q), {})
+                k = round(x / y, 3)
+                row[k] = min(row.get(k, t / x), t / x)
+        return out
+
+    def cls(self, form: str) -> str:
+        return self.classes.get(form, form)
+
+    def floor(self, counts: dict[str, int]) -> tuple[float, str | None]:
+        """(cycles, "measured mix A + B") of the slowest pair of the block's classes read in the
+        block's own ratio; (0, None) where none was."""
+        by: dict[str, int] = {}
+        for f, n in counts.items():
+            by[self.cls(f)] = by.get(self.cls(f), 0) + n
+        best, why = 0.0, None
+        for (p, q), row in self.table.items():
+            if p in by and q in by:
+                per = row.get(round(by[p] / by[q], 3))
+                if per is not None and per * by[p] > best:
+                    best, why = per * by[p], f"measured mix {p} + {q}"
+        return best, why
+
+
+def mended(path: Path) -> tuple[Model, PairFloors, list[str]]:
+    """The last model of a ``cyclebench ports`` results file, mended against the file's readings,
+    the pair floors of those readings, and one line per usage changed."""
+    from .run import load
+    model, report = load(path)
+    mixes = readings(path)
+    model, notes = repair(model, mixes)
+    return model, PairFloors.build(mixes, report.get("classes") or {}), notes

@@ -1,0 +1,103 @@
+"""The resource model mended against its own readings (ports/repair.py), on fabricated models and
+readings: a usage above the form's time alone, a shared usage raised from pair readings, pairs no
+one resource explains left alone, measured pairs as floors, and the results-file path."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cyclebench.cli.main import main
+from cyclebench.instructions.ports.model import Model
+from cyclebench.instructions.ports.predict import predict
+from cyclebench.instructions.ports.repair import PairFloors, mended, readings, repair
+from cyclebench.instructions.ports.run import store
+
+LOAD, STORE, ALU, MUL = "MOV (R64, M64)", "MOV (M64, R64)", "ADD_01 (R64, R64)", "IMUL (R64, R64)"
+LOAD32, TEST = "MOV (R32, M32)", "TEST (R32, R32)"
+
+
+def _model():
+    # R0: four ALUs; R1: three load units, half a load's share charged to the store; R2: two
+    # store units; R3: one multiplier
+    return Model(["R0", "R1", "R2", "R3"],
+                 {ALU: {"R0": 0.25}, TEST: {"R0": 0.25}, LOAD: {"R1": 1 / 3}, LOAD32: {"R1": 1 / 3},
+                  STORE: {"R1": 1 / 6, "R2": 0.5}, MUL: {"R0": 0.25, "R3": 1.0}},
+                 6, alone={ALU: 0.25, TEST: 0.25, LOAD: 1 / 3, LOAD32: 1 / 3, STORE: 0.5, MUL: 1.0})
+
+
+def test_a_usage_above_the_forms_time_alone_is_cut_to_it():
+    m = _model()
+    m.usage[MUL]["R3"] = 2.0
+    fixed, notes = repair(m, [])
+    assert fixed.usage[MUL]["R3"] == pytest.approx(1.0)
+    assert m.usage[MUL]["R3"] == 2.0                    # the model given is left as it was
+    assert len(notes) == 1 and "time alone" in notes[0]
+
+
+def test_pair_readings_raise_a_stores_share_of_the_load_units():
+    # three memory operations a cycle: a store and a load 0.67, a store and three loads 1.33
+    mixes = [({STORE: 1, LOAD: 1}, 2 / 3), ({STORE: 1, LOAD: 3}, 4 / 3), ({LOAD: 1}, 1 / 3)]
+    fixed, notes = repair(_model(), mixes)
+    assert fixed.usage[STORE]["R1"] == pytest.approx(1 / 3, rel=0.02)
+    assert fixed.usage[LOAD]["R1"] == pytest.approx(1 / 3)
+    assert fixed.cost({STORE: 1, LOAD: 2})[0] == pytest.approx(1.0, rel=0.02)
+    assert any(n.startswith(STORE) for n in notes)
+
+
+def test_pairs_no_one_resource_explains_are_left_alone():
+    # a multiply beside ALU operations reads 1.5 and 1.62: one resource would need more than the
+    # multiply's own time alone (a chain between its copies, not sharing)
+    mixes = [({ALU: 2, MUL: 1}, 1.5), ({ALU: 4, MUL: 1}, 1.625)]
+    fixed, notes = repair(_model(), mixes)
+    assert notes == []
+    assert fixed.usage == _model().usage
+    # readings that add up the two forms' times alone: they never overlap, no pipe is shared
+    serial = [({STORE: 1, LOAD: 1}, 0.5 + 1 / 3), ({STORE: 1, LOAD: 3}, 0.5 + 1.0)]
+    assert repair(_model(), serial)[1] == []
+    # a single slow reading is no fit either
+    assert repair(_model(), [({STORE: 1, LOAD: 1}, 2 / 3)])[1] == []
+
+
+def test_a_pair_read_in_the_blocks_ratio_is_a_floor_and_classes_stand_for_their_forms():
+    # two loads beside one ALU operation read 0.75, more than any resource of the model says
+    member = LOAD32                                      # in the load blocker's class
+    floors = PairFloors.build([({ALU: 1, LOAD: 2}, 0.75), ({ALU: 1, LOAD: 1}, 0.40), ({ALU: 1, LOAD: 1}, 1 / 3)],
+                              {member: LOAD})
+    assert floors.floor({ALU: 1, LOAD: 2}) == (pytest.approx(0.75), f"measured mix {ALU} + {LOAD}")
+    assert floors.floor({ALU: 2, LOAD: 2, member: 2})[0] == pytest.approx(1.5)
+    assert floors.floor({ALU: 1, LOAD: 1})[0] == pytest.approx(1 / 3)      # the least reading of a ratio
+    assert floors.floor({ALU: 1, LOAD: 3}) == (0.0, None)                # no reading in this ratio
+    assert floors.floor({LOAD: 1, member: 2}) == (0.0, None)             # one class: no pair
+
+
+def _model_file(tmp_path, mixes):
+    path = tmp_path / "m.jsonl"
+    st = store(path)
+    st.start({"forms": []}, resume=False)
+    for counts, t in mixes:
+        st.append({"type": "reading", "counts": counts, "cycles": t})
+    st.append({"type": "reading", "counts": {ALU: 1}, "cycles": None})      # a failed reading
+    st.append({"type": "model", "model": _model().to_json(),
+               "report": {"blockers": {"R0": ALU, "R1": LOAD}, "classes": {LOAD32: LOAD}}})
+    st.close()
+    return path
+
+
+def test_the_results_file_gives_the_mended_model_and_its_floors(tmp_path, capsys):
+    mixes = [({STORE: 1, LOAD: 1}, 2 / 3), ({STORE: 1, LOAD: 3}, 4 / 3), ({TEST: 1, LOAD: 2}, 0.75)]
+    path = _model_file(tmp_path, mixes)
+    assert readings(path) == mixes
+    model, floors, notes = mended(path)
+    assert model.usage[STORE]["R1"] == pytest.approx(1 / 3, rel=0.02) and notes
+    block = "mov [r14], rax; mov rbx, [r14+64]"
+    assert predict(block, model).resource_bound == pytest.approx(2 / 3, rel=0.02)
+    # two 32-bit loads (the load blocker's class) and a test: the mix read 0.75, the resources 0.67
+    three = "mov eax, [r14]; mov ebx, [r14+64]; test ecx, ecx"
+    assert predict(three, model).resource_bound == pytest.approx(2 / 3)
+    p = predict(three, model, floors=floors)
+    assert p.forms == [LOAD32, LOAD32, TEST]
+    assert (p.resource_bound, p.binding_resource) == (pytest.approx(0.75), f"measured mix {LOAD} + {TEST}")
+    assert main(["predict", "--model", str(path), "--json", block]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["resource_bound"] == pytest.approx(2 / 3, rel=0.02)
