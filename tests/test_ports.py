@@ -139,6 +139,36 @@ def test_usages_are_read_as_uops_on_the_mapped_port_sets():
     assert got["agree"] and got["expected"] == {"F2F3": 1, "F1F2F3": 1, "F0F1F2F3": 1}
 
 
+def test_a_wide_uop_that_crowds_a_narrower_set_part_of_the_time_is_read_on_the_wide_set():
+    # a core's scheduler picks a µop's pipe at dispatch, not as an optimal schedule would: a µop
+    # that may go to all four FP pipes crowds the FP123 probe half a µop's worth in a mix (Zen 4,
+    # measured), and an FP123 shuffle the FP23 one; a µop held to a set loads it in full
+    f01, f12, f23, f123, f0123 = (frozenset(p) for p in (("F0", "F1"), ("F1", "F2"), ("F2", "F3"),
+                                                         ("F1", "F2", "F3"), ("F0", "F1", "F2", "F3")))
+    mapped = {"R0": (f0123, 4.0), "R1": (f01, 2.0), "R2": (f123, 3.0), "R3": (f12, 2.0), "R4": (f23, 2.0)}
+    assert uops_of({"R0": 0.25, "R2": 0.5 / 3}, mapped) == {f0123: 1}           # half a µop on FP123
+    assert uops_of({"R0": 0.25, "R2": 1 / 3, "R4": 0.25}, mapped) == {f123: 1}  # half a µop on FP23
+    assert uops_of({"R0": 0.25, "R2": 1 / 3}, mapped) == {f123: 1}              # a full one is a µop
+    assert uops_of({"R0": 0.25, "R2": 1 / 3, "R3": 0.5}, mapped) == {f12: 1}
+    model = Model(list(mapped), {"vpor": {"R0": 0.25, "R2": 0.5 / 3}}, 6)
+    assert compare("vpor", model, mapped, "1*F0123")["agree"]
+
+
+def test_a_pumped_form_is_read_as_uops_that_pass_their_pipe_twice():
+    # a 512-bit FMA on Zen 4: two passes through FP01, and crowding of the other pipes in its
+    # mixes (measured: about 0.8 µop on FP123 and a full one on FP23); its µops come in pairs
+    f01, f12, f23, f123, f0123 = (frozenset(p) for p in (("F0", "F1"), ("F1", "F2"), ("F2", "F3"),
+                                                         ("F1", "F2", "F3"), ("F0", "F1", "F2", "F3")))
+    mapped = {"R0": (f0123, 4.0), "R1": (f01, 2.0), "R2": (f123, 3.0), "R3": (f12, 2.0), "R4": (f23, 2.0)}
+    usage = {"R0": 0.5, "R1": 1.0, "R2": 0.8 / 3, "R3": 0.67 / 2, "R4": 0.5}
+    assert uops_of(usage, mapped, passes=2) == {f01: 2}
+    assert uops_of(usage, mapped) != {f01: 2}                   # one at a time: the crowding reads as µops
+    model = Model(list(mapped), {"vfma_z (ZMM)": usage}, 6)
+    got = compare("vfma_z (ZMM)", model, mapped, "1*F01", {"ZMM": 2})
+    assert got["agree"] and got["expected"] == {"F0F1": 2, "F0F1F2F3": 2}
+    assert uops_of({"R0": 0.5, "R3": 1.0, "R2": 2 / 3, "R1": 0.6}, mapped, passes=2) == {f12: 2}
+
+
 def test_a_blocker_the_column_leaves_out_maps_through_its_class():
     published = {"pand": "1*F0123", "fadd": "1*F23"}
     blockers = {"R0": "vpand_evex", "R1": "fadd"}
