@@ -95,6 +95,10 @@ def test_pumping_is_read_from_the_published_table():
     # slower still, but the median over the width's forms is not moved by them
     assert pumping(published_table()) == {"XMM": 1, "ZMM": 2}
     assert width("VADDPS (ZMM, K, ZMM, M512)") == "ZMM" and width("ADD (R64, M64)") is None
+    # a vector form's memory operand counts (512 bits read: pumped), a prefetch's line does not
+    assert width("VCVTPD2DQ_Z (YMM, K, M512)") == "ZMM" and width("VPADDQ_Z (XMM, K, XMM, M64_1to8)") == "ZMM"
+    assert width("VFPCLASSPS (K, M32_1to16, I8)") == "ZMM" and width("VPADDQ (XMM, XMM, M64_1to2)") == "XMM"
+    assert width("PREFETCHW (M512)") is None
     model = Model(["R0"], {"vaddz (ZMM)": {"R0": 1.0}}, 6)
     mapped = {"R0": (frozenset({"F2", "F3"}), 2.0)}
     assert compare("vaddz (ZMM)", model, mapped, "1*F23", {"ZMM": 2})["agree"]

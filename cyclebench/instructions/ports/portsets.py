@@ -42,6 +42,7 @@ from .infer import MEMORY
 from .model import Model
 
 WIDTHS = ("ZMM", "YMM", "XMM")
+BITS = {"ZMM": 512, "YMM": 256, "XMM": 128}
 MAX_UOPS = 4         # µops a form is read as, at most (a 512-bit form's pumped halves count)
 UNNAMED = 1.25       # a blocker this many times slower than its published ports has another bottleneck
 EXCESS = 0.5         # the price of a set read above its µops' load, per µop squared, where below costs 1
@@ -59,9 +60,15 @@ def terms(ports_text: str) -> list[tuple[frozenset[str], int]]:
 
 
 def width(form: str) -> str | None:
-    """The widest vector register a form names (``VADDPS (ZMM, ZMM, ZMM)`` -> ZMM), else None."""
+    """The widest vector a form works on (``VADDPS (ZMM, ZMM, ZMM)`` -> ZMM), else None: its
+    registers' and, in a form that names a vector or mask register, its memory operand's
+    (``VCVTPD2DQ_Z (YMM, K, M512)`` reads 512 bits: ZMM; a broadcast ``M64_1to8`` too); a
+    prefetch's ``M512`` is a cache line, no vector."""
     ops = form[form.find("("):] if "(" in form else ""
-    return next((w for w in WIDTHS if w in ops), None)
+    bits = [BITS[w] for w in WIDTHS if w in ops]
+    if bits or re.search(r"\bK\b", ops):
+        bits += [int(a) * int(b or 1) for a, b in re.findall(r"\bM(\d+)(?:_1to(\d+))?\b", ops)]
+    return next((w for w in WIDTHS if BITS[w] <= max(bits, default=0)), None)
 
 
 def pumping(records: dict[str, Published]) -> dict[str, int]:
