@@ -156,6 +156,8 @@ def test_a_wide_uop_that_crowds_a_narrower_set_part_of_the_time_is_read_on_the_w
     assert uops_of({"R0": 0.25, "R2": 1 / 3, "R3": 0.5}, mapped) == {f12: 1}
     model = Model(list(mapped), {"vpor": {"R0": 0.25, "R2": 0.5 / 3}}, 6)
     assert compare("vpor", model, mapped, "1*F0123")["agree"]
+    # a form read as no µop crowds nothing: a lone set read at 0.54 µop is a µop, not crowding
+    assert uops_of({"R0": 0.54 / 4}, {"R0": (f0123, 4.0)}) == {f0123: 1}
 
 
 def test_a_pumped_form_is_read_as_uops_that_pass_their_pipe_twice():

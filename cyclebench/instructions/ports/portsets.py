@@ -189,10 +189,11 @@ def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], flo
     µops squared.  Reading all the mapped usages together keeps one noisy usage from changing the
     answer alone.
 
-    A set read above what the µops load costs EXCESS of a set read below: a core's scheduler
-    picks a µop's pipe when it is dispatched, not as an optimal schedule would, so a µop that may
-    go to four pipes still crowds a pair among them part of the time (half a µop, measured), while
-    a µop held to a set loads it in full.  ``passes``: a µop of the form's register width passes
+    A set read above what the µops load costs EXCESS of a set read below (of a form read as some
+    µops): a core's scheduler picks a µop's pipe when it is dispatched, not as an optimal schedule
+    would, so a µop that may go to four pipes still crowds a pair among them part of the time
+    (half a µop, measured; a 512-bit µop crowds pipes outside its set too), while a µop held to a
+    set loads it in full.  A form read as no µop crowds nothing: its usages count in full.  ``passes``: a µop of the form's register width passes
     its pipe that many times (:func:`pumping`), so its µops come in that many.  Between fits equal
     to a tenth of a µop squared, the µops on the narrower port sets stand: a narrow resource's
     usage is seen directly, while a wide one's may be left short by the solve (the sparsest usages,
@@ -204,7 +205,7 @@ def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], flo
         total = 0.0
         for q, v in res:
             d = v - sum(n for p, n in counts.items() if p <= q)
-            total += d * d * (EXCESS if d > 0 else 1.0)
+            total += d * d * (EXCESS if d > 0 and counts else 1.0)    # no µop, nothing to crowd
         return round(total, 1)
 
     best, best_key = {}, (err({}), 0)
