@@ -175,6 +175,39 @@ def test_a_pumped_form_is_read_as_uops_that_pass_their_pipe_twice():
     assert uops_of({"R0": 0.5, "R3": 1.0, "R2": 2 / 3, "R1": 0.6}, mapped, passes=2) == {f12: 2}
 
 
+def test_a_set_the_form_was_never_mixed_with_a_probe_of_is_not_compared():
+    # the FP123 probe is a legacy-SSE form, which a 256-bit form is never mixed with: its usage
+    # of nought there is no reading, and an F23 µop must not be charged for leaving it empty
+    f23, f123, f0123 = (frozenset(p) for p in (("F2", "F3"), ("F1", "F2", "F3"), ("F0", "F1", "F2", "F3")))
+    mapped = {"R0": (f0123, 4.0), "R1": (f23, 2.0), "R2": (f123, 3.0)}
+    model = Model(list(mapped), {"vsubpd (YMM)": {"R0": 0.25, "R1": 0.5}}, 6)
+    assert not compare("vsubpd (YMM)", model, mapped, "1*F23")["agree"]
+    got = compare("vsubpd (YMM)", model, mapped, "1*F23", probed=["R0", "R1"])
+    assert got["agree"] and got["expected"] == {"F2F3": 1, "F0F1F2F3": 1}
+
+
+def test_probed_resources_are_read_from_the_good_readings():
+    inf = Inference(measure=lambda counts: None)
+    inf.load([{"type": "reading", "counts": c, "cycles": t} for c, t in (
+        ({"a": 1}, 0.5), ({"b": 1}, 0.25), ({"c": 1}, 0.5), ({"u": 1}, 4.0),
+        ({"a": 1, "b": 2}, 1.0),           # a with b's resource: probed
+        ({"a": 1, "c": 1}, None),          # failed: no reading
+        ({"b": 4, "c": 1}, 0.2))]          # faster than c alone: impossible, set aside
+    )
+    alone = {"a": 0.5, "b": 0.25, "c": 0.5, "u": 4.0}
+    got = inf.probed({"R0": "b", "R1": "c", "R2": "u"}, alone)
+    assert got == {"a": ["R0"], "b": ["R0"], "c": ["R1"], "u": ["R2"]}
+
+
+def test_a_published_blocker_slower_than_its_ports_maps_to_none_whatever_its_class():
+    # a memory form held by its load at 0.5 cycles, its published µop FP0123 (0.25): the load is
+    # its bottleneck; an FP23 form at 0.5 in its class shares the load, not the FP23 pipes
+    published = {"vblendmpd (XMM, M64)": "1*F0123", "vsubpd (XMM, M128)": "1*F23"}
+    alone = {"vblendmpd (XMM, M64)": 0.5, "vsubpd (XMM, M128)": 0.5}
+    classes = {"vsubpd (XMM, M128)": "vblendmpd (XMM, M64)"}
+    assert resource_ports({"R0": "vblendmpd (XMM, M64)"}, published, alone, classes=classes) == {}
+
+
 def test_a_blocker_the_column_leaves_out_maps_through_its_class():
     published = {"pand": "1*F0123", "fadd": "1*F23"}
     blockers = {"R0": "vpand_evex", "R1": "fadd"}

@@ -102,7 +102,9 @@ def resource_ports(blockers: dict[str, str], published: dict[str, str], alone: d
     resource at the same width, so their bottleneck is its; the first member that maps stands."""
     out = {}
     for r, b in blockers.items():
-        members = [b] + [m for m, c in (classes or {}).items() if c == b]
+        # only a blocker the column leaves out: one it publishes but that runs slower than its
+        # ports say has another bottleneck (a load), and a member that shares that is no witness
+        members = [b] + ([m for m, c in (classes or {}).items() if c == b] if not terms(published.get(b) or "") else [])
         for form in members:
             got = _bottleneck(form, published, alone, pumps)
             if got:
@@ -131,14 +133,21 @@ def _bottleneck(form: str, published: dict[str, str], alone: dict[str, float] | 
 
 
 def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], float]], ports_text: str,
-            pumps: dict[str, int] | None = None, units=()) -> dict | None:
+            pumps: dict[str, int] | None = None, units=(), probed=None) -> dict | None:
     """The comparison of one form in µops per published port set (None: no published ports, or
     nothing mapped).  The form's usages are read as µops (:func:`uops_of`), and each mapped port
     set counts the µops that fit inside it, as the published side counts its own.  Published µops
     count as many times as the form's register width is pumped.
 
     A form that holds a unit (``units``: the resources of units no blocker probes, a divider) is
-    compared by its port part only (:func:`port_part`): the port sets it issues to, not a count."""
+    compared by its port part only (:func:`port_part`): the port sets it issues to, not a count.
+
+    ``probed`` (optional): the resources whose blocker the form was measured with.  Only their
+    sets are compared: of a set whose every probe the form could not be mixed with (a legacy-SSE
+    probe beside a 256-bit form) no reading tells anything, and a usage of nought there is no
+    reading of none."""
+    if probed is not None:
+        mapped = {r: v for r, v in mapped.items() if r in probed}
     ts = terms(ports_text or "")
     if not ts or not mapped or form not in model.usage:
         return None
