@@ -200,7 +200,8 @@ def main():
           f"{report['measurements_per_form']} measurements per form, {report['readings']} readings")
     mapped = resource_ports(report["blockers"], ports, report["alone"], pumps, report.get("classes"))
     units = set(report.get("slow_units") or ())
-    comps = [c for c in (compare(f, model, mapped, ports.get(f, ""), pumps, units) for f in forms) if c]
+    probed = report["probed"]
+    comps = [c for c in (compare(f, model, mapped, ports.get(f, ""), pumps, units, probed.get(f)) for f in forms) if c]
     agree = sum(c["agree"] for c in comps)
     print(f"port sets: {len(mapped)} of {len(model.resources)} resources mapped to published port sets "
           f"({', '.join(''.join(sorted(q)) for q, _ in mapped.values())})")

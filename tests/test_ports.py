@@ -95,6 +95,10 @@ def test_pumping_is_read_from_the_published_table():
     # slower still, but the median over the width's forms is not moved by them
     assert pumping(published_table()) == {"XMM": 1, "ZMM": 2}
     assert width("VADDPS (ZMM, K, ZMM, M512)") == "ZMM" and width("ADD (R64, M64)") is None
+    # a vector form's memory operand counts (512 bits read: pumped), a prefetch's line does not
+    assert width("VCVTPD2DQ_Z (YMM, K, M512)") == "ZMM" and width("VPADDQ_Z (XMM, K, XMM, M64_1to8)") == "ZMM"
+    assert width("VFPCLASSPS (K, M32_1to16, I8)") == "ZMM" and width("VPADDQ (XMM, XMM, M64_1to2)") == "XMM"
+    assert width("PREFETCHW (M512)") is None
     model = Model(["R0"], {"vaddz (ZMM)": {"R0": 1.0}}, 6)
     mapped = {"R0": (frozenset({"F2", "F3"}), 2.0)}
     assert compare("vaddz (ZMM)", model, mapped, "1*F23", {"ZMM": 2})["agree"]
@@ -137,6 +141,71 @@ def test_usages_are_read_as_uops_on_the_mapped_port_sets():
     model = Model(["R0", "R1", "R2", "R3"], {"fadd": {"R1": 0.5, "R2": 0.2, "R3": 0.25}}, 6)
     got = compare("fadd", model, mapped, "1*F23")
     assert got["agree"] and got["expected"] == {"F2F3": 1, "F1F2F3": 1, "F0F1F2F3": 1}
+
+
+def test_a_wide_uop_that_crowds_a_narrower_set_part_of_the_time_is_read_on_the_wide_set():
+    # a core's scheduler picks a µop's pipe at dispatch, not as an optimal schedule would: a µop
+    # that may go to all four FP pipes crowds the FP123 probe half a µop's worth in a mix (Zen 4,
+    # measured), and an FP123 shuffle the FP23 one; a µop held to a set loads it in full
+    f01, f12, f23, f123, f0123 = (frozenset(p) for p in (("F0", "F1"), ("F1", "F2"), ("F2", "F3"),
+                                                         ("F1", "F2", "F3"), ("F0", "F1", "F2", "F3")))
+    mapped = {"R0": (f0123, 4.0), "R1": (f01, 2.0), "R2": (f123, 3.0), "R3": (f12, 2.0), "R4": (f23, 2.0)}
+    assert uops_of({"R0": 0.25, "R2": 0.5 / 3}, mapped) == {f0123: 1}           # half a µop on FP123
+    assert uops_of({"R0": 0.25, "R2": 1 / 3, "R4": 0.25}, mapped) == {f123: 1}  # half a µop on FP23
+    assert uops_of({"R0": 0.25, "R2": 1 / 3}, mapped) == {f123: 1}              # a full one is a µop
+    assert uops_of({"R0": 0.25, "R2": 1 / 3, "R3": 0.5}, mapped) == {f12: 1}
+    model = Model(list(mapped), {"vpor": {"R0": 0.25, "R2": 0.5 / 3}}, 6)
+    assert compare("vpor", model, mapped, "1*F0123")["agree"]
+    # a form read as no µop crowds nothing: a lone set read at 0.54 µop is a µop, not crowding
+    assert uops_of({"R0": 0.54 / 4}, {"R0": (f0123, 4.0)}) == {f0123: 1}
+
+
+def test_a_pumped_form_is_read_as_uops_that_pass_their_pipe_twice():
+    # a 512-bit FMA on Zen 4: two passes through FP01, and crowding of the other pipes in its
+    # mixes (measured: about 0.8 µop on FP123 and a full one on FP23); its µops come in pairs
+    f01, f12, f23, f123, f0123 = (frozenset(p) for p in (("F0", "F1"), ("F1", "F2"), ("F2", "F3"),
+                                                         ("F1", "F2", "F3"), ("F0", "F1", "F2", "F3")))
+    mapped = {"R0": (f0123, 4.0), "R1": (f01, 2.0), "R2": (f123, 3.0), "R3": (f12, 2.0), "R4": (f23, 2.0)}
+    usage = {"R0": 0.5, "R1": 1.0, "R2": 0.8 / 3, "R3": 0.67 / 2, "R4": 0.5}
+    assert uops_of(usage, mapped, passes=2) == {f01: 2}
+    assert uops_of(usage, mapped) != {f01: 2}                   # one at a time: the crowding reads as µops
+    model = Model(list(mapped), {"vfma_z (ZMM)": usage}, 6)
+    got = compare("vfma_z (ZMM)", model, mapped, "1*F01", {"ZMM": 2})
+    assert got["agree"] and got["expected"] == {"F0F1": 2, "F0F1F2F3": 2}
+    assert uops_of({"R0": 0.5, "R3": 1.0, "R2": 2 / 3, "R1": 0.6}, mapped, passes=2) == {f12: 2}
+
+
+def test_a_set_the_form_was_never_mixed_with_a_probe_of_is_not_compared():
+    # the FP123 probe is a legacy-SSE form, which a 256-bit form is never mixed with: its usage
+    # of nought there is no reading, and an F23 µop must not be charged for leaving it empty
+    f23, f123, f0123 = (frozenset(p) for p in (("F2", "F3"), ("F1", "F2", "F3"), ("F0", "F1", "F2", "F3")))
+    mapped = {"R0": (f0123, 4.0), "R1": (f23, 2.0), "R2": (f123, 3.0)}
+    model = Model(list(mapped), {"vsubpd (YMM)": {"R0": 0.25, "R1": 0.5}}, 6)
+    assert not compare("vsubpd (YMM)", model, mapped, "1*F23")["agree"]
+    got = compare("vsubpd (YMM)", model, mapped, "1*F23", probed=["R0", "R1"])
+    assert got["agree"] and got["expected"] == {"F2F3": 1, "F0F1F2F3": 1}
+
+
+def test_probed_resources_are_read_from_the_good_readings():
+    inf = Inference(measure=lambda counts: None)
+    inf.load([{"type": "reading", "counts": c, "cycles": t} for c, t in (
+        ({"a": 1}, 0.5), ({"b": 1}, 0.25), ({"c": 1}, 0.5), ({"u": 1}, 4.0),
+        ({"a": 1, "b": 2}, 1.0),           # a with b's resource: probed
+        ({"a": 1, "c": 1}, None),          # failed: no reading
+        ({"b": 4, "c": 1}, 0.2))]          # faster than c alone: impossible, set aside
+    )
+    alone = {"a": 0.5, "b": 0.25, "c": 0.5, "u": 4.0}
+    got = inf.probed({"R0": "b", "R1": "c", "R2": "u"}, alone)
+    assert got == {"a": ["R0"], "b": ["R0"], "c": ["R1"], "u": ["R2"]}
+
+
+def test_a_published_blocker_slower_than_its_ports_maps_to_none_whatever_its_class():
+    # a memory form held by its load at 0.5 cycles, its published µop FP0123 (0.25): the load is
+    # its bottleneck; an FP23 form at 0.5 in its class shares the load, not the FP23 pipes
+    published = {"vblendmpd (XMM, M64)": "1*F0123", "vsubpd (XMM, M128)": "1*F23"}
+    alone = {"vblendmpd (XMM, M64)": 0.5, "vsubpd (XMM, M128)": 0.5}
+    classes = {"vsubpd (XMM, M128)": "vblendmpd (XMM, M64)"}
+    assert resource_ports({"R0": "vblendmpd (XMM, M64)"}, published, alone, classes=classes) == {}
 
 
 def test_a_blocker_the_column_leaves_out_maps_through_its_class():

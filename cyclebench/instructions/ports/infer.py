@@ -256,10 +256,23 @@ class Inference:
         report = {"blockers": {**dict(zip(resources, blockers)), **slow}, "classes": classes,
                   "slow_units": list(slow),
                   "width": model.width, "alone": alone, "misfit": misfits,
+                  "probed": self.probed({**dict(zip(resources, blockers)), **slow}, alone),
                   "measurements_per_form": 1 + 2 * len(blockers), "readings": len(self.readings),
                   "measured_now": self.measured,
                   "impossible": sum(1 for r in self.readings.values() if r.get("cycles") and not self.good(r, alone))}
         return model, report
+
+    def probed(self, blockers: dict[str, str], alone: dict[str, float]) -> dict[str, list[str]]:
+        """Form -> the resources (``blockers``: resource -> its blocker or unit's form) whose
+        blocker it was measured with in a good reading, its own among them.  Of the others (a pair
+        that cannot be mixed: a legacy-SSE form beside a 256-bit one) no reading tells anything."""
+        pairs: dict[str, set[str]] = {}
+        for r in self.readings.values():
+            if len(r["counts"]) == 2 and self.good(r, alone):
+                a, b = r["counts"]
+                pairs.setdefault(a, set()).add(b)
+                pairs.setdefault(b, set()).add(a)
+        return {f: [r for r, b in blockers.items() if b == f or b in pairs.get(f, ())] for f in alone}
 
     def solve_blockers(self, blockers: list[str], resources: list[str], alone: dict[str, float],
                        width: int | None) -> dict[str, dict[str, float]]:

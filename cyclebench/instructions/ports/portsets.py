@@ -8,6 +8,11 @@ leaves the resource unmapped).  The comparison is then made in µops per mapped 
   at 0.5 cycles makes 0.5 cycles of usage one µop);
 * published: how many of the form's published µops have a port set inside the resource's.
 
+The inferred µops are the few whose loads come nearest the usages (:func:`uops_of`), a set read
+above its µops' load priced below one read short of it (a dispatching scheduler lets a µop of a
+wide set crowd a narrower one inside it, a µop held to a set loads it in full), a pumped width's
+µops in pumped pairs.
+
 A form agrees when the two counts match on every mapped resource.  Forms with no published
 ports (Zen's integer pipes) are not compared: their resources are the only ones there are.
 Several resources may map to one port set (probes that cannot be mixed with each other); a form
@@ -37,8 +42,10 @@ from .infer import MEMORY
 from .model import Model
 
 WIDTHS = ("ZMM", "YMM", "XMM")
+BITS = {"ZMM": 512, "YMM": 256, "XMM": 128}
 MAX_UOPS = 4         # µops a form is read as, at most (a 512-bit form's pumped halves count)
 UNNAMED = 1.25       # a blocker this many times slower than its published ports has another bottleneck
+EXCESS = 0.5         # the price of a set read above its µops' load, per µop squared, where below costs 1
 
 def port_set(term: str) -> frozenset[str]:
     """``FP0123`` -> {FP0, FP1, FP2, FP3}; ``p0156`` -> {p0, p1, p5, p6}."""
@@ -53,9 +60,15 @@ def terms(ports_text: str) -> list[tuple[frozenset[str], int]]:
 
 
 def width(form: str) -> str | None:
-    """The widest vector register a form names (``VADDPS (ZMM, ZMM, ZMM)`` -> ZMM), else None."""
+    """The widest vector a form works on (``VADDPS (ZMM, ZMM, ZMM)`` -> ZMM), else None: its
+    registers' and, in a form that names a vector or mask register, its memory operand's
+    (``VCVTPD2DQ_Z (YMM, K, M512)`` reads 512 bits: ZMM; a broadcast ``M64_1to8`` too); a
+    prefetch's ``M512`` is a cache line, no vector."""
     ops = form[form.find("("):] if "(" in form else ""
-    return next((w for w in WIDTHS if w in ops), None)
+    bits = [BITS[w] for w in WIDTHS if w in ops]
+    if bits or re.search(r"\bK\b", ops):
+        bits += [int(a) * int(b or 1) for a, b in re.findall(r"\bM(\d+)(?:_1to(\d+))?\b", ops)]
+    return next((w for w in WIDTHS if BITS[w] <= max(bits, default=0)), None)
 
 
 def pumping(records: dict[str, Published]) -> dict[str, int]:
@@ -89,7 +102,9 @@ def resource_ports(blockers: dict[str, str], published: dict[str, str], alone: d
     resource at the same width, so their bottleneck is its; the first member that maps stands."""
     out = {}
     for r, b in blockers.items():
-        members = [b] + [m for m, c in (classes or {}).items() if c == b]
+        # only a blocker the column leaves out: one it publishes but that runs slower than its
+        # ports say has another bottleneck (a load), and a member that shares that is no witness
+        members = [b] + ([m for m, c in (classes or {}).items() if c == b] if not terms(published.get(b) or "") else [])
         for form in members:
             got = _bottleneck(form, published, alone, pumps)
             if got:
@@ -118,24 +133,32 @@ def _bottleneck(form: str, published: dict[str, str], alone: dict[str, float] | 
 
 
 def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], float]], ports_text: str,
-            pumps: dict[str, int] | None = None, units=()) -> dict | None:
+            pumps: dict[str, int] | None = None, units=(), probed=None) -> dict | None:
     """The comparison of one form in µops per published port set (None: no published ports, or
     nothing mapped).  The form's usages are read as µops (:func:`uops_of`), and each mapped port
     set counts the µops that fit inside it, as the published side counts its own.  Published µops
     count as many times as the form's register width is pumped.
 
     A form that holds a unit (``units``: the resources of units no blocker probes, a divider) is
-    compared by its port part only (:func:`port_part`): the port sets it issues to, not a count."""
+    compared by its port part only (:func:`port_part`): the port sets it issues to, not a count.
+
+    ``probed`` (optional): the resources whose blocker the form was measured with.  Only their
+    sets are compared: of a set whose every probe the form could not be mixed with (a legacy-SSE
+    probe beside a 256-bit form) no reading tells anything, and a usage of nought there is no
+    reading of none."""
+    if probed is not None:
+        mapped = {r: v for r, v in mapped.items() if r in probed}
     ts = terms(ports_text or "")
     if not ts or not mapped or form not in model.usage:
         return None
     sets = {"".join(sorted(q)): q for q, _ in mapped.values()}
     unit = any(r in model.used(form) for r in units)
-    uops = port_part(model.usage[form], mapped) if unit else uops_of(model.usage[form], mapped)
-    inferred = {k: sum(n for p, n in uops.items() if p <= q) for k, q in sets.items()}
-    expected = {k: sum(n for p, n in ts if p <= q) * scale(form, pumps) for k, q in sets.items()}
-    inferred = {k: v for k, v in inferred.items() if v}
-    expected = {k: v for k, v in expected.items() if v}
+    k = scale(form, pumps)
+    uops = port_part(model.usage[form], mapped) if unit else uops_of(model.usage[form], mapped, k)
+    inferred = {name: sum(n for p, n in uops.items() if p <= q) for name, q in sets.items()}
+    expected = {name: sum(n for p, n in ts if p <= q) * k for name, q in sets.items()}
+    inferred = {name: v for name, v in inferred.items() if v}
+    expected = {name: v for name, v in expected.items() if v}
     agree = set(inferred) == set(expected) if unit else inferred == expected
     return {"form": form, "published": ports_text, "agree": agree, "unit": unit,
             "inferred": inferred, "expected": expected,
@@ -146,7 +169,8 @@ def seen(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]
     """µops a form's usages put on each mapped port set.  Several resources may probe one set (a
     256-bit logic op and a legacy-SSE one both FP0123: the two do not mix, so each probes the forms
     the other cannot); the set reads the first of them (in ``mapped``'s order, the cleanest probe
-    first) that the form uses at all."""
+    first) that the form uses at all.  Not the lowest of them: probes of one set load each other's
+    resource, so the solve puts a form's µop on one of them and leaves the others at nought."""
     out: dict[frozenset[str], float] = {}
     for r, (q, per) in mapped.items():
         if not out.get(q):
@@ -166,22 +190,38 @@ def port_part(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], f
     return {q: 1} if q is not None and load[q] * len(q) >= 0.1 else {}
 
 
-def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]]) -> dict[frozenset[str], int]:
+def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]],
+            passes: int = 1) -> dict[frozenset[str], int]:
     """The µops (per mapped port set) that best account for a form's usages of the mapped
     resources.  A µop on port set p loads every resource whose set holds p by one µop (1 / per
     cycles); the counts are the few (at most MAX_UOPS) whose loads come nearest the usages, in
     µops squared.  Reading all the mapped usages together keeps one noisy usage from changing the
-    answer alone.  Between fits equal to a tenth of a µop squared, the µops on the narrower port
-    sets stand: a narrow resource's usage is seen directly, while a wide one's may be left short
-    by the solve (the sparsest usages, where another resource explained a mix)."""
+    answer alone.
+
+    A set read above what the µops load costs EXCESS of a set read below (of a form read as some
+    µops): a core's scheduler picks a µop's pipe when it is dispatched, not as an optimal schedule
+    would, so a µop that may go to four pipes still crowds a pair among them part of the time
+    (half a µop, measured; a 512-bit µop crowds pipes outside its set too), while a µop held to a
+    set loads it in full.  A form read as no µop crowds nothing: its usages count in full.  ``passes``: a µop of the form's register width passes
+    its pipe that many times (:func:`pumping`), so its µops come in that many.  Between fits equal
+    to a tenth of a µop squared, the µops on the narrower port sets stand: a narrow resource's
+    usage is seen directly, while a wide one's may be left short by the solve (the sparsest usages,
+    where another resource explained a mix)."""
     res = list(seen(usage, mapped).items())
     kinds = sorted({q for q, _ in res}, key=lambda q: (len(q), sorted(q)))
-    best, best_key = {}, (round(sum(v * v for _, v in res), 1), 0)
-    for size in range(1, MAX_UOPS + 1):
+
+    def err(counts):
+        total = 0.0
+        for q, v in res:
+            d = v - sum(n for p, n in counts.items() if p <= q)
+            total += d * d * (EXCESS if d > 0 and counts else 1.0)    # no µop, nothing to crowd
+        return round(total, 1)
+
+    best, best_key = {}, (err({}), 0)
+    for size in range(1, MAX_UOPS // passes + 1):
         for pick in itertools.combinations_with_replacement(kinds, size):
-            counts = {p: pick.count(p) for p in set(pick)}
-            err = sum((v - sum(n for p, n in counts.items() if p <= q)) ** 2 for q, v in res)
-            key = (round(err, 1), sum(n * len(p) for p, n in counts.items()))
+            counts = {p: pick.count(p) * passes for p in set(pick)}
+            key = (err(counts), sum(n * len(p) for p, n in counts.items()))
             if key < best_key:
                 best, best_key = counts, key
     return best

@@ -113,4 +113,9 @@ def load(path: Path) -> tuple[Model, dict]:
     if not models:
         raise ResultFileError(f"{path} holds readings but no model (the run was cut short)",
                               "finish it with cyclebench ports --resume")
-    return Model.from_json(models[-1]["model"]), models[-1]["report"]
+    report = models[-1]["report"]
+    if "probed" not in report:          # a file written before the report named them
+        inf = Inference(lambda counts: None)
+        inf.load(records)
+        report["probed"] = inf.probed(report.get("blockers") or {}, report.get("alone") or {})
+    return Model.from_json(models[-1]["model"]), report
