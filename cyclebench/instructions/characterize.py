@@ -51,6 +51,8 @@ def _port(form: Form, inst: Instance, ref: Ref) -> C.Port:
     op = form.operands[ref.pos]
     if ref.kind == "addr":
         return C.Port("ADDR", mem=_mem_text(inst))
+    if ref.kind == "index":             # [base+index...]: the second register of the address
+        return C.port_for_register(re.findall(r"[a-z][a-z0-9]*", _mem_text(inst) or "")[1])
     if ref.kind == "mem":
         return C.Port("MEM", bits=op.bits, mem=_mem_text(inst))
     if op.is_mask:
