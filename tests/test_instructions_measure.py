@@ -386,6 +386,23 @@ def test_memory_chain_fill_goes_between_the_value_and_memory():
     addr = C.Port("ADDR", mem="[r14+0x40]")
     f = M.filled(C.connect(ymm, addr, set()), ymm, addr, set())
     assert f.lines[-2:] == ["add r14, r13", "sub r14, r13"] and f.steps.count("alu") == 2 + 2 * M.FILL_GPR
+    # a GPR the form wrote in part (8 or 16 bits) is first moved whole into another register,
+    # and stored from that one: reading it merged, or storing it again, waits for the merge
+    m16 = C.Port("MEM", bits=16, mem="[r14+0x40]")
+    bx = C.port_for_register("bx")
+    f = M.filled(C.connect(bx, m16, {"rbx"}), bx, m16, {"rbx"})
+    assert f.lines == ["movsx r13d, bx", "add r13, r12", "sub r13, r12", "add r13, r12",
+                       "mov word ptr [r14+0x40], r13w"]
+    assert f.steps == ["movsx", "alu", "alu", "alu", "store_g16"] and "movsx" in C.REFERENCES
+    # from BH (the store names BL, its 64-bit register's low byte): no REX, so no R8..R15
+    m8 = C.Port("MEM", bits=8, mem="[rdi+0x40]")
+    bh = C.port_for_register("bh")
+    f = M.filled(C.connect(bh, m8, {"rbx", "rdi"}), bh, m8, {"rbx", "rdi"})
+    assert f.lines[0] == "movsx edx, bh" and f.lines[-1] == "mov byte ptr [rdi+0x40], dl"
+    # a 32-bit write zero-extends (nothing to merge): the add/sub fill on the register itself
+    ebx = C.port_for_register("ebx")
+    f = M.filled(C.connect(ebx, m16, {"rbx"}), ebx, m16, {"rbx"})
+    assert f.lines[0] == "add rbx, r13" and f.steps[0] == "alu"
     # no fill for a mask register or for a chain that does not go through memory
     k1 = C.port_for_register("k1")
     assert M.filled(C.connect(k1, C.Port("MEM", bits=64, mem="[r14+0x40]"), set()), k1,
