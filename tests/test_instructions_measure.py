@@ -462,6 +462,31 @@ def test_throughput_keeps_the_faster_of_16_and_4_copies(cat):
     assert rmw["copies"] == 32 and "by_copies" not in rmw
 
 
+class ByProcess(Fake):
+    """Cycles per copy of the full-count copies by run: one runner process after another."""
+
+    def __init__(self, per_copy, readings):
+        super().__init__({})
+        self.per_copy, self.readings = per_copy, list(readings)
+
+    def __call__(self, code, init=None, **kw):
+        n = len(code.splitlines())
+        self.default = n * (self.readings.pop(0) if n == 16 and self.readings else self.per_copy)
+        return super().__call__(code, init, **kw)
+
+
+def test_throughput_keeps_the_fastest_process(cat):
+    from cyclebench.instructions.throughput import PROCESSES, measure_throughput
+    form = cat.get("VPEXPANDB (XMM, XMM)")
+    # the first process settles at 1.00, a later one at 0.67: the later is kept, all are shown
+    tp = measure_throughput(Session(measure_fn=ByProcess(1.0, [1.0, 1.0, 0.667] + [1.0] * 9)), form)
+    assert tp["value"] == pytest.approx(0.667) and tp["copies"] == 16
+    assert len(tp["by_process"]) == PROCESSES + 1 and min(tp["by_process"]) == pytest.approx(0.667)
+    # within noise of each other: the first reading stands
+    tp = measure_throughput(Session(measure_fn=ByProcess(1.0, [0.70] + [0.69] * 9)), form)
+    assert tp["value"] == pytest.approx(0.70)
+
+
 # ------------------------------------------------------------------------------ isolated pairs
 
 def test_breakers_cover_the_other_read_written_operands(cat):
