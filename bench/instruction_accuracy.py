@@ -4,7 +4,7 @@ uops.info's published figures, on the same forms.
 
 Reads an ``inst`` results file (``cyclebench inst --all --compare REF --resume R.jsonl``; with
 ``--sample N`` this script measures a random sample of the published forms into it first, resuming
-what is already there) and prints, for cyclebench and for llvm-mca (``-mcpu``, default this CPU's),
+what is already there, and compares that sample only, so that one file serves several seeds) and prints, for cyclebench and for llvm-mca (``-mcpu``, default this CPU's),
 the match rate by smallest latency, largest latency and measured throughput, with the same
 tolerances and the same forms (instructions/agreement.py).  llvm-mca gives one latency per form
 (its slowest definition), compared as both the smallest and the largest.
@@ -60,6 +60,8 @@ def main():
                     "classifies 'microarchitecture differs' mismatches")
     ap.add_argument("--sample", type=int, help="measure a random sample of N published forms into --results first")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--whole-file", action="store_true",
+                    help="with --sample: compare every form in --results, not only the sample")
     ap.add_argument("-n", type=int, default=20, help="repetitions per measurement (as cyclebench inst)")
     ap.add_argument("--mcpu", help="llvm-mca -mcpu (default: this CPU's, from the microarchitecture table)")
     ap.add_argument("--no-mca", action="store_true")
@@ -73,14 +75,17 @@ def main():
         args.mcpu = own_mcpu()
     cat = Catalogue.load()
     tgts = targets(records, cat)
+    picked = None
     if args.sample:
         import random
         runnable = list({t.form.name: t.form for t in tgts if t.status == "runnable"}.items())
         pick = random.Random(args.seed).sample(runnable, min(args.sample, len(runnable)))
         run([Selected(n, f) for n, f in pick], results=args.results, resume=True,
             measure_kwargs={"n_measurements": args.n})
+        picked = {n for n, _f in pick}
     _header, stored = results_store(args.results).load()
-    docs = {d["form"]: d for d in stored}
+    # with --sample, only the sampled forms are compared: one results file can serve many seeds
+    docs = {d["form"]: d for d in stored if picked is None or args.whole_file or d["form"] in picked}
     measured_on = this_machine()
     ev_path, ev_label = resolve_source(args.evidence, None) if args.evidence else (None, "")
     evidence = published.read_csv(str(ev_path)) if ev_path else None
@@ -91,7 +96,7 @@ def main():
         rows.append((f"llvm-mca-16 -mcpu={args.mcpu}", agreement(tgts, mca, ref_label, f"llvm-mca {args.mcpu}")))
     print(f"{ref_label} ({reference.name}, published) vs {measured_on} measured here; "
           f"{ours['counts'].get('compared', 0)} forms measured from {args.results} "
-          f"({len(docs)} documents in the file)")
+          f"({len(docs)} documents compared" + (f", sample seed {args.seed}" if picked else "") + ")")
     print(f"{'':32s}" + "".join(f"{f:>24s}" for f in FIGURES))
     for label, a in rows:
         print(f"{label:32s}" + "".join(f"{a['figures'][f]['rate']:>24s}" for f in FIGURES))

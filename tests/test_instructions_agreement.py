@@ -243,3 +243,15 @@ def test_a_throughput_that_matches_the_published_port_figure_says_so():
     rec.throughput_text = "0.33"                      # no port figure published
     doc["throughput"]["value"] = 0.50
     assert cause(doc, rec, None, "throughput") == "unexplained"
+
+
+def test_a_throughput_that_varies_between_processes_says_so():
+    from cyclebench.instructions.agreement import PROCESS_CAUSE, cause
+    tp = SimpleNamespace(lo=0.67, hi=0.67, lo_upper_bound=False, hi_upper_bound=False)
+    rec = SimpleNamespace(throughput=tp, throughput_text="0.67", latency=None)
+    doc = {"throughput": {"value": 0.85, "bound": "exact", "carried": [], "stable": True,
+                          "by_process": [1.0, 0.85, 1.0, 1.0]}, "notes": []}
+    assert cause(doc, rec, None, "throughput").startswith(PROCESS_CAUSE + ": the same copies read 0.85 to 1.00")
+    doc["throughput"]["by_process"] = [0.95, 0.96, 0.95, 0.95]    # within the tolerance: no claim
+    assert cause(doc, rec, None, "throughput") == "unexplained"
+

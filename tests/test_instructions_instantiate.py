@@ -155,3 +155,18 @@ def test_a_copy_writes_no_full_register_the_previous_copy_wrote(cat, name):
     fulls = [{full_register(_reg(i.regs[p])) for p in written} for i in cps]
     assert all(len(f) == len(written) for f in fulls)
     assert all(not (a & b) for a, b in zip(fulls, fulls[1:]))
+
+
+def test_an_address_with_base_and_index_has_a_pair_from_each(cat):
+    from cyclebench.instructions.characterize import _port
+    pairs = lambda n: [str(p) for p in latency_pairs(cat.get(n))]    # noqa: E731
+    assert pairs("LEA_B_I_D8 (R64)") == ["addr op1 -> op0 (R64)", "index op1 -> op0 (R64)"]
+    assert "index op1 -> op0 (R64)" not in pairs("LEA_B_D8 (R64)")     # no index
+    assert "index op1 -> op0 (R64)" not in pairs("LEA_I_D32 (R64)")    # the index is the address
+    form = cat.get("LEA_B_IS_D8 (R64)")
+    inst = instantiate(form)
+    index = next(p for p in latency_pairs(form) if p.start.kind == "index")
+    assert chain(form, index) is None                  # closed by a connector into the index register
+    port = _port(form, inst, index.start)
+    base, rest = inst.text.split("[")[1].split("+", 1)
+    assert port.kind == "GPR" and port.reg != base and rest.startswith(port.reg)

@@ -24,7 +24,7 @@ import time
 
 from ..errors import CycleBenchError
 from . import connectors as C
-from . import isolate, mask_chain, memory_chain, renaming
+from . import distinct, isolate, mask_chain, memory_chain, renaming
 from .forms import Form
 from .instantiate import Instance, LatencyPair, Ref, chain, instantiate, latency_pairs, verified
 from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, form_init, form_notes,
@@ -51,6 +51,8 @@ def _port(form: Form, inst: Instance, ref: Ref) -> C.Port:
     op = form.operands[ref.pos]
     if ref.kind == "addr":
         return C.Port("ADDR", mem=_mem_text(inst))
+    if ref.kind == "index":             # [base+index...]: the second register of the address
+        return C.port_for_register(re.findall(r"[a-z][a-z0-9]*", _mem_text(inst) or "")[1])
     if ref.kind == "mem":
         return C.Port("MEM", bits=op.bits, mem=_mem_text(inst))
     if op.is_mask:
@@ -67,7 +69,16 @@ def _pair_doc(pair: LatencyPair) -> dict:
 
 def measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int | None = None) -> dict:
     """One pair's latency; measured again with the form's other read-written operands broken after
-    the chain (isolate.py), and the lower figure kept, as uops.info does."""
+    the chain (isolate.py), and a pair between two written operands with distinct registers
+    (distinct.py), the lower figure kept, as uops.info does."""
+    doc = _one_register_or_more(session, form, pair, pattern)
+    if distinct.applies(form, pair):
+        doc = _lower(doc, _distinct_pair(session, form, pair, pattern))
+    return doc
+
+
+def _one_register_or_more(session: Session, form: Form, pair: LatencyPair, pattern: int | None) -> dict:
+    """The pair as chain() or a connector closes it, and with the other operands broken."""
     doc, ctx = _measure_pair(session, form, pair, pattern, [])
     if doc["value"] is None or ctx is None:
         return doc
@@ -85,6 +96,43 @@ def measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int |
     if renaming.no_dependency(alone["value"]) and alone["bound"] == "exact" and not alone.get("label"):
         alone.update(value=0.0, lower=0.0, upper=0.0, label=isolate.INDEPENDENT)
     return alone
+
+
+def _distinct_pair(session: Session, form: Form, pair: LatencyPair, pattern: int | None) -> dict | None:
+    """The pair with distinct registers (distinct.py): the self chain, or the connector route."""
+    insts = distinct.self_chain(form, pair)
+    if insts is None:
+        return _measure_pair(session, form, pair, pattern, [], direct_ok=False)[0]
+    doc = _pair_doc(pair)
+    try:
+        verified(insts)
+        init = form_init(form, insts[0]) + [s for s in insts[1].init if s not in insts[0].init]
+        m = session.measure([i.text for i in insts], init, per=len(insts),
+                            pattern=value_pattern(form) if pattern is None else pattern)
+    except (CycleBenchError, ValueError) as e:
+        doc.update(error=str(getattr(e, "cause", e)), method=distinct.METHOD)
+        return doc
+    doc.update(value=m.value, bound="exact", lower=m.value, upper=m.value, method=distinct.METHOD,
+               code=m.code, init=m.init, uncertainty=m.uncertainty, stable=m.stable,
+               samples=m.samples, warnings=m.warnings, linear=m.linear)
+    return doc
+
+
+def _lower(doc: dict, other: dict | None) -> dict:
+    """``other`` (distinct registers) in place of ``doc`` (one register) when it reads lower beyond
+    the latency tolerance and is as firm (exact, stable); either way the other reading is kept."""
+    if other is None or other.get("value") is None:
+        return doc
+    v, o = doc.get("value"), other["value"]
+    better = (v is None or (o < v - max(LAT_TOL * v, ABS_TOL) and other.get("stable") is not False
+                            and (other.get("bound") == "exact" or doc.get("bound") != "exact")))
+    if not better:
+        doc["distinct_registers"] = {"value": o, "bound": other.get("bound"), "method": other.get("method"),
+                                     "code": other.get("code")}
+        return doc
+    other["one_register"] = {"value": v, "bound": doc.get("bound"), "method": doc.get("method"),
+                             "code": doc.get("code")}
+    return other
 
 
 def _published_mask_chain(session: Session, form: Form, pair: LatencyPair, pattern: int | None) -> dict:
@@ -111,10 +159,11 @@ def _published_mask_chain(session: Session, form: Form, pair: LatencyPair, patte
 
 
 def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int | None,
-                  extra: list[str]) -> tuple[dict, dict | None]:
-    """(the pair's document, what it was measured with) with ``extra`` after the chain."""
+                  extra: list[str], direct_ok: bool = True) -> tuple[dict, dict | None]:
+    """(the pair's document, what it was measured with) with ``extra`` after the chain;
+    ``direct_ok`` False: through a connector even where chain() gives one instance."""
     doc = _pair_doc(pair)
-    inst = chain(form, pair)
+    inst = chain(form, pair) if direct_ok else None
     conn = None
     direct = inst is not None
     if not direct:

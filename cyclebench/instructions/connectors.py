@@ -104,7 +104,9 @@ REFERENCES: dict[str, tuple[str, int]] = {
                        f"kmov{'bwdq'[(b // 8).bit_length() - 1]} k1, {_SIZE[b]} ptr {_M}", 1)
        for b in (8, 16, 32, 64)},
     "store_mm64": (f"movq qword ptr {_M}, mm1; movq mm1, qword ptr {_M}", 1),
-    # fill steps (memory chains): a vector AND of a register with itself, its own self-chain
+    # fill steps (memory chains): a sign extension of a narrow GPR into a full one, and a vector
+    # AND of a register with itself, each its own self-chain
+    "movsx": ("movsx ebx, bx; movsx ebx, bx", 1),
     **{f"vand{b}": (f"{vand(f'{r}1')} {r}1, {r}1, {r}1", 0) for b, r in _VEC_REGS},
 }
 # steps that share a reference loop with their inverse

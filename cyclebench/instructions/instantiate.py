@@ -385,7 +385,7 @@ def balanced_count(form: Form, instances: list[Instance]) -> int:
 class Ref:
     """One end of a latency pair."""
 
-    kind: str                 # 'op' (explicit operand), 'implicit', 'flags', 'mem', 'addr'
+    kind: str                 # 'op' (explicit operand), 'implicit', 'flags', 'mem', 'addr', 'index' (an address's index register)
     pos: int | None = None    # operand position for 'op', 'mem', 'addr'
     register: str | None = None   # implicit register name
     label: str = ""           # e.g. 'op1 (R64)', 'flags', 'rdx', 'mem op2 (M64)', 'addr op2'
@@ -422,6 +422,10 @@ def latency_pairs(form: Form) -> list[LatencyPair]:
                 outs.append((Ref("op", op.pos, label=lab), op))
         elif op.kind in ("mem", "agen"):
             ins_refs.append((Ref("addr", op.pos, label=f"addr op{op.pos}"), None))
+            if op.kind == "agen" and form.lea_mode and all(lea_parts(form.lea_mode)[:2]):
+                # base and index: uops.info times each register of the address apart (base + index
+                # + displacement: 2 cycles from the base, 1 from the index on Zen 4)
+                ins_refs.append((Ref("index", op.pos, label=f"index op{op.pos}"), None))
             if op.kind == "mem" and op.read and not gather:
                 ins_refs.append((Ref("mem", op.pos, label=f"mem op{op.pos} ({op.notation})"), None))
             if op.kind == "mem" and op.write and not gather:

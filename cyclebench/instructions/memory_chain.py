@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .connectors import MEM_BASE, Connector, Port, gpr, port_for_register, scratch_gpr, vand
+from .connectors import MEM_BASE, Connector, NoConnector, Port, gpr, port_for_register, scratch_gpr, vand
 
 FILL_VEC = 5        # uops.info's fill before a memory chain's store: cRep + 1 = 5 vector ANDs
 FILL_GPR = 2        # ... and cRep = 4 one-cycle GPR steps (here two add/sub pairs)
@@ -46,6 +46,9 @@ def filled(conn: Connector, end: Port, start: Port, used: set[str]) -> Connector
     if port.kind == "VEC":
         fill = [f"{vand(reg)} {reg}, {reg}, {reg}"] * FILL_VEC
         steps = [f"vand{port.bits}"] * FILL_VEC
+    elif port.kind == "GPR" and store and end.kind == "GPR" and port_for_register(end.reg).bits in (8, 16):
+        # the register the form wrote in part (BH: not BL, which the store names)
+        return _narrow_store(conn, end.reg, port.bits, used)
     elif port.kind == "GPR":
         g = gpr(reg)
         t = scratch_gpr(set(used) | {g} | {_full_name(r) for ln in conn.lines for r in _GPRS.findall(ln)})
@@ -80,3 +83,24 @@ def _register_of(line: str, store: bool) -> str | None:
         return None
     reg = ops[1] if store else ops[0]
     return None if "[" in reg or reg.startswith(("k", "mm")) else reg
+
+
+def _narrow_store(conn: Connector, reg: str, bits: int, used: set[str]) -> Connector | None:
+    """The fill for an 8- or 16-bit register stored to memory: its value moved into another
+    register first (``movsx r12d, bx``, uops.info's ``MOVSX R12, reg``), the one-cycle steps on
+    that one, and the store from it.  Reading the whole register the form wrote in part waits
+    for the merge with its old bits, and storing from it again is slower still: on Zen 4
+    ``mov bx, [m]; 4 x add/sub rbx; mov [m], bx`` reads 11.85 cycles a link, ``add r12, rbx``
+    first 11.70, ``movsx r12, bx`` first 11.00 (uops.info's 6 for the pair)."""
+    taken = set(used) | {_full_name(r) for ln in conn.lines for r in _GPRS.findall(ln)}
+    if reg[-1] == "h":              # movsx from AH..DH takes no REX prefix: no R8..R15
+        taken |= {f"r{i}" for i in range(8, 16)}
+    try:
+        t = scratch_gpr(taken)
+        u = scratch_gpr(taken | {t})
+    except NoConnector:
+        return None
+    fill = [f"movsx {gpr(t, 32)}, {reg}", f"add {t}, {u}", f"sub {t}, {u}", f"add {t}, {u}"]
+    store = conn.lines[-1].rsplit(",", 1)[0] + f", {gpr(t, bits)}"
+    return Connector(conn.lines[:-1] + fill + [store], conn.steps[:-1] + ["movsx"] + ["alu"] * 3 + conn.steps[-1:],
+                     conn.init)

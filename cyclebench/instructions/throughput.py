@@ -2,7 +2,8 @@
 
 :func:`instantiate.independent_copies` gives 16 copies (written registers rotate, EVEX forms also
 through the upper 16 vector registers; stores go to distinct addresses), and 4 copies are measured
-too: the faster count is kept (uops.info tries several).  What the ISA does not
+too: the faster count is kept (uops.info tries several), and the full count runs in more runner
+processes, the fastest kept (:func:`_other_processes`: a process can settle in a slower state).  What the ISA does not
 let us rename apart is broken between copies with documented dependency-breaking idioms that need
 no execution port:
 
@@ -177,9 +178,35 @@ def _placed(session: Session, doc: dict, m: Measured, code: list[str], init: lis
     return m
 
 
+PROCESSES = 3          # more runner processes of the copies measured (uops.info keeps its least of many runs)
+
+
+def _other_processes(session: Session, doc: dict, m: Measured, code: list[str], init: list[str], per: int,
+                     pattern: int, processes: int = PROCESSES) -> Measured:
+    """``m`` or the fastest of ``processes`` more runs of the same code in fresh runner processes,
+    whichever is faster beyond noise.  Some forms settle into a slower steady state in one
+    process and a faster one in another, whatever the placement: on Zen 4, 14 copies of
+    ``vpexpandb xmm, xmm`` read 1.00 cycles each in 6 of 8 processes started one after the
+    other, 0.67 (uops.info's figure) in the other 2; each process holds its state through all
+    its repetitions."""
+    readings = [m.value]
+    best = m
+    for _ in range(processes):
+        try:
+            other = session.measure(code, init, per=per, pattern=pattern)
+        except CycleBenchError:
+            break
+        readings.append(other.value)
+        if other.stable and other.value < best.value * (1 - FEW_GAIN):
+            best = other
+    doc["by_process"] = readings
+    return best
+
+
 def measure_throughput(session: Session, form: Form, self_latency: dict[int, float] | None = None,
                        earlier: dict | None = None, pattern: int | None = None,
-                       breakers: str = "published", stride: int | None = None) -> dict:
+                       breakers: str = "published", stride: int | None = None,
+                       processes: int = PROCESSES) -> dict:
     """Cycles per instruction over independent copies.  ``self_latency``: operand position ->
     measured latency of that operand to itself (to tell a rotation-bound figure).  ``earlier``: a
     previous run of the same measurement; the lower of the two is kept (an SMT sibling on the
@@ -215,6 +242,8 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
                 doc.update(copies=FEW_COPIES, carried=list(cps.carried), breakers=pre)
     if len(cps.instances) > FEW_COPIES and not on_port_grid(m.value):
         m = _placed(session, doc, m, code, init, len(cps.instances), pattern)
+    if len(cps.instances) > FEW_COPIES and processes:
+        m = _other_processes(session, doc, m, code, init, len(cps.instances), pattern, processes)
     doc.update(value=m.value, uncertainty=m.uncertainty, code=m.code, init=m.init, stable=m.stable,
                samples=m.samples, warnings=m.warnings, linear=m.linear, bound="exact")
     notes = []
@@ -305,7 +334,9 @@ def with_values(session: Session, form: Form, tp: dict, self_latency: dict[int, 
     operand values (alternative_values). When they differ beyond noise the form is data-dependent:
     the fastest without denormals is reported (the common path), every figure is kept, and the
     note names them."""
-    docs = [tp] + [measure_throughput(session, form, self_latency, pattern=p) for p in alternative_values(form)]
+    # the other values look for a slow path: one process each
+    docs = [tp] + [measure_throughput(session, form, self_latency, pattern=p, processes=0)
+                   for p in alternative_values(form)]
     names = {**{d["pattern"]: _VALUE_NAMES.get(d["pattern"], f"{d['pattern']:#x} per lane (1.0)") for d in docs}}
     figures = sorted((d["value"], d["pattern"]) for d in docs if d.get("value") is not None)
     if len(figures) < 2:
