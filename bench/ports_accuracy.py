@@ -180,6 +180,10 @@ def main():
                     help="predict with the model as inferred, not mended against its own readings (repair.py)")
     ap.add_argument("--save", type=Path, help="write each measured block (set, block, measured, llvm-mca) here")
     ap.add_argument("--replay", type=Path, help="predict the blocks a --save file holds again, measuring nothing")
+    ap.add_argument("--upper-factor", default="probe", metavar="X|probe|none",
+                    help="resources a legacy-SSE XMM write takes while a ZMM register dirties the upper state "
+                         "(upper.py): a figure upper.probe printed, 'probe' to measure it now (default; "
+                         "with --replay: 'none'), or 'none' to charge nothing")
     args = ap.parse_args()
     if args.replay and not args.replay.is_file():
         ap.error(f"no --replay file {args.replay} (make one with --save)")
@@ -221,8 +225,10 @@ def main():
               f"{sum(map(len, floors.table.values()))} pair readings as floors"
               + "".join(f"\n  {n}" for n in notes if args.rows))
 
+    factor = upper_factor(args.upper_factor, args.replay)
+
     def pred(block):
-        return predict(block, model, cat, lats, floors=floors)
+        return predict(block, model, cat, lats, floors=floors, upper_factor=factor)
     if args.replay:
         return replay(args.replay, pred, args.rows)
     global SAVED
@@ -248,6 +254,27 @@ def main():
     r3 = bhive(pred, args.bhive, rng, args.mcpu) if args.bhive else []
     if args.rows:
         print_rows(r1 + r2 + r3)
+
+
+def upper_factor(text, replaying):
+    """The upper-state factor the predictor charges (upper.py), printed with where it came from."""
+    from cyclebench.instructions.ports.upper import probe
+    if text == "probe" and replaying:
+        text = "none"
+    if text == "none":
+        print("legacy-SSE writes under a dirty ZMM state: charged nothing (--upper-factor none)")
+        return None
+    if text == "probe":
+        factor = probe(Session(budget=0.5))
+        print(f"legacy-SSE writes under a dirty ZMM state: measured factor "
+              f"{'none (no AVX-512)' if factor is None else f'{factor:.2f}'} (upper.probe)")
+        return factor
+    try:
+        factor = float(text)
+    except ValueError:
+        sys.exit(f"error: --upper-factor {text!r} is not a number, 'probe' or 'none'")
+    print(f"legacy-SSE writes under a dirty ZMM state: factor {factor:.2f} (given)")
+    return factor
 
 
 def print_rows(rows):

@@ -317,6 +317,7 @@ def model_load_ok(path):
     (["predict", "--model", "MISSING", "add rax, rbx"], 10, "no resource model"),
     (["predict", "--model", "M", "   "], 2, "empty"),
     (["predict", "--model", "M", "frobnicate rax"], 2, "rejected"),
+    (["predict", "--model", "M", "--upper-factor", "0.5", "addss xmm1, xmm2"], 2, "below 1"),
     (["ports", "--results", "X.jsonl"], 2, "no forms"),
     (["ports", "--sample", "-1", "--results", "X.jsonl"], 2, "at least 0"),
     (["ports", "NOT A FORM", "--results", "X.jsonl"], 2, "no form named"),

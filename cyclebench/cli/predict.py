@@ -20,6 +20,10 @@ def add_parser(sub):
     p.add_argument("--latencies", type=Path, metavar="FILE",
                    help="latencies: a uops.info CSV (published) or a cyclebench inst results file (measured); "
                         "without it every latency is assumed 1 cycle")
+    p.add_argument("--upper-factor", type=float, metavar="X",
+                   help="how many times its resources a legacy-SSE XMM write takes while a ZMM register "
+                        "dirties the upper state, as measured on the CPU (bench/ports_accuracy.py prints it; "
+                        "Zen 4: 2.0); without it nothing is charged")
     p.add_argument("--json", action="store_true", help="print the prediction as JSON")
     p.set_defaults(run=run)
 
@@ -31,10 +35,13 @@ def run(args) -> int:
         raise UsageError("the block is empty", 'give instructions, e.g. "add rax, rbx; imul rcx, rax"')
     from ..instructions.catalogue import Catalogue
     from ..instructions.ports.latency import from_file
+    if args.upper_factor is not None and not args.upper_factor >= 1.0:
+        raise UsageError(f"--upper-factor {args.upper_factor} is below 1", "give the measured factor, e.g. 2.0")
     model, floors, _ = mended(args.model)
     cat = Catalogue.load()
     lats, label = from_file(args.latencies, cat) if args.latencies else (None, "")
-    p = predict(args.block, model, cat, latencies=lats, latency_source=label, floors=floors)
+    p = predict(args.block, model, cat, latencies=lats, latency_source=label, floors=floors,
+                upper_factor=args.upper_factor)
     if args.json:
         print(json.dumps(p.to_json()))
         return 0
@@ -43,6 +50,8 @@ def run(args) -> int:
           f"resources inferred from throughput, checked against the mixes measured)")
     print(f"  dependency-chain bound: {p.chain_bound:.2f}  (latencies: {p.latency_source}"
           + (f"; {p.assumed_latency} assumed 1 cycle" if p.assumed_latency and lats else "") + ")")
+    if p.upper_charged:
+        print(f"  legacy-SSE writes under a dirty ZMM state: {p.upper_charged} charged {args.upper_factor:g} times")
     if p.unknown:
         print(f"  not in the model (the resource bound is a lower bound): {', '.join(sorted(set(p.unknown)))}")
     return 0

@@ -17,7 +17,9 @@ With ``floors`` (repair.PairFloors), a mix of two of the block's forms' classes 
 block's own ratio is one more bound among the resources.  The prediction is the larger of the two.  Forms the model does not know make the resource bound
 a lower bound (listed in ``unknown``).  A zero idiom (``xor eax, eax``) takes only its share of
 the front end: the renamer zeroes the register, while the model's form was measured with two
-distinct registers.
+distinct registers.  A legacy-SSE XMM write under a dirty upper vector state reads its
+destination's kept part and, given the factor upper.probe measures, takes its resources that
+many times (upper.py holds the measurements).
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ from ..operands import full_register
 from .infer import FASTER
 from .model import FRONT_END, Model
 from .repair import PairFloors
+from . import upper
 
 ITERATIONS = 64
 FLAGS = -1
@@ -53,6 +56,7 @@ class Prediction:
     unknown: list[str] = field(default_factory=list)
     assumed_latency: int = 0
     latency_source: str = "assumed 1 cycle"
+    upper_charged: int = 0         # legacy-SSE writes charged the upper-state factor (upper.py)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -120,14 +124,6 @@ def zero_idiom(ins: iced_x86.Instruction) -> bool:
     return _mnemonic(ins) in _ZERO_IDIOMS and len(regs) >= 2 and len(set(regs[-2:])) == 1
 
 
-def dirty_upper(instructions: list[iced_x86.Instruction]) -> bool:
-    """Whether the block leaves the upper vector state dirty: it names a YMM or ZMM register."""
-    X = iced_x86.RegisterExt
-    return any(X.is_ymm(ins.op_register(i)) or X.is_zmm(ins.op_register(i))
-               for ins in instructions for i in range(ins.op_count)
-               if ins.op_kind(i) == iced_x86.OpKind.REGISTER)
-
-
 def _merges(ins: iced_x86.Instruction, reg: int, dirty: bool) -> bool:
     """Whether writing ``reg`` keeps some of its full register's bits (so the write reads them)."""
     X = iced_x86.RegisterExt
@@ -137,17 +133,20 @@ def _merges(ins: iced_x86.Instruction, reg: int, dirty: bool) -> bool:
 
 
 def _access(ins: iced_x86.Instruction, factory,
-            dirty: bool = False) -> tuple[set[int], set[int], set[int], set[int]]:
+            dirty: bool = False) -> tuple[set[int], set[int], set[int], dict[int, bool]]:
     """(data registers read, address registers read, registers written, registers only merged
-    into: a partial write's kept part); flags are FLAGS.  ``dirty``: the upper vector state is
-    dirty (see :func:`dirty_upper`)."""
+    into: a partial write's kept part -> whether the part is a source of the computation, not
+    only merged in); flags are FLAGS.  ``dirty``: the upper vector state is dirty when the
+    instruction runs (upper.dirty): a legacy-SSE XMM write that computes from registers then
+    waits for its destination's kept part as for a source (Zen 4: 4 ``cvtdq2ps xmmN, xmm9`` run
+    at its latency, 3.0 cycles, after a YMM write), a load or a move only merges it in."""
     info = factory.info(ins)
-    reads, writes, kept = set(), set(), set()
+    reads, writes, kept = set(), set(), {}
     addr = set()
     if _mnemonic(ins) != "LEA":           # LEA computes with its address: those are data reads
         for m in info.used_memory():
             addr |= {full_register(r) for r in (m.base, m.index) if r != iced_x86.Register.NONE}
-    R = iced_x86.OpAccess
+    R, X = iced_x86.OpAccess, iced_x86.RegisterExt
     for u in info.used_registers():
         full = full_register(u.register)
         if u.access in (R.READ, R.READ_WRITE, R.COND_READ, R.READ_COND_WRITE):
@@ -155,14 +154,14 @@ def _access(ins: iced_x86.Instruction, factory,
         if u.access in _WRITES:
             writes.add(full)
             if _merges(ins, u.register, dirty):
-                kept.add(full)
+                kept[full] = bool(X.is_xmm(u.register) and upper.computes(ins))
     if ins.rflags_read:
         reads.add(FLAGS)
     if ins.rflags_modified:
         writes.add(FLAGS)
     if zero_idiom(ins):
         reads = set()              # a zero idiom depends on nothing
-    return reads - addr, addr, writes, kept - reads - addr
+    return reads - addr, addr, writes, {r: t for r, t in kept.items() if r not in reads | addr}
 
 
 _MN = {v: k for k, v in iced_x86.Mnemonic.__dict__.items() if isinstance(v, int) and k.isupper()}
@@ -225,8 +224,7 @@ def chain_bound(instructions: list[iced_x86.Instruction], latency: list) -> floa
     through different expressions (another base register, or one the block changes) are taken
     for distinct."""
     factory = iced_x86.InstructionInfoFactory()
-    dirty = dirty_upper(instructions)
-    access = [_access(ins, factory, dirty) for ins in instructions]
+    access = [_access(ins, factory, d) for ins, d in zip(instructions, upper.dirty(instructions))]
     changed = set().union(*(w for _, _, w, _ in access))
     memory = [_memory(ins, factory, changed) for ins in instructions]
     steps = []
@@ -242,7 +240,8 @@ def chain_bound(instructions: list[iced_x86.Instruction], latency: list) -> floa
             done = max([ready.get(r, 0.0) + by_reg.get(r, lat) for r in reads]
                        + [ready.get(r, 0.0) + via_addr for r in addr]
                        + [t + via_mem for loc in loads for where, t in stored if _overlaps(loc, where)]
-                       + [ready.get(r, 0.0) + MERGE for r in kept] + [lat])
+                       + [ready.get(r, 0.0) + (max(lat, MERGE) if through else MERGE)
+                          for r, through in kept.items()] + [lat])
             for w in writes:
                 ready[w] = done
             for loc in stores:
@@ -296,24 +295,28 @@ def _bypassing(counts: dict[str, int], model: Model) -> int:
 
 def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None,
             latencies: dict[str, float] | None = None, latency_source: str = "published",
-            floors: PairFloors | None = None) -> Prediction:
+            floors: PairFloors | None = None, upper_factor: float | None = None) -> Prediction:
     """The prediction for one block (see the module docstring); ``floors``: the readings of the
-    model's results file as floors (repair.mended)."""
+    model's results file as floors (repair.mended); ``upper_factor``: the resources a legacy-SSE
+    XMM write takes while a ZMM register dirties the upper state, as upper.probe measured it."""
     catalogue = catalogue or Catalogue.load()
     instructions = decode(block)
     forms = [form_of(ins, catalogue, model) or f"?{_mnemonic(ins).lower()}" for ins in instructions]
     counts: dict[str, int] = {}
+    charged: dict[str, float] = {}                # counts weighted by upper.weights
     unknown = []
     front_only = 0                 # zero idioms: the front end's share only (the model's forms
-    for ins, f in zip(instructions, forms):     # were measured with distinct registers)
+    weight = upper.weights(instructions, upper_factor)       # were measured with distinct registers)
+    for ins, f, w in zip(instructions, forms, weight):
         if zero_idiom(ins):
             front_only += 1
         elif f in model.usage:
             counts[f] = counts.get(f, 0) + 1
+            charged[f] = charged.get(f, 0.0) + w
         else:
             unknown.append(f)
     if counts:
-        loads = model.loads(counts)
+        loads = model.loads(charged)
         if model.width:
             loads[FRONT_END] += (len(unknown) + front_only - _bypassing(counts, model)) / model.width
         lines = store_lines(instructions, forms, model)
@@ -335,4 +338,4 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         lats.append(v)
     chain = chain_bound(instructions, lats)
     return Prediction(max(res, chain), res, binding, chain, forms, unknown, assumed,
-                      latency_source if latencies else "assumed 1 cycle")
+                      latency_source if latencies else "assumed 1 cycle", sum(w != 1.0 for w in weight))

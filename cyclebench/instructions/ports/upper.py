@@ -1,0 +1,110 @@
+"""The upper vector state: what it does to legacy-SSE instructions that write an XMM register, and
+the probe that measures it on the CPU at hand.
+
+A legacy-SSE (non-VEX) write of XMM0-XMM15 keeps bits 128 and up of its full register, where a
+VEX or EVEX write zeroes them.  Once a wider write has made those bits dirty, the core must keep
+them, and two costs follow.  Measured with ``cyclebench asm`` on Zen 4 (cycles per copy; the
+init dirties the state once, outside the timed code):
+
+* **the kept part is an input** (the dependency-chain bound, predict.py): after a write of a YMM
+  or ZMM register 0-15, 4 independent ``cvtdq2ps xmmN, xmm9`` run 3.0 (clean 2.0: their latency
+  3 per register), 2 ``sqrtps xmmN, xmm9`` 14.0 (clean 10.0; ``sqrtps xmm1, xmm1`` 15.0): a
+  computing form reads its destination's old value as a source; a load (``movaps xmm1, [m]``)
+  only merges it in 1 cycle.  A write of ``ymm19``/``zmm19`` or ``xmm16`` dirties nothing (4.0,
+  as clean), nor does a YMM or ZMM write followed by ``vzeroupper`` or ``vzeroall``.
+* **the write takes its resources twice** (the resource bound, :func:`weights`) once a ZMM
+  register 0-15 is dirty, not a YMM one: 8 ``cvtdq2ps xmmN, xmm9`` 4.0 -> 8.0 (after a YMM write
+  4.0), 8 ``addps xmmN, xmm9`` 4.0 -> 8.0, 4 ``sqrtss xmmN, xmm9`` 20 -> 40, while a ``divss
+  xmm1, xmm2`` chain stays 11.0 and VEX forms stay as they were (8 ``vpxor`` 2.0 -> 2.0).  Scalar
+  loads pay less (4 ``movss xmmN, [m]`` 2.0 -> 2.92) and are not charged.
+
+Other cores need not behave so: the resource factor is what :func:`probe` measures here (the
+ratio of the 8 ``cvtdq2ps`` with and without a ZMM write), never a vendor's constant; the
+predictor charges nothing without it.
+"""
+from __future__ import annotations
+
+import iced_x86
+
+PROBE = [f"cvtdq2ps xmm{n}, xmm9" for n in (1, 2, 3, 4, 5, 6, 7, 8)]
+DIRTY_ZMM = ["vpxord zmm9, zmm9, zmm10"]
+_X = iced_x86.RegisterExt
+
+
+def _low_vector(reg: int, kind) -> bool:
+    """A register of the given kind (``_X.is_zmm``) numbered 0-15: only those dirty the state."""
+    return kind(reg) and _X.number(reg) < 16
+
+
+def _names(ins: iced_x86.Instruction, kind) -> bool:
+    return any(ins.op_kind(i) == iced_x86.OpKind.REGISTER and _low_vector(ins.op_register(i), kind)
+               for i in range(ins.op_count))
+
+
+def _clears(ins: iced_x86.Instruction) -> bool:
+    return ins.code in (iced_x86.Code.VEX_VZEROUPPER, iced_x86.Code.VEX_VZEROALL)
+
+
+def dirty(instructions: list[iced_x86.Instruction], wide: bool = False) -> list[bool]:
+    """Per instruction, in the steady state (the block run again and again): whether the upper
+    state is dirty when it runs, from a YMM or ZMM register 0-15 the block names (``wide``: a ZMM
+    one only), until a ``vzeroupper``/``vzeroall``.  A named register counts as written: the
+    harness, like the code around a real block, gives it its value at its width."""
+    kind = _X.is_zmm if wide else (lambda r: _X.is_ymm(r) or _X.is_zmm(r))
+    state = False
+    for ins in instructions + instructions:       # the second pass sees the state the loop leaves
+        if _clears(ins):
+            state = False
+        elif _names(ins, kind):
+            state = True
+    out = []
+    for ins in instructions:
+        if _clears(ins):
+            state = False
+        elif _names(ins, kind):
+            state = True
+        out.append(state)
+    return out
+
+
+_WRITES = (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
+           iced_x86.OpAccess.READ_COND_WRITE)
+_INFO = iced_x86.InstructionInfoFactory()
+
+
+def legacy_xmm_write(ins: iced_x86.Instruction) -> bool:
+    """A legacy-SSE instruction that writes an XMM register (``comiss`` writes only the flags)."""
+    return (ins.encoding == iced_x86.EncodingKind.LEGACY and ins.op_count > 0
+            and ins.op_kind(0) == iced_x86.OpKind.REGISTER and _X.is_xmm(ins.op_register(0))
+            and _INFO.info(ins).op0_access in _WRITES)
+
+
+def computes(ins: iced_x86.Instruction) -> bool:
+    """Whether an instruction computes from registers: reads one for its data, its destination
+    included (``divss xmm1, [m]``), so that it is no plain load (``movss xmm1, [m]``)."""
+    info = _INFO.info(ins)
+    addr = {r for m in info.used_memory() for r in (m.base, m.index)}
+    return any(u.access in (iced_x86.OpAccess.READ, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_READ,
+                            iced_x86.OpAccess.READ_COND_WRITE) and u.register not in addr
+               for u in info.used_registers())
+
+
+def weights(instructions: list[iced_x86.Instruction], factor: float | None) -> list[float]:
+    """How many times each instruction takes its form's resources: ``factor`` (:func:`probe`) for
+    a legacy-SSE XMM write that computes from registers while a ZMM register dirties the state,
+    1 for the rest and for everything without a factor."""
+    if not factor or factor == 1.0:
+        return [1.0] * len(instructions)
+    state = dirty(instructions, wide=True)
+    return [factor if s and legacy_xmm_write(ins) and computes(ins) else 1.0
+            for ins, s in zip(instructions, state)]
+
+
+def probe(session) -> float | None:
+    """The resource factor measured on this CPU: independent legacy-SSE writes after a ZMM write
+    over the same with a clean state (``session``: an instructions.session.Session); None where
+    the CPU has no AVX-512."""
+    if not session.avx512:
+        return None
+    clean = session.measure(PROBE, []).value
+    return session.measure(PROBE, DIRTY_ZMM).value / clean

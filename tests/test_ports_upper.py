@@ -1,0 +1,56 @@
+"""The upper vector state in the predictor (cyclebench/instructions/ports/upper.py): which
+instructions find it dirty, which pay for it, and what the two bounds charge.  Facts only: the
+factor is given, as upper.probe would measure it."""
+from __future__ import annotations
+
+import pytest
+
+from cyclebench.instructions.ports.model import Model
+from cyclebench.instructions.ports.predict import chain_bound, decode, predict
+from cyclebench.instructions.ports.upper import PROBE, DIRTY_ZMM, dirty, legacy_xmm_write, weights
+
+ZMM = "vpxord zmm9, zmm9, zmm10"
+
+
+def test_the_state_is_dirty_from_a_wide_register_0_to_15_until_vzeroupper():
+    block = decode("cvtdq2ps xmm1, xmm9; vpxor ymm9, ymm9, ymm10; cvtdq2ps xmm2, xmm9; vzeroupper; cvtdq2ps xmm3, xmm9")
+    # steady state: the first instruction runs after the loop's vzeroupper, the third after the YMM write
+    assert dirty(block) == [False, True, True, False, False]
+    assert dirty(block, wide=True) == [False] * 5             # only a ZMM register makes it wide
+    assert dirty(decode(f"cvtdq2ps xmm1, xmm9; {ZMM}")) == [True, True]       # the loop wraps round
+    assert dirty(decode("vpxord zmm19, zmm19, zmm20; cvtdq2ps xmm1, xmm9"), wide=True) == [False, False]
+    assert dirty(decode("vpxord ymm19, ymm19, ymm20; cvtdq2ps xmm1, xmm9")) == [False, False]
+
+
+def test_only_legacy_sse_writes_of_an_xmm_register_pay():
+    w = [legacy_xmm_write(i) for i in decode("cvtdq2ps xmm1, xmm9; vcvtdq2ps xmm1, xmm9; comiss xmm1, xmm2; "
+                                             "movss dword ptr [r14], xmm1; addss xmm1, dword ptr [r14]")]
+    assert w == [True, False, False, False, True]
+
+
+def test_the_factor_weighs_computing_writes_under_a_dirty_zmm_state():
+    block = decode(f"{ZMM}; cvtdq2ps xmm1, xmm9; vcvtdq2ps xmm2, xmm9; comiss xmm1, xmm2; "
+                   "movss xmm3, dword ptr [r14]; divss xmm4, dword ptr [r14]")
+    assert weights(block, 2.0) == [1.0, 2.0, 1.0, 1.0, 1.0, 2.0]     # a plain load is not charged
+    assert weights(block, None) == [1.0] * 6
+    ymm = decode("vpxor ymm9, ymm9, ymm10; cvtdq2ps xmm1, xmm9")
+    assert weights(ymm, 2.0) == [1.0, 1.0]
+
+
+def test_predict_charges_the_measured_factor_to_the_resources_only():
+    usage = {"CVTDQ2PS (XMM, XMM)": {"R0": 0.5}, "VPXORD (ZMM, ZMM, ZMM)": {"R1": 0.5}}
+    model = Model(["R0", "R1"], usage, 6, {"CVTDQ2PS (XMM, XMM)": 0.5})
+    block = "; ".join(DIRTY_ZMM + PROBE)
+    assert predict(block, model).resource_bound == pytest.approx(4.0)          # 8 x 0.5, no factor
+    p = predict(block, model, upper_factor=2.0)
+    assert p.resource_bound == pytest.approx(8.0) and p.upper_charged == 8
+    clean = "; ".join(PROBE)
+    assert predict(clean, model, upper_factor=2.0).resource_bound == pytest.approx(4.0)
+
+
+def test_a_dirty_state_chains_a_computing_write_to_its_destination():
+    # cvtdq2ps writes xmm4 without reading it; with bits 128 and up dirty it waits for the old
+    # value at its own latency (Zen 4: 3.0 cycles a copy), a move or a load only merges (1 cycle)
+    assert chain_bound(decode("vaddps ymm1, ymm2, ymm3; cvtdq2ps xmm4, xmm5"), [4.0, 3.0]) == pytest.approx(3.0)
+    assert chain_bound(decode("vaddps xmm1, xmm2, xmm3; cvtdq2ps xmm4, xmm5"), [4.0, 3.0]) == pytest.approx(0.0, abs=1e-9)
+    assert chain_bound(decode("vaddps ymm1, ymm2, ymm3; movaps xmm4, xmm5"), [4.0, 0.0]) == pytest.approx(1.0)
