@@ -199,40 +199,6 @@ def test_probed_resources_are_read_from_the_good_readings():
     assert got == {"a": ["R0"], "b": ["R0"], "c": ["R1"], "u": ["R2"]}
 
 
-def test_a_form_that_adds_up_with_a_blocker_in_every_ratio_shares_its_resource():
-    inf = Inference(measure=lambda counts: None)
-    inf.load([{"type": "reading", "counts": c, "cycles": t} for c, t in (
-        ({"f": 1, "p": 1}, 1.0), ({"f": 1, "p": 2}, 1.5), ({"f": 2, "p": 2}, 2.0),    # the sum: shared
-        ({"g": 1, "p": 1}, 1.0), ({"g": 1, "p": 2}, 1.0),                             # overlaps at 1:2
-        ({"h": 1, "p": 2}, 1.2))])                                                    # a part of it
-    alone = {"f": 0.5, "g": 0.5, "h": 0.5, "p": 0.5}
-    assert inf.shared("f", "p", alone) == pytest.approx(0.5)
-    assert inf.shared("g", "p", alone) is None
-    assert inf.shared("h", "p", alone) is None
-    assert inf.shared("f", "q", alone) is None                  # never mixed
-
-
-# a fabricated core: p and f share pipe P; s and t, two stores on units of their own, crowd P
-# beside p (0.72 cycle each, their pairs with p say) but not beside f; q is fast enough that the
-# front end explains no mix
-ALONE = {"p": 0.5, "f": 0.5, "s": 1.0, "t": 1.0, "q": 0.25}
-
-
-def crowded(counts):
-    n = {g: counts.get(g, 0) for g in ALONE}
-    pipe = 0.5 * (n["p"] + n["f"]) + (0.72 * (n["s"] + n["t"]) if n["p"] else 0.0)
-    return max(pipe, n["s"] * 1.0, n["t"] * 1.0, n["q"] * 0.25)
-
-
-def test_a_blockers_crowding_of_another_does_not_outweigh_a_pair_that_adds_up():
-    inf = Inference(measure=crowded)
-    model, report = inf.run(list(ALONE), seed=1)
-    rp = next(r for r, b in report["blockers"].items() if b == "p")
-    assert set(report["blockers"].values()) == {"p", "s", "t", "q"}
-    assert model.usage["s"][rp] == pytest.approx(0.72, abs=0.02)
-    assert model.usage["f"][rp] == pytest.approx(0.5, abs=0.02)
-
-
 def test_a_memory_form_is_not_read_through_a_memory_probe():
     # an F12 probe held by its 128-bit load as much as by its pipe: a memory form that adds up
     # with it through the loads reads no F12 µop there

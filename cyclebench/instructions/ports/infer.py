@@ -25,9 +25,7 @@
    the two's mixes.  Then one problem per form with the blockers known: every mix explained
    both ways (no load above its time; a resource the blocker loads, the form's own floor or the
    front end reaching it), the sparsest usages that do.  A form's usage is what its mixes ask
-   for, never the most they allow, and no less than a blocker's mixes leave over where the two
-   add up in every ratio (:meth:`Inference.shared`): the blockers' crowding of each other,
-   solved pair by pair, does not outweigh a pair that shares one resource in full.
+   for, never the most they allow.
 6. **Slow units** (a divider, a square-root unit): a form that takes at least :data:`SLOW` cycles
    alone while no resource found so far accounts for :data:`UNEXPLAINED` of that time is held by
    a unit no blocker probes.  Such forms are paired with each other in the quadratic ratio; a form
@@ -241,18 +239,8 @@ class Inference:
             probed = [r for r, b in zip(resources, blockers) if any(b in m.counts for m in ms)]
             binding = [{r for g in m.counts if g != f for r, v in base[g].items() if v >= LOADS and r in probed}
                        or None for m in ms]
-            # not a store (its data leaves through paths no probe maps, and crowds the pipes'
-            # probes without a µop there), nor a memory form beside a memory probe (the two may
-            # add up through their loads, which the probe's resource does not tell apart), nor a
-            # blocker faster than the form (a narrow µop crowds a wider set's probe in full at
-            # times, as dispatch picks its pipe, with no more than its share of µops there)
-            least = {} if f in stores else {
-                (f, r): v for r, b in zip(resources, blockers)
-                if r in probed and not (MEMORY.search(f) and MEMORY.search(b)) and alone[b] >= FASTER * alone[f]
-                for v in [self.shared(f, b, alone)] if v}
             try:
-                u, misfits[f] = solve(ms, probed, [f], known=base, width=width, floors=alone, binding=binding,
-                                      least=least)
+                u, misfits[f] = solve(ms, probed, [f], known=base, width=width, floors=alone, binding=binding)
             except RuntimeError:
                 continue
             model.usage[f] = {r: u[f].get(r, 0.0) for r in resources}
@@ -273,19 +261,6 @@ class Inference:
                   "measured_now": self.measured,
                   "impossible": sum(1 for r in self.readings.values() if r.get("cycles") and not self.good(r, alone))}
         return model, report
-
-    def shared(self, form: str, blocker: str, alone: dict[str, float]) -> float | None:
-        """A form that adds up with a blocker in every ratio measured (each mix taking ADDITIVE of
-        the sum of its parts alone) shares the blocker's resource, which the blocker holds for its
-        whole time alone: the form uses at least what the mixes leave over (Palmed's reading of a
-        quadratic pair).  Other mixes may be read otherwise only by the blockers' crowding of each
-        other's resources, solved pair by pair (a store crowding an FP pipe pair), which is no
-        ground to read a pair that adds up in full as sharing less.  None: not in every ratio."""
-        ms = [r for r in self.readings.values() if set(r["counts"]) == {form, blocker} and self.good(r, alone)]
-        if not ms or any(r["cycles"] < ADDITIVE * sum(n * alone[g] for g, n in r["counts"].items()) for r in ms):
-            return None
-        left = min((r["cycles"] - r["counts"][blocker] * alone[blocker]) / r["counts"][form] for r in ms)
-        return min(alone[form], left) if left > 0 else None
 
     def probed(self, blockers: dict[str, str], alone: dict[str, float]) -> dict[str, list[str]]:
         """Form -> the resources (``blockers``: resource -> its blocker or unit's form) whose

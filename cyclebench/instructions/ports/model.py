@@ -84,8 +84,7 @@ def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
           known: dict[str, dict[str, float]] | None = None, fixed: dict[tuple[str, str], float] | None = None,
           width: int | None = None, floors: dict[str, float] | None = None,
           binding: list[set[str] | None] | None = None, time_limit: float = 0.5,
-          price: dict[tuple[str, str], float] | None = None,
-          least: dict[tuple[str, str], float] | None = None) -> tuple[dict[str, dict[str, float]], float]:
+          price: dict[tuple[str, str], float] | None = None) -> tuple[dict[str, dict[str, float]], float]:
     """Usages of the ``unknown`` forms over ``resources`` that best explain ``mixes``.
 
     ``known``: usages of other forms in the mixes (constants); ``fixed``: (form, resource) ->
@@ -98,8 +97,7 @@ def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
     usage that no mix asks for.  ``binding`` (per mix, optional): the one resource that may reach
     the mix's time besides the bounds (the blocker's own, in a form-and-blocker mix), which keeps
     the problem to two choices per mix.  ``price`` ((form, resource) -> a factor, optional) makes
-    some usages dearer than others: of two explanations the cheaper stands.  ``least`` ((form,
-    resource) -> a floor, optional): an unknown usage no lower than that.  Returns (usages, mean
+    some usages dearer than others: of two explanations the cheaper stands.  Returns (usages, mean
     relative misfit of the mixes)."""
     known = known or {}
     fixed = fixed or {}
@@ -124,9 +122,6 @@ def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
     integrality[zb:] = 1
     for (f, r), v in fixed.items():
         lo[var[f, r]] = hi[var[f, r]] = v
-    for key, v in (least or {}).items():
-        if key in var and key not in fixed:
-            lo[var[key]] = v
     rows, lbs, ubs = [], [], []
     for k, m in enumerate(mixes):
         T = m.cycles

@@ -150,7 +150,7 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     ``memory`` (optional): the resources whose blocker has a memory operand.  A memory form does
     not read its sets through them: the two load memory both, and a mix of them adds up through
     the loads as well as the pipe, which the probe's one resource does not tell apart (a
-    0.5-cycle FP12 probe with a 128-bit load read every memory form's load as an FP12 µop)."""
+    0.5-cycle FP12 probe with a 128-bit load read an FP23 convert's load as an FP12 µop)."""
     if probed is not None:
         mapped = {r: v for r, v in mapped.items() if r in probed}
     if MEMORY.search(form):
