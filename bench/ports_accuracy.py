@@ -45,7 +45,8 @@ from cyclebench.instructions.catalogue import Catalogue  # noqa: E402
 from cyclebench.machine.cpu import cpu_info  # noqa: E402
 from cyclebench.instructions.llvm_mca import run as mca_run  # noqa: E402
 from cyclebench.instructions.ports.blocks import compiled_blocks, random_blocks  # noqa: E402
-from cyclebench.instructions.ports.portsets import compare, published_for, pumping, resource_ports  # noqa: E402
+from cyclebench.instructions.ports.portsets import (compare, memory_probes, published_for, pumping,  # noqa: E402
+                                                     resource_ports)
 from cyclebench.instructions.ports.latency import from_file  # noqa: E402
 from cyclebench.instructions.ports.predict import predict  # noqa: E402
 from cyclebench.instructions.ports.repair import mended  # noqa: E402
@@ -205,7 +206,9 @@ def main():
     mapped = resource_ports(report["blockers"], ports, report["alone"], pumps, report.get("classes"))
     units = set(report.get("slow_units") or ())
     probed = report["probed"]
-    comps = [c for c in (compare(f, model, mapped, ports.get(f, ""), pumps, units, probed.get(f)) for f in forms) if c]
+    memory = memory_probes(report["blockers"])
+    comps = [c for c in (compare(f, model, mapped, ports.get(f, ""), pumps, units, probed.get(f), memory)
+                         for f in forms) if c]
     agree = sum(c["agree"] for c in comps)
     print(f"port sets: {len(mapped)} of {len(model.resources)} resources mapped to published port sets "
           f"({', '.join(''.join(sorted(q)) for q, _ in mapped.values())})")

@@ -13,8 +13,8 @@ from cyclebench.instructions.ports import infer as infer_mod
 from cyclebench.instructions.ports.blocks import ALIAS, basic_blocks, random_blocks, rebase
 from cyclebench.instructions.ports.infer import Inference, pair, ratios, units
 from cyclebench.instructions.ports.model import FRONT_END, Mix, Model, solve
-from cyclebench.instructions.ports.portsets import (compare, port_part, port_set, pumping, resource_ports, seen,
-                                                     uops_of, width)
+from cyclebench.instructions.ports.portsets import (compare, memory_probes, port_part, port_set, pumping,
+                                                     resource_ports, seen, uops_of, width)
 from cyclebench.instructions.ports.predict import chain_bound, decode, predict
 from cyclebench.instructions.ports.run import load, store
 
@@ -197,6 +197,21 @@ def test_probed_resources_are_read_from_the_good_readings():
     alone = {"a": 0.5, "b": 0.25, "c": 0.5, "u": 4.0}
     got = inf.probed({"R0": "b", "R1": "c", "R2": "u"}, alone)
     assert got == {"a": ["R0"], "b": ["R0"], "c": ["R1"], "u": ["R2"]}
+
+
+def test_a_memory_form_is_not_read_through_a_memory_probe():
+    # an F12 probe held by its 128-bit load as much as by its pipe: a memory form that adds up
+    # with it through the loads reads no F12 µop there
+    published = {"pack (XMM, M128)": "1*F12", "perm (XMM, XMM)": "1*F12", "fadd (XMM, XMM)": "1*F23"}
+    blockers = {"R0": "pack (XMM, M128)", "R1": "perm (XMM, XMM)", "R2": "fadd (XMM, XMM)"}
+    alone = {b: 0.5 for b in blockers.values()}
+    mapped = resource_ports(blockers, published, alone)
+    assert memory_probes(blockers) == {"R0"}
+    model = Model(list(blockers), {"fcvt (XMM, M128)": {"R0": 0.5, "R2": 0.5},
+                                   "fcvt (XMM, XMM)": {"R0": 0.5, "R2": 0.5}}, 6)
+    assert not compare("fcvt (XMM, M128)", model, mapped, "1*F23")["agree"]
+    assert compare("fcvt (XMM, M128)", model, mapped, "1*F23", memory={"R0"})["agree"]
+    assert not compare("fcvt (XMM, XMM)", model, mapped, "1*F23", memory={"R0"})["agree"]   # a register form is
 
 
 def test_a_published_blocker_slower_than_its_ports_maps_to_none_whatever_its_class():

@@ -133,7 +133,7 @@ def _bottleneck(form: str, published: dict[str, str], alone: dict[str, float] | 
 
 
 def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], float]], ports_text: str,
-            pumps: dict[str, int] | None = None, units=(), probed=None) -> dict | None:
+            pumps: dict[str, int] | None = None, units=(), probed=None, memory=()) -> dict | None:
     """The comparison of one form in µops per published port set (None: no published ports, or
     nothing mapped).  The form's usages are read as µops (:func:`uops_of`), and each mapped port
     set counts the µops that fit inside it, as the published side counts its own.  Published µops
@@ -145,9 +145,16 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     ``probed`` (optional): the resources whose blocker the form was measured with.  Only their
     sets are compared: of a set whose every probe the form could not be mixed with (a legacy-SSE
     probe beside a 256-bit form) no reading tells anything, and a usage of nought there is no
-    reading of none."""
+    reading of none.
+
+    ``memory`` (optional): the resources whose blocker has a memory operand.  A memory form does
+    not read its sets through them: the two load memory both, and a mix of them adds up through
+    the loads as well as the pipe, which the probe's one resource does not tell apart (a
+    0.5-cycle FP12 probe with a 128-bit load read an FP23 convert's load as an FP12 µop)."""
     if probed is not None:
         mapped = {r: v for r, v in mapped.items() if r in probed}
+    if MEMORY.search(form):
+        mapped = {r: v for r, v in mapped.items() if r not in memory}
     ts = terms(ports_text or "")
     if not ts or not mapped or form not in model.usage:
         return None
@@ -163,6 +170,11 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     return {"form": form, "published": ports_text, "agree": agree, "unit": unit,
             "inferred": inferred, "expected": expected,
             "uops": {"".join(sorted(p)): n for p, n in uops.items()}}
+
+
+def memory_probes(blockers: dict[str, str]) -> set[str]:
+    """The resources (of ``blockers``: resource -> its blocker) whose blocker has a memory operand."""
+    return {r for r, b in blockers.items() if MEMORY.search(b)}
 
 
 def seen(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]]) -> dict[frozenset[str], float]:
