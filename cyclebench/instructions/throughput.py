@@ -2,8 +2,8 @@
 
 :func:`instantiate.independent_copies` gives 16 copies (written registers rotate, EVEX forms also
 through the upper 16 vector registers; stores go to distinct addresses), and 4 copies are measured
-too: the faster count is kept (uops.info tries several), and the full count runs in more runner
-processes, the fastest kept (:func:`_other_processes`: a process can settle in a slower state).  What the ISA does not
+too: the faster count is kept (uops.info tries several), and a full count off the port grid runs in
+more runner processes, the fastest kept (:func:`_other_processes`: a process can settle in a slower state).  What the ISA does not
 let us rename apart is broken between copies with documented dependency-breaking idioms that need
 no execution port:
 
@@ -183,18 +183,18 @@ PROCESSES = 3          # runner processes of the copies beyond the first, at mos
 
 def _other_processes(session: Session, doc: dict, m: Measured, code: list[str], init: list[str], per: int,
                      pattern: int, processes: int = PROCESSES) -> Measured:
-    """``m`` or the fastest of up to ``processes`` more runs of the same code in fresh runner
-    processes, whichever is faster beyond noise.  Some forms settle into a slower steady state in
-    one process and a faster one in another, whatever the placement: on Zen 4, 14 copies of
+    """``m`` or the fastest of ``processes`` more runs of the same code in fresh runner processes,
+    whichever is faster beyond noise.  Some forms settle into a slower steady state in one
+    process and a faster one in another, whatever the placement: on Zen 4, 14 copies of
     ``vpexpandb xmm, xmm`` read 1.00 cycles each in 6 of 8 processes started one after the
     other, 0.67 (uops.info's figure) in the other 2; each process holds its state through all
-    its repetitions.  One more process is always run; the rest only when it differs from the
-    first beyond noise: in 1,892 throughput figures of 300-form samples on Zen 4, 6 moved by more
-    than FEW_GAIN over three more processes, and in 5 of them the first more one already differed
-    (so a form costs one extra run, not three)."""
+    its repetitions.  Run for a figure still off the port grid after its second placement (as
+    ``_placed``): in 1,892 throughput figures of 300-form samples on Zen 4, three more processes
+    moved 6 by more than FEW_GAIN, 5 of them off the grid, while running them for every form
+    cost 40% of the forms a minute."""
     readings = [m.value]
     best = m
-    for k in range(processes):
+    for _ in range(processes):
         try:
             other = session.measure(code, init, per=per, pattern=pattern)
         except CycleBenchError:
@@ -202,8 +202,6 @@ def _other_processes(session: Session, doc: dict, m: Measured, code: list[str], 
         readings.append(other.value)
         if other.stable and other.value < best.value * (1 - FEW_GAIN):
             best = other
-        if k == 0 and abs(other.value - m.value) <= FEW_GAIN * abs(m.value):
-            break                    # the two processes agree: no process-level state to find
     doc["by_process"] = readings
     return best
 
@@ -247,7 +245,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
                 doc.update(copies=FEW_COPIES, carried=list(cps.carried), breakers=pre)
     if len(cps.instances) > FEW_COPIES and not on_port_grid(m.value):
         m = _placed(session, doc, m, code, init, len(cps.instances), pattern)
-    if len(cps.instances) > FEW_COPIES and processes:
+    if len(cps.instances) > FEW_COPIES and processes and not on_port_grid(m.value):
         m = _other_processes(session, doc, m, code, init, len(cps.instances), pattern, processes)
     doc.update(value=m.value, uncertainty=m.uncertainty, code=m.code, init=m.init, stable=m.stable,
                samples=m.samples, warnings=m.warnings, linear=m.linear, bound="exact")
