@@ -173,9 +173,13 @@ def _placed(session: Session, doc: dict, m: Measured, code: list[str], init: lis
     except CycleBenchError:
         return m
     doc["by_placement"] = {"0": m.value, str(SHIFT): other.value}
-    if (other.stable or not m.stable) and other.value < m.value * (1 - FEW_GAIN):
-        return other
-    return m
+    return _faster(m, other)
+
+
+def _faster(m: Measured, other: Measured) -> Measured:
+    """``other`` when it is faster than ``m`` beyond noise and no less settled, else ``m``: noise
+    and a slow layout or state only ever add time."""
+    return other if (other.stable or not m.stable) and other.value < m.value * (1 - FEW_GAIN) else m
 
 
 PROCESSES = 3          # runner processes of the copies beyond the first, at most (uops.info keeps its least of many runs)
@@ -200,8 +204,7 @@ def _other_processes(session: Session, doc: dict, m: Measured, code: list[str], 
         except CycleBenchError:
             break
         readings.append(other.value)
-        if other.stable and other.value < best.value * (1 - FEW_GAIN):
-            best = other
+        best = _faster(best, other)
     doc["by_process"] = readings
     return best
 

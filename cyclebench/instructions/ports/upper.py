@@ -51,20 +51,14 @@ def dirty(instructions: list[iced_x86.Instruction], wide: bool = False) -> list[
     one only), until a ``vzeroupper``/``vzeroall``.  A named register counts as written: the
     harness, like the code around a real block, gives it its value at its width."""
     kind = _X.is_zmm if wide else (lambda r: _X.is_ymm(r) or _X.is_zmm(r))
-    state = False
+    state, out = False, []
     for ins in instructions + instructions:       # the second pass sees the state the loop leaves
         if _clears(ins):
             state = False
         elif _names(ins, kind):
             state = True
-    out = []
-    for ins in instructions:
-        if _clears(ins):
-            state = False
-        elif _names(ins, kind):
-            state = True
         out.append(state)
-    return out
+    return out[len(instructions):]
 
 
 _WRITES = (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
