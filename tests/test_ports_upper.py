@@ -54,3 +54,13 @@ def test_a_dirty_state_chains_a_computing_write_to_its_destination():
     assert chain_bound(decode("vaddps ymm1, ymm2, ymm3; cvtdq2ps xmm4, xmm5"), [4.0, 3.0]) == pytest.approx(3.0)
     assert chain_bound(decode("vaddps xmm1, xmm2, xmm3; cvtdq2ps xmm4, xmm5"), [4.0, 3.0]) == pytest.approx(0.0, abs=1e-9)
     assert chain_bound(decode("vaddps ymm1, ymm2, ymm3; movaps xmm4, xmm5"), [4.0, 0.0]) == pytest.approx(1.0)
+
+
+def test_vzeroupper_makes_no_chain_through_the_vector_registers():
+    # iced has vzeroupper read and write every vector register; it keeps their low parts, so two
+    # chains of 3 cycles stay 3 cycles an iteration, not one chain through the vzeroupper
+    block = decode("vaddps xmm1, xmm1, xmm2; vaddps xmm3, xmm3, xmm4; vzeroupper")
+    assert chain_bound(block, [3.0, 3.0, 1.0]) == pytest.approx(3.0)
+    # vzeroall zeroes them: no chain goes round the loop through it
+    assert chain_bound(decode("vaddps xmm1, xmm1, xmm2; vzeroall"), [3.0, 1.0]) == pytest.approx(0.0, abs=1e-9)
+    assert chain_bound(decode("vaddps xmm1, xmm1, xmm2; vzeroupper"), [3.0, 1.0]) == pytest.approx(3.0)

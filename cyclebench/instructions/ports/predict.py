@@ -161,6 +161,8 @@ def _access(ins: iced_x86.Instruction, factory,
         writes.add(FLAGS)
     if zero_idiom(ins):
         reads = set()              # a zero idiom depends on nothing
+    if upper.clears(ins):          # vzeroupper: iced has it read and write every vector register,
+        return set(), set(), writes - reads, {}       # but it keeps their values (no chain through it)
     return reads - addr, addr, writes, {r: t for r, t in kept.items() if r not in reads | addr}
 
 

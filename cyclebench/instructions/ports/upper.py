@@ -41,7 +41,8 @@ def _names(ins: iced_x86.Instruction, kind) -> bool:
                for i in range(ins.op_count))
 
 
-def _clears(ins: iced_x86.Instruction) -> bool:
+def clears(ins: iced_x86.Instruction) -> bool:
+    """``vzeroupper``/``vzeroall``: the upper state is clean after it."""
     return ins.code in (iced_x86.Code.VEX_VZEROUPPER, iced_x86.Code.VEX_VZEROALL)
 
 
@@ -53,7 +54,7 @@ def dirty(instructions: list[iced_x86.Instruction], wide: bool = False) -> list[
     kind = _X.is_zmm if wide else (lambda r: _X.is_ymm(r) or _X.is_zmm(r))
     state, out = False, []
     for ins in instructions + instructions:       # the second pass sees the state the loop leaves
-        if _clears(ins):
+        if clears(ins):
             state = False
         elif _names(ins, kind):
             state = True
