@@ -64,3 +64,53 @@ def test_vzeroupper_makes_no_chain_through_the_vector_registers():
     # vzeroall zeroes them: no chain goes round the loop through it
     assert chain_bound(decode("vaddps xmm1, xmm1, xmm2; vzeroall"), [3.0, 1.0]) == pytest.approx(0.0, abs=1e-9)
     assert chain_bound(decode("vaddps xmm1, xmm1, xmm2; vzeroupper"), [3.0, 1.0]) == pytest.approx(3.0)
+
+
+class _FakeSession:
+    """Reads 4.0 cycles for the probe with a clean state and 8.0 after a ZMM write; counts calls."""
+    def __init__(self, avx512=True):
+        self.avx512, self.calls = avx512, 0
+
+    def measure(self, lines, init):
+        self.calls += 1
+        return type("M", (), {"value": 8.0 if init == DIRTY_ZMM else 4.0})()
+
+
+def _model_file(path):
+    from cyclebench.instructions.ports.run import store
+    st = store(path)
+    st.start({"forms": []}, resume=False)
+    usage = {"CVTDQ2PS (XMM, XMM)": {"R0": 0.5}, "VPXORD (ZMM, ZMM, ZMM)": {"R1": 0.5}}
+    st.append({"type": "model", "model": Model(["R0", "R1"], usage, 6).to_json(), "report": {"blockers": {}}})
+    st.close()
+    return path
+
+
+def test_the_probe_is_kept_in_the_model_file_once_and_read_back(tmp_path):
+    from cyclebench.instructions.ports.upper import record, stored
+    path = _model_file(tmp_path / "m.jsonl")
+    assert stored(path)[0] is None and "not measured" in stored(path)[1]      # a file from before the probe
+    s = _FakeSession()
+    assert record(path, s)["factor"] == pytest.approx(2.0) and s.calls == 2
+    assert record(path, s)["factor"] == pytest.approx(2.0) and s.calls == 2  # resumed: not measured again
+    factor, where = stored(path)
+    assert factor == pytest.approx(2.0) and "measured" in where
+    bare = _model_file(tmp_path / "bare.jsonl")
+    assert record(bare, _FakeSession(avx512=False))["factor"] is None
+    assert stored(bare)[0] is None and "AVX-512" in stored(bare)[1]
+
+
+def test_predict_charges_the_stored_factor_by_default(tmp_path, capsys):
+    import json
+    from cyclebench.cli.main import main
+    from cyclebench.instructions.ports.upper import record
+    path = _model_file(tmp_path / "m.jsonl")
+    block = "; ".join(DIRTY_ZMM + PROBE)
+    assert main(["predict", "--model", str(path), "--json", block]) == 0
+    assert json.loads(capsys.readouterr().out)["resource_bound"] == pytest.approx(4.0)   # no figure: nothing
+    record(path, _FakeSession())
+    assert main(["predict", "--model", str(path), "--json", block]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["resource_bound"] == pytest.approx(8.0) and doc["upper_factor"] == pytest.approx(2.0)
+    assert main(["predict", "--model", str(path), "--upper-factor", "1", "--json", block]) == 0
+    assert json.loads(capsys.readouterr().out)["resource_bound"] == pytest.approx(4.0)   # given wins

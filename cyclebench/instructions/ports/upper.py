@@ -19,8 +19,10 @@ init dirties the state once, outside the timed code):
   loads pay less (4 ``movss xmmN, [m]`` 2.0 -> 2.92) and are not charged.
 
 Other cores need not behave so: the resource factor is what :func:`probe` measures here (the
-ratio of the 8 ``cvtdq2ps`` with and without a ZMM write), never a vendor's constant; the
-predictor charges nothing without it.
+ratio of the 8 ``cvtdq2ps`` with and without a ZMM write), never a vendor's constant.
+``cyclebench ports`` measures it once and keeps it in its results file (a record of type
+``upper``, :func:`record`), where ``cyclebench predict`` reads it (:func:`stored`); the predictor
+charges nothing without it.
 """
 from __future__ import annotations
 
@@ -95,11 +97,46 @@ def weights(instructions: list[iced_x86.Instruction], factor: float | None) -> l
             for ins, s in zip(instructions, state)]
 
 
-def probe(session) -> float | None:
+RECORD = "upper"        # the results-file record of cyclebench ports that holds the probe's figure
+
+
+def probe(session) -> dict:
     """The resource factor measured on this CPU: independent legacy-SSE writes after a ZMM write
-    over the same with a clean state (``session``: an instructions.session.Session); None where
-    the CPU has no AVX-512."""
+    over the same with a clean state (``session``: an instructions.session.Session), as the
+    results-file record {"type": "upper", "factor", "clean", "dirty"}; factor None, with the
+    reason, where the CPU has no AVX-512."""
     if not session.avx512:
-        return None
+        return {"type": RECORD, "factor": None, "why": "no AVX-512 on this CPU"}
     clean = session.measure(PROBE, []).value
-    return session.measure(PROBE, DIRTY_ZMM).value / clean
+    dirty = session.measure(PROBE, DIRTY_ZMM).value
+    return {"type": RECORD, "factor": round(dirty / clean, 3), "clean": round(clean, 3), "dirty": round(dirty, 3)}
+
+
+def record(path, session=None, log=lambda msg: None) -> dict:
+    """The probe's record in a ``cyclebench ports`` results file: the one it holds, or measured
+    now and appended (a resumed run measures it once)."""
+    from .run import store
+    st = store(path)
+    with st:
+        old = [r for r in st.start({}, resume=True) if r.get("type") == RECORD]
+        if old:
+            return old[-1]
+        from ..session import Session
+        log("measuring the upper-state factor (legacy-SSE writes after a ZMM write)")
+        rec = probe(session or Session(budget=0.5))
+        st.append(rec)
+    return rec
+
+
+def stored(path) -> tuple[float | None, str]:
+    """(factor, where it came from) of a ``cyclebench ports`` results file: the probe's figure,
+    or None where it holds none (a file from before the probe, or a CPU without AVX-512)."""
+    from .run import store
+    recs = [r for r in store(path).load()[1] if r.get("type") == RECORD]
+    if not recs:
+        return None, "not measured: the model file has no upper-state probe"
+    r = recs[-1]
+    if r.get("factor") is None:
+        return None, r.get("why") or "no factor"
+    return float(r["factor"]), (f"measured by cyclebench ports: {r['dirty']:.2f} / {r['clean']:.2f} cycles"
+                                if "clean" in r else "measured by cyclebench ports")
