@@ -318,7 +318,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         else:
             unknown.append(f)
     if counts:
-        loads = model.loads(charged)
+        loads = upper.loads(model, counts, charged)
         if model.width:
             loads[FRONT_END] += (len(unknown) + front_only - _bypassing(counts, model)) / model.width
         lines = store_lines(instructions, forms, model)

@@ -12,7 +12,7 @@ init dirties the state once, outside the timed code):
   computing form reads its destination's old value as a source; a load (``movaps xmm1, [m]``)
   only merges it in 1 cycle.  A write of ``ymm19``/``zmm19`` or ``xmm16`` dirties nothing (4.0,
   as clean), nor does a YMM or ZMM write followed by ``vzeroupper`` or ``vzeroall``.
-* **the write takes its resources twice** (the resource bound, :func:`weights`) once a ZMM
+* **the write takes its pipes twice** (the resource bound, :func:`weights`, :func:`loads`) once a ZMM
   register 0-15 is dirty, not a YMM one: 8 ``cvtdq2ps xmmN, xmm9`` 4.0 -> 8.0 (after a YMM write
   4.0), 8 ``addps xmmN, xmm9`` 4.0 -> 8.0, 4 ``sqrtss xmmN, xmm9`` 20 -> 40, while a ``divss
   xmm1, xmm2`` chain stays 11.0 and VEX forms stay as they were (8 ``vpxor`` 2.0 -> 2.0).  Scalar
@@ -95,6 +95,35 @@ def weights(instructions: list[iced_x86.Instruction], factor: float | None) -> l
     state = dirty(instructions, wide=True)
     return [factor if s and legacy_xmm_write(ins) and computes(ins) else 1.0
             for ins, s in zip(instructions, state)]
+
+
+BINDING = 0.9           # a usage within this share of the form's time alone is a pipe that bounds it
+
+
+def loads(model, counts: dict[str, int], weighted: dict[str, float]) -> dict[str, float]:
+    """The model's resource loads of a block (model.Model.loads of ``counts``), with the extra
+    instances :func:`weights` charges (``weighted``: counts weighted) taken on each such form's own
+    pipes only: the resources that bound the form alone (a usage within :data:`BINDING` of its
+    time alone), its floor and its front-end share.  The write passes its pipe again, as a pumped
+    wide µop does; the smaller usages the inference spreads a form over are not doubled (Zen 4:
+    a random block of ``subss``, ``movsd`` and a ZMM ``vpternlogd`` read 1.50 cycles, doubling
+    every usage said 1.77, the pipes only 1.57)."""
+    from .model import FRONT_END
+    out = model.loads(counts)
+    for f, n in counts.items():
+        extra = weighted.get(f, n) - n
+        if not extra:
+            continue
+        own = {r: u for r, u in model.usage[f].items() if r != FRONT_END}
+        bound = model.alone.get(f) or max(own.values(), default=0.0)    # its time alone, or its top usage
+        for r, u in own.items():
+            if u >= BINDING * bound:
+                out[r] += extra * u
+        if f in model.alone:
+            out[f"{f} alone"] += extra * model.alone[f]
+        if model.width:
+            out[FRONT_END] += extra * model.usage[f].get(FRONT_END, 1 / model.width)
+    return out
 
 
 RECORD = "upper"        # the results-file record of cyclebench ports that holds the probe's figure
