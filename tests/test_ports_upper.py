@@ -81,7 +81,8 @@ def _model_file(path):
     st = store(path)
     st.start({"forms": []}, resume=False)
     usage = {"CVTDQ2PS (XMM, XMM)": {"R0": 0.5}, "VPXORD (ZMM, ZMM, ZMM)": {"R1": 0.5}}
-    st.append({"type": "model", "model": Model(["R0", "R1"], usage, 6).to_json(), "report": {"blockers": {}}})
+    st.append({"type": "model", "model": Model(["R0", "R1"], usage, 6).to_json(),
+               "report": {"blockers": {}, "measurements_per_form": 1, "readings": 0}})
     st.close()
     return path
 
@@ -125,4 +126,23 @@ def test_the_factor_doubles_a_forms_own_pipes_not_every_usage():
     got = loads(model, {"CVTDQ2PS (XMM, XMM)": 8}, {"CVTDQ2PS (XMM, XMM)": 16.0})
     assert got["R0"] == pytest.approx(8.0) and got["R1"] == pytest.approx(1.6)
     assert got["CVTDQ2PS (XMM, XMM) alone"] == pytest.approx(8.0) and got["front end"] == pytest.approx(16 / 6)
-    assert loads(model, {"CVTDQ2PS (XMM, XMM)": 8}, {"CVTDQ2PS (XMM, XMM)": 8.0}) == model.loads({"CVTDQ2PS (XMM, XMM)": 8})
+    same = {"CVTDQ2PS (XMM, XMM)": 8}
+    assert loads(model, same, {"CVTDQ2PS (XMM, XMM)": 8.0}) == model.loads(same)     # no extra: as before
+
+
+def test_cyclebench_ports_keeps_the_probe_and_show_prints_it(tmp_path, capsys, monkeypatch):
+    from cyclebench.cli.main import main
+    from cyclebench.instructions import session as session_mod
+    from cyclebench.instructions.ports import run as ports_run
+    path = tmp_path / "m.jsonl"
+
+    def infer(forms, results, **kw):        # the readings and the model, as a finished run leaves them
+        _model_file(results)
+        return ports_run.load(results)
+    monkeypatch.setattr(ports_run, "infer", infer)
+    monkeypatch.setattr(ports_run, "sample", lambda *a, **k: ["CVTDQ2PS (XMM, XMM)"])
+    monkeypatch.setattr(session_mod, "Session", lambda **kw: _FakeSession())
+    assert main(["ports", "CVTDQ2PS (XMM, XMM)", "--results", str(path)]) == 0
+    assert "2.00 times (measured by cyclebench ports" in capsys.readouterr().out
+    assert main(["ports", "--show", str(path)]) == 0
+    assert "2.00 times" in capsys.readouterr().out

@@ -30,7 +30,8 @@ the model's own figures that names no form:
   below their times alone added up, the unit serves them faster than their own streams did, and
   each form's floor drops to its usage of the unit, the share the mixes gave it
   (:func:`unit_floors`; Zen 4: ``divsd`` alone 5.00, beside ``sqrtss`` 9.56 for the two, and
-  ``divsd`` whose dividend a load or another form writes runs at 4.50 in a block).
+  ``divsd`` whose dividend a load writes runs at 4.50, one fed by a register move or its own
+  result at 5.00).
 """
 from __future__ import annotations
 
