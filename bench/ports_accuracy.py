@@ -267,7 +267,7 @@ def upper_factor(text, replaying, model_path):
     if text == "model":
         if any(r.get("type") == RECORD for r in store(model_path).load()[1]):
             factor, where = stored(model_path)
-            print(f"legacy-SSE writes under a dirty ZMM state: "
+            print("legacy-SSE writes under a dirty ZMM state: "
                   + (f"factor {factor:.2f} ({where})" if factor else f"charged nothing ({where})"))
             return factor
         text = "probe"
