@@ -58,7 +58,7 @@ def run(args) -> int:
         print(f"  {r}: " + (f"a unit no blocker probes, held by {b}" if r in units else f"the bottleneck of {b}"))
     factor, where = upper.stored(args.show or args.resume or args.results)
     print("  legacy-SSE writes under a dirty ZMM state take their resources "
-          + (f"{factor:.2f} times ({where})" if factor else f"once: {where}"))
+          + (f"{factor:.2f} times ({where})" if factor else f"as they are, no more ({where})"))
     if model.lines:
         print(f"  stores to distinct cache lines: {', '.join(f'{f} {t:.2f}' for f, t in sorted(model.lines.items()))} "
               "cycles each")
