@@ -181,10 +181,11 @@ def main():
                     help="predict with the model as inferred, not mended against its own readings (repair.py)")
     ap.add_argument("--save", type=Path, help="write each measured block (set, block, measured, llvm-mca) here")
     ap.add_argument("--replay", type=Path, help="predict the blocks a --save file holds again, measuring nothing")
-    ap.add_argument("--upper-factor", default="probe", metavar="X|probe|none",
+    ap.add_argument("--upper-factor", default="model", metavar="X|model|probe|none",
                     help="resources a legacy-SSE XMM write takes while a ZMM register dirties the upper state "
-                         "(upper.py): a figure upper.probe printed, 'probe' to measure it now (default; "
-                         "with --replay: 'none'), or 'none' to charge nothing")
+                         "(upper.py): 'model' for the figure cyclebench ports keeps in the model file (default; "
+                         "a file without one: 'probe', or with --replay 'none'), a figure, 'probe' to measure "
+                         "it now, or 'none' to charge nothing")
     args = ap.parse_args()
     if args.replay and not args.replay.is_file():
         ap.error(f"no --replay file {args.replay} (make one with --save)")
@@ -228,7 +229,7 @@ def main():
               f"{sum(map(len, floors.table.values()))} pair readings as floors"
               + "".join(f"\n  {n}" for n in notes if args.rows))
 
-    factor = upper_factor(args.upper_factor, args.replay)
+    factor = upper_factor(args.upper_factor, args.replay, args.model)
 
     def pred(block):
         return predict(block, model, cat, lats, floors=floors, upper_factor=factor)
@@ -259,16 +260,24 @@ def main():
         print_rows(r1 + r2 + r3)
 
 
-def upper_factor(text, replaying):
+def upper_factor(text, replaying, model_path):
     """The upper-state factor the predictor charges (upper.py), printed with where it came from."""
-    from cyclebench.instructions.ports.upper import probe
+    from cyclebench.instructions.ports.upper import RECORD, probe, stored
+    from cyclebench.instructions.ports.run import store
+    if text == "model":
+        if any(r.get("type") == RECORD for r in store(model_path).load()[1]):
+            factor, where = stored(model_path)
+            print("legacy-SSE writes under a dirty ZMM state: "
+                  + (f"factor {factor:.2f} ({where})" if factor else f"charged nothing ({where})"))
+            return factor
+        text = "probe"
     if text == "probe" and replaying:
         text = "none"
     if text == "none":
         print("legacy-SSE writes under a dirty ZMM state: charged nothing (--upper-factor none)")
         return None
     if text == "probe":
-        factor = probe(Session(budget=0.5))
+        factor = probe(Session(budget=0.5))["factor"]
         print(f"legacy-SSE writes under a dirty ZMM state: measured factor "
               f"{'none (no AVX-512)' if factor is None else f'{factor:.2f}'} (upper.probe)")
         return factor

@@ -101,3 +101,19 @@ def test_the_results_file_gives_the_mended_model_and_its_floors(tmp_path, capsys
     assert main(["predict", "--model", str(path), "--json", block]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["resource_bound"] == pytest.approx(2 / 3, rel=0.02)
+
+
+def test_two_forms_of_one_unit_read_faster_together_lower_the_floor_to_the_unit_usage():
+    from cyclebench.instructions.ports.repair import unit_floors
+    DIV, SQRT = "DIVSD (XMM, XMM)", "SQRTSS (XMM, XMM)"
+
+    def model():           # U: a divider the two hold; their chains alone read 5.0 each
+        return Model(["U"], {DIV: {"U": 4.5}, SQRT: {"U": 5.0}, ALU: {}}, 6, alone={DIV: 5.0, SQRT: 5.0, ALU: 0.25})
+    m = model()
+    notes = unit_floors(m, [({DIV: 1, SQRT: 1}, 9.5), ({DIV: 1, ALU: 4}, 5.0)], ["U"])
+    assert m.alone[DIV] == pytest.approx(4.5) and m.alone[SQRT] == pytest.approx(5.0) and len(notes) == 1
+    assert predict("divsd xmm1, xmm2; movsd xmm1, qword ptr [r14]", m).resource_bound < 5.0
+    m = model()            # together no faster than their times alone: the floors stand
+    assert unit_floors(m, [({DIV: 1, SQRT: 1}, 9.98)], ["U"]) == [] and m.alone[DIV] == 5.0
+    m = model()            # a resource that is no slow unit is not read so
+    assert unit_floors(m, [({DIV: 1, SQRT: 1}, 9.5)], []) == [] and m.alone[DIV] == 5.0

@@ -54,3 +54,95 @@ def test_a_dirty_state_chains_a_computing_write_to_its_destination():
     assert chain_bound(decode("vaddps ymm1, ymm2, ymm3; cvtdq2ps xmm4, xmm5"), [4.0, 3.0]) == pytest.approx(3.0)
     assert chain_bound(decode("vaddps xmm1, xmm2, xmm3; cvtdq2ps xmm4, xmm5"), [4.0, 3.0]) == pytest.approx(0.0, abs=1e-9)
     assert chain_bound(decode("vaddps ymm1, ymm2, ymm3; movaps xmm4, xmm5"), [4.0, 0.0]) == pytest.approx(1.0)
+
+
+def test_vzeroupper_makes_no_chain_through_the_vector_registers():
+    # iced has vzeroupper read and write every vector register; it keeps their low parts, so two
+    # chains of 3 cycles stay 3 cycles an iteration, not one chain through the vzeroupper
+    block = decode("vaddps xmm1, xmm1, xmm2; vaddps xmm3, xmm3, xmm4; vzeroupper")
+    assert chain_bound(block, [3.0, 3.0, 1.0]) == pytest.approx(3.0)
+    # vzeroall zeroes them: no chain goes round the loop through it
+    assert chain_bound(decode("vaddps xmm1, xmm1, xmm2; vzeroall"), [3.0, 1.0]) == pytest.approx(0.0, abs=1e-9)
+    assert chain_bound(decode("vaddps xmm1, xmm1, xmm2; vzeroupper"), [3.0, 1.0]) == pytest.approx(3.0)
+
+
+class _FakeSession:
+    """Reads 4.0 cycles for the probe with a clean state and 8.0 after a ZMM write; counts calls."""
+    def __init__(self, avx512=True):
+        self.avx512, self.calls = avx512, 0
+
+    def measure(self, lines, init):
+        self.calls += 1
+        return type("M", (), {"value": 8.0 if init == DIRTY_ZMM else 4.0})()
+
+
+def _model_file(path):
+    from cyclebench.instructions.ports.run import store
+    st = store(path)
+    st.start({"forms": []}, resume=False)
+    usage = {"CVTDQ2PS (XMM, XMM)": {"R0": 0.5}, "VPXORD (ZMM, ZMM, ZMM)": {"R1": 0.5}}
+    st.append({"type": "model", "model": Model(["R0", "R1"], usage, 6).to_json(),
+               "report": {"blockers": {}, "measurements_per_form": 1, "readings": 0}})
+    st.close()
+    return path
+
+
+def test_the_probe_is_kept_in_the_model_file_once_and_read_back(tmp_path):
+    from cyclebench.instructions.ports.upper import record, stored
+    path = _model_file(tmp_path / "m.jsonl")
+    assert stored(path)[0] is None and "not measured" in stored(path)[1]      # a file from before the probe
+    s = _FakeSession()
+    assert record(path, s)["factor"] == pytest.approx(2.0) and s.calls == 2
+    assert record(path, s)["factor"] == pytest.approx(2.0) and s.calls == 2  # resumed: not measured again
+    factor, where = stored(path)
+    assert factor == pytest.approx(2.0) and "measured" in where
+    bare = _model_file(tmp_path / "bare.jsonl")
+    assert record(bare, _FakeSession(avx512=False))["factor"] is None
+    assert stored(bare)[0] is None and "AVX-512" in stored(bare)[1]
+
+
+def test_predict_charges_the_stored_factor_by_default(tmp_path, capsys):
+    import json
+    from cyclebench.cli.main import main
+    from cyclebench.instructions.ports.upper import record
+    path = _model_file(tmp_path / "m.jsonl")
+    block = "; ".join(DIRTY_ZMM + PROBE)
+    assert main(["predict", "--model", str(path), "--json", block]) == 0
+    assert json.loads(capsys.readouterr().out)["resource_bound"] == pytest.approx(4.0)   # no figure: nothing
+    record(path, _FakeSession())
+    assert main(["predict", "--model", str(path), "--json", block]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["resource_bound"] == pytest.approx(8.0) and doc["upper_factor"] == pytest.approx(2.0)
+    assert main(["predict", "--model", str(path), "--upper-factor", "1", "--json", block]) == 0
+    assert json.loads(capsys.readouterr().out)["resource_bound"] == pytest.approx(4.0)   # given wins
+
+
+def test_the_factor_doubles_a_forms_own_pipes_not_every_usage():
+    # CVTDQ2PS is bound alone by R0 (0.5 = its time alone); the 0.2 of R1 the inference spread it
+    # over is not its pipe: under a dirty ZMM state only R0, its floor and its front-end share grow
+    usage = {"CVTDQ2PS (XMM, XMM)": {"R0": 0.5, "R1": 0.2}, "VPXORD (ZMM, ZMM, ZMM)": {"R2": 0.5}}
+    model = Model(["R0", "R1", "R2"], usage, 6, {"CVTDQ2PS (XMM, XMM)": 0.5})
+    from cyclebench.instructions.ports.upper import loads
+    got = loads(model, {"CVTDQ2PS (XMM, XMM)": 8}, {"CVTDQ2PS (XMM, XMM)": 16.0})
+    assert got["R0"] == pytest.approx(8.0) and got["R1"] == pytest.approx(1.6)
+    assert got["CVTDQ2PS (XMM, XMM) alone"] == pytest.approx(8.0) and got["front end"] == pytest.approx(16 / 6)
+    same = {"CVTDQ2PS (XMM, XMM)": 8}
+    assert loads(model, same, {"CVTDQ2PS (XMM, XMM)": 8.0}) == model.loads(same)     # no extra: as before
+
+
+def test_cyclebench_ports_keeps_the_probe_and_show_prints_it(tmp_path, capsys, monkeypatch):
+    from cyclebench.cli.main import main
+    from cyclebench.instructions import session as session_mod
+    from cyclebench.instructions.ports import run as ports_run
+    path = tmp_path / "m.jsonl"
+
+    def infer(forms, results, **kw):        # the readings and the model, as a finished run leaves them
+        _model_file(results)
+        return ports_run.load(results)
+    monkeypatch.setattr(ports_run, "infer", infer)
+    monkeypatch.setattr(ports_run, "sample", lambda *a, **k: ["CVTDQ2PS (XMM, XMM)"])
+    monkeypatch.setattr(session_mod, "Session", lambda **kw: _FakeSession())
+    assert main(["ports", "CVTDQ2PS (XMM, XMM)", "--results", str(path)]) == 0
+    assert "2.00 times (measured by cyclebench ports" in capsys.readouterr().out
+    assert main(["ports", "--show", str(path)]) == 0
+    assert "2.00 times" in capsys.readouterr().out

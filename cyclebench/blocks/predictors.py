@@ -92,6 +92,8 @@ class ResourceModel:
             raise UsageError("the predictor 'predict' needs the resource model",
                              "give --ports-model FILE (the results file of cyclebench ports)")
         self.model, self.floors, _ = mended(Path(model))
+        from ..instructions.ports.upper import stored
+        self.upper_factor = stored(Path(model))[0]        # the figure cyclebench ports measured
         self.catalogue = Catalogue.load()
         self.latencies, self.label = from_file(Path(latencies), self.catalogue) if latencies else (None, "")
         self.name = "cyclebench predict"
@@ -100,7 +102,7 @@ class ResourceModel:
         from ..instructions.ports.predict import predict
         try:
             return predict(code, self.model, self.catalogue, latencies=self.latencies,
-                           latency_source=self.label, floors=self.floors).cycles
+                           latency_source=self.label, floors=self.floors, upper_factor=self.upper_factor).cycles
         except UsageError as e:
             raise PredictionFailed(e.cause) from None
 

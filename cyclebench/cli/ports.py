@@ -32,6 +32,7 @@ def add_parser(sub):
 
 def run(args) -> int:
     from ..instructions.ports import run as ports_run
+    from ..instructions.ports import upper
     from ..instructions.ports.portsets import describe
     if args.show:
         model, report = ports_run.load(args.show)
@@ -47,6 +48,7 @@ def run(args) -> int:
         model, report = ports_run.infer(forms, args.resume or args.results, resume=args.resume is not None,
                                         seed=args.seed, catalogue=cat,
                                         log=lambda m: print(f"note: {m}", file=sys.stderr))
+        upper.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
     blockers = report["blockers"]
     print(f"resources inferred from throughput: {len(model.resources)} (+ front end, width "
           f"{model.width}); {report['measurements_per_form']} measurements per form; "
@@ -54,6 +56,9 @@ def run(args) -> int:
     units = set(report.get("slow_units") or ())
     for r, b in blockers.items():
         print(f"  {r}: " + (f"a unit no blocker probes, held by {b}" if r in units else f"the bottleneck of {b}"))
+    factor, where = upper.stored(args.show or args.resume or args.results)
+    print("  legacy-SSE writes under a dirty ZMM state take their resources "
+          + (f"{factor:.2f} times ({where})" if factor else f"as they are, no more ({where})"))
     if model.lines:
         print(f"  stores to distinct cache lines: {', '.join(f'{f} {t:.2f}' for f, t in sorted(model.lines.items()))} "
               "cycles each")

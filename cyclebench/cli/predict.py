@@ -22,14 +22,15 @@ def add_parser(sub):
                         "without it every latency is assumed 1 cycle")
     p.add_argument("--upper-factor", type=float, metavar="X",
                    help="how many times its resources a legacy-SSE XMM write takes while a ZMM register "
-                        "dirties the upper state, as measured on the CPU (bench/ports_accuracy.py prints it; "
-                        "Zen 4: 2.0); without it nothing is charged")
+                        "dirties the upper state (default: the figure cyclebench ports measured and keeps "
+                        "in the model file; a file without one charges nothing)")
     p.add_argument("--json", action="store_true", help="print the prediction as JSON")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    from ..instructions.ports.predict import predict
+    from ..instructions.ports import upper
+    from ..instructions.ports.predict import decode, predict
     from ..instructions.ports.repair import mended
     if not args.block.strip():
         raise UsageError("the block is empty", 'give instructions, e.g. "add rax, rbx; imul rcx, rax"')
@@ -38,12 +39,16 @@ def run(args) -> int:
     if args.upper_factor is not None and not args.upper_factor >= 1.0:
         raise UsageError(f"--upper-factor {args.upper_factor} is below 1", "give the measured factor, e.g. 2.0")
     model, floors, _ = mended(args.model)
+    if args.upper_factor is None:
+        factor, where = upper.stored(args.model)
+    else:
+        factor, where = args.upper_factor, "given with --upper-factor"
     cat = Catalogue.load()
     lats, label = from_file(args.latencies, cat) if args.latencies else (None, "")
     p = predict(args.block, model, cat, latencies=lats, latency_source=label, floors=floors,
-                upper_factor=args.upper_factor)
+                upper_factor=factor)
     if args.json:
-        print(json.dumps(p.to_json()))
+        print(json.dumps({**p.to_json(), "upper_factor": factor, "upper_factor_source": where}))
         return 0
     print(f"predicted: {p.cycles:.2f} cycles per iteration")
     print(f"  resource bound:         {p.resource_bound:.2f}  (busiest: {p.binding_resource or 'front end'}; "
@@ -51,7 +56,9 @@ def run(args) -> int:
     print(f"  dependency-chain bound: {p.chain_bound:.2f}  (latencies: {p.latency_source}"
           + (f"; {p.assumed_latency} assumed 1 cycle" if p.assumed_latency and lats else "") + ")")
     if p.upper_charged:
-        print(f"  legacy-SSE writes under a dirty ZMM state: {p.upper_charged} charged {args.upper_factor:g} times")
+        print(f"  legacy-SSE writes under a dirty ZMM state: {p.upper_charged} charged {factor:g} times ({where})")
+    elif factor is None and any(w != 1.0 for w in upper.weights(decode(args.block), 2.0)):
+        print(f"  legacy-SSE writes under a dirty ZMM state: charged nothing ({where})")
     if p.unknown:
         print(f"  not in the model (the resource bound is a lower bound): {', '.join(sorted(set(p.unknown)))}")
     return 0

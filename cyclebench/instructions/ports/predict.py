@@ -161,6 +161,8 @@ def _access(ins: iced_x86.Instruction, factory,
         writes.add(FLAGS)
     if zero_idiom(ins):
         reads = set()              # a zero idiom depends on nothing
+    if upper.clears(ins):          # vzeroupper: iced has it read and write every vector register,
+        return set(), set(), writes - reads, {}       # but it keeps their values (no chain through it)
     return reads - addr, addr, writes, {r: t for r, t in kept.items() if r not in reads | addr}
 
 
@@ -316,7 +318,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         else:
             unknown.append(f)
     if counts:
-        loads = model.loads(charged)
+        loads = upper.loads(model, counts, charged)
         if model.width:
             loads[FRONT_END] += (len(unknown) + front_only - _bypassing(counts, model)) / model.width
         lines = store_lines(instructions, forms, model)

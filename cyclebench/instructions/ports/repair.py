@@ -23,7 +23,15 @@ the model's own figures that names no form:
   the block's own ratio; where such a mix was read, the block takes at least that long
   (:class:`PairFloors`, the least reading of that ratio among the classes' forms).  This holds
   effects no resource explains (Zen 4: two loads and an ALU operation read 0.75 cycles, where
-  two loads alone take 0.67 and a load and an ALU operation 0.33).
+  two loads alone take 0.67 and a load and an ALU operation 0.33);
+* **a unit held by two forms frees faster than either alone says:** a form's time alone is a
+  floor of its share of a mix (model.py), read with its copies chained through its own results;
+  where a reading of two forms of one slow unit (the inference's ``slow_units``: a divider) lies
+  below their times alone added up, the unit serves them faster than their own streams did, and
+  each form's floor drops to its usage of the unit, the share the mixes gave it
+  (:func:`unit_floors`; Zen 4: ``divsd`` alone 5.00, beside ``sqrtss`` 9.56 for the two, and
+  ``divsd`` whose dividend a load writes runs at 4.50, one fed by a register move or its own
+  result at 5.00).
 """
 from __future__ import annotations
 
@@ -104,6 +112,24 @@ def repair(model: Model, mixes: list[tuple[dict[str, int], float]]) -> tuple[Mod
     return m, notes
 
 
+def unit_floors(model: Model, mixes: list[tuple[dict[str, int], float]], units) -> list[str]:
+    """The fourth rule, on ``model`` in place: one line per floor lowered."""
+    notes = []
+    for r in units:
+        held = {f for f, use in model.usage.items() if use.get(r, 0.0) >= USED and f in model.alone}
+        for counts, t in mixes:
+            if len(counts) != 2 or not set(counts) <= held:
+                continue
+            if t >= sum(n * model.alone[f] for f, n in counts.items()) * (1 - TOLERANCE / 4):
+                continue                 # the unit took them no faster than their own streams
+            for f in counts:
+                if model.usage[f][r] < model.alone[f] * (1 - TOLERANCE / 4):
+                    notes.append(f"{f}: floor {model.alone[f]:.2f} -> {model.usage[f][r]:.2f} (its use of {r}: "
+                                 f"{t:.2f} cycles beside {next(g for g in counts if g != f)})")
+                    model.alone[f] = model.usage[f][r]
+    return notes
+
+
 @dataclass
 class PairFloors:
     """The third rule: (class, class) -> {ratio of their counts: the least cycles per instance
@@ -149,4 +175,5 @@ def mended(path: Path) -> tuple[Model, PairFloors, list[str]]:
     model, report = load(path)
     mixes = readings(path)
     model, notes = repair(model, mixes)
+    notes += unit_floors(model, mixes, report.get("slow_units") or ())
     return model, PairFloors.build(mixes, report.get("classes") or {}), notes

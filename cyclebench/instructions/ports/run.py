@@ -28,6 +28,8 @@ def _check(rec: dict) -> str | None:
         return None
     if t == "lines":
         return None if isinstance(rec.get("form"), str) else "a lines reading without its form"
+    if t == "upper":                 # upper.record: the upper-state probe's figure
+        return None if "factor" in rec else "an upper-state record without its factor"
     if t == "model":
         return None if isinstance(rec.get("model"), dict) else "a model record without a model"
     return f"unknown record type {t!r}"

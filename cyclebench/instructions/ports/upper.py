@@ -12,15 +12,17 @@ init dirties the state once, outside the timed code):
   computing form reads its destination's old value as a source; a load (``movaps xmm1, [m]``)
   only merges it in 1 cycle.  A write of ``ymm19``/``zmm19`` or ``xmm16`` dirties nothing (4.0,
   as clean), nor does a YMM or ZMM write followed by ``vzeroupper`` or ``vzeroall``.
-* **the write takes its resources twice** (the resource bound, :func:`weights`) once a ZMM
+* **the write takes its pipes twice** (the resource bound, :func:`weights`, :func:`loads`) once a ZMM
   register 0-15 is dirty, not a YMM one: 8 ``cvtdq2ps xmmN, xmm9`` 4.0 -> 8.0 (after a YMM write
   4.0), 8 ``addps xmmN, xmm9`` 4.0 -> 8.0, 4 ``sqrtss xmmN, xmm9`` 20 -> 40, while a ``divss
   xmm1, xmm2`` chain stays 11.0 and VEX forms stay as they were (8 ``vpxor`` 2.0 -> 2.0).  Scalar
   loads pay less (4 ``movss xmmN, [m]`` 2.0 -> 2.92) and are not charged.
 
 Other cores need not behave so: the resource factor is what :func:`probe` measures here (the
-ratio of the 8 ``cvtdq2ps`` with and without a ZMM write), never a vendor's constant; the
-predictor charges nothing without it.
+ratio of the 8 ``cvtdq2ps`` with and without a ZMM write), never a vendor's constant.
+``cyclebench ports`` measures it once and keeps it in its results file (a record of type
+``upper``, :func:`record`), where ``cyclebench predict`` reads it (:func:`stored`); the predictor
+charges nothing without it.
 """
 from __future__ import annotations
 
@@ -41,7 +43,8 @@ def _names(ins: iced_x86.Instruction, kind) -> bool:
                for i in range(ins.op_count))
 
 
-def _clears(ins: iced_x86.Instruction) -> bool:
+def clears(ins: iced_x86.Instruction) -> bool:
+    """``vzeroupper``/``vzeroall``: the upper state is clean after it."""
     return ins.code in (iced_x86.Code.VEX_VZEROUPPER, iced_x86.Code.VEX_VZEROALL)
 
 
@@ -53,7 +56,7 @@ def dirty(instructions: list[iced_x86.Instruction], wide: bool = False) -> list[
     kind = _X.is_zmm if wide else (lambda r: _X.is_ymm(r) or _X.is_zmm(r))
     state, out = False, []
     for ins in instructions + instructions:       # the second pass sees the state the loop leaves
-        if _clears(ins):
+        if clears(ins):
             state = False
         elif _names(ins, kind):
             state = True
@@ -94,11 +97,75 @@ def weights(instructions: list[iced_x86.Instruction], factor: float | None) -> l
             for ins, s in zip(instructions, state)]
 
 
-def probe(session) -> float | None:
+BINDING = 0.9           # a usage within this share of the form's time alone is a pipe that bounds it
+
+
+def loads(model, counts: dict[str, int], weighted: dict[str, float]) -> dict[str, float]:
+    """The model's resource loads of a block (model.Model.loads of ``counts``), with the extra
+    instances :func:`weights` charges (``weighted``: counts weighted) taken on each such form's own
+    pipes only: the resources that bound the form alone (a usage within :data:`BINDING` of its
+    time alone), its floor and its front-end share.  The write passes its pipe again, as a pumped
+    wide µop does; the smaller usages the inference spreads a form over are not doubled (Zen 4:
+    a random block of ``subss``, ``movsd`` and a ZMM ``vpternlogd`` read 1.50 cycles, doubling
+    every usage said 1.77, the pipes only 1.57)."""
+    from .model import FRONT_END
+    out = model.loads(counts)
+    for f, n in counts.items():
+        extra = weighted.get(f, n) - n
+        if not extra:
+            continue
+        own = {r: u for r, u in model.usage[f].items() if r != FRONT_END}
+        bound = model.alone.get(f) or max(own.values(), default=0.0)    # its time alone, or its top usage
+        for r, u in own.items():
+            if u >= BINDING * bound:
+                out[r] += extra * u
+        if f in model.alone:
+            out[f"{f} alone"] += extra * model.alone[f]
+        if model.width:
+            out[FRONT_END] += extra * model.usage[f].get(FRONT_END, 1 / model.width)
+    return out
+
+
+RECORD = "upper"        # the results-file record of cyclebench ports that holds the probe's figure
+
+
+def probe(session) -> dict:
     """The resource factor measured on this CPU: independent legacy-SSE writes after a ZMM write
-    over the same with a clean state (``session``: an instructions.session.Session); None where
-    the CPU has no AVX-512."""
+    over the same with a clean state (``session``: an instructions.session.Session), as the
+    results-file record {"type": "upper", "factor", "clean", "dirty"}; factor None, with the
+    reason, where the CPU has no AVX-512."""
     if not session.avx512:
-        return None
+        return {"type": RECORD, "factor": None, "why": "no AVX-512 on this CPU"}
     clean = session.measure(PROBE, []).value
-    return session.measure(PROBE, DIRTY_ZMM).value / clean
+    dirty = session.measure(PROBE, DIRTY_ZMM).value
+    return {"type": RECORD, "factor": round(dirty / clean, 3), "clean": round(clean, 3), "dirty": round(dirty, 3)}
+
+
+def record(path, session=None, log=lambda msg: None) -> dict:
+    """The probe's record in a ``cyclebench ports`` results file: the one it holds, or measured
+    now and appended (a resumed run measures it once)."""
+    from .run import store
+    st = store(path)
+    with st:
+        old = [r for r in st.start({}, resume=True) if r.get("type") == RECORD]
+        if old:
+            return old[-1]
+        from ..session import Session
+        log("measuring the upper-state factor (legacy-SSE writes after a ZMM write)")
+        rec = probe(session or Session(budget=0.5))
+        st.append(rec)
+    return rec
+
+
+def stored(path) -> tuple[float | None, str]:
+    """(factor, where it came from) of a ``cyclebench ports`` results file: the probe's figure,
+    or None where it holds none (a file from before the probe, or a CPU without AVX-512)."""
+    from .run import store
+    recs = [r for r in store(path).load()[1] if r.get("type") == RECORD]
+    if not recs:
+        return None, "not measured: the model file has no upper-state probe"
+    r = recs[-1]
+    if r.get("factor") is None:
+        return None, r.get("why") or "no factor"
+    return float(r["factor"]), (f"measured by cyclebench ports: {r['dirty']:.2f} / {r['clean']:.2f} cycles"
+                                if "clean" in r else "measured by cyclebench ports")
