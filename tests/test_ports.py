@@ -160,6 +160,19 @@ def test_a_wide_uop_that_crowds_a_narrower_set_part_of_the_time_is_read_on_the_w
     assert uops_of({"R0": 0.54 / 4}, {"R0": (f0123, 4.0)}) == {f0123: 1}
 
 
+def test_uops_that_could_not_run_as_fast_as_the_form_alone_are_no_reading_of_it():
+    # a four-pipe µop crowds the FP123 probe by most of a µop in a mix: read alone, that is an
+    # FP123 µop, but a form that runs 4 a cycle by itself has no µop held to three pipes
+    f123, f0123 = frozenset(("F1", "F2", "F3")), frozenset(("F0", "F1", "F2", "F3"))
+    mapped = {"R0": (f0123, 4.0), "R2": (f123, 3.0)}
+    usage = {"R0": 0.25, "R2": 0.25}
+    assert uops_of(usage, mapped) == {f123: 1}
+    assert uops_of(usage, mapped, alone=0.25) == {f0123: 1}
+    assert uops_of(usage, mapped, alone=1 / 3) == {f123: 1}       # a form at 3 a cycle may have it
+    model = Model(list(mapped), {"pcmpgt": usage}, 6, alone={"pcmpgt": 0.25})
+    assert compare("pcmpgt", model, mapped, "1*F0123")["agree"]
+
+
 def test_a_pumped_form_is_read_as_uops_that_pass_their_pipe_twice():
     # a 512-bit FMA on Zen 4: two passes through FP01, and crowding of the other pipes in its
     # mixes (measured: about 0.8 µop on FP123 and a full one on FP23); its µops come in pairs
