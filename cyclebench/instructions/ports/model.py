@@ -18,6 +18,13 @@ misfit either way is paid for as slack relative to the time.  The objective is t
 relative slack plus a small price on usage (the sparsest mapping that explains the
 measurements).  Known usages (the blockers', once solved) enter as constants, so the same solver
 serves the blocker pairs and the per-form problems.
+
+Every solve runs to its optimum (within :data:`GAP`), never to a clock, so the same readings give
+the same model however loaded the machine is: a mix's under slack is split among its choices,
+each held to nought unless its choice is taken (one slack shared by all of them let the
+relaxation spread it over half-taken choices, and HiGHS seldom left the root in half a second),
+each big-M is the tightest the bounds allow, and a usage is at most the form's time alone.  A
+node limit (:data:`NODES`, a limit on work) stops the rare long search.
 """
 from __future__ import annotations
 
