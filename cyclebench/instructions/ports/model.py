@@ -18,9 +18,20 @@ misfit either way is paid for as slack relative to the time.  The objective is t
 relative slack plus a small price on usage (the sparsest mapping that explains the
 measurements).  Known usages (the blockers', once solved) enter as constants, so the same solver
 serves the blocker pairs and the per-form problems.
+
+Every solve runs to its optimum (within :data:`GAP`), never to a clock, so the same readings give
+the same model however loaded the machine is: a mix's under slack is split among its choices,
+each held to nought unless its choice is taken (one slack shared by all of them let the
+relaxation spread it over half-taken choices, and HiGHS seldom left the root in half a second),
+each big-M is the tightest the bounds allow, and a usage is at most the form's time alone.  A
+node limit (:data:`NODES`, a limit on work) stops the rare long search.
 """
 from __future__ import annotations
 
+import ctypes
+import os
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,6 +42,8 @@ TOLERANCE = 0.0          # misfit is paid for as slack (relative to the measured
 USAGE_PRICE = 1e-3        # per cycle of usage: prefer the sparsest explanation
 USED = 0.1                # a usage below this many cycles counts as no use
 GAP = 0.01                # the MILP stops within 1% of the best objective: the readings are no finer
+NODES = 300               # branch-and-bound nodes at most: a limit on work, so a solve never depends on load
+GUARD = 120.0             # seconds: a last guard against a runaway solve (none has come near it)
 
 
 @dataclass
@@ -83,7 +96,7 @@ class Model:
 def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
           known: dict[str, dict[str, float]] | None = None, fixed: dict[tuple[str, str], float] | None = None,
           width: int | None = None, floors: dict[str, float] | None = None,
-          binding: list[set[str] | None] | None = None, time_limit: float = 0.5,
+          binding: list[set[str] | None] | None = None,
           price: dict[tuple[str, str], float] | None = None) -> tuple[dict[str, dict[str, float]], float]:
     """Usages of the ``unknown`` forms over ``resources`` that best explain ``mixes``.
 
@@ -106,30 +119,50 @@ def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
     var = {(f, r): i for i, (f, r) in enumerate((f, r) for f in unknown for r in resources)}
     nu = len(var)
     M = len(mixes)
-    # layout: usages | slack over (per mix) | slack under (per mix) | choices (mix x (resources + a bound))
     C = R + 1
-    n = nu + 2 * M + M * C
-    so, su, zb = nu, nu + M, nu + 2 * M
+    # layout: usages | slack over (per mix) | choices (mix x (resources + a bound)) | slack under
+    # per choice.  The under slack is split among a mix's choices, each held to nought unless
+    # its choice is taken: the relaxation then cannot spread one slack over several half-taken
+    # choices, which keeps it close to the integer optimum and the search short
+    n = nu + M + 2 * M * C
+    so, zb, sb = nu, nu + M, nu + M + M * C
     c = np.zeros(n)
     c[:nu] = USAGE_PRICE
     for key, factor in (price or {}).items():
         if key in var:
             c[var[key]] *= factor
-    c[so:so + 2 * M] = 1.0
+    c[so:so + M] = 1.0
+    c[sb:] = 1.0
     lo, hi = np.zeros(n), np.full(n, np.inf)
     hi[zb:] = 1.0
     integrality = np.zeros(n)
-    integrality[zb:] = 1
+    integrality[zb:sb] = 1
+    for (f, r), v in var.items():           # no usage above the form's own time alone
+        if f in floors:
+            hi[v] = floors[f]
     for (f, r), v in fixed.items():
         lo[var[f, r]] = hi[var[f, r]] = v
     rows, lbs, ubs = [], [], []
+
+    def choice(k: int, j: int, a: np.ndarray, need: float) -> None:
+        """Choice j of mix k: taken, its load ``a @ x`` reaches ``need`` less its slack x T."""
+        row = a.copy()
+        row[sb + k * C + j] = mixes[k].cycles
+        row[zb + k * C + j] = -need
+        rows.append(row); lbs.append(0.0); ubs.append(np.inf)
+        row = np.zeros(n)                   # no slack on a choice not taken
+        row[sb + k * C + j], row[zb + k * C + j] = 1, -1
+        rows.append(row); lbs.append(-np.inf); ubs.append(0.0)
+        zrow[zb + k * C + j] = 1
+
     for k, m in enumerate(mixes):
         T = m.cycles
         bound = max([sum(m.counts.values()) / width if width else 0.0]
                     + [cnt * floors[f] for f, cnt in m.counts.items() if f in floors])
-        big = 4 * T + sum(m.counts.values()) * 8
         zrow = np.zeros(n)
         allowed = set(resources) if binding is None or binding[k] is None else binding[k]
+        hi[zb + k * C:zb + (k + 1) * C] = 0.0
+        hi[sb + k * C:sb + (k + 1) * C] = 0.0
         for j, r in enumerate(resources):
             a = np.zeros(n)
             const = 0.0
@@ -141,29 +174,56 @@ def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
             up = a.copy()                       # every load at or under the time (slack over)
             up[so + k] = -T
             rows.append(up); lbs.append(-np.inf); ubs.append(T * (1 + TOLERANCE) - const)
-            if r not in allowed:
-                hi[zb + k * C + j] = 0.0
-                continue
-            down = a.copy()                     # the chosen one reaches it: load >= T - slack - big(1 - z)
-            down[su + k] = T
-            down[zb + k * C + j] = -big
-            rows.append(down); lbs.append(T * (1 - TOLERANCE) - const - big); ubs.append(np.inf)
-            zrow[zb + k * C + j] = 1
+            # a resource that cannot reach past the bounds never explains the mix better than
+            # they do (the same optimum, fewer choices)
+            if r in allowed and _most(a, hi) + const > bound and bound < T * (1 - TOLERANCE):
+                hi[zb + k * C + j] = hi[sb + k * C + j] = 1.0
+                choice(k, j, a, T * (1 - TOLERANCE) - const)
         if bound >= T * (1 - TOLERANCE):
             continue                            # a floor or the front end explains this mix
-        down = np.zeros(n)                      # or the bound comes near enough (slack under)
-        down[su + k] = T
-        down[zb + k * C + R] = -big
-        rows.append(down); lbs.append(T - bound - big); ubs.append(np.inf)
-        zrow[zb + k * C + R] = 1
+        hi[zb + k * C + R] = hi[sb + k * C + R] = 1.0
+        choice(k, R, np.zeros(n), T - bound)    # or the bound comes near enough (slack under)
         rows.append(zrow); lbs.append(1); ubs.append(np.inf)
     if not rows:
         return {f: {r: lo[var[f, r]] for r in resources} for f in unknown}, 0.0
-    res = milp(c, constraints=LinearConstraint(np.array(rows), lbs, ubs), integrality=integrality,
-               bounds=Bounds(lo, hi), options={"time_limit": time_limit, "mip_rel_gap": GAP})
+    with quiet():
+        res = milp(c, constraints=LinearConstraint(np.array(rows), lbs, ubs), integrality=integrality,
+                   bounds=Bounds(lo, hi), options={"node_limit": NODES, "mip_rel_gap": GAP, "time_limit": GUARD})
     if res.x is None:
         raise RuntimeError(f"the solver found no mapping: {res.message}")
     x = res.x
     usage = {f: {r: float(x[var[f, r]]) for r in resources} for f in unknown}
-    misfit = float(np.mean(x[so:so + 2 * M])) if M else 0.0
+    misfit = float(x[so:so + M].sum() + x[sb:].sum()) / (2 * M) if M else 0.0
     return usage, misfit
+
+
+def _most(a: np.ndarray, hi: np.ndarray) -> float:
+    """The largest value of the load ``a @ x`` within the upper bounds (inf when unbounded)."""
+    nz = a != 0
+    return float(a[nz] @ hi[nz])
+
+
+@contextmanager
+def quiet():
+    """Standard output sent nowhere while HiGHS solves: its C++ prints some lines of its own
+    (``HighsMipSolverData::transformNewIntegerFeasibleSolution tmpSolver.run();``) straight to
+    the process's descriptor 1, past scipy's ``disp=False``.  Standard error stays open, and the
+    solver's outcome comes back in its result (a failure raises with its message)."""
+    sys.stdout.flush()            # what we printed goes out first
+    fd = 1                        # C's stdout, whatever Python's sys.stdout is bound to
+    saved = os.dup(fd)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), fd)
+        yield
+    finally:
+        _flush_c()                # C's buffer, still holding the solver's text, empties into the void
+        os.dup2(saved, fd)
+        os.close(saved)
+
+
+def _flush_c() -> None:
+    try:
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):
+        pass

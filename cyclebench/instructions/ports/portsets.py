@@ -46,6 +46,7 @@ BITS = {"ZMM": 512, "YMM": 256, "XMM": 128}
 MAX_UOPS = 4         # µops a form is read as, at most (a 512-bit form's pumped halves count)
 UNNAMED = 1.25       # a blocker this many times slower than its published ports has another bottleneck
 EXCESS = 0.5         # the price of a set read above its µops' load, per µop squared, where below costs 1
+ALONE = 1.2          # µops read may hold a form to this times its time alone (under 4/3: four pipes to three)
 
 def port_set(term: str) -> frozenset[str]:
     """``FP0123`` -> {FP0, FP1, FP2, FP3}; ``p0156`` -> {p0, p1, p5, p6}."""
@@ -161,7 +162,8 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     sets = {"".join(sorted(q)): q for q, _ in mapped.values()}
     unit = any(r in model.used(form) for r in units)
     k = scale(form, pumps)
-    uops = port_part(model.usage[form], mapped) if unit else uops_of(model.usage[form], mapped, k)
+    uops = port_part(model.usage[form], mapped) if unit else uops_of(model.usage[form], mapped, k,
+                                                                     model.alone.get(form))
     inferred = {name: sum(n for p, n in uops.items() if p <= q) for name, q in sets.items()}
     expected = {name: sum(n for p, n in ts if p <= q) * k for name, q in sets.items()}
     inferred = {name: v for name, v in inferred.items() if v}
@@ -203,7 +205,7 @@ def port_part(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], f
 
 
 def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]],
-            passes: int = 1) -> dict[frozenset[str], int]:
+            passes: int = 1, alone: float | None = None) -> dict[frozenset[str], int]:
     """The µops (per mapped port set) that best account for a form's usages of the mapped
     resources.  A µop on port set p loads every resource whose set holds p by one µop (1 / per
     cycles); the counts are the few (at most MAX_UOPS) whose loads come nearest the usages, in
@@ -218,7 +220,13 @@ def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], flo
     its pipe that many times (:func:`pumping`), so its µops come in that many.  Between fits equal
     to a tenth of a µop squared, the µops on the narrower port sets stand: a narrow resource's
     usage is seen directly, while a wide one's may be left short by the solve (the sparsest usages,
-    where another resource explained a mix)."""
+    where another resource explained a mix).
+
+    ``alone`` (the form's own time, optional): µops that could not run that fast are no reading
+    of it.  µops on a set of k ports take at least their count / k cycles, so a form that runs
+    alone at 4 a cycle has no µop held to three pipes, however much it crowds their probe (the
+    scheduler puts a four-pipe µop on the three now and then; in a stream of its own it spreads
+    over all four)."""
     res = list(seen(usage, mapped).items())
     kinds = sorted({q for q, _ in res}, key=lambda q: (len(q), sorted(q)))
 
@@ -229,10 +237,16 @@ def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], flo
             total += d * d * (EXCESS if d > 0 and counts else 1.0)    # no µop, nothing to crowd
         return round(total, 1)
 
+    def too_slow(counts):
+        return alone is not None and any(sum(n for p, n in counts.items() if p <= q) / len(q) > ALONE * alone
+                                         for q in kinds)
+
     best, best_key = {}, (err({}), 0)
     for size in range(1, MAX_UOPS // passes + 1):
         for pick in itertools.combinations_with_replacement(kinds, size):
             counts = {p: pick.count(p) * passes for p in set(pick)}
+            if too_slow(counts):
+                continue
             key = (err(counts), sum(n * len(p) for p, n in counts.items()))
             if key < best_key:
                 best, best_key = counts, key
