@@ -1,6 +1,6 @@
 """The resource model checked against the readings it was inferred from, before it predicts.
 
-The inference (infer.py) settles for the sparsest mapping its solver finds within a time limit,
+The inference (infer.py) settles for the sparsest mapping its solver finds under a limit on work,
 and a resource model cannot express every effect of a real core; so some mixes the inference
 measured are explained too fast or too slow by the model it returns (Zen 4: a store beside a
 load, ``mov [m], rax; mov rbx, [m]``, reads 0.67 cycles, three memory operations a cycle, while
