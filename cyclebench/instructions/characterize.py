@@ -24,7 +24,7 @@ import time
 
 from ..errors import CycleBenchError
 from . import connectors as C
-from . import distinct, isolate, mask_chain, memory_chain, renaming
+from . import distinct, isolate, mask_chain, memory_chain, renaming, zeroed_source
 from .forms import Form
 from .instantiate import Instance, LatencyPair, Ref, chain, instantiate, latency_pairs, verified
 from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, form_init, form_notes,
@@ -69,11 +69,14 @@ def _pair_doc(pair: LatencyPair) -> dict:
 
 def measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int | None = None) -> dict:
     """One pair's latency; measured again with the form's other read-written operands broken after
-    the chain (isolate.py), and a pair between two written operands with distinct registers
-    (distinct.py), the lower figure kept, as uops.info does."""
+    the chain (isolate.py), a pair between two written operands with distinct registers
+    (distinct.py) and a scalar form's pass-through source zeroed (zeroed_source.py), the lower
+    figure kept, as uops.info does."""
     doc = _one_register_or_more(session, form, pair, pattern)
     if distinct.applies(form, pair):
         doc = _lower(doc, _distinct_pair(session, form, pair, pattern))
+    if zeroed_source.applies(form, pair) and doc["value"] is not None:
+        doc = zeroed_source.kept(doc, zeroed_source.measure(session, form, pair, pattern))
     return doc
 
 

@@ -13,7 +13,8 @@ differently (issue 9), each measured here on the same form:
 * **the same register** for every register operand against distinct ones (latency: the
   characterisation measures both, and their entries are listed);
 * **latency configurations** a pair was measured in besides the one kept: with the form's other
-  read-written operands broken or not (isolate.py), a memory chain with uops.info's fill or without.
+  read-written operands broken or not (isolate.py), a memory chain with uops.info's fill or without,
+  a scalar form's pass-through source zeroed or not (zeroed_source.py).
 
 A variant *reproduces* the published figure when it agrees within the comparison's tolerance
 (:func:`agreement.agrees`).  Nothing here changes the reported figures.
@@ -77,13 +78,21 @@ def explain(session: Session, form: Form, doc: dict, rec) -> dict:
 
 def _pair_variants(p: dict) -> list[tuple[str, float]]:
     """The other configurations a pair was measured in (characterize.measure_pair keeps the lower):
-    without the breakers of the form's other operands, and the memory chain with or without the fill."""
+    without the breakers of the form's other operands, the memory chain with or without the fill,
+    and a scalar form's pass-through source zeroed or not (zeroed_source.py)."""
     out = []
     iso = p.get("isolated") or {}
     if iso.get("without") is not None:
         out.append(("without breaking the other operands", iso["without"]))
     elif iso.get("value") is not None:
         out.append(("other operands broken (" + ", ".join(iso.get("breakers") or []) + ")", iso["value"]))
+    usual = p.get("usual_values") or {}
+    if usual.get("value") is not None:
+        out.append(("with the form's usual operand values (source not zeroed)", usual["value"]))
+    zeroed = p.get("zeroed_source") or {}
+    if zeroed.get("cycles") is not None and not usual:
+        out.append((f"{zeroed['method']} ({zeroed['cycles']:.2f} cycles a loop)",
+                    max(0.0, zeroed["cycles"] - zeroed["links"] * zeroed["link_latency"])))
     fill = (p.get("connector") or {}).get("filled")
     if fill and fill.get("upper") is not None:
         out.append(("memory chain with uops.info's fill", fill["upper"]))
