@@ -106,9 +106,11 @@ def test_connector_bounds_exact_and_upper(cat):
     fake = Fake({"{load} vmovq xmm1, rbx": 9.0, "test rbx, rbx\ncmovc rbx, rbx": 2.0,
                  "vmovq xmm1, rbx\nvmovq rbx, xmm1": 6.0, "cmovc": 4.0})
     s = Session(measure_fn=fake)
-    # imul -> flags closed by cmovc: the reference loop (test + cmovc) takes 2 cycles -> exact
+    # imul -> flags closed by cmovc into a scratch register and a movsx back (imul writes op0):
+    # the reference loops (test + cmovc, movsx + movsx) take 2 cycles -> exact
     d = measure_pair(s, cat.get("IMUL (R64, R64)"), _pair(cat.get("IMUL (R64, R64)"), "op0 (R64) -> flags"))
-    assert d["bound"] == "exact" and d["value"] == pytest.approx(3.0)
+    assert d["bound"] == "exact" and d["value"] == pytest.approx(2.0)
+    assert d["connector"]["steps"] == ["cmov", "movsx"]
     # GPR -> XMM closed by vmovq r64, xmm: the reference round trip is 6 cycles -> only bounds
     movq = cat.get("VMOVQ (XMM, R64)")
     d = measure_pair(s, movq, latency_pairs(movq)[0])
@@ -138,6 +140,11 @@ def test_connectors_per_kind():
     rbx, xmm1, k1 = (C.port_for_register(r) for r in ("rbx", "xmm1", "k1"))
     mem = C.Port("MEM", bits=64, mem="[r14+0x40]")
     assert C.connect(C.Port("FLAGS"), rbx, {"rbx"}).lines == ["cmovc rbx, rbx"]
+    # a register the form also writes: the flag goes through a scratch register, so that the loop
+    # does not run through the form's own register -> register chain as well (bts rbx, 0)
+    written = C.port_for_register("rbx")
+    written.written = True
+    assert C.connect(C.Port("FLAGS"), written, {"rbx"}).lines == ["cmovc r13, r13", "movsx ebx, r13w"]
     assert C.connect(rbx, C.Port("FLAGS"), {"rbx"}).lines == ["test rbx, rbx"]
     assert C.connect(xmm1, rbx, {"rbx"}).lines == ["vmovq rbx, xmm1"]
     assert C.connect(rbx, mem, {"rbx"}).lines == ["mov qword ptr [r14+0x40], rbx"]
@@ -624,3 +631,20 @@ def test_a_throughput_below_the_resolution_is_a_bound_never_a_cost(cat):
     d = measure_throughput(Session(measure_fn=Below({}, default=-4.74 * 16)), cat.get("IMUL (R64, R64)"))
     assert d["bound"] == "upper" and d["value"] > 0 and "below the resolution" in d["note"]
     assert d["value"] * d["copies"] == pytest.approx(64.0)
+
+
+def test_a_chain_as_long_as_a_throughput_with_breakers_is_filled_too(cat):
+    from cyclebench.instructions.characterize import FILLED
+    form = cat.get("RCR (R32, I8)")      # the flags carried between the copies: test r, r breaks them
+    fake = RcrCopies({"add rbx, rcx\nsub rbx, rcx": 2.0, "\ncmc\ncmc\ncmc": 10.0, "cmc\ncmc": 2.0,
+                      "\nadd ": 10.0}, default=3.0)
+    doc = characterize(form, Session(measure_fn=fake))
+    assert doc["throughput"]["bound"] == "upper" and doc["throughput"]["carried"] == ["flags"]
+    pair = next(p for p in doc["latency"] if p["start"] == p["end"] == "op0 (R32)")
+    assert pair["label"] == FILLED and pair["value"] == pytest.approx(2.0) and pair["filled"]["step"] == "alu"
+    flags = next(p for p in doc["latency"] if p["start"] == p["end"] == "flags")
+    assert flags["label"] == FILLED and flags["value"] == pytest.approx(2.0) and flags["filled"]["step"] == "cmc"
+    # steps that do not shorten it leave the exact chain alone: nothing was marked
+    doc = characterize(form, Session(measure_fn=RcrCopies({"add rbx, rcx\nsub rbx, rcx": 2.0}, default=3.0)))
+    pair = next(p for p in doc["latency"] if p["start"] == p["end"] == "op0 (R32)")
+    assert pair["bound"] == "exact" and pair["value"] == pytest.approx(3.0) and not pair.get("label")
