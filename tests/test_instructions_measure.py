@@ -648,3 +648,18 @@ def test_a_chain_as_long_as_a_throughput_with_breakers_is_filled_too(cat):
     doc = characterize(form, Session(measure_fn=RcrCopies({"add rbx, rcx\nsub rbx, rcx": 2.0}, default=3.0)))
     pair = next(p for p in doc["latency"] if p["start"] == p["end"] == "op0 (R32)")
     assert pair["bound"] == "exact" and pair["value"] == pytest.approx(3.0) and not pair.get("label")
+
+
+def test_narrow_read_modify_write_copies_are_also_measured_one_word_apart(cat):
+    form = cat.get("SAR (M8, 0)")
+    # 32 copies: one byte apart 28 cycles (they share 8-byte words), one word apart 16, one line 32
+    fake = Fake({"[r14+0x41]": 28.0, "[r14+0x48]": 16.0}, default=32.0)
+    tp = measure_throughput(Session(measure_fn=fake), form)
+    assert tp["stride"] == 8 and tp["value"] == pytest.approx(0.5) and tp["code"].count("\n") == 31
+    assert tp["operand_width_apart"]["value"] == pytest.approx(28.0 / 32)
+    assert tp["alternative"]["value"] == pytest.approx(1.0)
+    # no faster one word apart: uops.info's addresses stay; 8-byte operands have no such copies
+    tp = measure_throughput(Session(measure_fn=Fake({"[r14+0x41]": 16.0}, default=16.0)), form)
+    assert "stride" not in tp and tp["word_apart"]["value"] == pytest.approx(0.5)
+    tp = measure_throughput(Session(measure_fn=Fake({}, default=16.0)), cat.get("NOT (M64)"))
+    assert "word_apart" not in tp

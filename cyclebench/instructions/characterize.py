@@ -29,7 +29,7 @@ from .forms import Form
 from .instantiate import Instance, LatencyPair, Ref, chain, instantiate, latency_pairs, verified
 from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, form_init, form_notes,
                       used_gprs, value_init, value_pattern)
-from .agreement import ABS_TOL, LAT_TOL
+from .comparing import ABS_TOL, LAT_TOL
 from .issue_fill import FILLED, ISSUE_BOUND, filled_past_issue, mark_issue_bound
 from .throughput import measure_throughput, sweeps_values, with_values
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Callable
 
 from . import connectors as C
-from .agreement import ABS_TOL, LAT_TOL, issue_bound
+from .comparing import ABS_TOL, LAT_TOL, issue_bound
 from .forms import Form
 from .instantiate import chain, instantiate
 from .session import EXACT_SLACK, Session, used_gprs

@@ -22,7 +22,7 @@ A variant *reproduces* the published figure when it agrees within the comparison
 from __future__ import annotations
 
 from ..errors import CycleBenchError
-from .agreement import LAT_TOL, TP_TOL, agrees, ours, theirs
+from .comparing import LAT_TOL, TP_TOL, agrees, ours, theirs
 from .forms import Form
 from .instantiate import AREA_GUARD, LINE, independent_copies, rmw_stride
 from .session import Session, value_pattern
