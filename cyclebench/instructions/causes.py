@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .comparing import (ABS_TOL, LAT_TOL, TP_TOL, agrees, compared_pairs, issue_bound, ours, theirs,
                         unsettled, within)
+from . import window
 from .instantiate import rmw_stride
 
 DATA_DEPENDENT_RATIO = 20.0     # a figure this many times the published one: a slow path, suspected
@@ -106,6 +107,9 @@ def cause(doc: dict, rec, form, figure: str) -> str:
             and not agrees(ports, their, False, TP_TOL):
         return (f"published measurement differs from its own port figure: {rec.throughput_text} (ports / "
                 "measured), ours matches the port figure")
+    limited = window.cause(doc.get("throughput") or {})
+    if limited:
+        return limited
     runs = [v for v in (doc.get("throughput") or {}).get("by_process") or [] if v is not None]
     if len(runs) > 1 and max(runs) > min(runs) * (1 + TP_TOL):       # throughput.py: the fastest is kept
         return (f"{PROCESS_CAUSE}: the same copies read {min(runs):.2f} to {max(runs):.2f} cycles a copy in "

@@ -35,6 +35,7 @@ import re
 
 from ..errors import CycleBenchError
 from . import connectors as C
+from . import window
 from .comparing import TP_TOL, agrees
 from .forms import Form
 from .instantiate import LINE, balanced_count, independent_copies, rmw_stride, verified
@@ -251,6 +252,9 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
         m = _placed(session, doc, m, code, init, len(cps.instances), pattern)
     if len(cps.instances) > FEW_COPIES and processes and not on_port_grid(m.value):
         m = _other_processes(session, doc, m, code, init, len(cps.instances), pattern, processes)
+    if len(cps.instances) > FEW_COPIES and processes and m.stable and not pre and \
+            (not on_port_grid(m.value) or window.suspect(form)):
+        doc["window"] = window.probe(session, m.code.splitlines(), init, m.value, pattern)
     doc.update(value=m.value, uncertainty=m.uncertainty, code=m.code, init=m.init, stable=m.stable,
                samples=m.samples, warnings=m.warnings, linear=m.linear, bound="exact")
     notes = []
