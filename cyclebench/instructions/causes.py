@@ -47,14 +47,14 @@ def _memory_pair_only(doc: dict, rec) -> bool:
 
 
 def _rmw_cause(doc: dict, their: float) -> str:
-    """A read-modify-write memory form slower than published: with both address conventions
-    measured (throughput.py), say whether the other one reproduces the figure."""
+    """A read-modify-write memory form off the published figure: with the address conventions
+    measured (throughput.py), say whether another one reproduces it, or where it lies."""
     tp = doc.get("throughput") or {}
     alt = (tp.get("alternative") or {}).get("value")
-    if alt is None or agrees(alt, their, False, TP_TOL):
-        return "memory RMW convention (copies' addresses)"
     width = (tp.get("operand_width_apart") or {}).get("value", tp.get("value"))
     word = (tp.get("word_apart") or {}).get("value")
+    if alt is None or any(v is not None and agrees(v, their, False, TP_TOL) for v in (alt, width, word)):
+        return "memory RMW convention (copies' addresses)"
     return (f"memory RMW rate of this core: {tp.get('copies')} copies one operand width apart (uops.info's "
             f"addresses) {width:.2f}" + (f", one 8-byte word apart {word:.2f}" if word is not None else "") +
             f", one cache line apart {alt:.2f}; none reaches the published figure")
@@ -89,7 +89,8 @@ def cause(doc: dict, rec, form, figure: str) -> str:
             return mask
         return "unexplained"
     carried = _carried(doc)
-    if form is not None and rmw_stride(form) is not None and our is not None and their is not None and our > their:
+    if form is not None and rmw_stride(form) is not None and our is not None and their is not None and \
+            (our > their or "operand_width_apart" in (doc.get("throughput") or {})):
         return _rmw_cause(doc, their)
     if any(c not in ("flags", "x87 stack") and not c.startswith("memory") for c in carried):
         return "implicit fixed register chain"
