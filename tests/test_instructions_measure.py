@@ -663,3 +663,23 @@ def test_narrow_read_modify_write_copies_are_also_measured_one_word_apart(cat):
     assert "stride" not in tp and tp["word_apart"]["value"] == pytest.approx(0.5)
     tp = measure_throughput(Session(measure_fn=Fake({}, default=16.0)), cat.get("NOT (M64)"))
     assert "word_apart" not in tp
+
+
+def test_a_pin_read_during_a_burst_is_read_again_when_next_needed():
+    loop, closing = C.PINNING["vec2k512"]
+    table = {loop.replace("; ", "\n"): 6.0, closing: 1.0}
+    calls = {"n": 0}
+
+    class Bursty(Fake):
+        """The pinning loop reads unstable while the first REF_ATTEMPTS readings last."""
+
+        def __call__(self, code, init=None, **kw):
+            out = super().__call__(code, init, **kw)
+            if code == loop.replace("; ", "\n"):
+                calls["n"] += 1
+                out.stable = calls["n"] > 3
+            return out
+    s = Session(measure_fn=Bursty(table, default=6.0))
+    assert s._pin("vec2k512") is None                   # three unstable readings: not pinned yet
+    assert s._pin("vec2k512") == pytest.approx(5.0)     # read again when next needed: pinned
+    assert s.refs["pin:vec2k512"]["attempts"] == 2
