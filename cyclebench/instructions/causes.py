@@ -89,9 +89,8 @@ def cause(doc: dict, rec, form, figure: str) -> str:
             return mask
         return "unexplained"
     carried = _carried(doc)
-    if form is not None and rmw_stride(form) is not None and our is not None and their is not None and \
-            (our > their or "operand_width_apart" in (doc.get("throughput") or {})):
-        return _rmw_cause(doc, their)
+    if form is not None and rmw_stride(form) is not None and our is not None and their is not None:
+        return _rmw_cause(doc, their)      # slower or faster: what each address convention reads
     if any(c not in ("flags", "x87 stack") and not c.startswith("memory") for c in carried):
         return "implicit fixed register chain"
     if "flags" in carried and form is not None and "CF" in form.flags_read:

@@ -236,6 +236,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
                 m = Measured(earlier["value"], earlier["uncertainty"], earlier["samples"],
                              earlier["stable"], earlier["warnings"], {}, earlier["code"],
                              earlier["init"], earlier["linear"] is not False)
+                doc.update({k: earlier[k] for k in ("stride", "operand_width_apart") if k in earlier})
     except CycleBenchError as e:
         doc.update(error=e.cause, code="\n".join(code))
         return doc
