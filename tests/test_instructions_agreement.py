@@ -255,3 +255,17 @@ def test_a_throughput_that_varies_between_processes_says_so():
     doc["throughput"]["by_process"] = [0.95, 0.96, 0.95, 0.95]    # within the tolerance: no claim
     assert cause(doc, rec, None, "throughput") == "unexplained"
 
+
+
+def test_a_read_modify_write_figure_below_the_published_one_names_its_addresses():
+    from types import SimpleNamespace
+
+    from cyclebench.instructions import Catalogue
+    from cyclebench.instructions.agreement import cause
+    form = Catalogue.load().get("SAR (M8, 0)")
+    rec = SimpleNamespace(name="SAR (M8, 0)", latency=None, throughput=SimpleNamespace(hi=0.56, hi_upper_bound=False),
+                          throughput_text="0.56")
+    tp = {"value": 0.50, "bound": "exact", "copies": 32, "carried": [], "stable": True, "alternative": {"value": 1.0},
+          "word_apart": {"value": 0.50}, "operand_width_apart": {"value": 0.89}}
+    why = cause({"throughput": tp, "latency": [], "notes": []}, rec, form, "throughput")
+    assert why.startswith("memory RMW rate of this core") and "one 8-byte word apart 0.50" in why and "0.89" in why

@@ -106,9 +106,11 @@ def test_connector_bounds_exact_and_upper(cat):
     fake = Fake({"{load} vmovq xmm1, rbx": 9.0, "test rbx, rbx\ncmovc rbx, rbx": 2.0,
                  "vmovq xmm1, rbx\nvmovq rbx, xmm1": 6.0, "cmovc": 4.0})
     s = Session(measure_fn=fake)
-    # imul -> flags closed by cmovc: the reference loop (test + cmovc) takes 2 cycles -> exact
+    # imul -> flags closed by cmovc into a scratch register and a movsx back (imul writes op0):
+    # the reference loops (test + cmovc, movsx + movsx) take 2 cycles -> exact
     d = measure_pair(s, cat.get("IMUL (R64, R64)"), _pair(cat.get("IMUL (R64, R64)"), "op0 (R64) -> flags"))
-    assert d["bound"] == "exact" and d["value"] == pytest.approx(3.0)
+    assert d["bound"] == "exact" and d["value"] == pytest.approx(2.0)
+    assert d["connector"]["steps"] == ["cmov", "movsx"]
     # GPR -> XMM closed by vmovq r64, xmm: the reference round trip is 6 cycles -> only bounds
     movq = cat.get("VMOVQ (XMM, R64)")
     d = measure_pair(s, movq, latency_pairs(movq)[0])
@@ -138,6 +140,11 @@ def test_connectors_per_kind():
     rbx, xmm1, k1 = (C.port_for_register(r) for r in ("rbx", "xmm1", "k1"))
     mem = C.Port("MEM", bits=64, mem="[r14+0x40]")
     assert C.connect(C.Port("FLAGS"), rbx, {"rbx"}).lines == ["cmovc rbx, rbx"]
+    # a register the form also writes: the flag goes through a scratch register, so that the loop
+    # does not run through the form's own register -> register chain as well (bts rbx, 0)
+    written = C.port_for_register("rbx")
+    written.written = True
+    assert C.connect(C.Port("FLAGS"), written, {"rbx"}).lines == ["cmovc r13, r13", "movsx ebx, r13w"]
     assert C.connect(rbx, C.Port("FLAGS"), {"rbx"}).lines == ["test rbx, rbx"]
     assert C.connect(xmm1, rbx, {"rbx"}).lines == ["vmovq rbx, xmm1"]
     assert C.connect(rbx, mem, {"rbx"}).lines == ["mov qword ptr [r14+0x40], rbx"]
@@ -451,11 +458,15 @@ def test_throughput_keeps_the_faster_of_16_and_4_copies(cat):
     form = cat.get("VPTESTNMD (K, XMM, M128)")
     tp = measure_throughput(Session(measure_fn=ByCopies({FEW_COPIES: 0.50, "else": 0.58})), form)
     assert tp["value"] == pytest.approx(0.50) and tp["copies"] == FEW_COPIES
-    assert tp["by_copies"] == {"16": pytest.approx(0.58), str(FEW_COPIES): pytest.approx(0.50)}
+    assert tp["by_copies"] == {"16": pytest.approx(0.58), str(FEW_COPIES): pytest.approx(0.50),
+                               "8": pytest.approx(0.58)}
     assert len(tp["code"].splitlines()) == FEW_COPIES
     # within noise of each other: the full count stays
     tp = measure_throughput(Session(measure_fn=ByCopies({FEW_COPIES: 0.495, "else": 0.50})), form)
     assert tp["copies"] == 16 and tp["value"] == pytest.approx(0.50)
+    # 8 copies, uops.info's other count, when it is the fastest
+    tp = measure_throughput(Session(measure_fn=ByCopies({8: 0.67, "else": 1.0})), cat.get("VCOMPRESSPD (XMM, K, XMM)"))
+    assert tp["copies"] == 8 and tp["value"] == pytest.approx(0.67) and len(tp["code"].splitlines()) == 8
     # read-modify-write memory keeps its 32 copies (each address chains through a store-forward)
     rmw = measure_throughput(Session(measure_fn=ByCopies({FEW_COPIES: 0.1, "else": 1.0})),
                              cat.get("AND (M32, I8)"))
@@ -624,3 +635,55 @@ def test_a_throughput_below_the_resolution_is_a_bound_never_a_cost(cat):
     d = measure_throughput(Session(measure_fn=Below({}, default=-4.74 * 16)), cat.get("IMUL (R64, R64)"))
     assert d["bound"] == "upper" and d["value"] > 0 and "below the resolution" in d["note"]
     assert d["value"] * d["copies"] == pytest.approx(64.0)
+
+
+def test_a_chain_as_long_as_a_throughput_with_breakers_is_filled_too(cat):
+    from cyclebench.instructions.characterize import FILLED
+    form = cat.get("RCR (R32, I8)")      # the flags carried between the copies: test r, r breaks them
+    fake = RcrCopies({"add rbx, rcx\nsub rbx, rcx": 2.0, "\ncmc\ncmc\ncmc": 10.0, "cmc\ncmc": 2.0,
+                      "\nadd ": 10.0}, default=3.0)
+    doc = characterize(form, Session(measure_fn=fake))
+    assert doc["throughput"]["bound"] == "upper" and doc["throughput"]["carried"] == ["flags"]
+    pair = next(p for p in doc["latency"] if p["start"] == p["end"] == "op0 (R32)")
+    assert pair["label"] == FILLED and pair["value"] == pytest.approx(2.0) and pair["filled"]["step"] == "alu"
+    flags = next(p for p in doc["latency"] if p["start"] == p["end"] == "flags")
+    assert flags["label"] == FILLED and flags["value"] == pytest.approx(2.0) and flags["filled"]["step"] == "cmc"
+    # steps that do not shorten it leave the exact chain alone: nothing was marked
+    doc = characterize(form, Session(measure_fn=RcrCopies({"add rbx, rcx\nsub rbx, rcx": 2.0}, default=3.0)))
+    pair = next(p for p in doc["latency"] if p["start"] == p["end"] == "op0 (R32)")
+    assert pair["bound"] == "exact" and pair["value"] == pytest.approx(3.0) and not pair.get("label")
+
+
+def test_narrow_read_modify_write_copies_are_also_measured_one_word_apart(cat):
+    form = cat.get("SAR (M8, 0)")
+    # 32 copies: one byte apart 28 cycles (they share 8-byte words), one word apart 16, one line 32
+    fake = Fake({"[r14+0x41]": 28.0, "[r14+0x48]": 16.0}, default=32.0)
+    tp = measure_throughput(Session(measure_fn=fake), form)
+    assert tp["stride"] == 8 and tp["value"] == pytest.approx(0.5) and tp["code"].count("\n") == 31
+    assert tp["operand_width_apart"]["value"] == pytest.approx(28.0 / 32)
+    assert tp["alternative"]["value"] == pytest.approx(1.0)
+    # no faster one word apart: uops.info's addresses stay; 8-byte operands have no such copies
+    tp = measure_throughput(Session(measure_fn=Fake({"[r14+0x41]": 16.0}, default=16.0)), form)
+    assert "stride" not in tp and tp["word_apart"]["value"] == pytest.approx(0.5)
+    tp = measure_throughput(Session(measure_fn=Fake({}, default=16.0)), cat.get("NOT (M64)"))
+    assert "word_apart" not in tp
+
+
+def test_a_pin_read_during_a_burst_is_read_again_when_next_needed():
+    loop, closing = C.PINNING["vec2k512"]
+    table = {loop.replace("; ", "\n"): 6.0, closing: 1.0}
+    calls = {"n": 0}
+
+    class Bursty(Fake):
+        """The pinning loop reads unstable while the first REF_ATTEMPTS readings last."""
+
+        def __call__(self, code, init=None, **kw):
+            out = super().__call__(code, init, **kw)
+            if code == loop.replace("; ", "\n"):
+                calls["n"] += 1
+                out.stable = calls["n"] > 3
+            return out
+    s = Session(measure_fn=Bursty(table, default=6.0))
+    assert s._pin("vec2k512") is None                   # three unstable readings: not pinned yet
+    assert s._pin("vec2k512") == pytest.approx(5.0)     # read again when next needed: pinned
+    assert s.refs["pin:vec2k512"]["attempts"] == 2

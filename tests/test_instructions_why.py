@@ -31,3 +31,13 @@ def test_why_names_the_variant_that_reproduces_the_published_figure():
     lines = verdict(r)           # latency lines follow (the fake's latencies are not real ones)
     assert lines[0] == ("ADC_11 (R64, R64) throughput: ours 0.50, published 0.33; reproduced by: "
                         "breakers: zero idiom (flags) = 0.33; breakers: none (flags) = 0.33")
+
+
+def test_uops_infos_vector_chain_is_read_as_uops_info_reads_it():
+    from cyclebench.instructions.why import _vector_chains
+    from test_instructions_measure import Fake          # looks codes up by a part of their text
+    form = Catalogue.load().get("VPEXPANDW (ZMM, ZMM)")
+    s = Session(measure_fn=Fake({"vpandd": 11.5, "vandpd": 10.4}, default=5.0))
+    got = dict(_vector_chains(s, form))
+    assert sorted(got.values()) == [5.0, 6.0]          # int(10.4 + .2) - 5, int(11.5 + .2) - 5
+    assert all("uops.info's chain" in k and "op1 (ZMM) -> op0 (ZMM)" in k for k in got)

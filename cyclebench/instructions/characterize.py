@@ -24,15 +24,17 @@ import time
 
 from ..errors import CycleBenchError
 from . import connectors as C
-from . import distinct, isolate, mask_chain, memory_chain, renaming
+from . import distinct, isolate, mask_chain, memory_chain, renaming, zeroed_source
 from .forms import Form
 from .instantiate import Instance, LatencyPair, Ref, chain, instantiate, latency_pairs, verified
 from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, form_init, form_notes,
                       used_gprs, value_init, value_pattern)
-from .agreement import ABS_TOL, LAT_TOL, issue_bound
+from .comparing import ABS_TOL, LAT_TOL
+from .issue_fill import FILLED, ISSUE_BOUND, filled_past_issue, mark_issue_bound
 from .throughput import measure_throughput, sweeps_values, with_values
 
-__all__ = ["SCHEMA", "SCHEMA_VERSION", "Session", "characterize", "measure_pair", "measure_throughput",
+__all__ = ["FILLED", "ISSUE_BOUND", "SCHEMA", "SCHEMA_VERSION", "Session", "characterize", "mark_issue_bound",
+           "measure_pair", "measure_throughput",
            "skipped_doc", "value_init", "value_pattern"]
 
 # ------------------------------------------------------------------------------------- one form
@@ -47,7 +49,9 @@ def _port(form: Form, inst: Instance, ref: Ref) -> C.Port:
     if ref.kind == "flags":
         return C.Port("FLAGS", flags=form.flags_written)
     if ref.kind == "implicit":
-        return C.port_for_register(ref.register)
+        port = C.port_for_register(ref.register)
+        port.written = any(i.register == ref.register and i.write for i in form.implicit)
+        return port
     op = form.operands[ref.pos]
     if ref.kind == "addr":
         return C.Port("ADDR", mem=_mem_text(inst))
@@ -57,7 +61,9 @@ def _port(form: Form, inst: Instance, ref: Ref) -> C.Port:
         return C.Port("MEM", bits=op.bits, mem=_mem_text(inst))
     if op.is_mask:
         return C.port_for_register("k1", is_mask=True)
-    return C.port_for_register(inst.regs[op.pos])
+    port = C.port_for_register(inst.regs[op.pos])
+    port.written = op.write
+    return port
 
 
 def _pair_doc(pair: LatencyPair) -> dict:
@@ -69,11 +75,14 @@ def _pair_doc(pair: LatencyPair) -> dict:
 
 def measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int | None = None) -> dict:
     """One pair's latency; measured again with the form's other read-written operands broken after
-    the chain (isolate.py), and a pair between two written operands with distinct registers
-    (distinct.py), the lower figure kept, as uops.info does."""
+    the chain (isolate.py), a pair between two written operands with distinct registers
+    (distinct.py) and a scalar form's pass-through source zeroed (zeroed_source.py), the lower
+    figure kept, as uops.info does."""
     doc = _one_register_or_more(session, form, pair, pattern)
     if distinct.applies(form, pair):
         doc = _lower(doc, _distinct_pair(session, form, pair, pattern))
+    if zeroed_source.applies(form, pair) and doc["value"] is not None:
+        doc = zeroed_source.kept(doc, zeroed_source.measure(session, form, pair, pattern))
     return doc
 
 
@@ -290,63 +299,6 @@ def skipped_doc(form: Form | None, name: str, reason: str, status: str = "skippe
             "uops": None, "ports": None, "uops_reason": reason, "notes": [], "elapsed_s": 0.0}
 
 
-ISSUE_BOUND = "issue-bound"
-
-
-def mark_issue_bound(doc: dict) -> bool:
-    """Mark exact latencies that only show the issue interval as upper bounds; True if any.
-
-    A pair's chain costs max(its latency, the form's issue interval) per copy, so where the two
-    are equal the chain cannot tell them apart (RCL (R64, 0): chain 4.00 = throughput 4.00,
-    while uops.info gives the pair 2)."""
-    hit = False
-    for p in doc["latency"]:
-        if p["bound"] == "exact" and not p.get("label") and issue_bound(p["value"], doc.get("throughput")):
-            p["bound"], p["label"], hit = "upper", ISSUE_BOUND, True
-    return hit
-
-
-FILLED = "one-cycle steps added past the issue interval"
-
-
-def _filled_past_issue(session: Session, form: Form, pairs: list, doc: dict, pattern: int) -> None:
-    """Measure each issue-bound pair again with one-cycle ``add``/``sub`` steps on its start
-    register after the chain, enough to make the loop longer than the form's issue interval, and
-    take the steps off (uops.info lengthens every chain the same way: ``cRep = 2 + 2 *
-    ceil(TP_single / 2)`` ``MOVSX``): ``RCR (R32, 0)`` reads 3.00 per link alone, its issue
-    interval, and 2 once filled.  Only pairs that start in a general-purpose register (the steps
-    write the flags) and whose steps are pinned at one cycle."""
-    tp = (doc.get("throughput") or {}).get("value")
-    lo, hi = session.step_bounds("alu")
-    if tp is None or hi is None or hi - lo > EXACT_SLACK:
-        return
-    for pair, p in zip(pairs, doc["latency"]):
-        if p.get("label") != ISSUE_BOUND or p.get("method") not in ("chain", "chain + connector"):
-            continue
-        inst = chain(form, pair) or instantiate(form)
-        reg = inst.regs.get(pair.start.pos) if pair.start.kind == "op" else pair.start.register
-        try:
-            g = C.gpr(reg) if reg and C.port_for_register(reg).kind == "GPR" else None
-        except (KeyError, ValueError):
-            g = None
-        if g is None or g in ("rsp", C.MEM_BASE):
-            continue
-        t = C.scratch_gpr(used_gprs(inst.text, *inst.init) | {g})
-        steps = 2 * (1 + int(tp))
-        fill = [f"add {g}, {t}", f"sub {g}, {t}"] * (steps // 2)
-        again, _ = _measure_pair(session, form, pair, pattern, fill)
-        if again["value"] is None or again["stable"] is False:
-            continue
-        value = again["value"] - steps * lo
-        if value * (1 + LAT_TOL) + ABS_TOL < p["value"] and value >= 1 - LAT_TOL and \
-                again["value"] > tp * (1 + LAT_TOL):
-            exact = again["bound"] == "exact"
-            value = C.whole_cycles(value) if exact else value
-            p.update(filled={"steps": steps, "cycles": again["value"], "without": p["value"]},
-                     value=value, bound=again["bound"], label=FILLED, code=again["code"], upper=value,
-                     lower=value if exact else min(p.get("lower") or value, value))
-
-
 def characterize(form: Form, session: Session, latency: bool = True, throughput: bool = True,
                  max_pairs: int = MAX_PAIRS) -> dict:
     """Everything cyclebench can measure about ``form`` here, as one JSON-able document."""
@@ -386,11 +338,11 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
                 selfs[pair.start.pos] = p["value"]
         doc["throughput"] = measure_throughput(session, form, selfs, earlier=first_tp, pattern=pattern)
         doc["throughput"].update(values)
-        if mark_issue_bound(doc):
-            _filled_past_issue(session, form, pairs, doc, pattern)
-            if any(p.get("label") == ISSUE_BOUND for p in doc["latency"]):
-                doc["notes"].append(f"{ISSUE_BOUND}: the chain ran at the form's own reciprocal throughput; "
-                                    "the pair's latency is at most that (≤)")
+        mark_issue_bound(doc)
+        filled_past_issue(session, form, pairs, doc, pattern, _measure_pair)
+        if any(p.get("label") == ISSUE_BOUND for p in doc["latency"]):
+            doc["notes"].append(f"{ISSUE_BOUND}: the chain ran at the form's own reciprocal throughput; "
+                                "the pair's latency is at most that (≤)")
     if measured:
         top = max(measured, key=lambda p: (p["value"], p["bound"] == "exact"))
         doc["latency_max"] = {"value": top["value"], "bound": top["bound"],

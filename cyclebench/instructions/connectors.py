@@ -107,6 +107,7 @@ REFERENCES: dict[str, tuple[str, int]] = {
     # fill steps (memory chains): a sign extension of a narrow GPR into a full one, and a vector
     # AND of a register with itself, each its own self-chain
     "movsx": ("movsx ebx, bx; movsx ebx, bx", 1),
+    "cmc": ("cmc; cmc", 1),                 # carry-flag fill (issue_fill.py), its own self-chain
     **{f"vand{b}": (f"{vand(f'{r}1')} {r}1, {r}1, {r}1", 0) for b, r in _VEC_REGS},
 }
 # steps that share a reference loop with their inverse
@@ -179,6 +180,7 @@ class Port:
     mem: str | None = None     # memory operand text for MEM / ADDR
     is_mask: bool = False      # the EVEX write mask (keep it all ones)
     flags: frozenset = frozenset()   # FLAGS: the flags the form writes (empty: unknown, CF assumed)
+    written: bool = False      # the form writes this register too (a connector must not read it)
 
 
 # the cmov that reads a flag, in order of preference (CF first: the reference loop's own)
@@ -319,6 +321,13 @@ def connect(end: Port, start: Port, used: set[str]) -> Connector:
             e = gpr(end.reg)
             return Connector([f"add {s}, {e}", f"sub {s}, {e}"], ["alu", "alu"])
         if end.kind == "FLAGS":
+            if start.written:
+                # ``cmovc s, s`` would read the form's own result in s, and the loop would run
+                # through s -> s as well (``bts rbx, 0``: 2 cycles, against 1 into CF); uops.info
+                # moves the flag into another register and sign-extends it into s (CMOVcc, MOVSX)
+                t = scratch_gpr(used)
+                return Connector([f"{cmov_for(end)} {t}, {t}", f"movsx {gpr(s, 32)}, {gpr(t, 16)}"],
+                                 ["cmov", "movsx"])
             return Connector([f"{cmov_for(end)} {s}, {s}"], ["cmov"])
         if end.kind == "VEC":
             return Connector([f"vmovq {s}, {vec(end.reg, 128)}"], ["vec2gpr"])

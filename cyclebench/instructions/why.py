@@ -12,8 +12,11 @@ differently (issue 9), each measured here on the same form:
   copy, one shared address;
 * **the same register** for every register operand against distinct ones (latency: the
   characterisation measures both, and their entries are listed);
+* **uops.info's own chain** for a pair between two vector registers (``vandpd``/``vpand``
+  connectors, read as ``int(cycles + .2)`` minus the links), measured on demand;
 * **latency configurations** a pair was measured in besides the one kept: with the form's other
-  read-written operands broken or not (isolate.py), a memory chain with uops.info's fill or without.
+  read-written operands broken or not (isolate.py), a memory chain with uops.info's fill or without,
+  a scalar form's pass-through source zeroed or not (zeroed_source.py).
 
 A variant *reproduces* the published figure when it agrees within the comparison's tolerance
 (:func:`agreement.agrees`).  Nothing here changes the reported figures.
@@ -21,10 +24,12 @@ A variant *reproduces* the published figure when it agrees within the comparison
 from __future__ import annotations
 
 from ..errors import CycleBenchError
-from .agreement import LAT_TOL, TP_TOL, agrees, ours, theirs
+from . import connectors as C
+from .comparing import LAT_TOL, TP_TOL, agrees, ours, theirs
 from .forms import Form
-from .instantiate import AREA_GUARD, LINE, independent_copies, rmw_stride
-from .session import Session, value_pattern
+from .instantiate import AREA_GUARD, LINE, independent_copies, instantiate, latency_pairs, rmw_stride
+from .mask_chain import whole
+from .session import Session, form_init, value_pattern
 from .throughput import ALL_ONES, BREAKERS, measure_throughput
 
 
@@ -50,6 +55,7 @@ def explain(session: Session, form: Form, doc: dict, rec) -> dict:
     """The variant experiments for ``form`` (its characterisation ``doc``) against the published
     record ``rec``: {"form", "figures": [{figure, ours, published, match, variants: [...]}]}."""
     out = {"form": form.name, "figures": []}
+    chains = None
     for figure, tol in (("throughput", TP_TOL), ("latency_min", LAT_TOL), ("latency_max", LAT_TOL)):
         our, bound = ours(doc, figure)
         their, their_bound = theirs(rec, figure)
@@ -71,23 +77,71 @@ def explain(session: Session, form: Form, doc: dict, rec) -> dict:
                     entry["variants"].append({"variant": f"latency pair {what}, {text}", "value": value,
                                               "bound": p["bound"],
                                               "reproduces": agrees(value, their, their_bound, tol)})
+            chains = _vector_chains(session, form) if chains is None else chains
+            for text, value in chains:
+                entry["variants"].append({"variant": text, "value": value, "bound": "exact",
+                                          "reproduces": agrees(value, their, their_bound, tol)})
         out["figures"].append(entry)
     return out
 
 
 def _pair_variants(p: dict) -> list[tuple[str, float]]:
     """The other configurations a pair was measured in (characterize.measure_pair keeps the lower):
-    without the breakers of the form's other operands, and the memory chain with or without the fill."""
+    without the breakers of the form's other operands, the memory chain with or without the fill,
+    and a scalar form's pass-through source zeroed or not (zeroed_source.py)."""
     out = []
     iso = p.get("isolated") or {}
     if iso.get("without") is not None:
         out.append(("without breaking the other operands", iso["without"]))
     elif iso.get("value") is not None:
         out.append(("other operands broken (" + ", ".join(iso.get("breakers") or []) + ")", iso["value"]))
+    usual = p.get("usual_values") or {}
+    if usual.get("value") is not None:
+        out.append(("with the form's usual operand values (source not zeroed)", usual["value"]))
+    zeroed = p.get("zeroed_source") or {}
+    if zeroed.get("cycles") is not None and not usual:
+        out.append((f"{zeroed['method']} ({zeroed['cycles']:.2f} cycles a loop)",
+                    max(0.0, zeroed["cycles"] - zeroed["links"] * zeroed["link_latency"])))
     fill = (p.get("connector") or {}).get("filled")
     if fill and fill.get("upper") is not None:
         out.append(("memory chain with uops.info's fill", fill["upper"]))
     return out
+
+
+CHAIN_LINKS = 5        # uops.info's connector for a form of throughput up to 2: cRep + 1 links
+
+
+def _vector_chains(session: Session, form: Form) -> list[tuple[str, float]]:
+    """Each pair between two different vector register operands measured with uops.info's own
+    connector (nanoBench ``getChainInstrForVectorRegs``: ``vandpd src, dst, dst`` or ``vpand``, then
+    more of the same on src) and read as uops.info reads it, ``int(cycles + .2)`` minus the links:
+    where it differs from our chain through one register, the connector's consumer matters (Zen 4,
+    ``vpexpandw zmm1, zmm2``: 5.00 through one register, 11.5 cycles with five ``vpandd``: 6)."""
+    out = []
+    inst = instantiate(form)
+    for pair in latency_pairs(form):
+        s, e = pair.start, pair.end
+        if s.kind != "op" or e.kind != "op" or s.pos == e.pos:
+            continue
+        a, b = form.operands[s.pos], form.operands[e.pos]
+        if not (a.kind == b.kind == "reg" and a.cls in _VECTOR and b.cls in _VECTOR and not a.write):
+            continue
+        src, dst = inst.regs.get(s.pos), inst.regs.get(e.pos)
+        if not src or not dst or src == dst:
+            continue
+        src = C.vec(src, max(a.bits, b.bits))
+        for op in ("vandpd", C.vand(src)):
+            lines = [inst.text, f"{op} {src}, {dst}, {dst}"] + [f"{op} {src}, {src}, {src}"] * (CHAIN_LINKS - 1)
+            try:
+                m = session.measure(lines, form_init(form, inst), pattern=value_pattern(form))
+            except CycleBenchError:
+                continue
+            out.append((f"latency pair {pair}, uops.info's chain ({op} x{CHAIN_LINKS}, {m.value:.2f} cycles "
+                        "read as int(cycles + .2) minus the links)", float(max(0, whole(m.value) - CHAIN_LINKS))))
+    return out
+
+
+_VECTOR = ("XMM", "YMM", "ZMM")
 
 
 def _run_tp(session, form, text, kw, their, their_bound, tol) -> dict:

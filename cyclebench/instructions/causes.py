@@ -1,0 +1,143 @@
+"""A cause for every mismatch between a measured figure and the published one, from what was
+measured (agreement.py gives them); nothing is classified by naming forms.  "Microarchitecture
+differs" is never inferred from a difference alone (agreement.py: only from a published table for
+the CPU measured here)."""
+from __future__ import annotations
+
+from .comparing import (ABS_TOL, LAT_TOL, TP_TOL, agrees, compared_pairs, issue_bound, ours, theirs,
+                        unsettled, within)
+from . import window
+from .instantiate import rmw_stride
+
+DATA_DEPENDENT_RATIO = 20.0     # a figure this many times the published one: a slow path, suspected
+
+
+def _carried(doc: dict) -> list[str]:
+    return list((doc.get("throughput") or {}).get("carried") or [])
+
+
+ISSUE_BOUND_CAUSE = ("issue-bound chain: our chain ran at the form's own reciprocal throughput, so it "
+                     "cannot show a latency below it; the published figure is lower")
+
+
+def _issue_bound(doc: dict, our: float | None, their: float | None) -> bool:
+    """Our latency is above the published one, and its chain ran no faster than the copies issue
+    (from the figures, so that result files written before characterize labelled such pairs read
+    the same)."""
+    return our is not None and their is not None and our > their and issue_bound(our, doc.get("throughput"))
+
+
+MEMORY_PAIR_CAUSE = ("published counts no memory pair: uops.info marks its memory and address pairs "
+                     "≤ and this figure has none; our register pairs agree")
+
+
+def _memory_pair_only(doc: dict, rec) -> bool:
+    """Our largest latency is a memory or address pair's bound, the published figure has no ``≤``
+    (so it counts no such pair) and the largest of our register pairs matches it."""
+    v = rec.latency
+    if v is None or v.lo_upper_bound or v.hi_upper_bound:
+        return False
+    pairs = compared_pairs(doc)
+    if not pairs:
+        return False
+    top = max(pairs, key=lambda p: p["value"])
+    regs = [p["value"] for p in pairs if not str(p.get("start", "")).startswith(("mem ", "addr "))]
+    return (str(top.get("start", "")).startswith(("mem ", "addr ")) and bool(regs)
+            and bool(within(max(regs), v.hi, LAT_TOL, ABS_TOL)))
+
+
+def _rmw_cause(doc: dict, their: float) -> str:
+    """A read-modify-write memory form off the published figure: with the address conventions
+    measured (throughput.py), say whether another one reproduces it, or where it lies."""
+    tp = doc.get("throughput") or {}
+    alt = (tp.get("alternative") or {}).get("value")
+    width = (tp.get("operand_width_apart") or {}).get("value", tp.get("value"))
+    word = (tp.get("word_apart") or {}).get("value")
+    if alt is None or any(v is not None and agrees(v, their, False, TP_TOL) for v in (alt, width, word)):
+        return "memory RMW convention (copies' addresses)"
+    return (f"memory RMW rate of this core: {tp.get('copies')} copies one operand width apart (uops.info's "
+            f"addresses) {width:.2f}" + (f", one 8-byte word apart {word:.2f}" if word is not None else "") +
+            f", one cache line apart {alt:.2f}; none reaches the published figure")
+
+
+def cause(doc: dict, rec, form, figure: str) -> str:
+    """Why our figure differs from the published one, from what was measured (first that applies)."""
+    our, bound = ours(doc, figure)
+    their, their_bound = theirs(rec, figure)
+    unstable = unsettled(doc, figure)
+    notes = " ".join(doc.get("notes") or [])
+    if "data-dependent" in notes:
+        return "data-dependent: cost depends on the operand values"
+    if our is not None and their and our > DATA_DEPENDENT_RATIO * their:
+        return "data-dependent (suspected): a slow path with our operand values"
+    if figure != "throughput":
+        labels = {p.get("label") for p in compared_pairs(doc)}
+        if labels & {"dependency broken", "move eliminated"}:
+            return "zero idiom / eliminated move"
+        if their == 0:
+            return "published 0 (no dependency) where our chain carries one"
+        if _issue_bound(doc, our, their):
+            return ISSUE_BOUND_CAUSE
+        if figure == "latency_max" and _memory_pair_only(doc, rec):
+            return MEMORY_PAIR_CAUSE
+        if bound == "upper" or their_bound:
+            return "bound only (upper bound)"
+        if unstable:
+            return "unstable measurement"
+        mask = _mask_chain(doc)
+        if mask:
+            return mask
+        return "unexplained"
+    carried = _carried(doc)
+    if form is not None and rmw_stride(form) is not None and our is not None and their is not None:
+        return _rmw_cause(doc, their)      # slower or faster: what each address convention reads
+    if any(c not in ("flags", "x87 stack") and not c.startswith("memory") for c in carried):
+        return "implicit fixed register chain"
+    if "flags" in carried and form is not None and "CF" in form.flags_read:
+        return ("carry-flag consumer: copies linked through the flags, broken as uops.info does "
+                "(test r, r); inst --why runs a port-free zero idiom and no breaker too")
+    if "x87 stack" in carried:
+        return "bound only (upper bound): x87 stack chain"
+    if bound == "upper" or their_bound:
+        return "bound only (upper bound)"
+    if unstable:
+        return "unstable measurement"
+    ports = _port_figure(rec)
+    if ports is not None and our is not None and their is not None and agrees(our, ports, False, TP_TOL) \
+            and not agrees(ports, their, False, TP_TOL):
+        return (f"published measurement differs from its own port figure: {rec.throughput_text} (ports / "
+                "measured), ours matches the port figure")
+    limited = window.cause(doc.get("throughput") or {})
+    if limited:
+        return limited
+    runs = [v for v in (doc.get("throughput") or {}).get("by_process") or [] if v is not None]
+    if len(runs) > 1 and max(runs) > min(runs) * (1 + TP_TOL):       # throughput.py: the fastest is kept
+        return (f"{PROCESS_CAUSE}: the same copies read {min(runs):.2f} to {max(runs):.2f} cycles a copy in "
+                f"{len(runs)} processes (a process settles in one steady state); the fastest is reported")
+    return "unexplained"
+
+
+PROCESS_CAUSE = "varies between runner processes"
+
+
+def _port_figure(rec) -> float | None:
+    """The first of a published ``ports / measured`` throughput pair: what the ports its µops
+    were counted on allow (uops.info computes it from the port counts of the same run)."""
+    text = str(getattr(rec, "throughput_text", "") or "")
+    if "/" not in text:
+        return None
+    try:
+        return float(text.split("/")[0].strip().lstrip("≤"))
+    except ValueError:
+        return None
+
+
+def _mask_chain(doc: dict) -> str | None:
+    """A write mask -> mask pair measured uops.info's way too (mask_chain.py): its reading."""
+    for p in compared_pairs(doc):
+        pm = p.get("published_method") or {}
+        if pm.get("cycles") is not None:
+            return (f"write mask -> mask pair: uops.info's kmovq chain (mask_chain.py) reads {pm['cycles']:.2f} "
+                    f"cycles here, {pm.get('value')} after its rounding, against {p['value']:.2f} through one "
+                    "register; that chain's cost varies with registers and values")
+    return None

@@ -1,0 +1,138 @@
+"""How one measured figure is compared with one published figure (agreement.py and causes.py use it).
+
+Three figures per form: **smallest latency** (the smallest over the operand pairs that uops.info's
+method also measures, :func:`compared_pairs`) against the published range's lower end, **largest
+latency** against its upper end, **throughput** against the *measured* published value (the second
+of ``0.50 / 1.00``).  A figure matches when it is within ``LAT_TOL`` (latency) or ``TP_TOL``
+(throughput) relative, or ``ABS_TOL`` cycles; a published upper bound (``≤7``) is matched by any
+figure at or below it (:func:`agrees`); an exact latency also matches when uops.info's own reading
+of a chain, ``int(cycles + .2)``, gives the published whole number (:func:`whole_reading`).
+"""
+from __future__ import annotations
+
+from .compare import ABS_TOLERANCE as ABS_TOL, within
+from .forms import divide_or_sqrt
+from .mask_chain import whole
+
+LAT_TOL = 0.05
+TP_TOL = 0.07
+FIGURES = ("latency_min", "latency_max", "throughput")
+
+
+def published_pair(pair: dict, form_name: str = "") -> bool:
+    """Whether uops.info's method measures a pair of this kind at all (nanoBench
+    ``tools/cpuBench/cpuBench.py``, ``getLatConfigLists``); its figures count no other pair:
+
+    * memory pairs go to or from general-purpose, vector and MMX registers only: none from a memory
+      operand or its address into a mask register, none from a mask register into memory (ZEN4
+      publishes ``KMOVD (K, M32)`` without a latency, and none of its 183 forms that write a mask
+      register from a memory operand has a ``≤`` part);
+    * divide and square-root forms (DIV or SQRT in the name) get their own chains: from the
+      memory operand's address but not its value, none from or to the write mask, none into flags.
+
+    Such pairs are measured and shown, but not compared."""
+    start, end = str(pair.get("start", "")), str(pair.get("end", ""))
+    if start.startswith(("mem ", "addr ")) and end.endswith("(K)"):
+        return False
+    if start.endswith("(K)") and end.startswith("mem "):
+        return False
+    if divide_or_sqrt(form_name):
+        return not (start.startswith("mem ") or "(K)" in (start[-3:], end[-3:]) or end == "flags")
+    return True
+
+
+SAME_REGISTER_METHOD = "chain (same register)"
+SAME_REGISTER_FASTER = 0.95
+
+
+def single_issue(doc: dict) -> float | None:
+    """Cycles per copy of one distinct-register instance repeated (uops.info's ``TP_single``):
+    the form's reciprocal throughput, or the chain through a register it reads and writes (a
+    pair from an operand to itself) when that is longer."""
+    tp = (doc.get("throughput") or {}).get("value")
+    selfs = [p["value"] for p in doc.get("latency") or [] if p.get("value") is not None
+             and p.get("method") != SAME_REGISTER_METHOD and p.get("start") == p.get("end")]
+    vals = [v for v in [tp, *selfs] if v is not None]
+    return max(vals) if vals else None
+
+
+def same_register_published(pair: dict, doc: dict) -> bool:
+    """Whether uops.info would have measured our extra all-same-register instance (renaming.py):
+    cpuBench times the same-register case apart only when its single-instance throughput beats
+    the distinct-register one by 5% (``tpResultSR.TP_single < .95 * tpResult.TP_single``; on a
+    machine with per-port counters also when the µops or ports differ), e.g. a zero idiom the
+    renamer also keeps off the execution units.  One that breaks the dependency but still runs
+    on its unit (as fast as with distinct registers) has no same-register latency in uops.info;
+    it is measured and shown, but not compared.  Other pairs always count."""
+    if pair.get("method") != SAME_REGISTER_METHOD:
+        return True
+    ours_ = pair.get("cycles_per_copy", pair.get("value"))
+    single = single_issue(doc)
+    return ours_ is None or single is None or ours_ < SAME_REGISTER_FASTER * single
+
+
+def compared_pairs(doc: dict) -> list[dict]:
+    """The measured pairs that the published method also measures (published_pair,
+    same_register_published): the ones our latency figures are taken over."""
+    return [p for p in doc.get("latency") or [] if p.get("value") is not None
+            and published_pair(p, doc.get("form", "")) and same_register_published(p, doc)]
+
+
+def ours(doc: dict, figure: str) -> tuple[float | None, str | None]:
+    """(value, bound) of one of our figures; the smallest latency over the measured pairs that the
+    published method also measures (compared_pairs)."""
+    if figure == "throughput":
+        tp = doc.get("throughput") or {}
+        return tp.get("value"), tp.get("bound")
+    pairs = compared_pairs(doc)
+    if not pairs:
+        return None, None
+    pick = min if figure == "latency_min" else max
+    p = pick(pairs, key=lambda p: (p["value"], p["bound"] != "exact"))
+    return p["value"], p["bound"]
+
+
+def theirs(rec, figure: str) -> tuple[float | None, bool]:
+    """(value, is an upper bound) of the published figure."""
+    if figure == "throughput":
+        v = rec.throughput
+        return (v.hi, v.hi_upper_bound) if v else (None, False)
+    v = rec.latency
+    if v is None:
+        return None, False
+    return (v.lo, v.lo_upper_bound) if figure == "latency_min" else (v.hi, v.hi_upper_bound)
+
+
+def agrees(our: float | None, their: float | None, their_bound: bool, tol: float) -> bool | None:
+    """``compare.within``, except that any figure at or below a published upper bound matches it."""
+    if their_bound and our is not None and their is not None:
+        return our <= their + max(tol * abs(their), ABS_TOL)
+    return within(our, their, tol, ABS_TOL)
+
+
+def whole_reading(our: float | None, our_bound: str | None, their: float | None, their_bound: bool) -> bool:
+    """Our exact latency read as uops.info reads a chain's cycles, ``int(cycles + .2)``
+    (mask_chain.whole), equals the published whole-cycle figure: ``hsubpd``'s chain runs 4.38
+    cycles a copy here, which uops.info's reading publishes as 4."""
+    return (our is not None and their is not None and our_bound == "exact" and not their_bound
+            and float(their).is_integer() and whole(our) == their)
+
+
+
+
+def unsettled(doc: dict, figure: str) -> bool:
+    """The measurement behind ``figure`` stayed unstable (or not linear in the copies): a figure
+    still to measure, never a match or a mismatch."""
+    if figure == "throughput":
+        part = doc.get("throughput") or {}
+        return part.get("stable") is False or part.get("linear") is False
+    return any(p.get("stable") is False or p.get("linear") is False for p in compared_pairs(doc))
+
+
+def issue_bound(value: float | None, tp: dict | None) -> bool:
+    """A pair's chain (``value`` per copy) that ran no faster than the copies issue: the form's
+    reciprocal throughput ``tp`` (exact, nothing carried between copies) is as long. A chain of
+    about a cycle is not: no real dependency is shorter."""
+    v = (tp or {}).get("value")
+    return (value is not None and v is not None and tp.get("bound") == "exact" and not tp.get("carried")
+            and 1 + LAT_TOL < value <= v * (1 + LAT_TOL) + ABS_TOL)

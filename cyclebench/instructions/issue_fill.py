@@ -1,0 +1,102 @@
+"""Latency chains that run at the form's own issue interval, and the same chains filled past it.
+
+A pair's chain costs max(its latency, the form's issue interval) per copy, so where the two are
+equal the chain cannot tell them apart (``RCL (R64, 0)``: chain 4.00 = throughput 4.00, while
+uops.info gives the pair 2).  :func:`mark_issue_bound` marks such exact latencies as upper bounds
+(only where the throughput is exact and nothing was carried between its copies: then it is the
+issue interval).  :func:`filled_past_issue` measures such a chain again with one-cycle steps after
+it, enough to make the loop longer than the issue interval, and takes the steps off, as uops.info
+lengthens every chain (``cRep = 2 + 2 * ceil(TP_single / 2)``: ``MOVSX`` on a general register,
+``CMC`` on the carry flag): ``RCR (R32, 0)`` reads 3.00 per link alone and 2 once filled.
+
+The filled measurement also runs for a chain as long as a throughput that is only an upper bound
+because breakers ran between its copies (``rcr rbx, 2``: the flags carried, ``test`` between the
+copies, 3.00 a copy, its chains 3.00 too): the issue interval is then at most that figure, and the
+fill alone decides; nothing is marked.  Steps: ``add``/``sub`` of a scratch register on a pair
+that starts in a general register (they write the flags, breaking any flag chain), ``cmc`` on a
+carry flag -> carry flag pair (the form's other operands broken as its chain was).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from . import connectors as C
+from .comparing import ABS_TOL, LAT_TOL, issue_bound
+from .forms import Form
+from .instantiate import chain, instantiate
+from .session import EXACT_SLACK, Session, used_gprs
+
+ISSUE_BOUND = "issue-bound"
+FILLED = "one-cycle steps added past the issue interval"
+_METHODS = ("chain", "chain + connector", "chain, other operands broken",
+            "chain + connector, other operands broken")
+
+
+def mark_issue_bound(doc: dict) -> bool:
+    """Mark exact latencies that only show the issue interval as upper bounds; True if any."""
+    hit = False
+    for p in doc["latency"]:
+        if p["bound"] == "exact" and not p.get("label") and issue_bound(p["value"], doc.get("throughput")):
+            p["bound"], p["label"], hit = "upper", ISSUE_BOUND, True
+    return hit
+
+
+def _candidate(p: dict, tp: dict) -> bool:
+    """An issue-bound pair, or an exact one as long as a throughput that breakers between the
+    copies made an upper bound (then the interval is at most that)."""
+    if p.get("value") is None or p.get("method") not in _METHODS:
+        return False
+    if p.get("label") == ISSUE_BOUND:
+        return True
+    v = tp.get("value")
+    return (not p.get("label") and p["bound"] == "exact" and v is not None and bool(tp.get("carried"))
+            and tp.get("bound") == "upper" and 1 + LAT_TOL < p["value"] <= v * (1 + LAT_TOL) + ABS_TOL)
+
+
+def _fill(form: Form, pair, p: dict, steps: int) -> tuple[list[str], str] | None:
+    """(lines after the chain, their step kind), or None when no step fits the pair."""
+    if pair.start.kind == pair.end.kind == "flags":
+        if "CF" not in form.flags_read & form.flags_written:
+            return None
+        return list((p.get("isolated") or {}).get("breakers") or []) + ["cmc"] * steps, "cmc"
+    inst = chain(form, pair) or instantiate(form)
+    reg = inst.regs.get(pair.start.pos) if pair.start.kind == "op" else pair.start.register
+    try:
+        g = C.gpr(reg) if reg and C.port_for_register(reg).kind == "GPR" else None
+    except (KeyError, ValueError):
+        g = None
+    if g is None or g in ("rsp", C.MEM_BASE):
+        return None
+    t = C.scratch_gpr(used_gprs(inst.text, *inst.init) | {g})
+    return [f"add {g}, {t}", f"sub {g}, {t}"] * (steps // 2), "alu"
+
+
+def filled_past_issue(session: Session, form: Form, pairs: list, doc: dict, pattern: int,
+                      measure_pair: Callable) -> None:
+    """Each candidate pair measured again with one-cycle steps after its chain (see the module
+    docstring); ``measure_pair(session, form, pair, pattern, extra)`` is characterize's."""
+    tp = doc.get("throughput") or {}
+    v = tp.get("value")
+    if v is None:
+        return
+    steps = 2 * (1 + int(v))
+    for pair, p in zip(pairs, doc["latency"]):
+        if not _candidate(p, tp):
+            continue
+        fill = _fill(form, pair, p, steps)
+        if fill is None:
+            continue
+        lo, hi = session.step_bounds(fill[1])
+        if hi is None or hi - lo > EXACT_SLACK:
+            continue
+        again, _ = measure_pair(session, form, pair, pattern, fill[0])
+        if again["value"] is None or again["stable"] is False:
+            continue
+        value = again["value"] - steps * lo
+        if value * (1 + LAT_TOL) + ABS_TOL < p["value"] and value >= 1 - LAT_TOL and \
+                again["value"] > v * (1 + LAT_TOL):
+            exact = again["bound"] == "exact"
+            value = C.whole_cycles(value) if exact else value
+            p.update(filled={"steps": steps, "step": fill[1], "cycles": again["value"], "without": p["value"]},
+                     value=value, bound=again["bound"], label=FILLED, code=again["code"], upper=value,
+                     lower=value if exact else min(p.get("lower") or value, value))

@@ -1,0 +1,73 @@
+"""Whether a form's throughput copies are held back by how many can be in flight, not by ports.
+
+Some figures sit off the port grid however the copies are counted, placed or re-run (Zen 4 here:
+``vpcmpd k, xmm, [m]`` and every other form that writes a mask register from memory read 0.55 to
+0.63 cycles a copy, changing over minutes, where the register forms and the same loads into vector
+registers read 0.50, as uops.info publishes for all of them).  The probe puts N copies behind a
+block that holds retirement back: ``BLOCK`` dependent ``imul`` (3 cycles each on every x86 core
+of the last decade), N chosen so that the copies' own figure needs at most ``FILL`` of the
+block.  If the copies only needed the ports, the group would take as long as the block; if it
+takes longer, fewer than N of them fit in flight behind the block, and their rate is set by that
+capacity and by how long each stays in flight (measured: 64 ``vpcmpd k, xmm1, [m]`` behind 16
+``imul`` 71 cycles, 64 ``vpcmpd k, xmm1, xmm2`` 63, which still run 0.50 a copy: a copy from
+memory stays in flight a load's latency longer; 64 ``vpcmpeqd xmm, xmm1, [m]`` 48).  The block
+alone is measured too.  It runs for a figure still off the port grid after the
+other processes (throughput.py), and for the forms :func:`suspect` names.
+"""
+from __future__ import annotations
+
+from ..errors import CycleBenchError
+from . import connectors as C
+from .comparing import TP_TOL
+from .session import Session, used_gprs
+
+BLOCK = 16              # dependent imul: about 48 cycles that hold retirement back
+FILL = 0.9              # the copies' own figure needs at most this share of the block
+MAX_COPIES = 64
+MIN_COPIES = 8
+
+
+def suspect(form) -> bool:
+    """A form whose copies are probed even on the port grid: it writes a mask register from a
+    memory operand, the kind the probe found limited in flight on Zen 4 (0.58 = 7/12 a copy
+    is on the grid)."""
+    mem = form.memory_operand
+    return (mem is not None and mem.read and
+            any(op.kind == "reg" and op.cls == "K" and op.write and not op.is_mask for op in form.operands))
+
+
+def probe(session: Session, copies: list[str], init: list[str], figure: float, pattern: int) -> dict:
+    """{"block", "copies", "cycles", "block_cycles", "limited"}: ``copies`` (the independent copies'
+    lines, repeated as needed) behind the imul block, against the block alone."""
+    out = {"block": None, "copies": None, "cycles": None, "block_cycles": None, "limited": None, "error": None}
+    try:
+        r = C.scratch_gpr(used_gprs(*copies, *init))
+    except C.NoConnector as e:
+        out["error"] = str(e)
+        return out
+    block = [f"imul {r}, {r}"] * BLOCK
+    out["block"] = f"imul {r}, {r} x{BLOCK}"
+    try:
+        alone = session.measure(block, init, pattern=pattern)
+        n = min(MAX_COPIES, int(FILL * alone.value / figure)) if figure > 0 else 0
+        if n < MIN_COPIES:
+            out["error"] = f"the block ({alone.value:.1f} cycles) holds fewer than {MIN_COPIES} copies"
+            return out
+        group = session.measure(block + [copies[i % len(copies)] for i in range(n)], init, pattern=pattern)
+    except CycleBenchError as e:
+        out["error"] = e.cause
+        return out
+    out.update(copies=n, cycles=group.value, block_cycles=alone.value,
+               limited=bool(alone.stable and group.stable and group.value > alone.value * (1 + TP_TOL)))
+    return out
+
+
+def cause(tp: dict) -> str | None:
+    """The cause text for a throughput figure the probe found window-limited, else None."""
+    w = tp.get("window") or {}
+    if not w.get("limited"):
+        return None
+    return (f"limited in flight here: {w['copies']} copies behind a {w['block_cycles']:.0f}-cycle block that holds "
+            f"retirement back take {w['cycles']:.1f} cycles where their own figure needs "
+            f"{w['copies'] * tp['value']:.1f}: fewer than {w['copies']} fit in flight at once, so the copies' rate is set "
+            "by that capacity and by how long each stays in flight, not by the ports")
