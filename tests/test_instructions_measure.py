@@ -458,8 +458,8 @@ def test_throughput_keeps_the_faster_of_16_and_4_copies(cat):
     form = cat.get("VPTESTNMD (K, XMM, M128)")
     tp = measure_throughput(Session(measure_fn=ByCopies({FEW_COPIES: 0.50, "else": 0.58})), form)
     assert tp["value"] == pytest.approx(0.50) and tp["copies"] == FEW_COPIES
-    assert tp["by_copies"] == {"16": pytest.approx(0.58), str(FEW_COPIES): pytest.approx(0.50),
-                               "8": pytest.approx(0.58)}
+    # a copy under a cycle with 4: 8 copies are not tried
+    assert tp["by_copies"] == {"16": pytest.approx(0.58), str(FEW_COPIES): pytest.approx(0.50)}
     assert len(tp["code"].splitlines()) == FEW_COPIES
     # within noise of each other: the full count stays
     tp = measure_throughput(Session(measure_fn=ByCopies({FEW_COPIES: 0.495, "else": 0.50})), form)
@@ -467,6 +467,7 @@ def test_throughput_keeps_the_faster_of_16_and_4_copies(cat):
     # 8 copies, uops.info's other count, when it is the fastest
     tp = measure_throughput(Session(measure_fn=ByCopies({8: 0.67, "else": 1.0})), cat.get("VCOMPRESSPD (XMM, K, XMM)"))
     assert tp["copies"] == 8 and tp["value"] == pytest.approx(0.67) and len(tp["code"].splitlines()) == 8
+    assert set(tp["by_copies"]) == {"16", str(FEW_COPIES), "8"}
     # read-modify-write memory keeps its 32 copies (each address chains through a store-forward)
     rmw = measure_throughput(Session(measure_fn=ByCopies({FEW_COPIES: 0.1, "else": 1.0})),
                              cat.get("AND (M32, I8)"))

@@ -116,6 +116,9 @@ def copies_for(form: Form) -> int:
 
 FEW_COPIES = 4          # also measured (uops.info tries 1, 4, 8 and all its copies)
 FEW_COUNTS = (FEW_COPIES, 8)
+MID_AFTER = 0.95        # 8 copies only where 4 take a cycle a copy or more: the only three of 572
+                        # forms 8 made faster read 1.00 with 4 (Zen 4, vpexpand*), and 8 on every
+                        # form cost a fifth of the forms a minute (256 -> 208, 300 forms)
 FEW_GAIN = 0.03         # kept when this much faster than the full count: beyond noise
 
 
@@ -247,6 +250,8 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
         # 16); no count can show a figure below the core's own
         doc["by_copies"] = {str(len(cps.instances)): m.value}
         for n in FEW_COUNTS:
+            if n != FEW_COPIES and doc["by_copies"].get(str(FEW_COPIES), 0) < MID_AFTER:
+                continue
             few = _fewer(session, form, scratch, stride, breakers, pattern, n)
             if few is None:
                 continue
