@@ -10,8 +10,8 @@ import pytest
 from cyclebench.instructions.agreement import NOT_IN_CATALOGUE, targets
 from cyclebench.instructions.catalogue import Catalogue, normalize_name
 from cyclebench.instructions.coverage import NO_FORM, Index, spellings, summary, summary_lines
-from cyclebench.instructions.instantiate import (check, independent_copies, instantiate,
-                                                 latency_pairs, verified)
+from cyclebench.instructions.instantiate import check, instantiate, latency_pairs, verified
+from cyclebench.instructions.copies import independent_copies
 from cyclebench.instructions.published import read_csv
 from cyclebench.instructions.reference import column
 

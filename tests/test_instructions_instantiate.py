@@ -4,8 +4,8 @@ import re
 import pytest
 
 from cyclebench.instructions.catalogue import Catalogue
-from cyclebench.instructions.instantiate import (chain, check, independent_copies, instantiate,
-                                                 latency_pairs, verified)
+from cyclebench.instructions.copies import independent_copies
+from cyclebench.instructions.instantiate import chain, check, instantiate, latency_pairs, verified
 
 
 @pytest.fixture(scope="module")
@@ -134,7 +134,7 @@ def test_copies_never_write_a_fixed_register_the_form_reads(cat):
 
 
 def test_balanced_count_writes_every_rotating_register_equally(cat):
-    from cyclebench.instructions.instantiate import balanced_count
+    from cyclebench.instructions.copies import balanced_count
     pavgb = cat.get("PAVGB (MM, MM)")              # 7 MMX destinations (mm2 is the source)
     assert balanced_count(pavgb, independent_copies(pavgb, 16).instances) == 14
     k = cat.get("VPTESTNMD (K, YMM, YMM)")          # 8 mask destinations: 16 is balanced

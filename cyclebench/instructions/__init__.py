@@ -10,8 +10,8 @@ Entry points::
 """
 from .catalogue import Catalogue, normalize_name
 from .forms import Form, Operand
-from .instantiate import (Instance, LatencyPair, chain, check, independent_copies, instantiate,
-                          latency_pairs, verified)
+from .instantiate import Instance, LatencyPair, chain, check, instantiate, latency_pairs, verified
+from .copies import independent_copies
 from .notation import by_extension, by_mnemonic, resolve, resolve_one
 
 __all__ = ["Catalogue", "Form", "Operand", "Instance", "LatencyPair", "normalize_name", "resolve",

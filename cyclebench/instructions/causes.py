@@ -7,7 +7,7 @@ from __future__ import annotations
 from .comparing import (ABS_TOL, LAT_TOL, TP_TOL, agrees, compared_pairs, issue_bound, ours, theirs,
                         unsettled, within)
 from . import window
-from .instantiate import rmw_stride
+from .copies import rmw_stride
 
 DATA_DEPENDENT_RATIO = 20.0     # a figure this many times the published one: a slow path, suspected
 

@@ -8,7 +8,7 @@ CPU is the running core's ``-mcpu`` from the microarchitecture table (machine/ua
   scheduling model *says*.
 * **simulated** -- what llvm-mca's pipeline simulation makes of the same code the timing layer
   will run (``-iterations=N``, ``Total Cycles`` / (N x copies)):
-  ``throughput`` from :func:`instantiate.independent_copies` (8 copies, no dependencies between
+  ``throughput`` from :func:`copies.independent_copies` (8 copies, no dependencies between
   them); ``latency`` from :func:`instantiate.chain` for one latency pair (one instruction whose
   output feeds its own input next iteration), i.e. cycles per link of the dependency chain.
 
@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 from ..errors import UsageError
 from .forms import Form
-from .instantiate import Instance, LatencyPair, chain, independent_copies, instantiate
+from .instantiate import Instance, LatencyPair, chain, instantiate
+from .copies import independent_copies
 
 CANDIDATES = ("llvm-mca-16", "llvm-mca")
 

@@ -1,6 +1,6 @@
 """Throughput of one form: cycles per instruction over independent copies.
 
-:func:`instantiate.independent_copies` gives 16 copies (written registers rotate, EVEX forms also
+:func:`copies.independent_copies` gives 16 copies (written registers rotate, EVEX forms also
 through the upper 16 vector registers; stores go to distinct addresses), and 4 copies are measured
 too: the faster count is kept (uops.info tries several), and a full count off the port grid runs in
 more runner processes, the fastest kept (:func:`_other_processes`: a process can settle in a slower state).  What the ISA does not
@@ -38,7 +38,8 @@ from . import connectors as C
 from . import window
 from .comparing import TP_TOL, agrees
 from .forms import Form
-from .instantiate import LINE, balanced_count, independent_copies, rmw_stride, verified
+from .instantiate import verified
+from .copies import LINE, balanced_count, independent_copies, rmw_stride
 from .session import DIVIDEND, THROUGHPUT_COPIES, Measured, Session, form_init, used_gprs, value_pattern
 
 

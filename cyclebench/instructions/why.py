@@ -27,7 +27,8 @@ from ..errors import CycleBenchError
 from . import connectors as C
 from .comparing import LAT_TOL, TP_TOL, agrees, ours, theirs
 from .forms import Form
-from .instantiate import AREA_GUARD, LINE, independent_copies, instantiate, latency_pairs, rmw_stride
+from .instantiate import AREA_GUARD, instantiate, latency_pairs
+from .copies import LINE, independent_copies, rmw_stride
 from .mask_chain import whole
 from .session import Session, form_init, value_pattern
 from .throughput import ALL_ONES, BREAKERS, measure_throughput

@@ -3,7 +3,7 @@
 A mix of ``a`` instances of form A and ``b`` of form B is repeated until it holds at least
 :data:`MIN_INSTANCES` instructions and :data:`MIN_COPIES` copies of each form (see
 :func:`repeats`), A and B interleaved evenly.  Each form's copies come from
-:func:`instantiate.independent_copies` (written registers rotate); A's copies pick their
+:func:`copies.independent_copies` (written registers rotate); A's copies pick their
 registers from one half of every register pool and B's from the other half, and neither picks
 the other's implicit or fixed registers; B's memory operands address another part of the data
 area (a load of one form and a store of the other would otherwise chain through memory).  :func:`check_independent` then decodes the code with
@@ -20,7 +20,8 @@ import iced_x86
 
 from ...errors import CycleBenchError
 from ..forms import Form
-from ..instantiate import independent_copies, instantiate, verified
+from ..instantiate import instantiate, verified
+from ..copies import independent_copies
 from ..operands import EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, full_register
 from ..session import Session, form_init
 
