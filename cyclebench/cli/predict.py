@@ -57,7 +57,7 @@ def run(args) -> int:
           + (f"; {p.assumed_latency} assumed 1 cycle" if p.assumed_latency and lats else "") + ")")
     if p.upper_charged:
         print(f"  legacy-SSE writes under a dirty ZMM state: {p.upper_charged} charged {factor:g} times ({where})")
-    elif factor is None and any(w != 1.0 for w in upper.weights(decode(args.block), 2.0)):
+    elif factor is None and any(upper.exposed(decode(args.block))):
         print(f"  legacy-SSE writes under a dirty ZMM state: charged nothing ({where})")
     if p.unknown:
         print(f"  not in the model (the resource bound is a lower bound): {', '.join(sorted(set(p.unknown)))}")

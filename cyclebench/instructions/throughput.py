@@ -257,7 +257,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             if few is None:
                 continue
             doc["by_copies"][str(n)] = few[0].value
-            if few[0].stable and few[0].value < m.value * (1 - FEW_GAIN):
+            if _faster(m, few[0]) is few[0]:
                 m, cps, pre, unbroken = few
                 doc.update(copies=n, carried=list(cps.carried), breakers=pre)
     if len(cps.instances) > FEW_COPIES and not on_port_grid(m.value):

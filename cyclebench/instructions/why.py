@@ -31,6 +31,7 @@ from .instantiate import AREA_GUARD, instantiate, latency_pairs
 from .copies import LINE, independent_copies, rmw_stride
 from .mask_chain import whole
 from .session import Session, form_init, value_pattern
+from .zeroed_source import LINKS, vector_chain
 from .throughput import ALL_ONES, BREAKERS, measure_throughput
 
 
@@ -109,9 +110,6 @@ def _pair_variants(p: dict) -> list[tuple[str, float]]:
     return out
 
 
-CHAIN_LINKS = 5        # uops.info's connector for a form of throughput up to 2: cRep + 1 links
-
-
 def _vector_chains(session: Session, form: Form) -> list[tuple[str, float]]:
     """Each pair between two different vector register operands measured with uops.info's own
     connector (nanoBench ``getChainInstrForVectorRegs``: ``vandpd src, dst, dst`` or ``vpand``, then
@@ -132,13 +130,13 @@ def _vector_chains(session: Session, form: Form) -> list[tuple[str, float]]:
             continue
         src = C.vec(src, max(a.bits, b.bits))
         for op in ("vandpd", C.vand(src)):
-            lines = [inst.text, f"{op} {src}, {dst}, {dst}"] + [f"{op} {src}, {src}, {src}"] * (CHAIN_LINKS - 1)
             try:
-                m = session.measure(lines, form_init(form, inst), pattern=value_pattern(form))
+                m = session.measure(vector_chain(inst.text, src, dst, op), form_init(form, inst),
+                                    pattern=value_pattern(form))
             except CycleBenchError:
                 continue
-            out.append((f"latency pair {pair}, uops.info's chain ({op} x{CHAIN_LINKS}, {m.value:.2f} cycles "
-                        "read as int(cycles + .2) minus the links)", float(max(0, whole(m.value) - CHAIN_LINKS))))
+            out.append((f"latency pair {pair}, uops.info's chain ({op} x{LINKS}, {m.value:.2f} cycles "
+                        "read as int(cycles + .2) minus the links)", float(max(0, whole(m.value) - LINKS))))
     return out
 
 

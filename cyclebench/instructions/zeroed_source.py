@@ -37,7 +37,7 @@ METHOD = "source zeroed, vandpd chain (uops.info's configuration)"
 _NARROW = re.compile(r"(XMMM|RM|R|M)(8|16|32|64)")
 
 
-def _narrow_last_source(form: Form, start_pos: int) -> bool:
+def _narrow_last_source(form: Form) -> bool:
     """The iced operand after the first source is narrower than a vector register."""
     tokens = form.code_name.split("_")
     try:
@@ -59,12 +59,19 @@ def applies(form: Form, pair: LatencyPair) -> bool:
     regs = [op for op in form.operands if op.kind == "reg" and not op.is_mask]
     return (src.kind == dst.kind == "reg" and src.cls == dst.cls == "XMM" and src.read and not src.write
             and dst.write and not dst.read and len(regs) >= 2 and regs[1].pos == src.pos
-            and _narrow_last_source(form, s.pos))
+            and _narrow_last_source(form))
 
 
 def _zero(reg: str) -> str:
     op = "vpxord" if int(re.sub(r"\D", "", reg)) >= 16 else "vpxor"
     return f"{op} {reg}, {reg}, {reg}"
+
+
+def vector_chain(text: str, src: str, dst: str, op: str = "vandpd") -> list[str]:
+    """uops.info's chain for a pair between two vector registers (nanoBench
+    ``getChainInstrForVectorRegs``): the form, ``op src, dst, dst``, then LINKS - 1 more
+    ``op src, src, src``."""
+    return [text, f"{op} {src}, {dst}, {dst}"] + [f"{op} {src}, {src}, {src}"] * (LINKS - 1)
 
 
 def code(form: Form, pair: LatencyPair):
@@ -74,8 +81,7 @@ def code(form: Form, pair: LatencyPair):
     src, dst = inst.regs[pair.start.pos], inst.regs[pair.end.pos]
     if src == dst:
         raise ValueError(f"{form.name}: one register for both ends of {pair}")
-    lines = [inst.text, f"vandpd {src}, {dst}, {dst}"] + [f"vandpd {src}, {src}, {src}"] * (LINKS - 1)
-    return inst, lines, [_zero(src)]
+    return inst, vector_chain(inst.text, src, dst), [_zero(src)]
 
 
 def measure(session: Session, form: Form, pair: LatencyPair, pattern: int | None = None) -> dict:

@@ -14,12 +14,13 @@ or machine code bytes and gives two bounds, each shown:
   data (:func:`chain_bound`); addresses through different expressions are taken for distinct.
 
 With ``floors`` (repair.PairFloors), a mix of two of the block's forms' classes read in the
-block's own ratio is one more bound among the resources.  The prediction is the larger of the two.  Forms the model does not know make the resource bound
-a lower bound (listed in ``unknown``).  A zero idiom (``xor eax, eax``) takes only its share of
-the front end: the renamer zeroes the register, while the model's form was measured with two
-distinct registers.  A legacy-SSE XMM write under a dirty upper vector state reads its
-destination's kept part and, given the factor upper.probe measures, takes its resources that
-many times (upper.py holds the measurements).
+block's own ratio is one more bound among the resources.  The prediction is the larger of the
+two bounds.  Forms the model does not know make the resource bound a lower bound (listed in
+``unknown``).  A zero idiom (``xor eax, eax``) takes only its share of the front end: the renamer
+zeroes the register, while the model's form was measured with two distinct registers.  A
+legacy-SSE XMM write under a dirty upper vector state reads its destination's kept part and,
+given the factor upper.probe measures, takes its resources that many times (upper.py holds the
+measurements).
 """
 from __future__ import annotations
 
@@ -308,7 +309,8 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     charged: dict[str, float] = {}                # counts weighted by upper.weights
     unknown = []
     front_only = 0                 # zero idioms: the front end's share only (the model's forms
-    weight = upper.weights(instructions, upper_factor)       # were measured with distinct registers)
+                                   # were measured with distinct registers)
+    weight = upper.weights(instructions, upper_factor)
     for ins, f, w in zip(instructions, forms, weight):
         if zero_idiom(ins):
             front_only += 1

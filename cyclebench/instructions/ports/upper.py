@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import iced_x86
 
+from .model import FRONT_END
+
 PROBE = [f"cvtdq2ps xmm{n}, xmm9" for n in (1, 2, 3, 4, 5, 6, 7, 8)]
 DIRTY_ZMM = ["vpxord zmm9, zmm9, zmm10"]
 _X = iced_x86.RegisterExt
@@ -86,15 +88,19 @@ def computes(ins: iced_x86.Instruction) -> bool:
                for u in info.used_registers())
 
 
+def exposed(instructions: list[iced_x86.Instruction]) -> list[bool]:
+    """Per instruction: a legacy-SSE XMM write that computes from registers while a ZMM register
+    dirties the state, the instructions a factor charges."""
+    state = dirty(instructions, wide=True)
+    return [s and legacy_xmm_write(ins) and computes(ins) for ins, s in zip(instructions, state)]
+
+
 def weights(instructions: list[iced_x86.Instruction], factor: float | None) -> list[float]:
     """How many times each instruction takes its form's resources: ``factor`` (:func:`probe`) for
-    a legacy-SSE XMM write that computes from registers while a ZMM register dirties the state,
-    1 for the rest and for everything without a factor."""
+    the :func:`exposed` ones, 1 for the rest and for everything without a factor."""
     if not factor or factor == 1.0:
         return [1.0] * len(instructions)
-    state = dirty(instructions, wide=True)
-    return [factor if s and legacy_xmm_write(ins) and computes(ins) else 1.0
-            for ins, s in zip(instructions, state)]
+    return [factor if e else 1.0 for e in exposed(instructions)]
 
 
 BINDING = 0.9           # a usage within this share of the form's time alone is a pipe that bounds it
@@ -108,7 +114,6 @@ def loads(model, counts: dict[str, int], weighted: dict[str, float]) -> dict[str
     wide µop does; the smaller usages the inference spreads a form over are not doubled (Zen 4:
     a random block of ``subss``, ``movsd`` and a ZMM ``vpternlogd`` read 1.50 cycles, doubling
     every usage said 1.77, the pipes only 1.57)."""
-    from .model import FRONT_END
     out = model.loads(counts)
     for f, n in counts.items():
         extra = weighted.get(f, n) - n
