@@ -307,6 +307,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     forms = [form_of(ins, catalogue, model) or f"?{_mnemonic(ins).lower()}" for ins in instructions]
     counts: dict[str, int] = {}
     charged: dict[str, float] = {}                # counts weighted by upper.weights
+    extra = 0                                     # of them, instructions charged more than once
     unknown = []
     front_only = 0                 # zero idioms: the front end's share only (the model's forms
                                    # were measured with distinct registers)
@@ -317,6 +318,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         elif f in model.usage:
             counts[f] = counts.get(f, 0) + 1
             charged[f] = charged.get(f, 0.0) + w
+            extra += w != 1.0
         else:
             unknown.append(f)
     if counts:
@@ -342,4 +344,4 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         lats.append(v)
     chain = chain_bound(instructions, lats)
     return Prediction(max(res, chain), res, binding, chain, forms, unknown, assumed,
-                      latency_source if latencies else "assumed 1 cycle", sum(w != 1.0 for w in weight))
+                      latency_source if latencies else "assumed 1 cycle", extra)
