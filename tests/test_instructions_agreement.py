@@ -227,9 +227,18 @@ def test_an_exact_latency_also_matches_by_uops_infos_whole_cycle_reading():
     assert whole_reading(4.38, "exact", 4.0, False)          # int(4.38 + .2) = 4
     assert whole_reading(0.85, "exact", 1.0, False)          # int(1.05) = 1
     assert not whole_reading(4.85, "exact", 4.0, False)      # reads 5
-    assert not whole_reading(4.38, "upper", 4.0, False)      # a bound is no reading
-    assert not whole_reading(4.38, "exact", 4.0, True)       # nor is a published bound
+    assert not whole_reading(4.38, "upper", 4.0, False)      # a bound is no reading of an exact figure
     assert not whole_reading(0.6, "exact", 0.5, False)       # a fraction is no whole-cycle figure
+
+
+def test_a_bound_matches_a_published_bound_by_uops_infos_whole_cycle_reading():
+    from cyclebench.instructions.agreement import whole_reading
+    # movbe eax, [m] through a store and a load: at most 7.70 here, uops.info publishes <=7
+    assert whole_reading(7.70, "upper", 7.0, True)           # int(7.90) = 7
+    assert whole_reading(6.41, "upper", 6.0, True)
+    assert whole_reading(4.38, "exact", 5.0, True)           # below the bound however read
+    assert not whole_reading(7.85, "upper", 7.0, True)       # int(8.05) = 8
+    assert not whole_reading(10.0, "upper", 8.0, True)
 
 
 def test_a_throughput_that_matches_the_published_port_figure_says_so():

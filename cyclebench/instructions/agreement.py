@@ -9,8 +9,8 @@ records on three figures:
 * **largest latency** with its upper end,
 * **throughput** with the *measured* published value (the second of ``0.50 / 1.00``).
 
-An exact latency also matches when uops.info's own reading of a chain, ``int(cycles + .2)``,
-gives the published whole number (:func:`whole_reading`).
+A latency also matches when uops.info's own reading of a chain, ``int(cycles + .2)``, gives the
+published whole number, or for a published bound no more than it (:func:`whole_reading`).
 
 A figure matches when it is within ``LAT_TOL`` (latency) or ``TP_TOL`` (throughput) relative, or
 ``ABS_TOL`` cycles.  A published upper bound (``≤7``) is matched by any figure at or below it (plus
