@@ -31,3 +31,32 @@ def test_forms_probed_on_the_grid_write_a_mask_register_from_memory(cat):
     assert window.suspect(cat.get("VPCMPD (K, XMM, M128, I8)")) and window.suspect(cat.get("KMOVW (K, M16)"))
     for name in ("VPCMPD (K, XMM, XMM, I8)", "VPADDD (XMM, XMM, M128)", "KMOVW (M16, K)"):
         assert not window.suspect(cat.get(name)), name
+
+
+def test_a_gathers_copies_are_also_measured_without_their_mask_set_up(cat):
+    from cyclebench.instructions.throughput import measure_throughput
+    form = cat.get("VPGATHERDD (XMM, VSIB_XMM, XMM)")
+    fake = Fake({}, default=80.0)
+    tp = measure_throughput(Session(measure_fn=fake), form, processes=1)
+    unset = tp["mask_unset"]
+    assert "vpcmpeqd" in tp["code"] and "vpcmpeqd" not in unset["code"]
+    assert unset["code"].count("vpgatherdd") == tp["code"].count("vpgatherdd")
+    assert unset["value"] == pytest.approx(80.0 / unset["code"].count("vpgatherdd"))
+    # not a gather: nothing to leave unset
+    assert "mask_unset" not in measure_throughput(Session(measure_fn=fake), cat.get("VPADDD (XMM, XMM, XMM)"))
+
+
+def test_a_gather_that_reads_the_published_figure_without_its_mask_set_up_says_so():
+    from types import SimpleNamespace
+
+    from cyclebench.instructions.agreement import cause
+    from cyclebench.instructions.causes import MASK_UNSET_CAUSE
+    rec = SimpleNamespace(throughput=SimpleNamespace(lo=4.0, hi=4.0, lo_upper_bound=False, hi_upper_bound=False),
+                          throughput_text="2.50 / 4.00", latency=None)
+    tp = {"value": 5.0, "bound": "exact", "carried": [], "stable": True,
+          "mask_unset": {"value": 4.0, "stable": True}}
+    doc = {"throughput": tp, "notes": [], "latency": []}
+    assert cause(doc, rec, None, "throughput").startswith(MASK_UNSET_CAUSE + ": without the per-copy mask "
+                                                          "set-up the copies read 4.00")
+    tp["mask_unset"]["value"] = 4.6                   # not the published figure: no claim
+    assert cause(doc, rec, None, "throughput") == "unexplained"

@@ -107,6 +107,10 @@ def cause(doc: dict, rec, form, figure: str) -> str:
             and not agrees(ports, their, False, TP_TOL):
         return (f"published measurement differs from its own port figure: {rec.throughput_text} (ports / "
                 "measured), ours matches the port figure")
+    unset = (doc.get("throughput") or {}).get("mask_unset") or {}
+    if unset.get("stable") and their is not None and agrees(unset.get("value"), their, False, TP_TOL):
+        return (f"{MASK_UNSET_CAUSE}: without the per-copy mask set-up the copies read {unset['value']:.2f} "
+                "here, as published; with it every copy loads or stores every lane")
     limited = window.cause(doc.get("throughput") or {})
     if limited:
         return limited
@@ -118,6 +122,8 @@ def cause(doc: dict, rec, form, figure: str) -> str:
 
 
 PROCESS_CAUSE = "varies between runner processes"
+MASK_UNSET_CAUSE = ("uops.info's copies leave the gather/scatter mask empty (the form clears it and its "
+                    "copies never set it again, so they move no lane)")
 
 
 def _port_figure(rec) -> float | None:
