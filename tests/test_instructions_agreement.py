@@ -140,23 +140,6 @@ def test_an_unstable_figure_is_reported_apart_from_the_rate(tmp_path):
     assert "1/1 (100.0%), 1 unsettled" in tp["rate"] and not a["mismatches"]
 
 
-def test_a_published_memory_bound_is_not_compared_where_no_memory_pair_was_measured(tmp_path):
-    p = tmp_path / "ref.csv"
-    p.write_text('instruction,family,latency,throughput\n"VGATHERQPD (XMM, XMM)",AVX2GATHER,"[≤0;13]",4.00\n'
-                 '"SLOW (YMM, M256)",AVX,"[≤3;8]",0.50\n', encoding="utf-8")
-    cat = FakeCatalogue([form("VGATHERQPD (XMM, XMM)"), form("SLOW (YMM, M256)")])
-    gather = doc("VGATHERQPD (XMM, XMM)", [4.0, 13.0], 4.0)        # register pairs only
-    slow = doc("SLOW (YMM, M256)", [8.0, 8.0], 0.5)
-    slow["latency"][0]["start"] = "mem op1 (M256)"                  # its memory pair was measured
-    a = agreement(targets(read_csv(str(p)), cat), {"VGATHERQPD (XMM, XMM)": gather, "SLOW (YMM, M256)": slow},
-                  "ref.csv", "here")
-    lo = a["figures"]["latency_min"]
-    assert lo["compared"] == 1 and lo.get("match", 0) == 0 and lo["unmeasured bound"] == 1
-    assert "1 published memory bound(s) with no memory pair measured here" in lo["rate"]
-    assert [m["form"] for m in a["mismatches"] if m["figure"] == "latency_min"] == ["SLOW (YMM, M256)"]
-    assert a["figures"]["latency_max"]["match"] == 2
-
-
 def test_a_memory_pair_bound_against_a_figure_without_memory_pairs(tmp_path):
     from cyclebench.instructions.agreement import MEMORY_PAIR_CAUSE, cause
     p = tmp_path / "ref.csv"

@@ -10,10 +10,7 @@ records on three figures:
 * **throughput** with the *measured* published value (the second of ``0.50 / 1.00``).
 
 A latency also matches when uops.info's own reading of a chain, ``int(cycles + .2)``, gives the
-published whole number, or for a published bound no more than it (:func:`whole_reading`).  A
-published smallest latency that is a bound (``≤0``: uops.info marks memory and address pairs so)
-is not compared where none of the form's memory pairs was measured here (gathers and scatters):
-it is counted apart (``unmeasured bound``), as unsettled figures are.
+published whole number, or for a published bound no more than it (:func:`whole_reading`).
 
 A figure matches when it is within ``LAT_TOL`` (latency) or ``TP_TOL`` (throughput) relative, or
 ``ABS_TOL`` cycles.  A published upper bound (``≤7``) is matched by any figure at or below it (plus
@@ -103,17 +100,6 @@ def _differs(evidence: dict | None, label: str, rec, figure: str, our: float, to
     return f"microarchitecture differs: {label} reads {_published_text(ev, figure)}, as measured here"
 
 
-UNMEASURED_BOUND = ("the published smallest latency is a bound (≤), which uops.info gives its memory and "
-                    "address pairs only, and none of the form's memory pairs is measured here (a gather's or "
-                    "scatter's: a connector cannot store through a VSIB address)")
-
-
-def _memory_pairs(doc: dict) -> bool:
-    """Whether any memory or address pair of the form was measured."""
-    return any(str(p.get("start", "")).startswith(("mem ", "addr ")) and p.get("value") is not None
-               for p in doc.get("latency") or [])
-
-
 def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, measured_on: str,
               cause_fn: Callable = cause, evidence: dict | None = None,
               evidence_label: str = "") -> dict:
@@ -154,10 +140,6 @@ def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, m
                 ok = True
             row[f] = {"ours": our, "ours_bound": bound, "published": their,
                       "published_bound": their_bound, "match": ok}
-            if ok is False and f == "latency_min" and their_bound and not _memory_pairs(doc):
-                row[f].update(match=None, not_compared=UNMEASURED_BOUND)
-                figs[f]["unmeasured bound"] += 1         # reported apart, as the unsettled ones
-                continue
             if ok is None:
                 figs[f]["not comparable"] += 1
                 continue
@@ -196,10 +178,8 @@ def _rated(c: Counter) -> dict:
     """The counts plus their match rate as text ('97/100 (97.0%)'); figures whose measurement
     stayed unstable are counted apart, never in the rate."""
     n, k, u = c.get("compared", 0), c.get("match", 0), c.get("unsettled", 0)
-    b = c.get("unmeasured bound", 0)
     rate = f"{k}/{n} ({100 * k / n:.1f}%)" if n else "—"
-    return {**c, "rate": rate + (f", {u} unsettled (unstable, left out)" if u else "")
-            + (f", {b} published memory bound(s) with no memory pair measured here (left out)" if b else "")}
+    return {**c, "rate": rate + (f", {u} unsettled (unstable, left out)" if u else "")}
 
 
 def summary_lines(a: dict) -> list[str]:
