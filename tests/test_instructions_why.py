@@ -41,3 +41,12 @@ def test_uops_infos_vector_chain_is_read_as_uops_info_reads_it():
     got = dict(_vector_chains(s, form))
     assert sorted(got.values()) == [5.0, 6.0]          # int(10.4 + .2) - 5, int(11.5 + .2) - 5
     assert all("uops.info's chain" in k and "op1 (ZMM) -> op0 (ZMM)" in k for k in got)
+
+
+def test_a_gathers_copies_without_their_mask_set_up_are_a_variant():
+    from cyclebench.instructions.why import _mask_unset
+    doc = {"throughput": {"value": 5.0, "mask_unset": {"value": 4.0, "stable": True}}}
+    (v,) = _mask_unset(doc, 4.0, False, 0.07)
+    assert v["variant"].startswith("mask not set again before each copy") and v["reproduces"] is True
+    assert _mask_unset(doc, 5.0, False, 0.07)[0]["reproduces"] is False
+    assert _mask_unset({"throughput": {"value": 0.5}}, 0.5, False, 0.07) == []      # not a gather

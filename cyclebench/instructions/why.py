@@ -10,6 +10,7 @@ differently (issue 9), each measured here on the same form:
 * **operand values**: 1.0 per element (sign bits clear) and all bits set (every mask lane on);
 * **addresses** of read-modify-write copies: one operand width apart (ours), one cache line per
   copy, one shared address;
+* a gather's or scatter's **mask** not set again before each copy, as uops.info's copies run;
 * **the same register** for every register operand against distinct ones (latency: the
   characterisation measures both, and their entries are listed);
 * **uops.info's own chain** for a pair between two vector registers (``vandpd``/``vpand``
@@ -67,6 +68,7 @@ def explain(session: Session, form: Form, doc: dict, rec) -> dict:
         if figure == "throughput" and their is not None:
             for text, kw in _tp_variants(form):
                 entry["variants"].append(_run_tp(session, form, text, kw, their, their_bound, tol))
+            entry["variants"] += _mask_unset(doc, their, their_bound, tol)
         elif their is not None:
             for p in doc.get("latency") or []:
                 if p.get("value") is None:
@@ -85,6 +87,17 @@ def explain(session: Session, form: Form, doc: dict, rec) -> dict:
                                           "reproduces": agrees(value, their, their_bound, tol)})
         out["figures"].append(entry)
     return out
+
+
+def _mask_unset(doc: dict, their, their_bound, tol) -> list[dict]:
+    """A gather's or scatter's copies without the per-copy mask set-up, as uops.info's copies run
+    (measured with the throughput, throughput.py), as a variant."""
+    unset = (doc.get("throughput") or {}).get("mask_unset") or {}
+    if unset.get("value") is None:
+        return []
+    return [{"variant": "mask not set again before each copy (uops.info's copies: empty after the first)",
+             "value": unset["value"], "stable": unset.get("stable"),
+             "reproduces": agrees(unset["value"], their, their_bound, tol)}]
 
 
 def _pair_variants(p: dict) -> list[tuple[str, float]]:
