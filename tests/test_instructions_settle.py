@@ -37,3 +37,32 @@ def test_a_form_that_stays_unsettled_is_measured_again_once(tmp_path, monkeypatc
     monkeypatch.setattr(bulk, "Session", lambda **kw: None)
     docs = bulk.run(bulk.select(cat, names=["add rax, rbx"]), cpus=[0])
     assert len(calls) == 1 + bulk.SETTLE_ROUNDS and bulk.unsettled_figures(docs[0]) == 1
+
+
+def test_a_pair_bounded_by_a_reference_read_during_a_burst_is_unsettled():
+    from types import SimpleNamespace
+
+    from cyclebench.instructions import connectors as C
+    from cyclebench.instructions.characterize import _closed
+    from cyclebench.instructions.comparing import unsettled
+    from cyclebench.instructions.session import Session
+
+    def measure(code, init=None, **kw):
+        # the mask connector's pinning loops read unstable: its latency stays between 1 and 3
+        v = {"vpcmpuq k1, xmm1, xmm1, 5\nvmovdqu64 xmm1{k1}, xmm1": 4.0, "vmovdqu64 xmm1{k1}, xmm1": 1.0,
+             "vpcmpuq k1, xmm1, xmm1, 5\nkmovq rbx, k1\nkmovq k1, rbx": 5.0}.get(code, 3.0)
+        ev = SimpleNamespace(value=v, uncertainty=0.001, samples=[v] * 3)
+        stable = "vmovdqu64" not in code
+        return SimpleNamespace(events={"cycles": ev}, stable=stable, warnings=[],
+                               stability={"stable": stable, "linearity": {"linear": True}}, backend={})
+
+    s = Session(measure_fn=measure)
+    conn = SimpleNamespace(steps=["vec2k128"], text="vpcmpuq k1, xmm1, xmm1, 5")
+    upper, lower, exact, info = _closed(s, 6.0, conn)
+    assert not exact and info["unsettled_reference"] == ["vec2k128"] and s.unsettled_step("k2vec128")
+    pair = {"start": "op1 (K)", "end": "op0 (XMM)", "value": upper, "bound": "upper", "stable": True,
+            "linear": True, "connector": info}
+    assert unsettled({"latency": [pair]}, "latency_max")
+    pair["connector"] = {**info, "unsettled_reference": []}     # a settled reference: a bound, not unsettled
+    assert not unsettled({"latency": [pair]}, "latency_max")
+    assert not C.PINNING.get("alu")                             # only the mask steps are pinned

@@ -254,6 +254,8 @@ def _closed(session: Session, cycles: float, conn: C.Connector) -> tuple[float, 
     if hi_c is not None and hi_c - lo_c <= EXACT_SLACK * len(bounds):
         value = max(0.0, C.whole_cycles(cycles) - lo_c)
         return value, value, True, info
+    # bounds loosened by a reference read during a burst: a figure still to measure (comparing.unsettled)
+    info["unsettled_reference"] = [s for s in conn.steps if session.unsettled_step(s)]
     return max(0.0, cycles - lo_c), None if hi_c is None else max(0.0, cycles - hi_c), False, info
 
 

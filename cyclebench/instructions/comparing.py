@@ -127,12 +127,14 @@ def whole_reading(our: float | None, our_bound: str | None, their: float | None,
 
 
 def unsettled(doc: dict, figure: str) -> bool:
-    """The measurement behind ``figure`` stayed unstable (or not linear in the copies): a figure
-    still to measure, never a match or a mismatch."""
+    """The measurement behind ``figure`` stayed unstable (or not linear in the copies, or a pair's
+    connector bounds came from a reference loop read only while unstable): a figure still to
+    measure, never a match or a mismatch."""
     if figure == "throughput":
         part = doc.get("throughput") or {}
         return part.get("stable") is False or part.get("linear") is False
-    return any(p.get("stable") is False or p.get("linear") is False for p in compared_pairs(doc))
+    return any(p.get("stable") is False or p.get("linear") is False
+               or (p.get("connector") or {}).get("unsettled_reference") for p in compared_pairs(doc))
 
 
 def issue_bound(value: float | None, tp: dict | None) -> bool:

@@ -161,6 +161,14 @@ class Session:
             return value, value
         return ref["lower"], ref["upper"]
 
+    def unsettled_step(self, step: str) -> bool:
+        """The step's reference loop, or the pin that fixes it, was read only while unstable in this
+        process: bounds taken from it are loose because the host was busy, not because of the step."""
+        ref = self.refs.get(C.reference_of(step)) or {}
+        pin = C.partner_of_pinned(step)
+        pinned = self.refs.get("pin:" + pin) if pin else None
+        return ref.get("stable") is False or bool(pinned and pinned.get("stable") is False)
+
     def _pin(self, step: str) -> float | None:
         """A pinned step's latency (connectors.pinned), measured once; None where it fails."""
         key = "pin:" + step
