@@ -688,3 +688,21 @@ def test_a_pin_read_during_a_burst_is_read_again_when_next_needed():
     assert s._pin("vec2k512") is None                   # three unstable readings: not pinned yet
     assert s._pin("vec2k512") == pytest.approx(5.0)     # read again when next needed: pinned
     assert s.refs["pin:vec2k512"]["attempts"] == 2
+
+
+def test_a_pin_off_the_whole_cycle_count_is_read_again_at_once():
+    loop, closing = C.PINNING["vec2k512"]
+    readings = iter([6.22, 6.14])                       # one disturbed reading, then the loop's own 6.14
+
+    class Disturbed(Fake):
+        def __call__(self, code, init=None, **kw):
+            out = super().__call__(code, init, **kw)
+            if code == loop.replace("; ", "\n"):
+                out.events["cycles"].value = next(readings, 6.14)
+            return out
+    s = Session(measure_fn=Disturbed({closing: 1.0}, default=6.0))
+    assert s._pin("vec2k512") == pytest.approx(5.0)     # 5.22 is no step's latency: read again
+    assert s.refs["pin:vec2k512"]["readings"] == [pytest.approx(5.22), 5.0]
+    # a core whose pin stays off a whole count keeps it as measured after REF_ATTEMPTS readings
+    s = Session(measure_fn=Fake({closing: 1.0, loop.replace("; ", "\n"): 6.3}, default=6.0))
+    assert s._pin("vec2k512") == pytest.approx(5.3) and len(s.refs["pin:vec2k512"]["readings"]) == 3
