@@ -12,11 +12,12 @@ capacity and by how long each stays in flight (measured: 64 ``vpcmpd k, xmm1, [m
 ``imul`` 71 cycles, 64 ``vpcmpd k, xmm1, xmm2`` 63, which still run 0.50 a copy: a copy from
 memory stays in flight a load's latency longer; 64 ``vpcmpeqd xmm, xmm1, [m]`` 48).  The block
 alone is measured too.  The same copies do reach 0.50 now and then: ``vptestmq k, ymm1, [m]``
-read 0.50 in about one runner process in twenty (0.58 or 0.61 in the others, whatever the copy
+read 0.50 in 5 of about 80 runner processes (0.58 or 0.61 in the others, whatever the copy
 count, the loop and unroll, the load addresses, the operand values or the code's alignment), and
 in none of 30 processes with the address space not randomised (``setarch -R``): a state of the
-core or its host that the copies cannot choose, so the probe's reading is given as the cause.  It runs for a figure still off the port grid after the
-other processes (throughput.py), and for the forms :func:`suspect` names.
+core or its host that the copies cannot choose, so the probe's reading is given as the cause.  It
+runs for a figure still off the port grid after the other processes (throughput.py), and for the
+forms :func:`suspect` names.
 """
 from __future__ import annotations
 
