@@ -49,7 +49,8 @@ def test_resume_skips_finished_forms(cli, tmp_path):
     assert "note:" in err and "torn last line 3" in err
     lines = results.read_text().splitlines()
     assert lines[:2] == first                                          # not measured again
-    assert [json.loads(x)["form"] for x in lines[2:]] == ["SHLX (R64, R64, R64)"]   # the torn line is gone
+    # the torn line is gone; a form left unsettled by a short run is measured once more (appended)
+    assert {json.loads(x)["form"] for x in lines[2:]} == {"SHLX (R64, R64, R64)"} and len(lines) in (3, 4)
     assert "1 characterised" in out and out.count("ADD_01 (R64, R64)") == 1
     # a results file that is not ours is an error (exit 10), and --results refuses to overwrite
     bad = tmp_path / "bad.jsonl"
