@@ -141,22 +141,45 @@ def chain_bound(instructions: list[iced_x86.Instruction], latency: list) -> floa
         lat = lat if isinstance(lat, tuple) else (lat, lat)
         by = lat[2] if len(lat) > 2 else {}
         steps.append((lat[0], lat[1], _source_latencies(ins, by), by.get("mem", lat[1])))
+    return steady(instructions, latency)
+
+
+def steady(instructions: list[iced_x86.Instruction], latency: list,
+           issue: Callable[[int, float], float] | None = None, iterations: int = ITERATIONS) -> float:
+    """Cycles per iteration, in the steady state, of the block run ``iterations`` times with its
+    dependences and ``latency`` (as :func:`chain_bound` takes them).  Without ``issue`` every
+    instruction starts as soon as its inputs allow (the chain bound); with it, ``issue(i, t)``
+    gives when instruction ``i`` of the block, whose inputs allow it to start at ``t``, does
+    start (called in program order, iteration after iteration), and the figure is the pace at
+    which the iterations complete."""
+    factory = iced_x86.InstructionInfoFactory()
+    access = [_access(ins, factory, d) for ins, d in zip(instructions, upper.dirty(instructions))]
+    changed = set().union(*(w for _, _, w, _ in access))
+    memory = [_memory(ins, factory, changed) for ins in instructions]
+    steps = []
+    for ins, lat in zip(instructions, latency):
+        lat = lat if isinstance(lat, tuple) else (lat, lat)
+        by = lat[2] if len(lat) > 2 else {}
+        steps.append((lat[0], lat[1], _source_latencies(ins, by), by.get("mem", lat[1])))
     ready: dict[int, float] = {}
     stored: list[tuple[tuple, float]] = []        # (location, when its data is ready)
-    marks = []
-    for _ in range(ITERATIONS):
-        for (reads, addr, writes, kept), (loads, stores), (lat, via_addr, by_reg, via_mem) in zip(access, memory, steps):
+    marks, last = [], 0.0
+    for _ in range(iterations):
+        for i, ((reads, addr, writes, kept), (loads, stores), (lat, via_addr, by_reg, via_mem)) in \
+                enumerate(zip(access, memory, steps)):
             done = max([ready.get(r, 0.0) + by_reg.get(r, lat) for r in reads]
                        + [ready.get(r, 0.0) + via_addr for r in addr]
                        + [t + via_mem for loc in loads for where, t in stored if _overlaps(loc, where)]
                        + [ready.get(r, 0.0) + (max(lat, MERGE) if through else MERGE)
                           for r, through in kept.items()] + [lat])
+            if issue is not None:
+                done = issue(i, done - lat) + lat
+                last = max(last, done)
             for w in writes:
                 ready[w] = done
             for loc in stores:
                 stored = [(w, t) for w, t in stored if not _overlaps(loc, w)]
                 stored.append((loc, done))
-        marks.append(max([*ready.values(), *(t for _, t in stored)], default=0.0))
-    half = ITERATIONS // 2
-    return (marks[-1] - marks[half - 1]) / (ITERATIONS - half)
-
+        marks.append(last if issue is not None else max([*ready.values(), *(t for _, t in stored)], default=0.0))
+    half = iterations // 2
+    return (marks[-1] - marks[half - 1]) / (iterations - half)

@@ -1,7 +1,7 @@
 """Steady-state cycles per iteration of a straight-line block, from the resource model.
 
 ``predict(block, model)`` takes assembly text (lines or ``;``-separated, GNU as Intel syntax)
-or machine code bytes and gives two bounds, each shown:
+or machine code bytes and gives two bounds, each shown, and a simulation on them:
 
 * **resource bound:** the largest resource load of one iteration (model.Model.cost), the front
   end included, and the stores' time by distinct cache lines written (:func:`store_lines`);
@@ -11,11 +11,13 @@ or machine code bytes and gives two bounds, each shown:
   (counted in ``assumed_latency``).  A value may be a pair (cycles, cycles from the address
   registers): a load whose address register another load wrote (a pointer chase) carries its
   load-to-use time.  A load after a store through one address expression waits for the stored
-  data (:func:`chain_bound`); addresses through different expressions are taken for distinct.
+  data (dataflow.chain_bound); addresses through different expressions are taken for distinct.
 
 With ``floors`` (repair.PairFloors), a mix of two of the block's forms' classes read in the
-block's own ratio is one more bound among the resources.  The prediction is the larger of the
-two bounds.  Forms the model does not know make the resource bound a lower bound (listed in
+block's own ratio is one more bound among the resources.  The prediction is the largest of the
+two bounds and the **simulated** figure (simulate.py: the block scheduled oldest first over the
+model's resources with the chain bound's dependences and latencies, where chains and resources
+can delay each other).  Forms the model does not know make the resource bound a lower bound (listed in
 ``unknown``).  A zero idiom (``xor eax, eax``) takes only its share of the front end: the renamer
 zeroes the register, while the model's form was measured with two distinct registers.  A
 legacy-SSE XMM write under a dirty upper vector state reads its destination's kept part and,
@@ -35,6 +37,7 @@ from .dataflow import _mnemonic, chain_bound, zero_idiom
 from .infer import FASTER
 from .model import FRONT_END, Model
 from .repair import PairFloors
+from .simulate import simulate, units
 from . import upper
 
 STORE_LINES = "store lines"
@@ -51,6 +54,7 @@ class Prediction:
     assumed_latency: int = 0
     latency_source: str = "assumed 1 cycle"
     upper_charged: int = 0         # legacy-SSE writes charged the upper-state factor (upper.py)
+    simulated: float = 0.0         # the scheduling simulation's figure (simulate.py)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -201,5 +205,24 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
             v, assumed = 1.0, assumed + 1
         lats.append(v)
     chain = chain_bound(instructions, lats)
-    return Prediction(max(res, chain), res, binding, chain, forms, unknown, assumed,
-                      latency_source if latencies else "assumed 1 cycle", extra)
+    sim = simulate(instructions, lats, *_instances(instructions, forms, weight, model), units(model))
+    return Prediction(max(res, chain, sim), res, binding, chain, forms, unknown, assumed,
+                      latency_source if latencies else "assumed 1 cycle", extra, sim)
+
+
+def _instances(instructions, forms, weight, model: Model) -> tuple[list[dict[str, float]], list[float]]:
+    """Per instruction, for the simulation: (its usage of the resources, its front-end share), as
+    the resource bound charges them (a zero idiom or a form outside the model: the front end
+    only; a form that bypasses the front end: none of it)."""
+    usage, front = [], []
+    share = 1 / model.width if model.width else 0.0
+    for ins, f, w in zip(instructions, forms, weight):
+        if zero_idiom(ins) or f not in model.usage:
+            usage.append({})
+            front.append(share)
+            continue
+        u = upper.instance(model, f, w)
+        fe = u.pop(FRONT_END, 0.0)
+        usage.append(u)
+        front.append(0.0 if _bypassing({f: 1}, model) else fe)
+    return usage, front
