@@ -132,15 +132,6 @@ def chain_bound(instructions: list[iced_x86.Instruction], latency: list) -> floa
     load waits its latency from the address registers (a load-to-use time).  Stores and loads
     through different expressions (another base register, or one the block changes) are taken
     for distinct."""
-    factory = iced_x86.InstructionInfoFactory()
-    access = [_access(ins, factory, d) for ins, d in zip(instructions, upper.dirty(instructions))]
-    changed = set().union(*(w for _, _, w, _ in access))
-    memory = [_memory(ins, factory, changed) for ins in instructions]
-    steps = []
-    for ins, lat in zip(instructions, latency):
-        lat = lat if isinstance(lat, tuple) else (lat, lat)
-        by = lat[2] if len(lat) > 2 else {}
-        steps.append((lat[0], lat[1], _source_latencies(ins, by), by.get("mem", lat[1])))
     return steady(instructions, latency)
 
 
