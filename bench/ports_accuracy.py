@@ -11,8 +11,9 @@ Prints
   own C kernels (gcc -O2, objdump; memory operands rebased onto the harness's data area) and for
   BHive blocks (cyclebench/blocks/data) whose every instruction is a modelled form, with
   llvm-mca-16 (-mcpu, default znver4) on the same blocks;
-* where the model misses by more than 10%: which bound set its figure (the front end, a
-  resource, a form's own throughput alone, the dependency chains), over or under.
+* where the model misses by more than 10%: which bound set its figure (the scheduling simulation
+  where it is above both bounds, the front end, a resource, a form's own throughput alone, the
+  dependency chains), over or under.
 
 Random and compiled blocks are measured with the instruction tables' session (cycles per
 iteration of the block, harmless vector values), BHive blocks with ``cyclebench block``'s
