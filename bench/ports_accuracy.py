@@ -11,8 +11,9 @@ Prints
   own C kernels (gcc -O2, objdump; memory operands rebased onto the harness's data area) and for
   BHive blocks (cyclebench/blocks/data) whose every instruction is a modelled form, with
   llvm-mca-16 (-mcpu, default znver4) on the same blocks;
-* where the model misses by more than 10%: which bound set its figure (the front end, a
-  resource, a form's own throughput alone, the dependency chains), over or under.
+* where the model misses by more than 10%: which bound set its figure (the scheduling simulation
+  where it is above both bounds, the front end, a resource, a form's own throughput alone, the
+  dependency chains), over or under.
 
 Random and compiled blocks are measured with the instruction tables' session (cycles per
 iteration of the block, harmless vector values), BHive blocks with ``cyclebench block``'s
@@ -68,7 +69,10 @@ def errors(pairs):
 
 
 def bound(p):
-    """Which bound set a prediction: the chains, the front end, a form alone, or a resource."""
+    """Which bound set a prediction: the simulation (above both bounds), the chains, the front end,
+    a form alone, or a resource."""
+    if p.simulated > max(p.chain_bound, p.resource_bound) * 1.001:
+        return "the simulation"
     if p.chain_bound >= p.resource_bound:
         return "dependency chains"
     b = p.binding_resource or ""
@@ -78,7 +82,7 @@ def bound(p):
 def causes(rows):
     """Blocks the model misses by more than 10%, by the bound that set the figure."""
     out = {}
-    for m, p, _, _, _, _, kind, _ in rows:
+    for m, p, _, _, _, _, kind, _, _ in rows:
         if abs(p - m) / m > 0.10:
             k = f"{kind}, {'over' if p > m else 'under'}"
             out[k] = out.get(k, 0) + 1
@@ -93,7 +97,7 @@ def record(ours, mca, rows, p, m, q, text, saved_as=None, block=None):
     ``block`` (what predict() takes again: the lines, or the BHive hex)."""
     ours.append((p.cycles, m))
     mca.append((q, m))
-    rows.append((m, p.cycles, p.resource_bound, p.chain_bound, q, text, bound(p), p.binding_resource))
+    rows.append((m, p.cycles, p.resource_bound, p.chain_bound, q, text, bound(p), p.binding_resource, p.simulated))
     if SAVED is not None and saved_as:
         SAVED.write(json.dumps({"set": saved_as, "block": block or text, "text": text, "measured": m,
                                 "mca": q}) + "\n")
@@ -290,9 +294,10 @@ def upper_factor(text, replaying, model_path):
 
 
 def print_rows(rows):
-    for m, p, res, ch, q, text, _, binding in rows:
+    for m, p, res, ch, q, text, _, binding, sim in rows:
         miss = " MISS" if abs(p - m) / m > 0.10 else ""
-        print(f"  measured {m:6.2f} predicted {p:6.2f} (resources {res:.2f} [{binding}], chains {ch:.2f}) "
+        print(f"  measured {m:6.2f} predicted {p:6.2f} (resources {res:.2f} [{binding}], chains {ch:.2f}, "
+              f"simulated {sim:.2f}) "
               f"llvm-mca {q if q is None else round(q, 2)}{miss}: {text}")
 
 

@@ -5,8 +5,9 @@ bytes, final branch already dropped) and raises ``PredictionFailed`` with the re
 none. ``PREDICTORS`` maps a command-line name to a factory; adding one (``cyclebench predict``'s
 resource model) is one line there.
 
-``predict``: ``cyclebench predict``'s resource and dependency-chain bounds from the model that
-``cyclebench ports`` inferred (``--ports-model FILE``, optionally ``--latencies FILE``).
+``predict``: ``cyclebench predict``'s figure (a scheduling simulation over the model that
+``cyclebench ports`` inferred, never below its resource and dependency-chain bounds;
+``--ports-model FILE``, optionally ``--latencies FILE``).
 
 ``llvm-mca``: the bytes are disassembled by LLVM itself (``llvm-mc --disassemble``, Intel syntax)
 so that LLVM's assembler reads back what its disassembler wrote, then ``llvm-mca -mcpu=CPU``

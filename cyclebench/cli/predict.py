@@ -11,8 +11,9 @@ from .parser import subparser
 
 def add_parser(sub):
     p = subparser(sub, "predict", "predict the cycles per iteration of a block from an inferred resource model",
-                  "Give the resource bound (the busiest resource of the model cyclebench ports inferred) and\n"
-                  "the dependency-chain bound (loop-carried register, flag and memory chains) of a straight-line block.\n"
+                  "Give the steady-state cycles per iteration of a straight-line block: a scheduling simulation over\n"
+                  "the model cyclebench ports inferred, beside the resource bound (its busiest resource) and the\n"
+                  "dependency-chain bound (loop-carried register, flag and memory chains).\n"
                   "example:\n"
                   '  cyclebench predict --model ports.jsonl --latencies uops-zen4.csv "imul rax, rbx; add rcx, rax"')
     p.add_argument("block", metavar="BLOCK", help="the block: GNU as Intel syntax, instructions separated by ';' or newlines")
@@ -51,6 +52,8 @@ def run(args) -> int:
         print(json.dumps({**p.to_json(), "upper_factor": factor, "upper_factor_source": where}))
         return 0
     print(f"predicted: {p.cycles:.2f} cycles per iteration")
+    print(f"  simulated:              {p.simulated:.2f}  (a scheduling simulation over the model's resources and the chains' "
+          f"latencies; {'above both bounds: chains and resources delay each other' if p.simulated > 1.001 * max(p.resource_bound, p.chain_bound) else 'not above the larger bound'})")
     print(f"  resource bound:         {p.resource_bound:.2f}  (busiest: {p.binding_resource or 'front end'}; "
           f"resources inferred from throughput, checked against the mixes measured)")
     print(f"  dependency-chain bound: {p.chain_bound:.2f}  (latencies: {p.latency_source}"

@@ -106,28 +106,33 @@ def weights(instructions: list[iced_x86.Instruction], factor: float | None) -> l
 BINDING = 0.9           # a usage within this share of the form's time alone is a pipe that bounds it
 
 
+def instance(model, form: str, weight: float = 1.0) -> dict[str, float]:
+    """One instance's usage of the model's resources (model.Model.loads: its form's time alone as
+    ``"FORM alone"``, its front-end share), taken ``weight`` times (:func:`weights`) on the form's
+    own pipes only: the resources that bound the form alone (a usage within :data:`BINDING` of
+    its time alone), its floor and its front-end share.  The write passes its pipe again, as a
+    pumped wide µop does; the smaller usages the inference spreads a form over are not doubled
+    (Zen 4: a random block of ``subss``, ``movsd`` and a ZMM ``vpternlogd`` read 1.50 cycles,
+    doubling every usage said 1.77, the pipes only 1.57)."""
+    use = model.usage[form]
+    own = {r: u for r, u in use.items() if r != FRONT_END}
+    bound = model.alone.get(form) or max(own.values(), default=0.0)    # its time alone, or its top usage
+    k = weight - 1.0
+    out = {r: u * (weight if k and u >= BINDING * bound else 1.0) for r, u in own.items()}
+    if form in model.alone:
+        out[f"{form} alone"] = model.alone[form] * weight
+    if model.width:
+        out[FRONT_END] = use.get(FRONT_END, 1 / model.width) * weight
+    return out
+
+
 def loads(model, counts: dict[str, int], weighted: dict[str, float]) -> dict[str, float]:
-    """The model's resource loads of a block (model.Model.loads of ``counts``), with the extra
-    instances :func:`weights` charges (``weighted``: counts weighted) taken on each such form's own
-    pipes only: the resources that bound the form alone (a usage within :data:`BINDING` of its
-    time alone), its floor and its front-end share.  The write passes its pipe again, as a pumped
-    wide µop does; the smaller usages the inference spreads a form over are not doubled (Zen 4:
-    a random block of ``subss``, ``movsd`` and a ZMM ``vpternlogd`` read 1.50 cycles, doubling
-    every usage said 1.77, the pipes only 1.57)."""
-    out = model.loads(counts)
+    """The model's resource loads of a block (model.Model.loads of ``counts``), each form's
+    instances taken as :func:`instance` charges them (``weighted``: counts weighted)."""
+    out = {r: 0.0 for r in model.loads({})}
     for f, n in counts.items():
-        extra = weighted.get(f, n) - n
-        if not extra:
-            continue
-        own = {r: u for r, u in model.usage[f].items() if r != FRONT_END}
-        bound = model.alone.get(f) or max(own.values(), default=0.0)    # its time alone, or its top usage
-        for r, u in own.items():
-            if u >= BINDING * bound:
-                out[r] += extra * u
-        if f in model.alone:
-            out[f"{f} alone"] += extra * model.alone[f]
-        if model.width:
-            out[FRONT_END] += extra * model.usage[f].get(FRONT_END, 1 / model.width)
+        for r, u in instance(model, f, weighted.get(f, n) / n).items():
+            out[r] = out.get(r, 0.0) + n * u
     return out
 
 

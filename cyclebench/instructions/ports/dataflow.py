@@ -1,0 +1,176 @@
+"""The data flow of a straight-line block run again and again: what each instruction waits for.
+
+Registers, flags and memory carry values from one instruction to the next, in the iteration and
+across iterations; :func:`steady` follows them with each instruction's latency (by source operand
+where it was measured) and gives the cycles per iteration in the steady state.  Alone it is the
+dependency-chain bound (:func:`chain_bound`: every instruction starts as soon as its inputs
+allow); with an ``issue`` callback (simulate.py) each instruction starts when a scheduler says,
+no earlier than its inputs allow, so one account of the dependences serves both.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import iced_x86
+
+from ..operands import full_register
+from . import upper
+
+ITERATIONS = 64
+FLAGS = -1
+MERGE = 1.0           # cycles from a partial write's kept part to its result (the merge)
+_WRITES = (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
+           iced_x86.OpAccess.READ_COND_WRITE)
+_ZERO_IDIOMS = {"XOR", "SUB", "PXOR", "VPXOR", "XORPS", "VXORPS", "XORPD", "VXORPD", "PSUBD", "VPSUBD",
+                "PSUBQ", "VPSUBQ", "VPXORD", "VPXORQ"}
+
+
+def zero_idiom(ins: iced_x86.Instruction) -> bool:
+    """``xor eax, eax`` and its kin: the renamer zeroes the register (no input, no execution unit)."""
+    regs = [ins.op_register(i) for i in range(ins.op_count) if ins.op_kind(i) == iced_x86.OpKind.REGISTER]
+    return _mnemonic(ins) in _ZERO_IDIOMS and len(regs) >= 2 and len(set(regs[-2:])) == 1
+
+
+def _merges(ins: iced_x86.Instruction, reg: int, dirty: bool) -> bool:
+    """Whether writing ``reg`` keeps some of its full register's bits (so the write reads them)."""
+    X = iced_x86.RegisterExt
+    if X.is_gpr8(reg) or X.is_gpr16(reg):
+        return True
+    return dirty and X.is_xmm(reg) and ins.encoding == iced_x86.EncodingKind.LEGACY
+
+
+def _access(ins: iced_x86.Instruction, factory,
+            dirty: bool = False) -> tuple[set[int], set[int], set[int], dict[int, bool]]:
+    """(data registers read, address registers read, registers written, registers only merged
+    into: a partial write's kept part -> whether the part is a source of the computation, not
+    only merged in); flags are FLAGS.  ``dirty``: the upper vector state is dirty when the
+    instruction runs (upper.dirty): a legacy-SSE XMM write that computes from registers then
+    waits for its destination's kept part as for a source (Zen 4: 4 ``cvtdq2ps xmmN, xmm9`` run
+    at its latency, 3.0 cycles, after a YMM write), a load or a move only merges it in."""
+    info = factory.info(ins)
+    reads, writes, kept = set(), set(), {}
+    addr = set()
+    if _mnemonic(ins) != "LEA":           # LEA computes with its address: those are data reads
+        for m in info.used_memory():
+            addr |= {full_register(r) for r in (m.base, m.index) if r != iced_x86.Register.NONE}
+    R, X = iced_x86.OpAccess, iced_x86.RegisterExt
+    for u in info.used_registers():
+        full = full_register(u.register)
+        if u.access in (R.READ, R.READ_WRITE, R.COND_READ, R.READ_COND_WRITE):
+            reads.add(full)
+        if u.access in _WRITES:
+            writes.add(full)
+            if _merges(ins, u.register, dirty):
+                kept[full] = bool(X.is_xmm(u.register) and upper.computes(ins))
+    if ins.rflags_read:
+        reads.add(FLAGS)
+    if ins.rflags_modified:
+        writes.add(FLAGS)
+    if zero_idiom(ins):
+        reads = set()              # a zero idiom depends on nothing
+    if upper.clears(ins):          # vzeroupper: iced has it read and write every vector register,
+        return set(), set(), writes - reads, {}       # but it keeps their values (no chain through it)
+    return reads - addr, addr, writes, {r: t for r, t in kept.items() if r not in reads | addr}
+
+
+_MN = {v: k for k, v in iced_x86.Mnemonic.__dict__.items() if isinstance(v, int) and k.isupper()}
+
+
+def _mnemonic(ins: iced_x86.Instruction) -> str:
+    return _MN.get(ins.mnemonic, "").upper()
+
+
+def _source_latencies(ins: iced_x86.Instruction, by_source: dict) -> dict[int, float]:
+    """Register (FLAGS for the flags) -> cycles from it to the result, from a form's latencies
+    keyed by operand index (latency.from_file)."""
+    out: dict[int, float] = {}
+    for k, v in by_source.items():
+        if k == "flags":
+            out[FLAGS] = max(out.get(FLAGS, 0.0), v)
+        elif isinstance(k, int) and k < ins.op_count and ins.op_kind(k) == iced_x86.OpKind.REGISTER:
+            r = full_register(ins.op_register(k))
+            out[r] = max(out.get(r, 0.0), v)
+    return out
+
+
+def _memory(ins: iced_x86.Instruction, factory, changed: set[int]) -> tuple[list, list]:
+    """(locations read, locations written): (address expression, first byte, end) of the memory
+    operands whose address registers the block never writes (``changed``: those it does), so
+    that they name one place in every iteration; a LEA reads no memory."""
+    reads, writes = [], []
+    if _mnemonic(ins) == "LEA":
+        return reads, writes
+    for m in factory.info(ins).used_memory():
+        regs = {full_register(r) for r in (m.base, m.index) if r not in (iced_x86.Register.NONE,
+                                                                          iced_x86.Register.RIP)}
+        if regs & changed:
+            continue
+        size = iced_x86.MemorySizeExt.size(m.memory_size) or 1
+        loc = ((m.segment, m.base, m.index, m.scale), m.displacement_i64, m.displacement_i64 + size)
+        if m.access in _WRITES:
+            writes.append(loc)
+        if m.access not in (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.COND_WRITE, iced_x86.OpAccess.NO_MEM_ACCESS):
+            reads.append(loc)
+    return reads, writes
+
+
+def _overlaps(a, b) -> bool:
+    return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+
+
+def chain_bound(instructions: list[iced_x86.Instruction], latency: list) -> float:
+    """Cycles per iteration the loop-carried register, flag and memory chains allow (``latency``:
+    cycles per instruction, or (cycles, cycles from the address registers[, cycles by source
+    operand, "mem" for the memory operand])).
+
+    Through memory: a store of one address expression makes its data ready there its latency
+    after the data (a read-modify-write form: when its result is), and a later load that
+    overlaps it, in the iteration or the next, waits that time plus the load's latency from
+    memory; cyclebench inst measures the two as halves of a store-and-load round trip (Zen 4:
+    ``movsd [m], xmm0`` 4.5 and ``addsd xmm0, [m]`` 7.5, a loop of the two 12.0 cycles;
+    ``mov [m], rax`` and ``mov rax, [m]`` 0.5 each, memory renamed).  With no such figure the
+    load waits its latency from the address registers (a load-to-use time).  Stores and loads
+    through different expressions (another base register, or one the block changes) are taken
+    for distinct."""
+    return steady(instructions, latency)
+
+
+def steady(instructions: list[iced_x86.Instruction], latency: list,
+           issue: Callable[[int, float], float] | None = None, iterations: int = ITERATIONS) -> float:
+    """Cycles per iteration, in the steady state, of the block run ``iterations`` times with its
+    dependences and ``latency`` (as :func:`chain_bound` takes them).  Without ``issue`` every
+    instruction starts as soon as its inputs allow (the chain bound); with it, ``issue(i, t)``
+    gives when instruction ``i`` of the block, whose inputs allow it to start at ``t``, does
+    start (called in program order, iteration after iteration), and the figure is the pace at
+    which the iterations complete."""
+    factory = iced_x86.InstructionInfoFactory()
+    access = [_access(ins, factory, d) for ins, d in zip(instructions, upper.dirty(instructions))]
+    changed = set().union(*(w for _, _, w, _ in access))
+    memory = [_memory(ins, factory, changed) for ins in instructions]
+    steps = []
+    for ins, lat in zip(instructions, latency):
+        lat = lat if isinstance(lat, tuple) else (lat, lat)
+        by = lat[2] if len(lat) > 2 else {}
+        steps.append((lat[0], lat[1], _source_latencies(ins, by), by.get("mem", lat[1])))
+    ready: dict[int, float] = {}
+    stored: list[tuple[tuple, float]] = []        # (location, when its data is ready)
+    marks, last = [], 0.0
+    for _ in range(iterations):
+        for i, ((reads, addr, writes, kept), (loads, stores), (lat, via_addr, by_reg, via_mem)) in \
+                enumerate(zip(access, memory, steps)):
+            done = max([ready.get(r, 0.0) + by_reg.get(r, lat) for r in reads]
+                       + [ready.get(r, 0.0) + via_addr for r in addr]
+                       + [t + via_mem for loc in loads for where, t in stored if _overlaps(loc, where)]
+                       + [ready.get(r, 0.0) + (max(lat, MERGE) if through else MERGE)
+                          for r, through in kept.items()] + [lat])
+            if issue is not None:
+                done = issue(i, done - lat) + lat
+                last = max(last, done)
+            for w in writes:
+                ready[w] = done
+            for loc in stores:
+                stored = [(w, t) for w, t in stored if not _overlaps(loc, w)]
+                stored.append((loc, done))
+        marks.append(last if issue is not None else max([*ready.values(), *(t for _, t in stored)], default=0.0))
+    half = iterations // 2
+    return (marks[-1] - marks[half - 1]) / (iterations - half)
