@@ -13,7 +13,7 @@ from cyclebench.instructions.ports import infer as infer_mod
 from cyclebench.instructions.ports.blocks import ALIAS, basic_blocks, random_blocks, rebase
 from cyclebench.instructions.ports.infer import Inference, pair, ratios, units
 from cyclebench.instructions.ports.model import FRONT_END, Mix, Model, solve
-from cyclebench.instructions.ports.portsets import (compare, memory_probes, port_part, port_set, pumping,
+from cyclebench.instructions.ports.portsets import (FITS, compare, fit, memory_probes, port_part, port_set, pumping,
                                                      resource_ports, seen, uops_of, width)
 from cyclebench.instructions.ports.predict import chain_bound, decode, predict
 from cyclebench.instructions.ports.run import load, store
@@ -247,17 +247,33 @@ def test_a_blocker_the_column_leaves_out_maps_through_its_class():
 
 def test_a_units_form_is_compared_by_its_port_part():
     # a divide crowds the F01 pipes (their write-back, its scheduler entries) by more than one
-    # µop's worth while it holds the divider: the set it issues to is read, not a count
+    # µop's worth while it holds the divider, and the F23 ones too: no few µops explain that, and
+    # the set it issues to is read, not a count
     f01, f23, f0123 = (frozenset(p) for p in (("F0", "F1"), ("F2", "F3"), ("F0", "F1", "F2", "F3")))
     mapped = {"R0": (f01, 2.0), "R1": (f23, 2.0), "R3": (f0123, 4.0)}
-    usage = {"R0": 1.25, "R1": 0.1, "R3": 0.6, "U": 5.0}
+    usage = {"R0": 1.25, "R1": 0.9, "R3": 0.6, "U": 5.0}
     assert port_part(usage, mapped) == {f01: 1}
     assert port_part({"R0": 0.02, "U": 5.0}, mapped) == {}
+    assert fit(usage, mapped)[1] > FITS
     model = Model(["R0", "R1", "R3", "U"], {"fdiv": usage}, 6)
-    assert not compare("fdiv", model, mapped, "1*F01")["agree"]         # read as µops: 2 on F01
+    assert not compare("fdiv", model, mapped, "1*F01")["agree"]         # read as µops
     got = compare("fdiv", model, mapped, "1*F01", units={"U"})
     assert got["agree"] and got["unit"] and got["inferred"] == {"F0F1": 1, "F0F1F2F3": 1}
     assert not compare("fdiv", model, mapped, "1*F23", units={"U"})["agree"]
+
+
+def test_a_units_form_whose_usages_are_uops_is_compared_by_their_sets():
+    # a microcoded form paced at 2 cycles by its sequencer (a unit no blocker probes) whose three
+    # µops crowd the probes as µops do: their sets are read, not just the one it crowds most
+    f01, f12, f23, f0123 = (frozenset(p) for p in (("F0", "F1"), ("F1", "F2"), ("F2", "F3"), ("F0", "F1", "F2", "F3")))
+    mapped = {"R0": (f0123, 4.0), "R1": (f23, 2.0), "R2": (f01, 2.0), "R3": (f12, 2.0)}
+    usage = {"R0": 0.75, "R1": 0.4, "R3": 0.33 / 2, "U": 2.0}
+    uops, rest = fit(usage, mapped)
+    assert uops == {f0123: 2, f23: 1} and rest < FITS
+    model = Model(["R0", "R1", "R2", "R3", "U"], {"vphsub": usage}, 6)
+    got = compare("vphsub", model, mapped, "1*F0123+1*F123+1*F23", units={"U"})
+    assert got["agree"] and got["unit"] and got["inferred"] == {"F0F1F2F3": 3, "F2F3": 1}
+    assert port_part(usage, mapped) == {f0123: 1}                   # the port part alone misses F23
 
 
 def test_a_port_set_probed_twice_reads_the_cleanest_probe_the_form_uses():

@@ -46,6 +46,7 @@ BITS = {"ZMM": 512, "YMM": 256, "XMM": 128}
 MAX_UOPS = 4         # µops a form is read as, at most (a 512-bit form's pumped halves count)
 UNNAMED = 1.25       # a blocker this many times slower than its published ports has another bottleneck
 EXCESS = 0.5         # the price of a set read above its µops' load, per µop squared, where below costs 1
+FITS = 0.05          # a unit form's µops stand where they leave this share of its usages' squares unexplained
 ALONE = 1.2          # µops read may hold a form to this times its time alone (under 4/3: four pipes to three)
 
 def port_set(term: str) -> frozenset[str]:
@@ -140,8 +141,10 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     set counts the µops that fit inside it, as the published side counts its own.  Published µops
     count as many times as the form's register width is pumped.
 
-    A form that holds a unit (``units``: the resources of units no blocker probes, a divider) is
-    compared by its port part only (:func:`port_part`): the port sets it issues to, not a count.
+    A form that holds a unit (``units``: the resources of units no blocker probes) is compared by
+    the port sets it issues to, not a count: the sets of its µops where they explain its usages
+    (all but :data:`FITS` of them, a microcoded form whose steps the unit paces), else its port
+    part (:func:`port_part`: a divider's hold on its pipe is no count of µops).
 
     ``probed`` (optional): the resources whose blocker the form was measured with.  Only their
     sets are compared: of a set whose every probe the form could not be mixed with (a legacy-SSE
@@ -162,8 +165,9 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     sets = {"".join(sorted(q)): q for q, _ in mapped.values()}
     unit = any(r in model.used(form) for r in units)
     k = scale(form, pumps)
-    uops = port_part(model.usage[form], mapped) if unit else uops_of(model.usage[form], mapped, k,
-                                                                     model.alone.get(form))
+    uops, rest = fit(model.usage[form], mapped, k, model.alone.get(form))
+    if unit and (not uops or rest > FITS):
+        uops = port_part(model.usage[form], mapped)
     inferred = {name: sum(n for p, n in uops.items() if p <= q) for name, q in sets.items()}
     expected = {name: sum(n for p, n in ts if p <= q) * k for name, q in sets.items()}
     inferred = {name: v for name, v in inferred.items() if v}
@@ -206,6 +210,12 @@ def port_part(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], f
 
 def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]],
             passes: int = 1, alone: float | None = None) -> dict[frozenset[str], int]:
+    """The µops of :func:`fit`."""
+    return fit(usage, mapped, passes, alone)[0]
+
+
+def fit(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]],
+        passes: int = 1, alone: float | None = None) -> tuple[dict[frozenset[str], int], float]:
     """The µops (per mapped port set) that best account for a form's usages of the mapped
     resources.  A µop on port set p loads every resource whose set holds p by one µop (1 / per
     cycles); the counts are the few (at most MAX_UOPS) whose loads come nearest the usages, in
@@ -226,7 +236,7 @@ def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], flo
     of it.  µops on a set of k ports take at least their count / k cycles, so a form that runs
     alone at 4 a cycle has no µop held to three pipes, however much it crowds their probe (the
     scheduler puts a four-pipe µop on the three now and then; in a stream of its own it spreads
-    over all four)."""
+    over all four).  Returns (µops, the share of the usages' squares they leave unexplained)."""
     res = list(seen(usage, mapped).items())
     kinds = sorted({q for q, _ in res}, key=lambda q: (len(q), sorted(q)))
 
@@ -250,7 +260,8 @@ def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], flo
             key = (err(counts), sum(n * len(p) for p, n in counts.items()))
             if key < best_key:
                 best, best_key = counts, key
-    return best
+    rest = sum((v - sum(n for p, n in best.items() if p <= q)) ** 2 for q, v in res)
+    return best, rest / max(sum(v * v for _, v in res), 1e-9)
 
 
 def describe(form: str, model: Model, blockers: dict[str, str], mapped: dict | None = None) -> str:
