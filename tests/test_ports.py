@@ -13,7 +13,7 @@ from cyclebench.instructions.ports import infer as infer_mod
 from cyclebench.instructions.ports.blocks import ALIAS, basic_blocks, random_blocks, rebase
 from cyclebench.instructions.ports.infer import Inference, pair, ratios, units
 from cyclebench.instructions.ports.model import FRONT_END, Mix, Model, solve
-from cyclebench.instructions.ports.portsets import (FITS, compare, fit, memory_probes, port_part, port_set, pumping,
+from cyclebench.instructions.ports.portsets import (FITS, compare, crossed, fit, memory_probes, port_part, port_set, pumping,
                                                      resource_ports, seen, uops_of, width)
 from cyclebench.instructions.ports.predict import chain_bound, decode, predict
 from cyclebench.instructions.ports.run import load, store
@@ -234,6 +234,25 @@ def test_a_published_blocker_slower_than_its_ports_maps_to_none_whatever_its_cla
     alone = {"vblendmpd (XMM, M64)": 0.5, "vsubpd (XMM, M128)": 0.5}
     classes = {"vsubpd (XMM, M128)": "vblendmpd (XMM, M64)"}
     assert resource_ports({"R0": "vblendmpd (XMM, M64)"}, published, alone, classes=classes) == {}
+
+
+def test_a_probe_that_crowds_a_set_apart_from_its_own_maps_to_none():
+    # an insert from a general register, published as one F1 µop at 1 cycle, whose mixes load the
+    # F23 probe in full (its data come over a path the column does not count): F1 reads nothing
+    f1, f23, f01 = (frozenset(p) for p in (("F1",), ("F2", "F3"), ("F0", "F1")))
+    mapped = {"R0": (f01, 2.0), "R1": (f23, 2.0), "R2": (f1, 1.0)}
+    probes = {"R0": "fmul", "R1": "fadd", "R2": "pinsr"}
+    usage = {"fmul": {"R0": 0.5}, "fadd": {"R1": 0.5}, "pinsr": {"R2": 1.0, "R1": 0.45, "R0": 0.5},
+             "fsqrt": {"R0": 0.5, "R2": 1.0}}
+    model = Model(["R0", "R1", "R2"], usage, 6, {f: max(u.values()) for f, u in usage.items()}, probes=probes)
+    assert crossed(mapped, model) == {"R2"}
+    got = compare("fsqrt", model, mapped, "1*F01")
+    assert got["agree"] and got["uops"] == {"F0F1": 1}          # not an F1 µop read through the insert
+    usage["pinsr"]["R1"] = 0.2                                    # a share of a µop there: a probe of F1
+    assert crossed(mapped, model) == set()
+    assert not compare("fsqrt", model, mapped, "1*F01")["agree"]
+    assert Model.from_json(model.to_json()).probes == probes
+    assert Model.from_json({"resources": ["R0"], "usage": {}}).probes == {}     # a file from before probes
 
 
 def test_a_blocker_the_column_leaves_out_maps_through_its_class():

@@ -253,6 +253,7 @@ class Inference:
                 u[FRONT_END] = 0.0
         slow = self.slow_units(model, alone, seed)
         model.lines = self.lines([f for f in stores if f in model.usage])
+        model.probes = {**dict(zip(resources, blockers)), **slow}
         report = {"blockers": {**dict(zip(resources, blockers)), **slow}, "classes": classes,
                   "slow_units": list(slow),
                   "width": model.width, "alone": alone, "misfit": misfits,

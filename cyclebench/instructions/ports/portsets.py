@@ -46,6 +46,7 @@ BITS = {"ZMM": 512, "YMM": 256, "XMM": 128}
 MAX_UOPS = 4         # µops a form is read as, at most (a 512-bit form's pumped halves count)
 UNNAMED = 1.25       # a blocker this many times slower than its published ports has another bottleneck
 EXCESS = 0.5         # the price of a set read above its µops' load, per µop squared, where below costs 1
+CROSSED = 0.75       # µops a probe puts on a mapped set disjoint from its own, per its own µop: no probe of its set
 FITS = 0.05          # a unit form's µops stand where they leave this share of its usages' squares unexplained
 ALONE = 1.2          # µops read may hold a form to this times its time alone (under 4/3: four pipes to three)
 
@@ -155,8 +156,8 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     not read its sets through them: the two load memory both, and a mix of them adds up through
     the loads as well as the pipe, which the probe's one resource does not tell apart (a
     0.5-cycle FP12 probe with a 128-bit load read an FP23 convert's load as an FP12 µop)."""
-    if probed is not None:
-        mapped = {r: v for r, v in mapped.items() if r in probed}
+    off = crossed(mapped, model)
+    mapped = {r: v for r, v in mapped.items() if r not in off and (probed is None or r in probed)}
     if MEMORY.search(form):
         mapped = {r: v for r, v in mapped.items() if r not in memory}
     ts = terms(ports_text or "")
@@ -176,6 +177,28 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     return {"form": form, "published": ports_text, "agree": agree, "unit": unit,
             "inferred": inferred, "expected": expected,
             "uops": {"".join(sorted(p)): n for p, n in uops.items()}}
+
+
+def crossed(mapped: dict[str, tuple[frozenset[str], float]], model: Model) -> set[str]:
+    """The mapped resources whose probe (``model.probes``) crowds another mapped set it shares no
+    port with by :data:`CROSSED` of a µop or more per µop of its own: its interference contradicts
+    the set its published ports name (a GPR-to-vector insert published as one FP1 µop that loads
+    the FP23 probe in full moves its data on a path the column does not count), so it reads none.
+    The worst goes first, and the rest are judged without it."""
+    off: set[str] = set()
+    while True:
+        worst, most = None, CROSSED
+        for r, (q, per) in mapped.items():
+            use = model.usage.get(model.probes.get(r, ""), {})
+            own = use.get(r, 0.0) * per
+            if r in off or not own:
+                continue
+            for x, (qx, px) in mapped.items():
+                if x not in off and not q & qx and use.get(x, 0.0) * px / own >= most:
+                    worst, most = r, use.get(x, 0.0) * px / own
+        if worst is None:
+            return off
+        off.add(worst)
 
 
 def memory_probes(blockers: dict[str, str]) -> set[str]:
