@@ -16,8 +16,11 @@ wide set crowd a narrower one inside it, a µop held to a set loads it in full),
 A form agrees when the two counts match on every mapped resource.  Forms with no published
 ports (Zen's integer pipes) are not compared: their resources are the only ones there are.
 Several resources may map to one port set (probes that cannot be mixed with each other); a form
-reads the set through the cleanest of them it uses (:func:`seen`).  A form that holds a unit no
-blocker probes (a divider) is compared by its port part, the sets it issues to (:func:`port_part`).
+reads the set through the cleanest of them it uses (:func:`seen`).  A resource whose probe crowds
+a mapped set that shares no port with its own by most of a µop reads none (:func:`crossed`): its
+published set does not describe its interference.  A form that holds a unit no blocker probes is
+compared by the sets it issues to: its µops' where they explain its usages (a microcoded form),
+else its port part (:func:`port_part`, a divider).
 
 Two rules read from the published table itself, never from a list of forms:
 
@@ -141,6 +144,8 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     nothing mapped).  The form's usages are read as µops (:func:`uops_of`), and each mapped port
     set counts the µops that fit inside it, as the published side counts its own.  Published µops
     count as many times as the form's register width is pumped.
+
+    Resources whose probe crowds a set apart from its own (:func:`crossed`) are left out.
 
     A form that holds a unit (``units``: the resources of units no blocker probes) is compared by
     the port sets it issues to, not a count: the sets of its µops where they explain its usages
