@@ -227,7 +227,11 @@ class Inference:
         for f in alone:
             self.against(f, alone[f], blockers, alone)
         width = self.width(alone, blockers)
-        model = Model(list(resources), self.solve_blockers(blockers, resources, alone, width), width, dict(alone))
+        # the front end bounds the solves only where some reading ran faster than every blocker
+        # alone: where the widest reading is a blocker's own rate (a four-pipe logic op at 4 a
+        # cycle, nothing faster), no mix tells the two apart, and its mixes read its resource
+        fe = width if width and max(1 / alone[b] for b in blockers) < width - 0.1 else None
+        model = Model(list(resources), self.solve_blockers(blockers, resources, alone, fe), width, dict(alone))
         misfits = {}
         base = {b: dict(model.usage[b]) for b in blockers}
         for f in alone:
@@ -240,7 +244,7 @@ class Inference:
             binding = [{r for g in m.counts if g != f for r, v in base[g].items() if v >= LOADS and r in probed}
                        or None for m in ms]
             try:
-                u, misfits[f] = solve(ms, probed, [f], known=base, width=width, floors=alone, binding=binding)
+                u, misfits[f] = solve(ms, probed, [f], known=base, width=fe, floors=alone, binding=binding)
             except RuntimeError:
                 continue
             model.usage[f] = {r: u[f].get(r, 0.0) for r in resources}
