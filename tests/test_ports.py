@@ -716,3 +716,17 @@ def test_the_solvers_own_printing_is_silenced_and_ours_is_not(capfd):
     out, err = capfd.readouterr()
     assert out == "before\nafter\n"
     assert "error: ours" in err
+
+
+def test_a_front_end_seen_only_at_a_probes_own_rate_bounds_no_solve(monkeypatch):
+    # vector forms only: nothing runs faster than the four-pipe logic op's 4 a cycle, so the width
+    # read is 4 and a mix of a load-bound logic op with it (0.75 cycle for 1 + 2) is as well the
+    # front end's 3 / 4 as three µops on four pipes; the logic op's resource must explain it
+    import ports_fake
+    monkeypatch.setitem(ports_fake.UOPS, "pandload (XMM, M128)", [("F0", "F1", "F2", "F3"), ("L0", "L1")])
+    forms = ["pand (XMM)", "fadd (XMM)", "fmul (XMM)", "shuf (XMM)", "pandload (XMM, M128)"]
+    model, report = Inference(measure=cycles).run(forms, seed=1)
+    assert model.width == 4
+    r = next(r for r, b in report["blockers"].items() if b in ("pand (XMM)", "pandload (XMM, M128)")
+             and report["alone"][b] == pytest.approx(0.25))
+    assert model.usage["pandload (XMM, M128)"][r] == pytest.approx(0.25, abs=0.02)

@@ -17,7 +17,8 @@
    mix that ran faster than its slowest part alone is a bad reading and is set aside): among the
    blockers for their solve, then among all forms that use some resource.  A form that uses none
    and runs alone faster than that width (Zen 4's NOPs, about 10 per cycle) passes the front end
-   on another path and takes no share of it.
+   on another path and takes no share of it.  The width bounds the solves only where a reading
+   ran faster than every blocker alone: one at a blocker's own rate is as well its resource.
 4. **Every form against every blocker** in two ratios (the blocker's stream alone taking about
    as long as the form's, and twice that).
 5. **Solving** (model.solve, a MILP per problem): each blocker uses its own resource for its
