@@ -13,8 +13,8 @@ from cyclebench.instructions.ports import infer as infer_mod
 from cyclebench.instructions.ports.blocks import ALIAS, basic_blocks, random_blocks, rebase
 from cyclebench.instructions.ports.infer import Inference, pair, ratios, units
 from cyclebench.instructions.ports.model import FRONT_END, Mix, Model, solve
-from cyclebench.instructions.ports.portsets import (FITS, compare, crossed, fit, memory_probes, port_part, port_set, pumping,
-                                                     resource_ports, seen, uops_of, width)
+from cyclebench.instructions.ports.portsets import (FITS, compare, crossed, fit, memory_probes, port_part, port_set,
+                                                     pumping, resource_ports, seen, uops_of, width)
 from cyclebench.instructions.ports.predict import chain_bound, decode, predict
 from cyclebench.instructions.ports.run import load, store
 
