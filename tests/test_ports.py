@@ -13,8 +13,8 @@ from cyclebench.instructions.ports import infer as infer_mod
 from cyclebench.instructions.ports.blocks import ALIAS, basic_blocks, random_blocks, rebase
 from cyclebench.instructions.ports.infer import Inference, pair, ratios, units
 from cyclebench.instructions.ports.model import FRONT_END, Mix, Model, solve
-from cyclebench.instructions.ports.portsets import (compare, memory_probes, port_part, port_set, pumping,
-                                                     resource_ports, seen, uops_of, width)
+from cyclebench.instructions.ports.portsets import (FITS, compare, crossed, fit, memory_probes, port_part, port_set,
+                                                     pumping, resource_ports, seen, uops_of, width)
 from cyclebench.instructions.ports.predict import chain_bound, decode, predict
 from cyclebench.instructions.ports.run import load, store
 
@@ -236,6 +236,25 @@ def test_a_published_blocker_slower_than_its_ports_maps_to_none_whatever_its_cla
     assert resource_ports({"R0": "vblendmpd (XMM, M64)"}, published, alone, classes=classes) == {}
 
 
+def test_a_probe_that_crowds_a_set_apart_from_its_own_maps_to_none():
+    # an insert from a general register, published as one F1 µop at 1 cycle, whose mixes load the
+    # F23 probe in full (its data come over a path the column does not count): F1 reads nothing
+    f1, f23, f01 = (frozenset(p) for p in (("F1",), ("F2", "F3"), ("F0", "F1")))
+    mapped = {"R0": (f01, 2.0), "R1": (f23, 2.0), "R2": (f1, 1.0)}
+    probes = {"R0": "fmul", "R1": "fadd", "R2": "pinsr"}
+    usage = {"fmul": {"R0": 0.5}, "fadd": {"R1": 0.5}, "pinsr": {"R2": 1.0, "R1": 0.45, "R0": 0.5},
+             "fsqrt": {"R0": 0.5, "R2": 1.0}}
+    model = Model(["R0", "R1", "R2"], usage, 6, {f: max(u.values()) for f, u in usage.items()}, probes=probes)
+    assert crossed(mapped, model) == {"R2"}
+    got = compare("fsqrt", model, mapped, "1*F01")
+    assert got["agree"] and got["uops"] == {"F0F1": 1}          # not an F1 µop read through the insert
+    usage["pinsr"]["R1"] = 0.2                                    # a share of a µop there: a probe of F1
+    assert crossed(mapped, model) == set()
+    assert not compare("fsqrt", model, mapped, "1*F01")["agree"]
+    assert Model.from_json(model.to_json()).probes == probes
+    assert Model.from_json({"resources": ["R0"], "usage": {}}).probes == {}     # a file from before probes
+
+
 def test_a_blocker_the_column_leaves_out_maps_through_its_class():
     published = {"pand": "1*F0123", "fadd": "1*F23"}
     blockers = {"R0": "vpand_evex", "R1": "fadd"}
@@ -247,17 +266,33 @@ def test_a_blocker_the_column_leaves_out_maps_through_its_class():
 
 def test_a_units_form_is_compared_by_its_port_part():
     # a divide crowds the F01 pipes (their write-back, its scheduler entries) by more than one
-    # µop's worth while it holds the divider: the set it issues to is read, not a count
+    # µop's worth while it holds the divider, and the F23 ones too: no few µops explain that, and
+    # the set it issues to is read, not a count
     f01, f23, f0123 = (frozenset(p) for p in (("F0", "F1"), ("F2", "F3"), ("F0", "F1", "F2", "F3")))
     mapped = {"R0": (f01, 2.0), "R1": (f23, 2.0), "R3": (f0123, 4.0)}
-    usage = {"R0": 1.25, "R1": 0.1, "R3": 0.6, "U": 5.0}
+    usage = {"R0": 1.25, "R1": 0.9, "R3": 0.6, "U": 5.0}
     assert port_part(usage, mapped) == {f01: 1}
     assert port_part({"R0": 0.02, "U": 5.0}, mapped) == {}
+    assert fit(usage, mapped)[1] > FITS
     model = Model(["R0", "R1", "R3", "U"], {"fdiv": usage}, 6)
-    assert not compare("fdiv", model, mapped, "1*F01")["agree"]         # read as µops: 2 on F01
+    assert not compare("fdiv", model, mapped, "1*F01")["agree"]         # read as µops
     got = compare("fdiv", model, mapped, "1*F01", units={"U"})
     assert got["agree"] and got["unit"] and got["inferred"] == {"F0F1": 1, "F0F1F2F3": 1}
     assert not compare("fdiv", model, mapped, "1*F23", units={"U"})["agree"]
+
+
+def test_a_units_form_whose_usages_are_uops_is_compared_by_their_sets():
+    # a microcoded form paced at 2 cycles by its sequencer (a unit no blocker probes) whose three
+    # µops crowd the probes as µops do: their sets are read, not just the one it crowds most
+    f01, f12, f23, f0123 = (frozenset(p) for p in (("F0", "F1"), ("F1", "F2"), ("F2", "F3"), ("F0", "F1", "F2", "F3")))
+    mapped = {"R0": (f0123, 4.0), "R1": (f23, 2.0), "R2": (f01, 2.0), "R3": (f12, 2.0)}
+    usage = {"R0": 0.75, "R1": 0.4, "R3": 0.33 / 2, "U": 2.0}
+    uops, rest = fit(usage, mapped)
+    assert uops == {f0123: 2, f23: 1} and rest < FITS
+    model = Model(["R0", "R1", "R2", "R3", "U"], {"vphsub": usage}, 6)
+    got = compare("vphsub", model, mapped, "1*F0123+1*F123+1*F23", units={"U"})
+    assert got["agree"] and got["unit"] and got["inferred"] == {"F0F1F2F3": 3, "F2F3": 1}
+    assert port_part(usage, mapped) == {f0123: 1}                   # the port part alone misses F23
 
 
 def test_a_port_set_probed_twice_reads_the_cleanest_probe_the_form_uses():
@@ -681,3 +716,17 @@ def test_the_solvers_own_printing_is_silenced_and_ours_is_not(capfd):
     out, err = capfd.readouterr()
     assert out == "before\nafter\n"
     assert "error: ours" in err
+
+
+def test_a_front_end_seen_only_at_a_probes_own_rate_bounds_no_solve(monkeypatch):
+    # vector forms only: nothing runs faster than the four-pipe logic op's 4 a cycle, so the width
+    # read is 4 and a mix of a load-bound logic op with it (0.75 cycle for 1 + 2) is as well the
+    # front end's 3 / 4 as three µops on four pipes; the logic op's resource must explain it
+    import ports_fake
+    monkeypatch.setitem(ports_fake.UOPS, "pandload (XMM, M128)", [("F0", "F1", "F2", "F3"), ("L0", "L1")])
+    forms = ["pand (XMM)", "fadd (XMM)", "fmul (XMM)", "shuf (XMM)", "pandload (XMM, M128)"]
+    model, report = Inference(measure=cycles).run(forms, seed=1)
+    assert model.width == 4
+    r = next(r for r, b in report["blockers"].items() if b in ("pand (XMM)", "pandload (XMM, M128)")
+             and report["alone"][b] == pytest.approx(0.25))
+    assert model.usage["pandload (XMM, M128)"][r] == pytest.approx(0.25, abs=0.02)

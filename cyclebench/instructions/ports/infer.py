@@ -17,7 +17,8 @@
    mix that ran faster than its slowest part alone is a bad reading and is set aside): among the
    blockers for their solve, then among all forms that use some resource.  A form that uses none
    and runs alone faster than that width (Zen 4's NOPs, about 10 per cycle) passes the front end
-   on another path and takes no share of it.
+   on another path and takes no share of it.  The width bounds the solves only where a reading
+   ran faster than every blocker alone: one at a blocker's own rate is as well its resource.
 4. **Every form against every blocker** in two ratios (the blocker's stream alone taking about
    as long as the form's, and twice that).
 5. **Solving** (model.solve, a MILP per problem): each blocker uses its own resource for its
@@ -227,7 +228,11 @@ class Inference:
         for f in alone:
             self.against(f, alone[f], blockers, alone)
         width = self.width(alone, blockers)
-        model = Model(list(resources), self.solve_blockers(blockers, resources, alone, width), width, dict(alone))
+        # the front end bounds the solves only where some reading ran faster than every blocker
+        # alone: where the widest reading is a blocker's own rate (a four-pipe logic op at 4 a
+        # cycle, nothing faster), no mix tells the two apart, and its mixes read its resource
+        fe = width if width and max(1 / alone[b] for b in blockers) < width - 0.1 else None
+        model = Model(list(resources), self.solve_blockers(blockers, resources, alone, fe), width, dict(alone))
         misfits = {}
         base = {b: dict(model.usage[b]) for b in blockers}
         for f in alone:
@@ -240,7 +245,7 @@ class Inference:
             binding = [{r for g in m.counts if g != f for r, v in base[g].items() if v >= LOADS and r in probed}
                        or None for m in ms]
             try:
-                u, misfits[f] = solve(ms, probed, [f], known=base, width=width, floors=alone, binding=binding)
+                u, misfits[f] = solve(ms, probed, [f], known=base, width=fe, floors=alone, binding=binding)
             except RuntimeError:
                 continue
             model.usage[f] = {r: u[f].get(r, 0.0) for r in resources}
@@ -253,6 +258,7 @@ class Inference:
                 u[FRONT_END] = 0.0
         slow = self.slow_units(model, alone, seed)
         model.lines = self.lines([f for f in stores if f in model.usage])
+        model.probes = {**dict(zip(resources, blockers)), **slow}
         report = {"blockers": {**dict(zip(resources, blockers)), **slow}, "classes": classes,
                   "slow_units": list(slow),
                   "width": model.width, "alone": alone, "misfit": misfits,

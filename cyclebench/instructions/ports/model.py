@@ -64,6 +64,7 @@ class Model:
     width: int | None = None             # instructions per cycle the front end passes
     alone: dict[str, float] = field(default_factory=dict)   # each form's own throughput: a floor
     lines: dict[str, float] = field(default_factory=dict)   # store form -> cycles per store to a new line
+    probes: dict[str, str] = field(default_factory=dict)    # resource -> the form that probes it (its blocker)
 
     def cost(self, counts: dict[str, int]) -> tuple[float, str]:
         """(cycles, binding resource) of a mix; every form must be in the model."""
@@ -85,12 +86,13 @@ class Model:
 
     def to_json(self) -> dict:
         return {"resources": self.resources, "width": self.width, "alone": self.alone, "lines": self.lines,
-                "usage": {f: {r: round(v, 4) for r, v in u.items() if v > 1e-6} for f, u in self.usage.items()}}
+                "usage": {f: {r: round(v, 4) for r, v in u.items() if v > 1e-6} for f, u in self.usage.items()},
+                **({"probes": self.probes} if self.probes else {})}
 
     @classmethod
     def from_json(cls, doc: dict) -> "Model":
         return cls(list(doc["resources"]), {f: dict(u) for f, u in doc["usage"].items()}, doc.get("width"),
-                   dict(doc.get("alone") or {}), dict(doc.get("lines") or {}))
+                   dict(doc.get("alone") or {}), dict(doc.get("lines") or {}), dict(doc.get("probes") or {}))
 
 
 def solve(mixes: list[Mix], resources: list[str], unknown: list[str],

@@ -16,8 +16,11 @@ wide set crowd a narrower one inside it, a µop held to a set loads it in full),
 A form agrees when the two counts match on every mapped resource.  Forms with no published
 ports (Zen's integer pipes) are not compared: their resources are the only ones there are.
 Several resources may map to one port set (probes that cannot be mixed with each other); a form
-reads the set through the cleanest of them it uses (:func:`seen`).  A form that holds a unit no
-blocker probes (a divider) is compared by its port part, the sets it issues to (:func:`port_part`).
+reads the set through the cleanest of them it uses (:func:`seen`).  A resource whose probe crowds
+a mapped set that shares no port with its own by most of a µop reads none (:func:`crossed`): its
+published set does not describe its interference.  A form that holds a unit no blocker probes is
+compared by the sets it issues to: its µops' where they explain its usages (a microcoded form),
+else its port part (:func:`port_part`, a divider).
 
 Two rules read from the published table itself, never from a list of forms:
 
@@ -46,6 +49,8 @@ BITS = {"ZMM": 512, "YMM": 256, "XMM": 128}
 MAX_UOPS = 4         # µops a form is read as, at most (a 512-bit form's pumped halves count)
 UNNAMED = 1.25       # a blocker this many times slower than its published ports has another bottleneck
 EXCESS = 0.5         # the price of a set read above its µops' load, per µop squared, where below costs 1
+CROSSED = 0.75       # µops a probe puts on a mapped set disjoint from its own, per its own µop: no probe of its set
+FITS = 0.05          # a unit form's µops stand where they leave this share of its usages' squares unexplained
 ALONE = 1.2          # µops read may hold a form to this times its time alone (under 4/3: four pipes to three)
 
 def port_set(term: str) -> frozenset[str]:
@@ -140,8 +145,12 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     set counts the µops that fit inside it, as the published side counts its own.  Published µops
     count as many times as the form's register width is pumped.
 
-    A form that holds a unit (``units``: the resources of units no blocker probes, a divider) is
-    compared by its port part only (:func:`port_part`): the port sets it issues to, not a count.
+    Resources whose probe crowds a set apart from its own (:func:`crossed`) are left out.
+
+    A form that holds a unit (``units``: the resources of units no blocker probes) is compared by
+    the port sets it issues to, not a count: the sets of its µops where they explain its usages
+    (all but :data:`FITS` of them, a microcoded form whose steps the unit paces), else its port
+    part (:func:`port_part`: a divider's hold on its pipe is no count of µops).
 
     ``probed`` (optional): the resources whose blocker the form was measured with.  Only their
     sets are compared: of a set whose every probe the form could not be mixed with (a legacy-SSE
@@ -152,8 +161,8 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     not read its sets through them: the two load memory both, and a mix of them adds up through
     the loads as well as the pipe, which the probe's one resource does not tell apart (a
     0.5-cycle FP12 probe with a 128-bit load read an FP23 convert's load as an FP12 µop)."""
-    if probed is not None:
-        mapped = {r: v for r, v in mapped.items() if r in probed}
+    off = crossed(mapped, model)
+    mapped = {r: v for r, v in mapped.items() if r not in off and (probed is None or r in probed)}
     if MEMORY.search(form):
         mapped = {r: v for r, v in mapped.items() if r not in memory}
     ts = terms(ports_text or "")
@@ -162,8 +171,9 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     sets = {"".join(sorted(q)): q for q, _ in mapped.values()}
     unit = any(r in model.used(form) for r in units)
     k = scale(form, pumps)
-    uops = port_part(model.usage[form], mapped) if unit else uops_of(model.usage[form], mapped, k,
-                                                                     model.alone.get(form))
+    uops, rest = fit(model.usage[form], mapped, k, model.alone.get(form))
+    if unit and (not uops or rest > FITS):
+        uops = port_part(model.usage[form], mapped)
     inferred = {name: sum(n for p, n in uops.items() if p <= q) for name, q in sets.items()}
     expected = {name: sum(n for p, n in ts if p <= q) * k for name, q in sets.items()}
     inferred = {name: v for name, v in inferred.items() if v}
@@ -172,6 +182,28 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     return {"form": form, "published": ports_text, "agree": agree, "unit": unit,
             "inferred": inferred, "expected": expected,
             "uops": {"".join(sorted(p)): n for p, n in uops.items()}}
+
+
+def crossed(mapped: dict[str, tuple[frozenset[str], float]], model: Model) -> set[str]:
+    """The mapped resources whose probe (``model.probes``) crowds another mapped set it shares no
+    port with by :data:`CROSSED` of a µop or more per µop of its own: its interference contradicts
+    the set its published ports name (a GPR-to-vector insert published as one FP1 µop that loads
+    the FP23 probe in full moves its data on a path the column does not count), so it reads none.
+    The worst goes first, and the rest are judged without it."""
+    off: set[str] = set()
+    while True:
+        worst, most = None, CROSSED
+        for r, (q, per) in mapped.items():
+            use = model.usage.get(model.probes.get(r, ""), {})
+            own = use.get(r, 0.0) * per
+            if r in off or not own:
+                continue
+            for x, (qx, px) in mapped.items():
+                if x not in off and not q & qx and use.get(x, 0.0) * px / own >= most:
+                    worst, most = r, use.get(x, 0.0) * px / own
+        if worst is None:
+            return off
+        off.add(worst)
 
 
 def memory_probes(blockers: dict[str, str]) -> set[str]:
@@ -206,6 +238,12 @@ def port_part(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], f
 
 def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]],
             passes: int = 1, alone: float | None = None) -> dict[frozenset[str], int]:
+    """The µops of :func:`fit`."""
+    return fit(usage, mapped, passes, alone)[0]
+
+
+def fit(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]],
+        passes: int = 1, alone: float | None = None) -> tuple[dict[frozenset[str], int], float]:
     """The µops (per mapped port set) that best account for a form's usages of the mapped
     resources.  A µop on port set p loads every resource whose set holds p by one µop (1 / per
     cycles); the counts are the few (at most MAX_UOPS) whose loads come nearest the usages, in
@@ -226,7 +264,7 @@ def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], flo
     of it.  µops on a set of k ports take at least their count / k cycles, so a form that runs
     alone at 4 a cycle has no µop held to three pipes, however much it crowds their probe (the
     scheduler puts a four-pipe µop on the three now and then; in a stream of its own it spreads
-    over all four)."""
+    over all four).  Returns (µops, the share of the usages' squares they leave unexplained)."""
     res = list(seen(usage, mapped).items())
     kinds = sorted({q for q, _ in res}, key=lambda q: (len(q), sorted(q)))
 
@@ -250,7 +288,8 @@ def uops_of(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], flo
             key = (err(counts), sum(n * len(p) for p, n in counts.items()))
             if key < best_key:
                 best, best_key = counts, key
-    return best
+    rest = sum((v - sum(n for p, n in best.items() if p <= q)) ** 2 for q, v in res)
+    return best, rest / max(sum(v * v for _, v in res), 1e-9)
 
 
 def describe(form: str, model: Model, blockers: dict[str, str], mapped: dict | None = None) -> str:
