@@ -46,8 +46,8 @@ from cyclebench.instructions.catalogue import Catalogue  # noqa: E402
 from cyclebench.machine.cpu import cpu_info  # noqa: E402
 from cyclebench.instructions.llvm_mca import run as mca_run  # noqa: E402
 from cyclebench.instructions.ports.blocks import compiled_blocks, random_blocks  # noqa: E402
-from cyclebench.instructions.ports.portsets import (compare, memory_probes, published_for, pumping,  # noqa: E402
-                                                     resource_ports)
+from cyclebench.instructions.ports.portsets import (compare, crossed, memory_probes, published_for,  # noqa: E402
+                                                     pumping, resource_ports)
 from cyclebench.instructions.ports.latency import from_file  # noqa: E402
 from cyclebench.instructions.ports.predict import predict  # noqa: E402
 from cyclebench.instructions.ports.repair import mended  # noqa: E402
@@ -215,8 +215,12 @@ def main():
     comps = [c for c in (compare(f, model, mapped, ports.get(f, ""), pumps, units, probed.get(f), memory)
                          for f in forms) if c]
     agree = sum(c["agree"] for c in comps)
-    print(f"port sets: {len(mapped)} of {len(model.resources)} resources mapped to published port sets "
-          f"({', '.join(''.join(sorted(q)) for q, _ in mapped.values())})")
+    off = crossed(mapped, model)
+    kept = {r: v for r, v in mapped.items() if r not in off}
+    print(f"port sets: {len(kept)} of {len(model.resources)} resources mapped to published port sets "
+          f"({', '.join(''.join(sorted(q)) for q, _ in kept.values())})"
+          + (f"; {len(off)} left out (a probe that crowds a set "
+             f"apart from its own)" if off else ""))
     if comps:
         print(f"  agreement with the published ports column: {agree}/{len(comps)} = {agree / len(comps):.1%} "
               f"of the studied forms that have one")
