@@ -71,7 +71,7 @@ def errors(pairs):
 def bound(p):
     """Which bound set a prediction: the simulation (above both bounds), the chains, the front end,
     a form alone, or a resource."""
-    if p.simulated > max(p.chain_bound, p.resource_bound) * 1.001:
+    if p.simulation_binds():
         return "the simulation"
     if p.chain_bound >= p.resource_bound:
         return "dependency chains"

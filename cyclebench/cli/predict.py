@@ -53,7 +53,7 @@ def run(args) -> int:
         return 0
     print(f"predicted: {p.cycles:.2f} cycles per iteration")
     print(f"  simulated:              {p.simulated:.2f}  (a scheduling simulation over the model's resources and the chains' "
-          f"latencies; {'above both bounds: chains and resources delay each other' if p.simulated > 1.001 * max(p.resource_bound, p.chain_bound) else 'not above the larger bound'})")
+          f"latencies; {'above both bounds: chains and resources delay each other' if p.simulation_binds() else 'not above the larger bound'})")
     print(f"  resource bound:         {p.resource_bound:.2f}  (busiest: {p.binding_resource or 'front end'}; "
           f"resources inferred from throughput, checked against the mixes measured)")
     print(f"  dependency-chain bound: {p.chain_bound:.2f}  (latencies: {p.latency_source}"

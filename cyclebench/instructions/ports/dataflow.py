@@ -28,7 +28,7 @@ _ZERO_IDIOMS = {"XOR", "SUB", "PXOR", "VPXOR", "XORPS", "VXORPS", "XORPD", "VXOR
 def zero_idiom(ins: iced_x86.Instruction) -> bool:
     """``xor eax, eax`` and its kin: the renamer zeroes the register (no input, no execution unit)."""
     regs = [ins.op_register(i) for i in range(ins.op_count) if ins.op_kind(i) == iced_x86.OpKind.REGISTER]
-    return _mnemonic(ins) in _ZERO_IDIOMS and len(regs) >= 2 and len(set(regs[-2:])) == 1
+    return mnemonic(ins) in _ZERO_IDIOMS and len(regs) >= 2 and len(set(regs[-2:])) == 1
 
 
 def _merges(ins: iced_x86.Instruction, reg: int, dirty: bool) -> bool:
@@ -50,7 +50,7 @@ def _access(ins: iced_x86.Instruction, factory,
     info = factory.info(ins)
     reads, writes, kept = set(), set(), {}
     addr = set()
-    if _mnemonic(ins) != "LEA":           # LEA computes with its address: those are data reads
+    if mnemonic(ins) != "LEA":           # LEA computes with its address: those are data reads
         for m in info.used_memory():
             addr |= {full_register(r) for r in (m.base, m.index) if r != iced_x86.Register.NONE}
     R, X = iced_x86.OpAccess, iced_x86.RegisterExt
@@ -76,7 +76,8 @@ def _access(ins: iced_x86.Instruction, factory,
 _MN = {v: k for k, v in iced_x86.Mnemonic.__dict__.items() if isinstance(v, int) and k.isupper()}
 
 
-def _mnemonic(ins: iced_x86.Instruction) -> str:
+def mnemonic(ins: iced_x86.Instruction) -> str:
+    """The instruction's mnemonic in capitals (``LEA``), from iced's enumeration."""
     return _MN.get(ins.mnemonic, "").upper()
 
 
@@ -98,7 +99,7 @@ def _memory(ins: iced_x86.Instruction, factory, changed: set[int]) -> tuple[list
     operands whose address registers the block never writes (``changed``: those it does), so
     that they name one place in every iteration; a LEA reads no memory."""
     reads, writes = [], []
-    if _mnemonic(ins) == "LEA":
+    if mnemonic(ins) == "LEA":
         return reads, writes
     for m in factory.info(ins).used_memory():
         regs = {full_register(r) for r in (m.base, m.index) if r not in (iced_x86.Register.NONE,

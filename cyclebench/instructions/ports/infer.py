@@ -259,10 +259,10 @@ class Inference:
         slow = self.slow_units(model, alone, seed)
         model.lines = self.lines([f for f in stores if f in model.usage])
         model.probes = {**dict(zip(resources, blockers)), **slow}
-        report = {"blockers": {**dict(zip(resources, blockers)), **slow}, "classes": classes,
+        report = {"blockers": model.probes, "classes": classes,
                   "slow_units": list(slow),
                   "width": model.width, "alone": alone, "misfit": misfits,
-                  "probed": self.probed({**dict(zip(resources, blockers)), **slow}, alone),
+                  "probed": self.probed(model.probes, alone),
                   "measurements_per_form": 1 + 2 * len(blockers), "readings": len(self.readings),
                   "measured_now": self.measured,
                   "impossible": sum(1 for r in self.readings.values() if r.get("cycles") and not self.good(r, alone))}

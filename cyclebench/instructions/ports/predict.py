@@ -33,7 +33,7 @@ import iced_x86
 
 from ...errors import UsageError
 from ..catalogue import Catalogue
-from .dataflow import _mnemonic, chain_bound, zero_idiom
+from .dataflow import mnemonic, chain_bound, zero_idiom
 from .infer import FASTER
 from .model import FRONT_END, Model
 from .repair import PairFloors
@@ -55,6 +55,10 @@ class Prediction:
     latency_source: str = "assumed 1 cycle"
     upper_charged: int = 0         # legacy-SSE writes charged the upper-state factor (upper.py)
     simulated: float = 0.0         # the scheduling simulation's figure (simulate.py)
+
+    def simulation_binds(self) -> bool:
+        """The simulated figure is above both bounds: chains and resources delay each other."""
+        return self.simulated > 1.001 * max(self.resource_bound, self.chain_bound)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -166,7 +170,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     XMM write takes while a ZMM register dirties the upper state, as upper.probe measured it."""
     catalogue = catalogue or Catalogue.load()
     instructions = decode(block)
-    forms = [form_of(ins, catalogue, model) or f"?{_mnemonic(ins).lower()}" for ins in instructions]
+    forms = [form_of(ins, catalogue, model) or f"?{mnemonic(ins).lower()}" for ins in instructions]
     counts: dict[str, int] = {}
     charged: dict[str, float] = {}                # counts weighted by upper.weights
     extra = 0                                     # of them, instructions charged more than once

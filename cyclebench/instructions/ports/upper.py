@@ -117,8 +117,7 @@ def instance(model, form: str, weight: float = 1.0) -> dict[str, float]:
     use = model.usage[form]
     own = {r: u for r, u in use.items() if r != FRONT_END}
     bound = model.alone.get(form) or max(own.values(), default=0.0)    # its time alone, or its top usage
-    k = weight - 1.0
-    out = {r: u * (weight if k and u >= BINDING * bound else 1.0) for r, u in own.items()}
+    out = {r: u * (weight if u >= BINDING * bound else 1.0) for r, u in own.items()}
     if form in model.alone:
         out[f"{form} alone"] = model.alone[form] * weight
     if model.width:
