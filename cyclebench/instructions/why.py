@@ -2,7 +2,7 @@
 say which, if any, reproduces the published figure.
 
 The variants are the choices a measurement method makes that the published figure may have made
-differently (issue 9), each measured here on the same form:
+differently, each measured here on the same form:
 
 * **dependency breakers** between throughput copies: uops.info's (ours: zero idioms for registers,
   ``test r, r`` for the flags), port-free zero idioms throughout, breakers that occupy an ALU

@@ -84,7 +84,7 @@ def _status(d: dict) -> str:
     return "; ".join(bits) or "ok"
 
 
-# ------------------------------------------------------------------------- agreement (issue 9)
+# ------------------------------------------------------------------------- agreement
 
 def agreement_tables(a: dict) -> list[Table]:
     """Match rates by extension and the mismatches with their causes (instructions/agreement.py)."""

@@ -1,7 +1,7 @@
 """The bounds study, run: ``cyclebench study bounds [--quick] [--experiments LIST] [--out DIR] [--resume]``.
 
-The cost of bounds checking from Intel MPX to what replaced it, after "Intel MPX Explained"
-(issue 12). This CPU has no MPX, so:
+The cost of bounds checking from Intel MPX to what replaced it, after "Intel MPX Explained".
+This CPU has no MPX, so:
 
 1. ``instructions``: every bnd* form measured as the reference did (1,000 copies in a loop),
    labelled "runs as a NOP on this CPU", beside the published Skylake table and the software

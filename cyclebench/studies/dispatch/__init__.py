@@ -1,4 +1,4 @@
-"""The dispatch study (``cyclebench study dispatch``, issue 11): Anton Ertl's control-flow
+"""The dispatch study (``cyclebench study dispatch``): Anton Ertl's control-flow
 integrity microbenchmark on this CPU. sources.py writes the dispatchers (C and generated
 assembly), builds.py the nine builds, checking.py checks every dispatcher before timing,
 codesize.py traces each path's executed bytes, experiments.py plans the timings

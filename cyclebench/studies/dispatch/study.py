@@ -1,6 +1,6 @@
 """The dispatch study, run: ``cyclebench study dispatch [--quick] [--builds LIST] [--out DIR]``.
 
-Ertl's control-flow-integrity microbenchmark on this CPU (issue 11): the dispatchers of sources.py
+Ertl's control-flow-integrity microbenchmark on this CPU: the dispatchers of sources.py
 built nine ways (builds.py), checked (checking.py), timed over fixed, round-robin and random target
 patterns (experiments.py), and compared with his published table (published.py)."""
 from __future__ import annotations

@@ -1,2 +1,2 @@
 """The paging study: what software pays to live without virtual addressing (split stacks, tree
-arrays), and what 2 MiB pages buy (issue 13). See study.py."""
+arrays), and what 2 MiB pages buy. See study.py."""

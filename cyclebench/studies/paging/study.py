@@ -1,7 +1,7 @@
 """The paging study, run: ``cyclebench study paging [--quick] [--out DIR] [--resume]``.
 
 What software pays to live without virtual addressing, after "Evaluating the Performance
-Implications of Physical Addressing" (issue 13), on this CPU and in cycles:
+Implications of Physical Addressing", on this CPU and in cycles:
 
 * ``splitstack``: naive fib and a deep non-tail-recursive sum, built with and without
   ``-fsplit-stack`` (gold), with ``__morestack``'s segment switches counted; a hot split (a call
