@@ -4,7 +4,7 @@
   :class:`Selected` (the form, or why there is none);
 * :func:`run` measures them with one worker process per CPU (the worker, its assembler runs and its
   runner all pinned to that CPU, so no worker's preparation preempts the other's measurement; load
-  on the other vCPU made no measurable difference on our machines), appends every
+  on the other vCPU made no measurable difference on 2-vCPU KVM guests), appends every
   finished form to the results file at once (one JSON document per line, flushed), skips forms
   already in that file when resuming, and records a form that fails with its reason; a form whose
   figures stayed unstable is measured once more at the end (:data:`SETTLE_ROUNDS`).

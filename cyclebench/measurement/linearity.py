@@ -2,7 +2,7 @@
 
 Each repetition runs configuration A (U copies) and B (2U copies). Differencing assumes
 cost = overhead + copies * c. Then the overhead implied by a repetition, 2A - B, is the harness's
-fixed cost: small and never negative. On our machine it is 70-450 cycles plus at most about 5 per
+fixed cost: small and never negative. On a 2-vCPU KVM guest it was 70-450 cycles plus at most about 5 per
 loop iteration; bench/linearity.py prints it for a set of snippets. Two things break the
 assumption:
 
