@@ -10,7 +10,7 @@ Prints
   percentage error, for random mixes of the modelled forms, for basic blocks of the project's
   own C kernels (gcc -O2, objdump; memory operands rebased onto the harness's data area) and for
   BHive blocks (cyclebench/blocks/data) whose every instruction is a modelled form, with
-  llvm-mca-16 (-mcpu, default znver4) on the same blocks;
+  llvm-mca-16 (-mcpu, default this CPU's from the microarchitecture table) on the same blocks;
 * where the model misses by more than 10%: which bound set its figure (the scheduling simulation
   where it is above both bounds, the front end, a resource, a form's own throughput alone, the
   dependency chains), over or under.
@@ -178,7 +178,7 @@ def main():
     ap.add_argument("--bhive", type=int, default=60)
     ap.add_argument("--arch", default="auto", help="the published column: auto (this CPU's) or a uops.info code")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--mcpu", default="znver4")
+    ap.add_argument("--mcpu", help="llvm-mca -mcpu (default: this CPU's, from the microarchitecture table)")
     ap.add_argument("--latencies", type=Path, help="a cyclebench inst results file (measured latencies)")
     ap.add_argument("--rows", action="store_true", help="print every block")
     ap.add_argument("--as-inferred", action="store_true",
@@ -193,6 +193,12 @@ def main():
     args = ap.parse_args()
     if args.replay and not args.replay.is_file():
         ap.error(f"no --replay file {args.replay} (make one with --save)")
+    if not args.mcpu and not args.replay:
+        from cyclebench.instructions.llvm_mca import own_mcpu
+        try:
+            args.mcpu = own_mcpu()
+        except CycleBenchError as e:
+            sys.exit(f"error: {e.cause}\nhint: {e.hint}")
     model, report = load(args.model)
     cat = Catalogue.load()
     forms = sorted(model.usage)
