@@ -308,6 +308,39 @@ def test_a_port_set_probed_twice_reads_the_cleanest_probe_the_form_uses():
     assert seen({"R0": 1.0, "R1": 0.0}, mapped)[f12] == pytest.approx(2.0)     # R0: two pumped
 
 
+def _blocker_readings(inf, pairs):
+    inf.load([{"type": "reading", "counts": c, "cycles": t} for c, t in pairs])
+
+
+def test_a_cross_usage_another_blocker_pair_contradicts_is_lowered():
+    # st (a store, own R0) read 1.58 beside 2 fp01 (own R1): the pair solve gave it 0.58 of R1; but
+    # st + zmm01 (R1 in full, two pumped µops) took 1.0, which a shared R1 cannot: the partial share
+    # is lowered to what that mix leaves, the whole one stands
+    inf = Inference(measure=lambda counts: None)
+    alone = {"st": 1.0, "fp01": 0.5, "zmm01": 1.0}
+    _blocker_readings(inf, [({"st": 1, "zmm01": 1}, 1.0), ({"st": 1, "fp01": 2}, 1.58)])
+    usage = {"st": {"R0": 1.0, "R1": 0.58, "R2": 0.0}, "fp01": {"R0": 0.0, "R1": 0.5, "R2": 0.5},
+             "zmm01": {"R0": 0.0, "R1": 1.0, "R2": 1.0}}
+    inf.consistent(usage, ["st", "fp01", "zmm01"], ["R0", "R1", "R2"], alone)
+    assert usage["st"]["R1"] == pytest.approx(0.0) and usage["zmm01"]["R1"] == 1.0
+    assert usage["fp01"]["R2"] == 0.5          # its pair's reading (1.58) is no contradiction of it
+
+
+def test_of_two_whole_cross_usages_the_one_more_mixes_contradict_is_lowered():
+    # a two-µop form (u, FP01 + FP12 at 1 cycle) read as R0 in full; so is a pumped FP12 form (z):
+    # their mixes with each other and with a third FP12 form (p) contradict u's, which is lowered
+    inf = Inference(measure=lambda counts: None)
+    alone = {"u": 1.0, "z": 1.0, "p": 0.5, "q": 0.5}
+    _blocker_readings(inf, [({"u": 1, "z": 1}, 1.5), ({"u": 1, "p": 2}, 1.5), ({"u": 2, "p": 1}, 2.2)])
+    usage = {"q": {"R0": 0.5, "R1": 0.0, "R2": 0.0, "R3": 0.0},
+             "u": {"R0": 1.0, "R1": 1.0, "R2": 0.0, "R3": 0.0},
+             "z": {"R0": 1.0, "R1": 0.0, "R2": 1.0, "R3": 0.0},
+             "p": {"R0": 0.5, "R1": 0.0, "R2": 0.0, "R3": 0.5}}
+    inf.consistent(usage, ["q", "u", "z", "p"], ["R0", "R1", "R2", "R3"], alone)
+    assert usage["z"]["R0"] == 1.0 and usage["p"]["R0"] == 0.5
+    assert usage["u"]["R0"] == pytest.approx(0.5)
+
+
 def test_units_and_ratios():
     assert units(0.25) == 4 and units(1.0) == 1 and units(0.34) == 3
     assert units(0.4) is None and units(3.0) is None

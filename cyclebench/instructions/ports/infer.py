@@ -66,6 +66,7 @@ UNEXPLAINED = 0.6          # ... and no resource takes this share of the time: a
 SHARED = 0.5               # a slow form that takes this share of its time from a unit shares it
 LOADS = 0.1                # cycles: a blocker usage that makes a resource a candidate bottleneck of its mixes
 MAX_PAIR = 8               # instances per form in a slow pair
+OVERLOAD = 0.1             # two blockers' cross usages above their mix's time by this share: one is no share
 NARROWER = 10.0            # price factor of a wider blocker's use of a narrower one's resource
 
 
@@ -304,7 +305,35 @@ class Inference:
                 except RuntimeError:
                     continue
                 usage[a][rb], usage[b][ra] = u[a][rb], u[b][ra]
+        self.consistent(usage, blockers, resources, alone)
         return usage
+
+    def consistent(self, usage: dict[str, dict[str, float]], blockers: list[str], resources: list[str],
+                   alone: dict[str, float]) -> None:
+        """Each cross usage (a blocker's use of another's resource) is solved from one pair's mixes;
+        it must fit every other mix of two blockers too.  Where two blockers' uses of a third's
+        resource add up to more than their mix took (by :data:`OVERLOAD`), one of them is no
+        share of that resource (a store beside an FP01 op reads 1.58 where the two take 1 and 1
+        alone: a partial interference of that pair, not a pipe they share).  The usage that is the
+        smallest share of its blocker's time is lowered first (a whole pipe's worth is the surer
+        reading), of equals the one the most mixes contradict, to what those mixes leave, until
+        none is contradicted; ``usage`` in place."""
+        own = dict(zip(blockers, resources))
+        pairs = [m for m in self.mixes(blockers, alone) if len(m.counts) == 2]
+        while True:
+            against: dict[tuple[str, str], list[float]] = {}     # (blocker, resource) -> its ceilings
+            for m in pairs:
+                (a, na), (b, nb) = m.counts.items()
+                for r in resources:
+                    if r in (own[a], own[b]) or na * usage[a][r] + nb * usage[b][r] <= m.cycles * (1 + OVERLOAD):
+                        continue
+                    for (f, n), (g, k) in (((a, na), (b, nb)), ((b, nb), (a, na))):
+                        if usage[f][r] > 0:
+                            against.setdefault((f, r), []).append(max(0.0, (m.cycles - k * usage[g][r]) / n))
+            if not against:
+                return
+            f, r = min(against, key=lambda x: (round(usage[x[0]][x[1]] / alone[x[0]], 1), -len(against[x]), x))
+            usage[f][r] = min(against[f, r])
 
     def slow_units(self, model: Model, alone: dict[str, float], seed: int = 0) -> dict[str, str]:
         """Step 6: adds a resource per slow unit to ``model`` (and its usages); returns resource ->
