@@ -23,10 +23,11 @@
    as long as the form's, and twice that).
 5. **Solving** (model.solve, a MILP per problem): each blocker uses its own resource for its
    whole time alone, and its use of each other blocker's resource is solved pair by pair from
-   the two's mixes.  Then one problem per form with the blockers known: every mix explained
-   both ways (no load above its time; a resource the blocker loads, the form's own floor or the
-   front end reaching it), the sparsest usages that do.  A form's usage is what its mixes ask
-   for, never the most they allow.
+   the two's mixes, and must then fit every other mix of two blockers (:meth:`Inference.consistent`:
+   a pair's partial interference is no share of a pipe).  Then one problem per form with the
+   blockers known: every mix explained both ways (no load above its time; a resource the
+   blocker loads, the form's own floor or the front end reaching it), the sparsest usages that
+   do.  A form's usage is what its mixes ask for, never the most they allow.
 6. **Slow units** (a divider, a square-root unit): a form that takes at least :data:`SLOW` cycles
    alone while no resource found so far accounts for :data:`UNEXPLAINED` of that time is held by
    a unit no blocker probes.  Such forms are paired with each other in the quadratic ratio; a form
