@@ -278,3 +278,14 @@ def test_a_read_modify_write_figure_below_the_published_one_names_its_addresses(
           "word_apart": {"value": 0.50}, "operand_width_apart": {"value": 0.89}}
     why = cause({"throughput": tp, "latency": [], "notes": []}, rec, form, "throughput")
     assert why.startswith("memory RMW rate of this core") and "one 8-byte word apart 0.50" in why and "0.89" in why
+
+
+def test_a_largest_latency_below_a_published_shift_count_figure_names_the_count():
+    from cyclebench.instructions.causes import COUNT_CAUSE, cause
+    from cyclebench.instructions.session import COUNT_NOTE
+    lat = SimpleNamespace(lo=0.0, hi=16.0, lo_upper_bound=False, hi_upper_bound=False)
+    rec = SimpleNamespace(latency=lat, throughput=None, throughput_text="")
+    d = doc("SAR (R32, CL)", [0.0, 1.0], 0.5, notes=[COUNT_NOTE])
+    assert cause(d, rec, None, "latency_max") == COUNT_CAUSE
+    d["notes"] = []                                   # no count in CL: nothing is claimed
+    assert cause(d, rec, None, "latency_max") == "unexplained"

@@ -8,6 +8,7 @@ from .comparing import (ABS_TOL, LAT_TOL, TP_TOL, agrees, compared_pairs, issue_
                         unsettled, within)
 from . import window
 from .copies import rmw_stride
+from .session import COUNT_NOTE
 
 DATA_DEPENDENT_RATIO = 20.0     # a figure this many times the published one: a slow path, suspected
 
@@ -76,6 +77,9 @@ def cause(doc: dict, rec, form, figure: str) -> str:
             return "zero idiom / eliminated move"
         if their == 0:
             return "published 0 (no dependency) where our chain carries one"
+        if figure == "latency_max" and COUNT_NOTE in notes and our is not None and their is not None \
+                and our < their:
+            return COUNT_CAUSE
         if _issue_bound(doc, our, their):
             return ISSUE_BOUND_CAUSE
         if figure == "latency_max" and _memory_pair_only(doc, rec):
@@ -122,6 +126,9 @@ def cause(doc: dict, rec, form, figure: str) -> str:
 
 
 PROCESS_CAUSE = "varies between runner processes"
+COUNT_CAUSE = ("shift count: measured with count CL = 1; a count of 0 leaves the flags as they were, and a "
+               "flags read after it can take a slow path (inst --why measures every pair with CL = 0), as "
+               "uops.info's flags -> CL chain (SETcc CL) runs it whenever the flag is clear")
 MASK_UNSET_CAUSE = ("uops.info's copies leave the gather/scatter mask empty (the form clears it and its "
                     "copies never set it again, so they move no lane)")
 
