@@ -172,6 +172,11 @@ def test_pairs_the_published_method_does_not_measure_are_not_compared(tmp_path):
     assert not published_pair({"start": "op1 (K)", "end": "op0 (ZMM)"}, "VDIVPS_Z (ZMM, K, ZMM, ZMM)")
     assert published_pair({"start": "addr op2", "end": "op0 (ZMM)"}, "VSQRTPD_Z (ZMM, K, M512)")
     assert published_pair({"start": "mem op2 (M512)", "end": "op0 (ZMM)"}, "VADDPD_Z (ZMM, K, ZMM, M512)")
+    # a string instruction's pointers: only as an address, into what is read through them
+    assert not published_pair({"start": "rsi", "end": "rdi"}, "CMPSQ")
+    assert not published_pair({"start": "op0 (AL)", "end": "rsi"}, "LODSB")
+    assert published_pair({"start": "rsi", "end": "op0 (AL)"}, "LODSB")
+    assert published_pair({"start": "rdi", "end": "flags"}, "SCASB")
     d = doc("VPTESTNMD (K, XMM, M128)", [3.0, 12.0], 0.5)
     d["latency"][0].update(start="op1 (XMM)", end="op0 (K)")
     d["latency"][1].update(start="addr op2", end="op0 (K)", bound="upper")
