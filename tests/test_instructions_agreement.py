@@ -294,3 +294,20 @@ def test_a_largest_latency_below_a_published_shift_count_figure_names_the_count(
     assert cause(d, rec, None, "latency_max") == COUNT_CAUSE
     d["notes"] = []                                   # no count in CL: nothing is claimed
     assert cause(d, rec, None, "latency_max") == "unexplained"
+
+
+def test_a_throughput_that_published_siblings_with_the_same_uops_read_says_so():
+    from cyclebench.instructions.causes import SPREAD_CAUSE, spread_cause
+
+    def rec(name, text, ports="1*FP01+1*FP12"):
+        hi = float(text.split("/")[-1])
+        return SimpleNamespace(name=name, ports_text=ports, throughput_text=text,
+                               throughput=SimpleNamespace(hi=hi, hi_upper_bound=False))
+    mine = rec("VPEXPANDQ (YMM, YMM)", "0.67 / 0.67")
+    records = {r.name: r for r in (mine, rec("VPEXPANDB (YMM, YMM)", "0.67 / 1.00"),
+                                   rec("VPEXPANDB (ZMM, ZMM)", "0.67 / 1.33"),
+                                   rec("VPERMQ (YMM, YMM, I8)", "0.50 / 1.00", ports="1*FP12"))}
+    why = spread_cause(mine, records, 1.0)
+    assert why.startswith(SPREAD_CAUSE) and "VPEXPANDB (YMM, YMM)" in why and "0.67 to 1.00" in why
+    assert spread_cause(mine, records, 1.33) is None      # only the 512-bit sibling reads that
+    assert spread_cause(mine, records, 0.80) is None      # no sibling reads ours: no claim

@@ -154,3 +154,32 @@ def _mask_chain(doc: dict) -> str | None:
                     f"cycles here, {pm.get('value')} after its rounding, against {p['value']:.2f} through one "
                     "register; that chain's cost varies with registers and values")
     return None
+
+
+SPREAD_CAUSE = "published figures of the same µops spread"
+
+
+def _operands(name: str) -> str:
+    """The operand list of a published name ('(YMM, YMM)'), or '' for none."""
+    i = name.find(" (")
+    return name[i:] if i >= 0 else ""
+
+
+def spread_cause(rec, records: dict | None, our: float | None) -> str | None:
+    """A throughput off the published one that uops.info's own figures for the forms with the same
+    µops (the same port usage and port figure) and the same operand kinds also read: its
+    measurement of such forms spreads (``VPEXPANDB (YMM, YMM)`` 0.67 / 1.00 beside
+    ``VPEXPANDQ (YMM, YMM)`` 0.67 / 0.67), so the rate depends on how the core schedules them,
+    not on the form.  None when no such sibling reads ours (evidence from the table itself)."""
+    ports, first = getattr(rec, "ports_text", ""), _port_figure(rec)
+    if not records or not ports or first is None or our is None:
+        return None
+    kin = [r for r in records.values() if r is not rec and r.ports_text == ports and _port_figure(r) == first
+           and _operands(r.name) == _operands(rec.name) and r.throughput is not None]
+    hits = [r for r in kin if agrees(our, r.throughput.hi, r.throughput.hi_upper_bound, TP_TOL)]
+    if not hits:
+        return None
+    vals = sorted({r.throughput.hi for r in kin} | {rec.throughput.hi})
+    return (f"{SPREAD_CAUSE}: uops.info's figures for the {len(kin) + 1} forms with ports {ports} (port figure "
+            f"{first:.2f}) and operands {_operands(rec.name).strip()} read {vals[0]:.2f} to {vals[-1]:.2f}; "
+            f"{hits[0].name} reads {hits[0].throughput_text}, as ours {our:.2f}")
