@@ -311,3 +311,17 @@ def test_a_throughput_that_published_siblings_with_the_same_uops_read_says_so():
     assert why.startswith(SPREAD_CAUSE) and "VPEXPANDB (YMM, YMM)" in why and "0.67 to 1.00" in why
     assert spread_cause(mine, records, 1.33) is None      # only the 512-bit sibling reads that
     assert spread_cause(mine, records, 0.80) is None      # no sibling reads ours: no claim
+
+
+def test_a_largest_latency_below_an_exact_published_memory_chain_says_so():
+    from cyclebench.instructions.causes import MEMORY_CHAIN_CAUSE, cause
+    lat = SimpleNamespace(lo=5.0, hi=12.0, lo_upper_bound=False, hi_upper_bound=False)
+    rec = SimpleNamespace(latency=lat, throughput=None, throughput_text="")
+    d = doc("BTS (M64, I8)", [5.0, 8.0, 11.0], 2.0)
+    for p, (s, e, b) in zip(d["latency"], [("addr op0", "flags", "exact"), ("mem op0 (M64)", "mem op0 (M64)", "exact"),
+                                           ("addr op0", "mem op0 (M64)", "upper")]):
+        p.update(start=s, end=e, bound=b)
+    why = cause(d, rec, None, "latency_max")
+    assert why.startswith(MEMORY_CHAIN_CAUSE) and "8.00 cycles a copy" in why
+    lat.hi_upper_bound = True                         # a published bound: not this cause
+    assert not cause(d, rec, None, "latency_max").startswith(MEMORY_CHAIN_CAUSE)

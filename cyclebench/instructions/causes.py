@@ -47,6 +47,18 @@ def _memory_pair_only(doc: dict, rec) -> bool:
             and bool(within(max(regs), v.hi, LAT_TOL, ABS_TOL)))
 
 
+MEMORY_CHAIN_CAUSE = "memory round trip of this core"
+
+
+def _memory_chain(doc: dict) -> float | None:
+    """The exact memory -> memory chain of a read-modify-write form (its own operand), if measured."""
+    for p in compared_pairs(doc):
+        s, e = str(p.get("start", "")), str(p.get("end", ""))
+        if s.startswith("mem ") and s == e and p.get("bound") == "exact":
+            return p["value"]
+    return None
+
+
 def _rmw_cause(doc: dict, their: float) -> str:
     """A read-modify-write memory form off the published figure: with the address conventions
     measured (throughput.py), say whether another one reproduces it, or where it lies."""
@@ -84,6 +96,11 @@ def cause(doc: dict, rec, form, figure: str) -> str:
             return ISSUE_BOUND_CAUSE
         if figure == "latency_max" and _memory_pair_only(doc, rec):
             return MEMORY_PAIR_CAUSE
+        chain = _memory_chain(doc) if figure == "latency_max" and not their_bound else None
+        if chain is not None and our is not None and their is not None and our < their:
+            return (f"{MEMORY_CHAIN_CAUSE}: the published largest, exact, is uops.info's memory -> memory "
+                    f"chain (the form repeated on one address, its one memory pair without ≤); that same "
+                    f"chain reads {chain:.2f} cycles a copy here")
         if bound == "upper" or their_bound:
             return "bound only (upper bound)"
         if unstable:

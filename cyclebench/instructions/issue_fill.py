@@ -103,7 +103,7 @@ def filled_past_issue(session: Session, form: Form, pairs: list, doc: dict, patt
         if not _candidate(p, tp, memory):
             continue
         # past the issue interval, and for a memory chain past the chain as first read
-        steps = 2 * (1 + int(max(v, p["value"] if memory else 0)))
+        steps = 2 * (1 + round(max(v, p["value"] if memory else 0)))     # 2.9997 is 3
         fill = _fill(form, pair, p, steps)
         if fill is None:
             continue
@@ -111,6 +111,8 @@ def filled_past_issue(session: Session, form: Form, pairs: list, doc: dict, patt
         if hi is None or hi - lo > EXACT_SLACK:
             continue
         again, _ = measure_pair(session, form, pair, pattern, fill[0])
+        if again["stable"] is False:        # read during a burst: once more
+            again, _ = measure_pair(session, form, pair, pattern, fill[0])
         if again["value"] is None or again["stable"] is False:
             continue
         value = again["value"] - steps * lo
