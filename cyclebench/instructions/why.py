@@ -34,7 +34,7 @@ from .forms import Form
 from .instantiate import AREA_GUARD, instantiate, latency_pairs
 from .copies import LINE, independent_copies, rmw_stride
 from .mask_chain import whole
-from .session import COUNT_INIT, Session, form_init, has_count, value_pattern
+from .session import Session, form_init, has_count, value_pattern, with_count
 from .zeroed_source import LINKS, vector_chain
 from .throughput import ALL_ONES, BREAKERS, measure_throughput
 
@@ -167,12 +167,7 @@ def _count_zero(session: Session, form: Form) -> list[tuple[str, float]]:
     if not has_count(form):
         return []
     from .characterize import measure_pair          # characterize's methods, on another session
-
-    def zeroed(code, init=None, **kw):
-        lines = ["mov ecx, 0" if line == COUNT_INIT else line for line in (init or "").splitlines()]
-        return session.measure_fn(code, init="\n".join(lines) or None, **kw)
-
-    other = Session(measure_fn=zeroed, **session.kwargs)
+    other = with_count(session, 0)
     out = []
     for pair in latency_pairs(form):
         try:
