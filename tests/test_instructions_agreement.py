@@ -172,6 +172,11 @@ def test_pairs_the_published_method_does_not_measure_are_not_compared(tmp_path):
     assert not published_pair({"start": "op1 (K)", "end": "op0 (ZMM)"}, "VDIVPS_Z (ZMM, K, ZMM, ZMM)")
     assert published_pair({"start": "addr op2", "end": "op0 (ZMM)"}, "VSQRTPD_Z (ZMM, K, M512)")
     assert published_pair({"start": "mem op2 (M512)", "end": "op0 (ZMM)"}, "VADDPD_Z (ZMM, K, ZMM, M512)")
+    # a string instruction's pointers: only as an address, into what is read through them
+    assert not published_pair({"start": "rsi", "end": "rdi"}, "CMPSQ")
+    assert not published_pair({"start": "op0 (AL)", "end": "rsi"}, "LODSB")
+    assert published_pair({"start": "rsi", "end": "op0 (AL)"}, "LODSB")
+    assert published_pair({"start": "rdi", "end": "flags"}, "SCASB")
     d = doc("VPTESTNMD (K, XMM, M128)", [3.0, 12.0], 0.5)
     d["latency"][0].update(start="op1 (XMM)", end="op0 (K)")
     d["latency"][1].update(start="addr op2", end="op0 (K)", bound="upper")
@@ -278,3 +283,45 @@ def test_a_read_modify_write_figure_below_the_published_one_names_its_addresses(
           "word_apart": {"value": 0.50}, "operand_width_apart": {"value": 0.89}}
     why = cause({"throughput": tp, "latency": [], "notes": []}, rec, form, "throughput")
     assert why.startswith("memory RMW rate of this core") and "one 8-byte word apart 0.50" in why and "0.89" in why
+
+
+def test_a_largest_latency_below_a_published_shift_count_figure_names_the_count():
+    from cyclebench.instructions.causes import COUNT_CAUSE, cause
+    from cyclebench.instructions.session import COUNT_NOTE
+    lat = SimpleNamespace(lo=0.0, hi=16.0, lo_upper_bound=False, hi_upper_bound=False)
+    rec = SimpleNamespace(latency=lat, throughput=None, throughput_text="")
+    d = doc("SAR (R32, CL)", [0.0, 1.0], 0.5, notes=[COUNT_NOTE])
+    assert cause(d, rec, None, "latency_max") == COUNT_CAUSE
+    d["notes"] = []                                   # no count in CL: nothing is claimed
+    assert cause(d, rec, None, "latency_max") == "unexplained"
+
+
+def test_a_throughput_that_published_siblings_with_the_same_uops_read_says_so():
+    from cyclebench.instructions.causes import SPREAD_CAUSE, spread_cause
+
+    def rec(name, text, ports="1*FP01+1*FP12"):
+        hi = float(text.split("/")[-1])
+        return SimpleNamespace(name=name, ports_text=ports, throughput_text=text,
+                               throughput=SimpleNamespace(hi=hi, hi_upper_bound=False))
+    mine = rec("VPEXPANDQ (YMM, YMM)", "0.67 / 0.67")
+    records = {r.name: r for r in (mine, rec("VPEXPANDB (YMM, YMM)", "0.67 / 1.00"),
+                                   rec("VPEXPANDB (ZMM, ZMM)", "0.67 / 1.33"),
+                                   rec("VPERMQ (YMM, YMM, I8)", "0.50 / 1.00", ports="1*FP12"))}
+    why = spread_cause(mine, records, 1.0)
+    assert why.startswith(SPREAD_CAUSE) and "VPEXPANDB (YMM, YMM)" in why and "0.67 to 1.00" in why
+    assert spread_cause(mine, records, 1.33) is None      # only the 512-bit sibling reads that
+    assert spread_cause(mine, records, 0.80) is None      # no sibling reads ours: no claim
+
+
+def test_a_largest_latency_below_an_exact_published_memory_chain_says_so():
+    from cyclebench.instructions.causes import MEMORY_CHAIN_CAUSE, cause
+    lat = SimpleNamespace(lo=5.0, hi=12.0, lo_upper_bound=False, hi_upper_bound=False)
+    rec = SimpleNamespace(latency=lat, throughput=None, throughput_text="")
+    d = doc("BTS (M64, I8)", [5.0, 8.0, 11.0], 2.0)
+    for p, (s, e, b) in zip(d["latency"], [("addr op0", "flags", "exact"), ("mem op0 (M64)", "mem op0 (M64)", "exact"),
+                                           ("addr op0", "mem op0 (M64)", "upper")]):
+        p.update(start=s, end=e, bound=b)
+    why = cause(d, rec, None, "latency_max")
+    assert why.startswith(MEMORY_CHAIN_CAUSE) and "8.00 cycles a copy" in why
+    lat.hi_upper_bound = True                         # a published bound: not this cause
+    assert not cause(d, rec, None, "latency_max").startswith(MEMORY_CHAIN_CAUSE)

@@ -170,3 +170,13 @@ def test_an_address_with_base_and_index_has_a_pair_from_each(cat):
     port = _port(form, inst, index.start)
     base, rest = inst.text.split("[")[1].split("+", 1)
     assert port.kind == "GPR" and port.reg != base and rest.startswith(port.reg)
+
+
+def test_string_instructions_pair_as_uops_info_lists_them(cat):
+    """uops.info lists no operand of a string instruction: its accumulator write is no merge input
+    (LODSB publishes [5;≤6]; AL -> AL would read 1), and a form that reads only DF has no flags
+    pair; an explicit 16-bit write still merges (MOV (R16, M16) op0 -> op0, published 1)."""
+    assert [str(p) for p in latency_pairs(cat.get("LODSB"))] == ["rsi -> op0 (AL)", "rsi -> rsi"]
+    assert not any("flags" in str(p) for p in latency_pairs(cat.get("MOVSW")))
+    assert "flags -> flags" in [str(p) for p in latency_pairs(cat.get("CMPSQ"))]     # writes the status flags
+    assert "op0 (R16) -> op0 (R16)" in [str(p) for p in latency_pairs(cat.get("MOV (R16, M16)"))]

@@ -655,6 +655,32 @@ def test_a_chain_as_long_as_a_throughput_with_breakers_is_filled_too(cat):
     assert pair["bound"] == "exact" and pair["value"] == pytest.approx(3.0) and not pair.get("label")
 
 
+class RmwCopies(Fake):
+    """Fake, with the throughput copies of a memory rcr at 4 cycles each."""
+
+    def __call__(self, code, init=None, **kw):
+        out = super().__call__(code, init, **kw)
+        if code.count("rcr ") > 1:
+            out.events["cycles"].value = 4.0 * code.count("rcr ")
+        return out
+
+
+def test_a_chain_through_read_modify_written_memory_is_filled_past_the_round_trip(cat):
+    """Every link of a memory form's flags chain goes through its one address: the store
+    forwarded to the next link's load bounds it (4.44 a link), not the pair; ten cmc steps
+    after it outlast that bound and leave the pair (2)."""
+    from cyclebench.instructions.characterize import FILLED
+    form = cat.get("RCR (M16, I8)")
+    fake = RmwCopies({"\ncmc\ncmc\ncmc": 12.0, "cmc\ncmc": 2.0}, default=4.444)
+    doc = characterize(form, Session(measure_fn=fake))
+    flags = next(p for p in doc["latency"] if p["start"] == p["end"] == "flags")
+    assert flags["label"] == FILLED and flags["value"] == pytest.approx(2.0) and flags["bound"] == "exact"
+    assert flags["filled"]["step"] == "cmc" and flags["filled"]["steps"] == 10
+    assert flags["filled"]["without"] == pytest.approx(4.444)
+    # a pair into memory is never filled: the memory round trip is its chain
+    assert not any(p.get("filled") for p in doc["latency"] if p["end"].startswith("mem "))
+
+
 def test_narrow_read_modify_write_copies_are_also_measured_one_word_apart(cat):
     form = cat.get("SAR (M8, 0)")
     # 32 copies: one byte apart 28 cycles (they share 8-byte words), one word apart 16, one line 32

@@ -50,3 +50,23 @@ def test_a_gathers_copies_without_their_mask_set_up_are_a_variant():
     assert v["variant"].startswith("mask not set again before each copy") and v["reproduces"] is True
     assert _mask_unset(doc, 5.0, False, 0.07)[0]["reproduces"] is False
     assert _mask_unset({"throughput": {"value": 0.5}}, 0.5, False, 0.07) == []      # not a gather
+
+
+def test_a_shift_count_of_zero_is_a_variant():
+    from cyclebench.instructions.session import COUNT_INIT
+    from cyclebench.instructions.why import _count_zero
+
+    def slow_flags(code, init=None, **kw):
+        # count 0 and a flags read after the shift: the slow path (33 cycles a loop)
+        v = 33.0 if "mov ecx, 0" in (init or "") and "cmov" in code else 2.0
+        assert COUNT_INIT not in (init or "") or "mov ecx, 0" not in (init or "")
+        return fake(code, init, **kw) if "sar" not in code else SimpleNamespace(
+            events={"cycles": SimpleNamespace(value=v, uncertainty=0.001, samples=[v] * 3)}, stable=True,
+            warnings=[], stability={"stable": True, "linearity": {"linear": True}},
+            backend={"name": "tsc", "reason": "no hardware PMU: test"})
+
+    cat = Catalogue.load()
+    got = dict(_count_zero(Session(measure_fn=slow_flags), cat.get("SAR (R32, CL)")))
+    flags = {k: v for k, v in got.items() if "-> flags" in k and "count CL = 0" in k}
+    assert flags and max(flags.values()) > 30
+    assert _count_zero(Session(measure_fn=slow_flags), cat.get("SAR (R32, I8)")) == []   # no count in CL

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .causes import (DATA_DEPENDENT_RATIO, ISSUE_BOUND_CAUSE, MEMORY_PAIR_CAUSE, PROCESS_CAUSE,  # noqa: F401
-                     cause)
+                     cause, spread_cause)
 from .comparing import (ABS_TOL, FIGURES, LAT_TOL, TP_TOL, agrees, compared_pairs, issue_bound, ours,  # noqa: F401
                         published_pair, same_register_published, single_issue, theirs, unsettled, whole_reading)
 from .coverage import NO_FORM, Index
@@ -115,6 +115,7 @@ def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, m
     by_ext: dict[str, dict[str, Counter]] = defaultdict(lambda: {f: Counter() for f in FIGURES})
     mismatches, rows = [], []
     tol = {"latency_min": LAT_TOL, "latency_max": LAT_TOL, "throughput": TP_TOL}
+    records = {t.published.name: t.published for t in tgts}
     for t in tgts:
         rec = t.published
         if t.status != "runnable":
@@ -155,6 +156,8 @@ def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, m
                 by_ext[fam][f]["match"] += 1
                 continue
             why = _differs(evidence, evidence_label, rec, f, our, tol[f]) or cause_fn(doc, rec, t.form, f)
+            if why == "unexplained" and f == "throughput":
+                why = spread_cause(rec, records, our) or why
             row[f]["cause"] = why
             mismatches.append({"form": rec.name, "figure": f, "ours": our, "ours_bound": bound,
                                "published": their, "published_bound": their_bound,

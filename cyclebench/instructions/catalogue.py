@@ -103,9 +103,12 @@ def _finish(form: Form, ins: iced_x86.Instruction, regs: dict[int, int]) -> None
         read, write = acc in _READS, acc in _WRITES
         if op.kind == "reg" and acc == iced_x86.OpAccess.COND_WRITE:
             read = True  # cmovcc & co.: the old value survives when the condition is false
-        if op.kind == "reg" and write and op.bits in (8, 16) and op.cls.startswith("GPR"):
+        if op.kind == "reg" and write and op.bits in (8, 16) and op.cls.startswith("GPR") \
+                and not is_string(form._slots):
             # an 8- or 16-bit write merges into the full register: its old value is an input
-            # (uops.info's operand model; MOV (R16, M16) op0 -> op0 is its published 1)
+            # (uops.info's operand model; MOV (R16, M16) op0 -> op0 is its published 1), but not
+            # for a string instruction's accumulator, which uops.info lists as no operand: LODSB
+            # publishes [5;≤6] where AL -> AL would read 1 (and the form alone runs 3 a copy)
             read = True
         if op.kind == "reg" and write and form.mask == "merge" and op.cls in ("XMM", "YMM", "ZMM"):
             # merge masking keeps the elements the mask leaves, so the destination is an input in

@@ -8,6 +8,7 @@ from .comparing import (ABS_TOL, LAT_TOL, TP_TOL, agrees, compared_pairs, issue_
                         unsettled, within)
 from . import window
 from .copies import rmw_stride
+from .session import COUNT_NOTE
 
 DATA_DEPENDENT_RATIO = 20.0     # a figure this many times the published one: a slow path, suspected
 
@@ -46,6 +47,18 @@ def _memory_pair_only(doc: dict, rec) -> bool:
             and bool(within(max(regs), v.hi, LAT_TOL, ABS_TOL)))
 
 
+MEMORY_CHAIN_CAUSE = "memory round trip of this core"
+
+
+def _memory_chain(doc: dict) -> float | None:
+    """The exact memory -> memory chain of a read-modify-write form (its own operand), if measured."""
+    for p in compared_pairs(doc):
+        s, e = str(p.get("start", "")), str(p.get("end", ""))
+        if s.startswith("mem ") and s == e and p.get("bound") == "exact":
+            return p["value"]
+    return None
+
+
 def _rmw_cause(doc: dict, their: float) -> str:
     """A read-modify-write memory form off the published figure: with the address conventions
     measured (throughput.py), say whether another one reproduces it, or where it lies."""
@@ -76,10 +89,18 @@ def cause(doc: dict, rec, form, figure: str) -> str:
             return "zero idiom / eliminated move"
         if their == 0:
             return "published 0 (no dependency) where our chain carries one"
+        if figure == "latency_max" and COUNT_NOTE in notes and our is not None and their is not None \
+                and our < their:
+            return COUNT_CAUSE
         if _issue_bound(doc, our, their):
             return ISSUE_BOUND_CAUSE
         if figure == "latency_max" and _memory_pair_only(doc, rec):
             return MEMORY_PAIR_CAUSE
+        chain = _memory_chain(doc) if figure == "latency_max" and not their_bound else None
+        if chain is not None and our is not None and their is not None and our < their:
+            return (f"{MEMORY_CHAIN_CAUSE}: the published largest, exact, is uops.info's memory -> memory "
+                    f"chain (the form repeated on one address, its one memory pair without ≤); that same "
+                    f"chain reads {chain:.2f} cycles a copy here")
         if bound == "upper" or their_bound:
             return "bound only (upper bound)"
         if unstable:
@@ -122,6 +143,9 @@ def cause(doc: dict, rec, form, figure: str) -> str:
 
 
 PROCESS_CAUSE = "varies between runner processes"
+COUNT_CAUSE = ("shift count: measured with count CL = 1; a count of 0 leaves the flags as they were, and a "
+               "flags read after it can take a slow path (inst --why measures every pair with CL = 0), as "
+               "uops.info's flags -> CL chain (SETcc CL) runs it whenever the flag is clear")
 MASK_UNSET_CAUSE = ("uops.info's copies leave the gather/scatter mask empty (the form clears it and its "
                     "copies never set it again, so they move no lane)")
 
@@ -147,3 +171,32 @@ def _mask_chain(doc: dict) -> str | None:
                     f"cycles here, {pm.get('value')} after its rounding, against {p['value']:.2f} through one "
                     "register; that chain's cost varies with registers and values")
     return None
+
+
+SPREAD_CAUSE = "published figures of the same µops spread"
+
+
+def _operands(name: str) -> str:
+    """The operand list of a published name ('(YMM, YMM)'), or '' for none."""
+    i = name.find(" (")
+    return name[i:] if i >= 0 else ""
+
+
+def spread_cause(rec, records: dict | None, our: float | None) -> str | None:
+    """A throughput off the published one that uops.info's own figures for the forms with the same
+    µops (the same port usage and port figure) and the same operand kinds also read: its
+    measurement of such forms spreads (``VPEXPANDB (YMM, YMM)`` 0.67 / 1.00 beside
+    ``VPEXPANDQ (YMM, YMM)`` 0.67 / 0.67), so the rate depends on how the core schedules them,
+    not on the form.  None when no such sibling reads ours (evidence from the table itself)."""
+    ports, first = getattr(rec, "ports_text", ""), _port_figure(rec)
+    if not records or not ports or first is None or our is None:
+        return None
+    kin = [r for r in records.values() if r is not rec and r.ports_text == ports and _port_figure(r) == first
+           and _operands(r.name) == _operands(rec.name) and r.throughput is not None]
+    hits = [r for r in kin if agrees(our, r.throughput.hi, r.throughput.hi_upper_bound, TP_TOL)]
+    if not hits:
+        return None
+    vals = sorted({r.throughput.hi for r in kin} | {rec.throughput.hi})
+    return (f"{SPREAD_CAUSE}: uops.info's figures for the {len(kin) + 1} forms with ports {ports} (port figure "
+            f"{first:.2f}) and operands {_operands(rec.name).strip()} read {vals[0]:.2f} to {vals[-1]:.2f}; "
+            f"{hits[0].name} reads {hits[0].throughput_text}, as ours {our:.2f}")

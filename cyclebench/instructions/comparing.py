@@ -31,8 +31,14 @@ def published_pair(pair: dict, form_name: str = "") -> bool:
     * divide and square-root forms (DIV or SQRT in the name) get their own chains: from the
       memory operand's address but not its value, none from or to the write mask, none into flags.
 
+    * no pair ends in a string instruction's pointer register (RSI, RDI: among the registers
+      uops.info keeps for addresses, ``memRegs``, which no register pair starts or ends in); from
+      the pointer, only the address pairs (into what the form reads through it) count.
+
     Such pairs are measured and shown, but not compared."""
     start, end = str(pair.get("start", "")), str(pair.get("end", ""))
+    if end in STRING_POINTERS:
+        return False
     if start.startswith(("mem ", "addr ")) and end.endswith("(K)"):
         return False
     if start.endswith("(K)") and end.startswith("mem "):
@@ -42,6 +48,7 @@ def published_pair(pair: dict, form_name: str = "") -> bool:
     return True
 
 
+STRING_POINTERS = ("rsi", "rdi")        # implicit pointer registers, as pair labels name them
 SAME_REGISTER_METHOD = "chain (same register)"
 SAME_REGISTER_FASTER = 0.95
 

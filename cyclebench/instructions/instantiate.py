@@ -247,6 +247,9 @@ class LatencyPair:
 
 
 
+STATUS_FLAGS = frozenset({"CF", "PF", "AF", "ZF", "SF", "OF"})
+
+
 def latency_pairs(form: Form) -> list[LatencyPair]:
     """Every (input -> output) pair of ``form`` in uops.info's sense of latency."""
     ins_refs: list[tuple[Ref, object]] = []
@@ -281,7 +284,9 @@ def latency_pairs(form: Form) -> list[LatencyPair]:
             ins_refs.append((Ref("implicit", register=imp.register, label=imp.register), None))
         if imp.write:
             outs.append((Ref("implicit", register=imp.register, label=imp.register), None))
-    if flags_in(form):
+    if flags_in(form) and (form.flags_read | form.flags_written) & STATUS_FLAGS:
+        # uops.info's flags operand is its status flags: a form that only reads DF (LODS, STOS,
+        # MOVS) has no flags pair
         ins_refs.append((Ref("flags", label="flags"), None))
     if form.flags_written:
         outs.append((Ref("flags", label="flags"), None))

@@ -12,7 +12,14 @@ lengthens every chain (``cRep = 2 + 2 * ceil(TP_single / 2)``: ``MOVSX`` on a ge
 The filled measurement also runs for a chain as long as a throughput that is only an upper bound
 because breakers ran between its copies (``rcr rbx, 2``: the flags carried, ``test`` between the
 copies, 3.00 a copy, its chains 3.00 too): the issue interval is then at most that figure, and the
-fill alone decides; nothing is marked.  Steps: ``add``/``sub`` of a scratch register on a pair
+fill alone decides; nothing is marked.
+
+It also runs for a pair from a register or the flags of a form that reads and writes memory: every
+copy of the chain goes through the same address, so the memory round trip (a store forwarded to
+the next copy's load) can bound the chain instead of the pair, e.g. ``and [m], bl`` -> flags 2.33
+a link, ``lock adc [m], 2`` flags -> flags 8.10.  uops.info's chains are long enough (their steps
+outlast the round trip) to show the pair: 1 for both.  The fill is then at least as long as the
+chain first read, which outlasts whatever bounded it.  Steps: ``add``/``sub`` of a scratch register on a pair
 that starts in a general register (they write the flags, breaking any flag chain), ``cmc`` on a
 carry flag -> carry flag pair (the form's other operands broken as its chain was).
 """
@@ -22,6 +29,7 @@ from typing import Callable
 
 from . import connectors as C
 from .comparing import ABS_TOL, LAT_TOL, issue_bound
+from .copies import rmw_stride
 from .forms import Form
 from .instantiate import chain, instantiate
 from .session import EXACT_SLACK, Session, used_gprs
@@ -41,12 +49,23 @@ def mark_issue_bound(doc: dict) -> bool:
     return hit
 
 
-def _candidate(p: dict, tp: dict) -> bool:
-    """An issue-bound pair, or an exact one as long as a throughput that breakers between the
-    copies made an upper bound (then the interval is at most that)."""
+def _memory_carried(form: Form, pair) -> bool:
+    """A pair from a register or the flags to one of them, of a form that reads and writes its
+    memory operand: the chain's copies share that address (see the module docstring)."""
+    return (rmw_stride(form) is not None and pair.start.kind in ("op", "implicit", "flags")
+            and pair.end.kind in ("op", "implicit", "flags")
+            and all(r.kind != "op" or form.operands[r.pos].kind == "reg" for r in (pair.start, pair.end)))
+
+
+def _candidate(p: dict, tp: dict, memory: bool = False) -> bool:
+    """An issue-bound pair, an exact one as long as a throughput that breakers between the copies
+    made an upper bound (then the interval is at most that), or (``memory``) an exact one of a
+    chain through a read-modify-write memory operand longer than a cycle."""
     if p.get("value") is None or p.get("method") not in _METHODS:
         return False
     if p.get("label") == ISSUE_BOUND:
+        return True
+    if not p.get("label") and p["bound"] == "exact" and memory and p["value"] > 1 + LAT_TOL:
         return True
     v = tp.get("value")
     return (not p.get("label") and p["bound"] == "exact" and v is not None and bool(tp.get("carried"))
@@ -79,10 +98,12 @@ def filled_past_issue(session: Session, form: Form, pairs: list, doc: dict, patt
     v = tp.get("value")
     if v is None:
         return
-    steps = 2 * (1 + int(v))
     for pair, p in zip(pairs, doc["latency"]):
-        if not _candidate(p, tp):
+        memory = _memory_carried(form, pair)
+        if not _candidate(p, tp, memory):
             continue
+        # past the issue interval, and for a memory chain past the chain as first read
+        steps = 2 * (1 + round(max(v, p["value"] if memory else 0)))     # 2.9997 is 3
         fill = _fill(form, pair, p, steps)
         if fill is None:
             continue
@@ -90,6 +111,8 @@ def filled_past_issue(session: Session, form: Form, pairs: list, doc: dict, patt
         if hi is None or hi - lo > EXACT_SLACK:
             continue
         again, _ = measure_pair(session, form, pair, pattern, fill[0])
+        if again["stable"] is False:        # read during a burst: once more
+            again, _ = measure_pair(session, form, pair, pattern, fill[0])
         if again["value"] is None or again["stable"] is False:
             continue
         value = again["value"] - steps * lo

@@ -30,6 +30,8 @@ REF_ATTEMPTS = 3             # readings of a reference loop while it stays unsta
 F32_ONES = 0x3F8000003F800000      # 1.0f in both halves of a 64-bit lane
 F64_ONE = 0x3FF0000000000000       # 1.0 (as f32 lanes: 0.0 and 1.875, both normal)
 DIVIDEND = {16: "mov eax, 0x7fff", 32: "mov eax, 0x7fffffff", 64: "mov rax, 0x7fffffffffffffff"}
+COUNT_INIT = "mov ecx, 1"          # a CL shift/rotate count (why.py also runs count 0: with_count)
+COUNT_NOTE = "shift/rotate count CL = 1 (a count of 0 leaves the flags unchanged)"
 
 _VEC_RE = re.compile(r"\b([xyz]mm)(\d+)\b")
 _MM_RE = re.compile(r"\bmm([0-7])\b")
@@ -228,9 +230,28 @@ def form_init(form: Form, inst: Instance) -> FormInit:
         bits = next(op for op in form.operands if not op.is_mask).bits
         if bits in DIVIDEND:
             init.append(DIVIDEND[bits])
-    if any(op.fixed == "CL" for op in form.operands):
-        init.append("mov ecx, 1")
+    if has_count(form):
+        init.append(COUNT_INIT)
     return init
+
+
+def with_count(session: "Session", count: int) -> "Session":
+    """A session that measures as ``session`` does but with the CL count ``count`` in every init
+    (the line :data:`COUNT_INIT` replaced); it shares the reference loops, which have no count."""
+    line = f"mov ecx, {count}"
+
+    def measure_fn(code, init=None, **kw):
+        lines = [line if x == COUNT_INIT else x for x in (init or "").splitlines()]
+        return session.measure_fn(code, init="\n".join(lines) or None, **kw)
+
+    other = Session(measure_fn=measure_fn, **session.kwargs)
+    other.refs = session.refs
+    return other
+
+
+def has_count(form: Form) -> bool:
+    """A count in CL (shifts and rotates): its value decides whether the flags are written."""
+    return any(op.fixed == "CL" for op in form.operands)
 
 
 def form_notes(form: Form) -> list[str]:
@@ -239,6 +260,6 @@ def form_notes(form: Form) -> list[str]:
     if mn in ("DIV", "IDIV"):
         notes.append("data-dependent: measured with divisor 1 and the widest dividend whose quotient "
                      "fits (some dividers, e.g. Zen 4's, are faster for narrow quotients)")
-    if any(op.fixed == "CL" for op in form.operands):
-        notes.append("shift/rotate count CL = 1 (a count of 0 leaves the flags unchanged)")
+    if has_count(form):
+        notes.append(COUNT_NOTE)
     return notes

@@ -15,6 +15,9 @@ differently, each measured here on the same form:
   characterisation measures both, and their entries are listed);
 * **uops.info's own chain** for a pair between two vector registers (``vandpd``/``vpand``
   connectors, read as ``int(cycles + .2)`` minus the links), measured on demand;
+* **a shift count of 0** (CL forms; the tables run count 1): the flags are then left as they were,
+  and a flags read after it may take a slow path; uops.info's flags -> CL chain (``SETcc CL``)
+  leaves the count 0 whenever the flag is clear;
 * **latency configurations** a pair was measured in besides the one kept: with the form's other
   read-written operands broken or not (isolate.py), a memory chain with uops.info's fill or without,
   a scalar form's pass-through source zeroed or not (zeroed_source.py).
@@ -31,7 +34,7 @@ from .forms import Form
 from .instantiate import AREA_GUARD, instantiate, latency_pairs
 from .copies import LINE, independent_copies, rmw_stride
 from .mask_chain import whole
-from .session import Session, form_init, value_pattern
+from .session import Session, form_init, has_count, value_pattern, with_count
 from .zeroed_source import LINKS, vector_chain
 from .throughput import ALL_ONES, BREAKERS, measure_throughput
 
@@ -81,7 +84,8 @@ def explain(session: Session, form: Form, doc: dict, rec) -> dict:
                     entry["variants"].append({"variant": f"latency pair {what}, {text}", "value": value,
                                               "bound": p["bound"],
                                               "reproduces": agrees(value, their, their_bound, tol)})
-            chains = _vector_chains(session, form) if chains is None else chains
+            if chains is None:
+                chains = _vector_chains(session, form) + _count_zero(session, form)
             for text, value in chains:
                 entry["variants"].append({"variant": text, "value": value, "bound": "exact",
                                           "reproduces": agrees(value, their, their_bound, tol)})
@@ -154,6 +158,27 @@ def _vector_chains(session: Session, form: Form) -> list[tuple[str, float]]:
 
 
 _VECTOR = ("XMM", "YMM", "ZMM")
+
+
+def _count_zero(session: Session, form: Form) -> list[tuple[str, float]]:
+    """Each pair of a CL-count form measured again with the count 0 (the same methods, the count's
+    init line ``mov ecx, 0``): Zen 4, ``sar eax, cl; cmovc rcx, rcx`` runs 33.1 cycles a loop with
+    count 0 (1 + 1 with count 1)."""
+    if not has_count(form):
+        return []
+    from .characterize import measure_pair          # characterize's methods, on another session
+    other = with_count(session, 0)
+    out = []
+    for pair in latency_pairs(form):
+        try:
+            d = measure_pair(other, form, pair)
+        except (CycleBenchError, ValueError) as e:
+            out.append((f"latency pair {pair}, count CL = 0: failed ({e})", None))
+            continue
+        if d.get("value") is not None:
+            bound = "" if d.get("bound") == "exact" else " (upper bound)"
+            out.append((f"latency pair {pair}, count CL = 0 (the flags left as they were){bound}", d["value"]))
+    return [(t, v) for t, v in out if v is not None]
 
 
 def _run_tp(session, form, text, kw, their, their_bound, tol) -> dict:
