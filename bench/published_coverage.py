@@ -8,12 +8,14 @@ Run: python3 bench/published_coverage.py [ZEN4 ADL-P ...]   (default: this CPU's
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from cyclebench.errors import CycleBenchError  # noqa: E402
 from cyclebench.instructions import Catalogue  # noqa: E402
 from cyclebench.instructions.agreement import targets  # noqa: E402
 from cyclebench.instructions.coverage import Index, summary, summary_lines  # noqa: E402
@@ -22,17 +24,27 @@ from cyclebench.instructions.reference import column, own_column  # noqa: E402
 
 
 def main():
-    codes = sys.argv[1:]
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="exit codes: 0 done, 2 an unknown column code")
+    ap.add_argument("codes", nargs="*", metavar="CODE",
+                    help="uops.info column codes (default: this CPU's column, ADL-P, ZEN3)")
+    codes = ap.parse_args().codes
     if not codes:
         try:
             codes = [own_column().code]
-        except Exception:           # an unknown CPU has no column of its own
+        except CycleBenchError:      # an unknown CPU has no column of its own
             codes = []
         codes += [c for c in ("ADL-P", "ZEN3") if c not in codes]
+    try:
+        columns = [column(code) for code in codes]
+    except CycleBenchError as e:
+        print(f"error: {e.cause}\nhint: {e.hint}", file=sys.stderr)
+        sys.exit(e.exit_code)
     cat = Catalogue.load()
     index = Index(cat)
-    for code in codes:
-        records = read_csv(str(column(code).path))
+    for col in columns:
+        code = col.code
+        records = read_csv(str(col.path))
         how = Counter(index.find(name)[1] or "no catalogue form" for name in records)
         print(f"{code}: {len(records)} published forms; matched by " +
               ", ".join(f"{k} {v}" for k, v in how.most_common()))
