@@ -157,6 +157,20 @@ def test_connectors_per_kind():
         C.connect(C.port_for_register("st(1)"), rbx, set())
 
 
+def test_pointer_connectors_keep_the_address(cat):
+    # a string instruction's pointer (scasq reads [rdi]): a connector that overwrote it with a
+    # flag, as a written register's does, made the copies fault at address 0
+    rdi = C.port_for_register("rdi")
+    rdi.written = rdi.address = True
+    flags = C.connect(C.Port("FLAGS"), rdi, {"rdi", "rax"})
+    assert flags.lines == ["cmovc r13, r13", "add rdi, r13", "sub rdi, r13"]
+    assert flags.steps == ["cmov", "alu", "alu"]
+    fake = Fake({}, default=16.0)
+    doc = characterize(cat.get("SCASQ"), Session(measure_fn=fake))
+    codes = {(p["start"], p["end"]): p["code"] or "" for p in doc["latency"]}
+    assert "add rdi, r13" in codes["rdi", "flags"] and "movsx edi" not in codes["rdi", "flags"]
+
+
 def test_throughput_breakers(cat):
     fake = Fake({}, default=16.0)
     s = Session(measure_fn=fake)

@@ -51,6 +51,8 @@ def _port(form: Form, inst: Instance, ref: Ref) -> C.Port:
     if ref.kind == "implicit":
         port = C.port_for_register(ref.register)
         port.written = any(i.register == ref.register and i.write for i in form.implicit)
+        text = inst.text.split("#", 1)[1] if inst.via_bytes else inst.text
+        port.address = any(re.search(rf"\b{port.reg}\b", m) for m in re.findall(r"\[[^\]]*\]", text))
         return port
     op = form.operands[ref.pos]
     if ref.kind == "addr":

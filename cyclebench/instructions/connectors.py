@@ -181,6 +181,7 @@ class Port:
     is_mask: bool = False      # the EVEX write mask (keep it all ones)
     flags: frozenset = frozenset()   # FLAGS: the flags the form writes (empty: unknown, CF assumed)
     written: bool = False      # the form writes this register too (a connector must not read it)
+    address: bool = False      # the form reads memory through this register (a connector must keep its value)
 
 
 # the cmov that reads a flag, in order of preference (CF first: the reference loop's own)
@@ -317,6 +318,11 @@ def connect(end: Port, start: Port, used: set[str]) -> Connector:
         return _store(end, start, used)
     if start.kind == "GPR":
         s = gpr(start.reg)
+        if start.address and end.kind != "GPR":
+            # a string instruction's pointer: overwriting it with a flag or a value faults, so the
+            # dependency goes in as the address connector's does, leaving the value as it was
+            g, c = _to_gpr(end, used | {s})
+            return _join(c, Connector([f"add {s}, {g}", f"sub {s}, {g}"], ["alu", "alu"]))
         if end.kind == "GPR":
             e = gpr(end.reg)
             return Connector([f"add {s}, {e}", f"sub {s}, {e}"], ["alu", "alu"])
