@@ -325,3 +325,26 @@ def test_a_largest_latency_below_an_exact_published_memory_chain_says_so():
     assert why.startswith(MEMORY_CHAIN_CAUSE) and "8.00 cycles a copy" in why
     lat.hi_upper_bound = True                         # a published bound: not this cause
     assert not cause(d, rec, None, "latency_max").startswith(MEMORY_CHAIN_CAUSE)
+
+
+def test_the_match_column_is_the_reports_rule(tmp_path):
+    # inst --compare's ✓/✗ and the agreement report read one rule (comparing.match): a published
+    # bound is matched at or below it, a latency by uops.info's whole-cycle reading, and a
+    # throughput 8% off is no match at the report's 7% (it was at the column's old 10%)
+    from cyclebench.instructions.compare import compare_published
+    p = tmp_path / "ref.csv"
+    p.write_text(CSV, encoding="utf-8")
+    records = read_csv(str(p))
+    docs = [doc("SLOW (YMM, M256)", [5.0, 7.9], 0.50),           # ≤8: 7.9 reads as 7
+            doc("AND (M16, I8)", [5.0, 11.1], 0.52),             # [5;≤11]: 11.1 reads as 11
+            doc("PMOVX (XMM, XMM)", [2.16], 0.50),               # 2.16 reads as 2
+            doc("LATER (R64)", [1.0], 1.08),                     # 8% above 1
+            doc("MOVE (XMM, XMM)", [1.0], 0.27)]                 # 0.02 cycles off: within 0.05
+    rows = compare_published(docs, records)["rows"]
+    assert [rows[d["form"]]["match"] for d in docs] == ["✓", "✓", "✓", "✗ tp", "✓"]
+    cat = FakeCatalogue([form(d["form"]) for d in docs])
+    rep = agreement(targets(records, cat), {d["form"]: d for d in docs}, "ref", "here")
+    by_form = {r["form"]: r for r in rep["rows"] if r.get("status") == "compared"}
+    for d in docs:
+        assert by_form[d["form"]]["latency_max"]["match"] is rows[d["form"]]["lat_ok"]
+        assert by_form[d["form"]]["throughput"]["match"] is rows[d["form"]]["tp_ok"]

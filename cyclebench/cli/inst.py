@@ -77,8 +77,9 @@ def add_parser(sub):
     c.add_argument("--ports", type=Path, metavar="FILE",
                    help="add the resources a model of cyclebench ports (FILE) inferred from throughput, per form")
     c.add_argument("--mcpu", help="llvm-mca -mcpu (default: this CPU's, from the microarchitecture table)")
-    c.add_argument("--tolerance", type=float, default=0.10, metavar="F",
-                   help="relative tolerance for a match (default 0.10 = 10%%; 0.05 cycles absolute also match)")
+    c.add_argument("--tolerance", type=float, default=None, metavar="F",
+                   help="relative tolerance for a match (default: the agreement report's, 0.05 for latency "
+                        "and 0.07 for throughput; 0.05 cycles absolute also match)")
     add_measurement_options(p, code_parts=False)
     for a in p._actions:
         if a.dest == "output":

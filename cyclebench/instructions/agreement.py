@@ -31,8 +31,9 @@ from typing import Callable
 
 from .causes import (DATA_DEPENDENT_RATIO, ISSUE_BOUND_CAUSE, MEMORY_PAIR_CAUSE, PROCESS_CAUSE,  # noqa: F401
                      cause, spread_cause)
-from .comparing import (ABS_TOL, FIGURES, LAT_TOL, TP_TOL, agrees, compared_pairs, issue_bound, ours,  # noqa: F401
-                        published_pair, same_register_published, single_issue, theirs, unsettled, whole_reading)
+from .comparing import (ABS_TOL, FIGURES, LAT_TOL, TOLERANCES, TP_TOL, agrees, compared_pairs,  # noqa: F401
+                        issue_bound, match, ours, published_pair, same_register_published, single_issue, theirs,
+                        unsettled, whole_reading)
 from .coverage import NO_FORM, Index
 
 CANNOT_RUN = "cannot be measured on this CPU"
@@ -114,7 +115,6 @@ def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, m
     figs = {f: Counter() for f in FIGURES}
     by_ext: dict[str, dict[str, Counter]] = defaultdict(lambda: {f: Counter() for f in FIGURES})
     mismatches, rows = [], []
-    tol = {"latency_min": LAT_TOL, "latency_max": LAT_TOL, "throughput": TP_TOL}
     records = {t.published.name: t.published for t in tgts}
     for t in tgts:
         rec = t.published
@@ -134,13 +134,9 @@ def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, m
         fam = _family(rec, doc)
         row = {"form": rec.name, "catalogue_form": t.form.name, "status": "compared", "extension": fam}
         for f in FIGURES:
-            our, bound = ours(doc, f)
-            their, their_bound = theirs(rec, f)
-            ok = agrees(our, their, their_bound, tol[f])
-            if ok is False and f != "throughput" and whole_reading(our, bound, their, their_bound):
-                ok = True
-            row[f] = {"ours": our, "ours_bound": bound, "published": their,
-                      "published_bound": their_bound, "match": ok}
+            row[f] = m = match(doc, rec, f)
+            our, bound, their, their_bound, ok = (m[k] for k in ("ours", "ours_bound", "published",
+                                                                 "published_bound", "match"))
             if ok is None:
                 figs[f]["not comparable"] += 1
                 continue
@@ -155,7 +151,7 @@ def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, m
                 figs[f]["match"] += 1
                 by_ext[fam][f]["match"] += 1
                 continue
-            why = _differs(evidence, evidence_label, rec, f, our, tol[f]) or cause_fn(doc, rec, t.form, f)
+            why = _differs(evidence, evidence_label, rec, f, our, TOLERANCES[f]) or cause_fn(doc, rec, t.form, f)
             if why == "unexplained" and f == "throughput":
                 why = spread_cause(rec, records, our) or why
             row[f]["cause"] = why

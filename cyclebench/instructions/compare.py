@@ -1,28 +1,20 @@
 """Side-by-side comparison of measured forms with published data (uops.info CSV/XML) or llvm-mca.
 
-A figure *matches* when it is within ``tolerance`` (relative, default 10%) of the other one, or
-within ``abs_tolerance`` cycles (default 0.05, for small throughputs).  Latency compares our
-largest latency over operand pairs with the other side's largest (uops.info's range upper end,
-llvm-mca's ``Latency``); throughput compares cycles per instruction (uops.info's measured ``TP``:
-the second of two values such as ``0.50 / 1.00``, whose first is computed from the ports;
-llvm-mca's ``RThroughput``).  Bounds (``≤``) are compared by their value and keep their mark.
+Against published data, the match column applies the agreement report's rule (comparing.match):
+our largest latency over the pairs uops.info's method also measures against the published
+range's upper end, our throughput against the *measured* published value (the second of
+``0.50 / 1.00``), each within its figure's tolerance (5% latency, 7% throughput) or 0.05
+cycles; a published bound (``≤``) is matched by any figure at or below it, and a latency by
+uops.info's own reading of a chain.  So ``inst --compare``'s ✓ and ✗ are the report's.  Against
+llvm-mca (``Latency``, ``RThroughput``) the same tolerances apply.  ``tolerance`` overrides both.
 """
 from __future__ import annotations
 
 from . import published as pub
 from .catalogue import Catalogue, normalize_name
+from .comparing import ABS_TOL as ABS_TOLERANCE, TOLERANCES, match, within
 from .coverage import Index
 from .llvm_mca import LlvmMcaFailed, predict
-
-TOLERANCE = 0.10
-ABS_TOLERANCE = 0.05
-
-
-def within(ours: float | None, theirs: float | None, tolerance: float = TOLERANCE,
-           abs_tolerance: float = ABS_TOLERANCE) -> bool | None:
-    if ours is None or theirs is None:
-        return None
-    return abs(ours - theirs) <= max(tolerance * abs(theirs), abs_tolerance)
 
 
 def _ours(doc: dict) -> tuple[float | None, float | None]:
@@ -40,19 +32,26 @@ def _match_text(lat_ok, tp_ok) -> str:
     return "✓"
 
 
-def _summarize(label: str, rows: dict, n_docs: int, tolerance: float) -> dict:
+def _tolerance_text(tolerance: float | None) -> str:
+    if tolerance is None:
+        return (f"within {TOLERANCES['latency_max']:.0%} (latency) / {TOLERANCES['throughput']:.0%} "
+                f"(throughput)")
+    return f"within {tolerance:.0%}"
+
+
+def _summarize(label: str, rows: dict, n_docs: int, tolerance: float | None) -> dict:
     lat = [r["lat_ok"] for r in rows.values() if r["lat_ok"] is not None]
     tp = [r["tp_ok"] for r in rows.values() if r["tp_ok"] is not None]
     return {"label": label, "tolerance": tolerance, "forms": n_docs, "found": len(rows),
             "latency_compared": len(lat), "latency_match": sum(lat),
             "throughput_compared": len(tp), "throughput_match": sum(tp),
             "text": (f"{label}: latency matches {sum(lat)}/{len(lat)}, throughput {sum(tp)}/{len(tp)} "
-                     f"within {tolerance:.0%} (or {ABS_TOLERANCE} cycles); "
+                     f"{_tolerance_text(tolerance)} (or {ABS_TOLERANCE} cycles); "
                      f"{n_docs - len(rows)} of {n_docs} measured forms have no {label} figures")}
 
 
 def compare_published(docs: list[dict], records: dict[str, "pub.Published"], label: str = "uops.info",
-                      tolerance: float = TOLERANCE, catalogue: Catalogue | None = None) -> dict:
+                      tolerance: float | None = None, catalogue: Catalogue | None = None) -> dict:
     """{"label", "rows": {form: {...}}, summary fields} for the measured (``ok``) documents."""
     rows = {}
     ok_docs = [d for d in docs if d.get("status") == "ok"]
@@ -67,11 +66,8 @@ def compare_published(docs: list[dict], records: dict[str, "pub.Published"], lab
         rec = records.get(normalize_name(d["form"])) or by_form.get(d["form"])
         if rec is None:
             continue
-        ours_lat, ours_tp = _ours(d)
-        theirs_lat = rec.latency.hi if rec.latency else None
-        theirs_tp = rec.throughput.hi if rec.throughput else None
-        lat_ok = within(ours_lat, theirs_lat, tolerance)
-        tp_ok = within(ours_tp, theirs_tp, tolerance)
+        lat, tp = match(d, rec, "latency_max", tolerance), match(d, rec, "throughput", tolerance)
+        lat_ok, tp_ok, theirs_lat, theirs_tp = lat["match"], tp["match"], lat["published"], tp["published"]
         rows[d["form"]] = {"latency": str(rec.latency) if rec.latency else "—",
                            "throughput": rec.throughput_text or (str(rec.throughput) if rec.throughput else "—"),
                            "lat_ok": lat_ok, "tp_ok": tp_ok, "match": _match_text(lat_ok, tp_ok),
@@ -83,7 +79,7 @@ def compare_published(docs: list[dict], records: dict[str, "pub.Published"], lab
 
 
 def compare_llvm_mca(docs: list[dict], catalogue: Catalogue, mcpu: str | None = None,
-                     tolerance: float = TOLERANCE, llvm_mca: str | None = None) -> dict:
+                     tolerance: float | None = None, llvm_mca: str | None = None) -> dict:
     """The same comparison against llvm-mca's scheduling model (Latency, RThroughput) of ``mcpu``
     (default: the running core's, from the microarchitecture table)."""
     if not mcpu:
@@ -100,8 +96,8 @@ def compare_llvm_mca(docs: list[dict], catalogue: Catalogue, mcpu: str | None = 
         except LlvmMcaFailed:
             continue
         ours_lat, ours_tp = _ours(d)
-        lat_ok = within(ours_lat, p.latency, tolerance)
-        tp_ok = within(ours_tp, p.rthroughput, tolerance)
+        lat_ok = within(ours_lat, p.latency, TOLERANCES["latency_max"] if tolerance is None else tolerance)
+        tp_ok = within(ours_tp, p.rthroughput, TOLERANCES["throughput"] if tolerance is None else tolerance)
         rows[d["form"]] = {"latency": f"{p.latency:g}" if p.latency is not None else "—",
                            "throughput": f"{p.rthroughput:.2f}" if p.rthroughput is not None else "—",
                            "lat_ok": lat_ok, "tp_ok": tp_ok, "match": _match_text(lat_ok, tp_ok),

@@ -11,13 +11,22 @@ chain, ``int(cycles + .2)``, gives the published whole number, or no more than a
 """
 from __future__ import annotations
 
-from .compare import ABS_TOLERANCE as ABS_TOL, within
 from .forms import divide_or_sqrt
 from .mask_chain import whole
 
 LAT_TOL = 0.05
 TP_TOL = 0.07
+ABS_TOL = 0.05             # cycles: small throughputs (0.25 against 0.27) match by this much
 FIGURES = ("latency_min", "latency_max", "throughput")
+TOLERANCES = {"latency_min": LAT_TOL, "latency_max": LAT_TOL, "throughput": TP_TOL}
+
+
+def within(ours: float | None, theirs: float | None, tolerance: float,
+           abs_tolerance: float = ABS_TOL) -> bool | None:
+    """Two figures within ``tolerance`` (relative) or ``abs_tolerance`` cycles; None if one is missing."""
+    if ours is None or theirs is None:
+        return None
+    return abs(ours - theirs) <= max(tolerance * abs(theirs), abs_tolerance)
 
 
 def published_pair(pair: dict, form_name: str = "") -> bool:
@@ -112,7 +121,7 @@ def theirs(rec, figure: str) -> tuple[float | None, bool]:
 
 
 def agrees(our: float | None, their: float | None, their_bound: bool, tol: float) -> bool | None:
-    """``compare.within``, except that any figure at or below a published upper bound matches it."""
+    """:func:`within`, except that any figure at or below a published upper bound matches it."""
     if their_bound and our is not None and their is not None:
         return our <= their + max(tol * abs(their), ABS_TOL)
     return within(our, their, tol, ABS_TOL)
@@ -131,6 +140,20 @@ def whole_reading(our: float | None, our_bound: str | None, their: float | None,
     if their_bound:
         return our_bound in ("exact", "upper") and whole(our) <= their
     return our_bound == "exact" and whole(our) == their
+
+
+def match(doc: dict, rec, figure: str, tol: float | None = None) -> dict:
+    """One figure of ``doc`` against the published record: {ours, ours_bound, published,
+    published_bound, match}, match None where either side has no figure.  The one rule the
+    agreement report, ``inst --why`` and ``inst --compare``'s match column all read
+    (``tol``: the figure's own tolerance unless given)."""
+    tol = TOLERANCES[figure] if tol is None else tol
+    our, bound = ours(doc, figure)
+    their, their_bound = theirs(rec, figure)
+    ok = agrees(our, their, their_bound, tol)
+    if ok is False and figure != "throughput" and whole_reading(our, bound, their, their_bound):
+        ok = True
+    return {"ours": our, "ours_bound": bound, "published": their, "published_bound": their_bound, "match": ok}
 
 
 def unsettled(doc: dict, figure: str) -> bool:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ..errors import CycleBenchError
 from . import connectors as C
-from .comparing import LAT_TOL, TP_TOL, agrees, ours, theirs
+from .comparing import TOLERANCES, agrees, match
 from .forms import Form
 from .instantiate import AREA_GUARD, instantiate, latency_pairs
 from .copies import LINE, independent_copies, rmw_stride
@@ -62,12 +62,10 @@ def explain(session: Session, form: Form, doc: dict, rec) -> dict:
     record ``rec``: {"form", "figures": [{figure, ours, published, match, variants: [...]}]}."""
     out = {"form": form.name, "figures": []}
     chains = None
-    for figure, tol in (("throughput", TP_TOL), ("latency_min", LAT_TOL), ("latency_max", LAT_TOL)):
-        our, bound = ours(doc, figure)
-        their, their_bound = theirs(rec, figure)
-        entry = {"figure": figure, "ours": our, "ours_bound": bound, "published": their,
-                 "published_bound": their_bound, "match": agrees(our, their, their_bound, tol),
-                 "variants": []}
+    for figure in ("throughput", "latency_min", "latency_max"):
+        tol = TOLERANCES[figure]
+        entry = {"figure": figure, **match(doc, rec, figure), "variants": []}
+        their, their_bound = entry["published"], entry["published_bound"]
         if figure == "throughput" and their is not None:
             for text, kw in _tp_variants(form):
                 entry["variants"].append(_run_tp(session, form, text, kw, their, their_bound, tol))

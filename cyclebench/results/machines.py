@@ -8,9 +8,11 @@ fleet node that resumed into a second file) merge, the later file's form winning
 """
 from __future__ import annotations
 
-from ..instructions.compare import TOLERANCE, compare_published, within
+from ..instructions.compare import compare_published, within
 from ..reports.model import NONE, Column, Table, num
 from .loaders import Loaded, machine_key, machine_label
+
+TOLERANCE = 0.10           # two machines' figures further apart than this differ
 
 
 def merge(items: list[Loaded]) -> list[tuple[str, dict, dict[str, dict]]]:
@@ -34,7 +36,7 @@ def machines_table(items: list[Loaded], published: dict | None = None, published
     pub_rows = {}
     if published is not None:
         firsts = [next(docs[f] for _, _, docs in machines if f in docs) for f in forms]
-        pub_rows = compare_published(firsts, published, published_label, tolerance)["rows"]
+        pub_rows = compare_published(firsts, published, published_label)["rows"]
         cols += [Column("pub_lat", f"lat · {published_label}", "right"),
                  Column("pub_tp", f"tp · {published_label}", "right")]
     cols.append(Column("differs", "differs between CPUs"))
