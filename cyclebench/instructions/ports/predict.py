@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import iced_x86
 
@@ -36,7 +37,7 @@ from ..catalogue import Catalogue
 from .dataflow import mnemonic, chain_bound, zero_idiom
 from .infer import FASTER
 from .model import FRONT_END, Model
-from .repair import PairFloors
+from .repair import PairFloors, mended
 from .simulate import simulate, units
 from . import upper
 
@@ -62,6 +63,29 @@ class Prediction:
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
+
+
+@dataclass
+class Loaded:
+    """A ``cyclebench ports`` results file as the predictor takes it (:func:`load`)."""
+    model: Model
+    floors: PairFloors
+    notes: list[str]              # the usages repair.mended changed, one line each
+    upper_factor: float | None    # the upper-state factor the file keeps (upper.stored), or None
+    upper_source: str             # where that factor came from, or why there is none
+    upper_probed: bool            # the file holds an upper-state probe (a None factor is then a CPU
+                                  # without AVX-512, not a file from before the probe)
+
+
+def load(path: Path) -> Loaded:
+    """The model of a results file mended against its own readings, with their pair floors
+    (repair.mended), and the upper-state factor the file keeps (upper.stored): what ``cyclebench
+    predict``, the ``predict`` block predictor and the accuracy bench all predict with."""
+    from .run import store
+    model, floors, notes = mended(path)
+    factor, where = upper.stored(path)
+    probed = any(r.get("type") == upper.RECORD for r in store(path).load()[1])
+    return Loaded(model, floors, notes, factor, where, probed)
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
