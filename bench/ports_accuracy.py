@@ -238,9 +238,10 @@ def main():
     floors = None
     loaded = load_predictor(args.model)
     if not args.as_inferred:
-        model, floors, notes = loaded.model, loaded.floors, loaded.notes
+        model, floors, notes = loaded.model, loaded.bounds, loaded.notes
         print(f"model mended against its own readings (repair.py): {len(notes)} usages changed, "
-              f"{sum(map(len, floors.table.values()))} pair readings as floors"
+              f"{sum(map(len, loaded.floors.table.values()))} pair readings as floors, "
+              f"{len(loaded.shared.pairs)} pairs' shared resources as floors at any ratio (shared.py)"
               + "".join(f"\n  {n}" for n in notes if args.rows))
 
     factor = upper_factor(args.upper_factor, args.replay, loaded)

@@ -83,7 +83,7 @@ class ResourceModel:
             raise UsageError("the predictor 'predict' needs the resource model",
                              "give --ports-model FILE (the results file of cyclebench ports)")
         loaded = load(Path(model))
-        self.model, self.floors = loaded.model, loaded.floors
+        self.model, self.floors = loaded.model, loaded.bounds
         self.upper_factor = loaded.upper_factor          # the figure cyclebench ports measured
         self.catalogue = Catalogue.load()
         self.latencies, self.label = from_file(Path(latencies), self.catalogue) if latencies else (None, "")

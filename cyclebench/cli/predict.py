@@ -39,14 +39,14 @@ def run(args) -> int:
     if args.upper_factor is not None and not args.upper_factor >= 1.0:
         raise UsageError(f"--upper-factor {args.upper_factor} is below 1", "give the measured factor, e.g. 2.0")
     loaded = load(args.model)
-    model, floors = loaded.model, loaded.floors
+    model = loaded.model
     if args.upper_factor is None:
         factor, where = loaded.upper_factor, loaded.upper_source
     else:
         factor, where = args.upper_factor, "given with --upper-factor"
     cat = Catalogue.load()
     lats, label = from_file(args.latencies, cat) if args.latencies else (None, "")
-    p = predict(args.block, model, cat, latencies=lats, latency_source=label, floors=floors,
+    p = predict(args.block, model, cat, latencies=lats, latency_source=label, floors=loaded.bounds,
                 upper_factor=factor)
     if args.json:
         print(json.dumps({**p.to_json(), "upper_factor": factor, "upper_factor_source": where}))
