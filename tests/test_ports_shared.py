@@ -10,6 +10,7 @@ from cyclebench.instructions.ports.predict import predict
 from cyclebench.instructions.ports.shared import SharedFloors
 
 CMP, TEST, XFER, SHL = "CMP_39 (R32, R32)", "TEST (R32, R32)", "UCOMISS (XMM, XMM)", "SHL (R64, I8)"
+XFER2, LOADOP = "UCOMISD (XMM, XMM)", "CMP (R64, M64)"
 
 
 def _model():
@@ -31,6 +32,21 @@ def test_a_pairs_shared_resource_is_a_floor_at_every_ratio_and_a_blocker_counts_
     assert shared.floor({XFER: 2, TEST: 2, CMP: 2})[0] == pytest.approx(3.0)
     assert shared.floor({TEST: 4}) == (0.0, None)                         # one side only
     assert shared.floor({XFER: 1, SHL: 4}) == (0.0, None)                 # not of the class
+
+
+def test_the_forms_that_share_what_a_blocker_probes_add_up_on_it():
+    m = _model()
+    m.usage.update({XFER2: {"R0": 0.5, "R1": 1.0}, LOADOP: {"R0": 0.0}})
+    m.alone.update({XFER2: 1.0, LOADOP: 1 / 3})
+    read = READ + [({XFER2: 1, CMP: 4}, 2.0), ({XFER2: 1, CMP: 8}, 3.0),
+                   ({LOADOP: 1, CMP: 1}, 0.5), ({LOADOP: 1, CMP: 2}, 0.75)]
+    shared = SharedFloors.build(m, read, {TEST: CMP})
+    assert set(shared.probed[CMP]) == {CMP, XFER, XFER2, LOADOP}
+    # a transfer of each kind, a load-op compare and a test: 1 + 1 + 0.25 + 0.25 on the ALUs
+    cycles, why = shared.floor({XFER: 1, XFER2: 1, LOADOP: 1, TEST: 1})
+    assert cycles == pytest.approx(2.5) and why.startswith(f"the resource {CMP} probes, shared by 3 forms")
+    assert shared.floor({XFER: 1, LOADOP: 1})[0] == pytest.approx(1.25)   # none of the blocker's class
+    assert shared.floor({XFER: 1, SHL: 1}) == (0.0, None)                 # one form on it
 
 
 def test_pairs_that_give_no_floor():

@@ -7,6 +7,13 @@ repair.py fits its shared usages, within half its tolerance), that resource's lo
 every ratio: a block with ``x`` of the first and ``y`` of the second takes at least ``a x + b y``
 cycles.  Only pairs whose readings the model explains too fast give one (others add nothing).
 
+A blocker probes the resource it is bound by alone, so every form whose fit beside it gives the
+blocker its whole time alone shares that one resource: their loads add up too, each form at the
+usage its own fit found, whether the blocker's class is in the block or not (Zen 4: ``test byte ptr [m], 2`` and ``cmp rbx, [m]`` beside ``cmp
+r32, r32``, the ALU blocker, a quarter cycle each; with three forms of the blocker's class, ``cmp``
+and ``add`` of registers, and a ``nop`` a block reads 1.25 cycles, where the model, which put the
+memory forms' ALU work elsewhere, said 1.00).
+
 A reading pairs a form with a blocker, and the blocker stands for its class (the inference's
 classes: forms that load the resources as one blocker does), so a blocker's side counts every
 form of its class in the block; the other side counts its own form only (forms of one class can
@@ -33,6 +40,8 @@ class SharedFloors:
     ``classes``: form -> its class (the blocker that stands for it)."""
     pairs: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
     classes: dict[str, str] = field(default_factory=dict)
+    probed: dict[str, dict[str, float]] = field(default_factory=dict)   # blocker -> its usage, and
+    # form -> usage, of the resource the blocker is bound by alone (the fits that give it its time alone)
 
     @classmethod
     def build(cls, model: Model, mixes: list[tuple[dict[str, int], float]],
@@ -47,11 +56,15 @@ class SharedFloors:
             if _cost(model, counts)[0] < t * (1 - TOLERANCE):
                 short.add((a, b))
         out = cls(classes=dict(classes))
+        blockers = set(classes.values())
         for pair in sorted(short):
             fit = _shares(rows[pair])
             if fit is not None and min(fit) >= USED and all(
                     u <= model.alone.get(f, 0.0) * (1 + TOLERANCE) for f, u in zip(pair, fit)):
                 out.pairs[pair] = fit
+                for (x, ux), (y, uy) in ((pair[0], fit[0]), (pair[1], fit[1])), ((pair[1], fit[1]), (pair[0], fit[0])):
+                    if x in blockers and y not in blockers and ux >= model.alone[x] * (1 - TOLERANCE):
+                        out.probed.setdefault(x, {x: model.alone[x]})[y] = uy
         return out
 
     def floor(self, counts: dict[str, int]) -> tuple[float, str | None]:
@@ -63,6 +76,12 @@ class SharedFloors:
             na, nb = self._count(a, counts, blockers), self._count(b, counts, blockers)
             if na and nb and ua * na + ub * nb > best:
                 best, why = ua * na + ub * nb, f"shared by {a} + {b} (their readings)"
+        for x, use in self.probed.items():
+            nx = self._count(x, counts, blockers)
+            with_x = [f for f in use if f != x and counts.get(f)]
+            v = use[x] * nx + sum(use[f] * counts[f] for f in with_x)
+            if len(with_x) + bool(nx) >= 2 and v > best:     # two forms on it at least
+                best, why = v, f"the resource {x} probes, shared by {len(with_x)} forms (their readings)"
         return best, why
 
     def _count(self, form: str, counts: dict[str, int], blockers: set[str]) -> int:
