@@ -49,8 +49,7 @@ from cyclebench.instructions.ports.blocks import compiled_blocks, random_blocks 
 from cyclebench.instructions.ports.portsets import (compare, crossed, memory_probes, published_for,  # noqa: E402
                                                      pumping, resource_ports)
 from cyclebench.instructions.ports.latency import from_file  # noqa: E402
-from cyclebench.instructions.ports.predict import predict  # noqa: E402
-from cyclebench.instructions.ports.repair import mended  # noqa: E402
+from cyclebench.instructions.ports.predict import load as load_predictor, predict  # noqa: E402
 from cyclebench.instructions.ports.run import load  # noqa: E402
 from cyclebench.instructions.published import read_csv  # noqa: E402
 from cyclebench.instructions.reference import resolve_arch  # noqa: E402
@@ -237,13 +236,15 @@ def main():
     unpublished = [f for f in forms if not ports.get(f)]
     print(f"  resources for {len(unpublished)} forms with no published ports (e.g. Zen's integer pipes)")
     floors = None
+    loaded = load_predictor(args.model)
     if not args.as_inferred:
-        model, floors, notes = mended(args.model)
+        model, floors, notes = loaded.model, loaded.bounds, loaded.notes
         print(f"model mended against its own readings (repair.py): {len(notes)} usages changed, "
-              f"{sum(map(len, floors.table.values()))} pair readings as floors"
+              f"{sum(map(len, loaded.floors.table.values()))} pair readings as floors, "
+              f"{len(loaded.shared.pairs)} pairs' shared resources as floors at any ratio (shared.py)"
               + "".join(f"\n  {n}" for n in notes if args.rows))
 
-    factor = upper_factor(args.upper_factor, args.replay, args.model)
+    factor = upper_factor(args.upper_factor, args.replay, loaded)
 
     def pred(block):
         return predict(block, model, cat, lats, floors=floors, upper_factor=factor)
@@ -274,13 +275,13 @@ def main():
         print_rows(r1 + r2 + r3)
 
 
-def upper_factor(text, replaying, model_path):
-    """The upper-state factor the predictor charges (upper.py), printed with where it came from."""
-    from cyclebench.instructions.ports.upper import RECORD, probe, stored
-    from cyclebench.instructions.ports.run import store
+def upper_factor(text, replaying, loaded):
+    """The upper-state factor the predictor charges (upper.py), printed with where it came from
+    (``loaded``: the model file as predict.load reads it)."""
+    from cyclebench.instructions.ports.upper import probe
     if text == "model":
-        if any(r.get("type") == RECORD for r in store(model_path).load()[1]):
-            factor, where = stored(model_path)
+        if loaded.upper_probed:
+            factor, where = loaded.upper_factor, loaded.upper_source
             print("legacy-SSE writes under a dirty ZMM state: "
                   + (f"factor {factor:.2f} ({where})" if factor else f"charged nothing ({where})"))
             return factor

@@ -11,13 +11,12 @@ resource model) is one line there.
 
 ``llvm-mca``: the bytes are disassembled by LLVM itself (``llvm-mc --disassemble``, Intel syntax)
 so that LLVM's assembler reads back what its disassembler wrote, then ``llvm-mca -mcpu=CPU``
-simulates ITERATIONS iterations; the prediction is Total Cycles / iterations. CPU is LLVM's own
-host detection (``llvm-mca --version``'s "Host CPU"), unless given.
+simulates ITERATIONS iterations; the prediction is Total Cycles / iterations. CPU is this core's
+from the microarchitecture table (llvm_mca.own_mcpu, as ``cyclebench inst`` and the benches name
+it), unless given.
 """
 from __future__ import annotations
 
-import functools
-import re
 import shutil
 import subprocess
 from typing import Callable, Protocol
@@ -39,15 +38,6 @@ class Predictor(Protocol):
     def predict(self, code: bytes) -> float: ...
 
 
-@functools.lru_cache(maxsize=None)
-def host_mcpu(exe: str | None = None) -> str:
-    """LLVM's name for this CPU (its own host detection); 'generic' when it has none."""
-    path = llvm_mca.find_llvm_mca(exe)
-    p = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30)
-    m = re.search(r"Host CPU:\s*(\S+)", p.stdout)
-    return m.group(1) if m and m.group(1) != "(unknown)" else "generic"
-
-
 class LlvmMca:
     def __init__(self, mcpu: str | None = None, iterations: int = ITERATIONS):
         self.exe = llvm_mca.find_llvm_mca()
@@ -56,7 +46,7 @@ class LlvmMca:
             raise llvm_mca.LlvmMcaUnavailable("llvm-mc (LLVM's disassembler) is not installed",
                                               "apt-get install llvm-16 (setup.sh does this)")
         self.mc = mc
-        self.mcpu = mcpu or host_mcpu()
+        self.mcpu = mcpu or llvm_mca.own_mcpu()
         self.iterations = iterations
         self.name = f"llvm-mca-16 ({self.mcpu})" if "16" in self.exe else f"llvm-mca ({self.mcpu})"
 
@@ -88,13 +78,13 @@ class ResourceModel:
         from pathlib import Path
         from ..instructions.catalogue import Catalogue
         from ..instructions.ports.latency import from_file
-        from ..instructions.ports.repair import mended
+        from ..instructions.ports.predict import load
         if not model:
             raise UsageError("the predictor 'predict' needs the resource model",
                              "give --ports-model FILE (the results file of cyclebench ports)")
-        self.model, self.floors, _ = mended(Path(model))
-        from ..instructions.ports.upper import stored
-        self.upper_factor = stored(Path(model))[0]        # the figure cyclebench ports measured
+        loaded = load(Path(model))
+        self.model, self.floors = loaded.model, loaded.bounds
+        self.upper_factor = loaded.upper_factor          # the figure cyclebench ports measured
         self.catalogue = Catalogue.load()
         self.latencies, self.label = from_file(Path(latencies), self.catalogue) if latencies else (None, "")
         self.name = "cyclebench predict"

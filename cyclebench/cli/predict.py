@@ -31,22 +31,22 @@ def add_parser(sub):
 
 def run(args) -> int:
     from ..instructions.ports import upper
-    from ..instructions.ports.predict import decode, predict
-    from ..instructions.ports.repair import mended
+    from ..instructions.ports.predict import decode, load, predict
     if not args.block.strip():
         raise UsageError("the block is empty", 'give instructions, e.g. "add rax, rbx; imul rcx, rax"')
     from ..instructions.catalogue import Catalogue
     from ..instructions.ports.latency import from_file
     if args.upper_factor is not None and not args.upper_factor >= 1.0:
         raise UsageError(f"--upper-factor {args.upper_factor} is below 1", "give the measured factor, e.g. 2.0")
-    model, floors, _ = mended(args.model)
+    loaded = load(args.model)
+    model = loaded.model
     if args.upper_factor is None:
-        factor, where = upper.stored(args.model)
+        factor, where = loaded.upper_factor, loaded.upper_source
     else:
         factor, where = args.upper_factor, "given with --upper-factor"
     cat = Catalogue.load()
     lats, label = from_file(args.latencies, cat) if args.latencies else (None, "")
-    p = predict(args.block, model, cat, latencies=lats, latency_source=label, floors=floors,
+    p = predict(args.block, model, cat, latencies=lats, latency_source=label, floors=loaded.bounds,
                 upper_factor=factor)
     if args.json:
         print(json.dumps({**p.to_json(), "upper_factor": factor, "upper_factor_source": where}))

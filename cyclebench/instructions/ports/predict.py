@@ -14,7 +14,8 @@ or machine code bytes and gives two bounds, each shown, and a simulation on them
   data (dataflow.chain_bound); addresses through different expressions are taken for distinct.
 
 With ``floors`` (repair.PairFloors), a mix of two of the block's forms' classes read in the
-block's own ratio is one more bound among the resources.  The prediction is the largest of the
+block's own ratio is one more bound among the resources, and (shared.SharedFloors) so is one
+resource that a pair's readings at several ratios show the two forms share, at any ratio.  The prediction is the largest of the
 two bounds and the **simulated** figure (simulate.py: the block scheduled oldest first over the
 model's resources with the chain bound's dependences and latencies, where chains and resources
 can delay each other).  Forms the model does not know make the resource bound a lower bound (listed in
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import iced_x86
 
@@ -36,7 +38,8 @@ from ..catalogue import Catalogue
 from .dataflow import mnemonic, chain_bound, zero_idiom
 from .infer import FASTER
 from .model import FRONT_END, Model
-from .repair import PairFloors
+from .repair import PairFloors, mended, readings
+from .shared import SharedFloors
 from .simulate import simulate, units
 from . import upper
 
@@ -62,6 +65,36 @@ class Prediction:
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
+
+
+@dataclass
+class Loaded:
+    """A ``cyclebench ports`` results file as the predictor takes it (:func:`load`)."""
+    model: Model
+    floors: PairFloors
+    shared: SharedFloors
+    notes: list[str]              # the usages repair.mended changed, one line each
+    upper_factor: float | None    # the upper-state factor the file keeps (upper.stored), or None
+    upper_source: str             # where that factor came from, or why there is none
+    upper_probed: bool            # the file holds an upper-state probe (a None factor is then a CPU
+                                  # without AVX-512, not a file from before the probe)
+
+    @property
+    def bounds(self) -> tuple[PairFloors, SharedFloors]:
+        """The floors predict() takes from the readings (its ``floors``)."""
+        return self.floors, self.shared
+
+
+def load(path: Path) -> Loaded:
+    """The model of a results file mended against its own readings, with their pair floors
+    (repair.mended) and shared-resource floors (shared.py), and the upper-state factor the file keeps (upper.stored): what ``cyclebench
+    predict``, the ``predict`` block predictor and the accuracy bench all predict with."""
+    from .run import load as load_run, store
+    model, floors, notes = mended(path)
+    shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {})
+    factor, where = upper.stored(path)
+    probed = any(r.get("type") == upper.RECORD for r in store(path).load()[1])
+    return Loaded(model, floors, shared, notes, factor, where, probed)
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
@@ -164,9 +197,10 @@ def _bypassing(counts: dict[str, int], model: Model) -> int:
 
 def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None,
             latencies: dict[str, float] | None = None, latency_source: str = "published",
-            floors: PairFloors | None = None, upper_factor: float | None = None) -> Prediction:
+            floors=None, upper_factor: float | None = None) -> Prediction:
     """The prediction for one block (see the module docstring); ``floors``: the readings of the
-    model's results file as floors (repair.mended); ``upper_factor``: the resources a legacy-SSE
+    model's results file as floors, one set or several (repair.PairFloors, shared.SharedFloors:
+    :attr:`Loaded.bounds`); ``upper_factor``: the resources a legacy-SSE
     XMM write takes while a ZMM register dirties the upper state, as upper.probe measured it."""
     catalogue = catalogue or Catalogue.load()
     instructions = decode(block)
@@ -194,8 +228,8 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         lines = store_lines(instructions, forms, model)
         if lines:
             loads[STORE_LINES] = lines
-        if floors is not None:
-            v, why = floors.floor(counts)
+        for each in (floors if isinstance(floors, (list, tuple)) else [floors] if floors else []):
+            v, why = each.floor(counts)
             if v:
                 loads[why] = v
         binding = max(loads, key=loads.get)

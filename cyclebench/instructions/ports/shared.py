@@ -1,0 +1,90 @@
+"""Floors from one resource that two forms' pair readings show they share, at any ratio.
+
+A pair floor (repair.PairFloors) holds a block to a mix the inference read, but only in the ratio
+it was read in.  Where the readings of two forms at two or more ratios are all explained by one
+resource that each form uses a fixed amount of (``t = a x + b y``, fitted by least squares as
+repair.py fits its shared usages, within half its tolerance), that resource's load is a floor at
+every ratio: a block with ``x`` of the first and ``y`` of the second takes at least ``a x + b y``
+cycles.  Only pairs whose readings the model explains too fast give one (others add nothing).
+
+A blocker probes the resource it is bound by alone, so every form whose fit beside it gives the
+blocker its whole time alone shares that one resource: their loads add up too, each form at the
+usage its own fit found, whether the blocker's class is in the block or not (Zen 4: ``test byte ptr [m], 2`` and ``cmp rbx, [m]`` beside ``cmp
+r32, r32``, the ALU blocker, a quarter cycle each; with three forms of the blocker's class, ``cmp``
+and ``add`` of registers, and a ``nop`` a block reads 1.25 cycles, where the model, which put the
+memory forms' ALU work elsewhere, said 1.00).
+
+A reading pairs a form with a blocker, and the blocker stands for its class (the inference's
+classes: forms that load the resources as one blocker does), so a blocker's side counts every
+form of its class in the block; the other side counts its own form only (forms of one class can
+differ in what they share with a third: Zen 4's ``movmskpd`` beside 4 ``cmp r32, r32`` reads 1.39
+cycles, ``ucomiss`` 2.00).
+
+Zen 4: ``ucomiss xmm, xmm`` beside 4 and 8 ``cmp r32, r32`` reads 2.00 and 3.00 cycles, as if
+each transfer of its result to the integer side took a cycle of all four ALUs, while the model
+gives it two ALU-cycles (it explains ``ucomiss`` beside shifts, which lose nothing to it); a
+block of a ``ucomiss`` and a ``test al, 2`` (the ``cmp`` class) then takes at least 1.25 cycles
+(measured 1.34 with ``andn``, 2.00 with four).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .model import USED, Model
+from .repair import TOLERANCE, _cost, _shares
+
+
+@dataclass
+class SharedFloors:
+    """(form, form) -> (usage of the first, of the second) of the resource they share;
+    ``classes``: form -> its class (the blocker that stands for it)."""
+    pairs: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
+    classes: dict[str, str] = field(default_factory=dict)
+    probed: dict[str, dict[str, float]] = field(default_factory=dict)   # blocker -> its usage, and
+    # form -> usage, of the resource the blocker is bound by alone (the fits that give it its time alone)
+
+    @classmethod
+    def build(cls, model: Model, mixes: list[tuple[dict[str, int], float]],
+              classes: dict[str, str]) -> "SharedFloors":
+        rows: dict[tuple[str, str], list[tuple[int, int, float]]] = {}
+        short: set[tuple[str, str]] = set()
+        for counts, t in mixes:
+            if len(counts) != 2 or not all(f in model.usage for f in counts):
+                continue
+            a, b = sorted(counts)
+            rows.setdefault((a, b), []).append((counts[a], counts[b], t))
+            if _cost(model, counts)[0] < t * (1 - TOLERANCE):
+                short.add((a, b))
+        out = cls(classes=dict(classes))
+        blockers = set(classes.values())
+        for pair in sorted(short):
+            fit = _shares(rows[pair])
+            if fit is not None and min(fit) >= USED and all(
+                    u <= model.alone.get(f, 0.0) * (1 + TOLERANCE) for f, u in zip(pair, fit)):
+                out.pairs[pair] = fit
+                for (x, ux), (y, uy) in ((pair[0], fit[0]), (pair[1], fit[1])), ((pair[1], fit[1]), (pair[0], fit[0])):
+                    if x in blockers and y not in blockers and ux >= model.alone[x] * (1 - TOLERANCE):
+                        out.probed.setdefault(x, {x: model.alone[x]})[y] = uy
+        return out
+
+    def floor(self, counts: dict[str, int]) -> tuple[float, str | None]:
+        """(cycles, "shared by A + B") of the most loaded such resource in a block with
+        ``counts`` instances per form; (0, None) where none applies."""
+        blockers = set(self.classes.values())
+        best, why = 0.0, None
+        for (a, b), (ua, ub) in self.pairs.items():
+            na, nb = self._count(a, counts, blockers), self._count(b, counts, blockers)
+            if na and nb and ua * na + ub * nb > best:
+                best, why = ua * na + ub * nb, f"shared by {a} + {b} (their readings)"
+        for x, use in self.probed.items():
+            nx = self._count(x, counts, blockers)
+            with_x = [f for f in use if f != x and counts.get(f)]
+            v = use[x] * nx + sum(use[f] * counts[f] for f in with_x)
+            if len(with_x) + bool(nx) >= 2 and v > best:     # two forms on it at least
+                best, why = v, f"the resource {x} probes, shared by {len(with_x)} forms (their readings)"
+        return best, why
+
+    def _count(self, form: str, counts: dict[str, int], blockers: set[str]) -> int:
+        if form not in blockers:
+            return counts.get(form, 0)
+        return sum(n for f, n in counts.items() if f == form or self.classes.get(f) == form)

@@ -1,0 +1,94 @@
+"""Floors from one resource two forms' pair readings show they share (ports/shared.py), on a
+fabricated model and readings: a fit at any ratio, a blocker's side counting its class, and the
+pairs that give no floor."""
+from __future__ import annotations
+
+import pytest
+
+from cyclebench.instructions.ports.model import Model
+from cyclebench.instructions.ports.predict import predict
+from cyclebench.instructions.ports.shared import SharedFloors
+
+CMP, TEST, XFER, SHL = "CMP_39 (R32, R32)", "TEST (R32, R32)", "UCOMISS (XMM, XMM)", "SHL (R64, I8)"
+XFER2, LOADOP = "UCOMISD (XMM, XMM)", "CMP (R64, M64)"
+
+
+def _model():
+    # R0: four ALUs, of which the transfer takes two cycles' worth in the model; R1: its own unit
+    return Model(["R0", "R1"], {CMP: {"R0": 0.25}, TEST: {"R0": 0.25}, XFER: {"R0": 0.5, "R1": 1.0},
+                                SHL: {"R0": 0.25}},
+                 6, alone={CMP: 0.25, TEST: 0.25, XFER: 1.0, SHL: 0.25})
+
+
+# beside 4 and 8 of the ALU blocker the transfer reads as a whole cycle of the four ALUs
+READ = [({XFER: 1, CMP: 4}, 2.0), ({XFER: 1, CMP: 8}, 3.0)]
+
+
+def test_a_pairs_shared_resource_is_a_floor_at_every_ratio_and_a_blocker_counts_its_class():
+    shared = SharedFloors.build(_model(), READ, {TEST: CMP})
+    assert shared.pairs[(CMP, XFER)] == (pytest.approx(0.25), pytest.approx(1.0))
+    assert shared.floor({XFER: 1, CMP: 4}) == (pytest.approx(2.0), f"shared by {CMP} + {XFER} (their readings)")
+    assert shared.floor({XFER: 1, TEST: 1})[0] == pytest.approx(1.25)     # a ratio never read
+    assert shared.floor({XFER: 2, TEST: 2, CMP: 2})[0] == pytest.approx(3.0)
+    assert shared.floor({TEST: 4}) == (0.0, None)                         # one side only
+    assert shared.floor({XFER: 1, SHL: 4}) == (0.0, None)                 # not of the class
+
+
+def test_the_forms_that_share_what_a_blocker_probes_add_up_on_it():
+    m = _model()
+    m.usage.update({XFER2: {"R0": 0.5, "R1": 1.0}, LOADOP: {"R0": 0.0}})
+    m.alone.update({XFER2: 1.0, LOADOP: 1 / 3})
+    read = READ + [({XFER2: 1, CMP: 4}, 2.0), ({XFER2: 1, CMP: 8}, 3.0),
+                   ({LOADOP: 1, CMP: 1}, 0.5), ({LOADOP: 1, CMP: 2}, 0.75)]
+    shared = SharedFloors.build(m, read, {TEST: CMP})
+    assert set(shared.probed[CMP]) == {CMP, XFER, XFER2, LOADOP}
+    # a transfer of each kind, a load-op compare and a test: 1 + 1 + 0.25 + 0.25 on the ALUs
+    cycles, why = shared.floor({XFER: 1, XFER2: 1, LOADOP: 1, TEST: 1})
+    assert cycles == pytest.approx(2.5) and why.startswith(f"the resource {CMP} probes, shared by 3 forms")
+    assert shared.floor({XFER: 1, LOADOP: 1})[0] == pytest.approx(1.25)   # none of the blocker's class
+    assert shared.floor({XFER: 1, SHL: 1}) == (0.0, None)                 # one form on it
+
+
+def test_pairs_that_give_no_floor():
+    m = _model()
+    # explained by the model already: nothing to add
+    assert SharedFloors.build(m, [({XFER: 1, CMP: 4}, 1.5), ({XFER: 1, CMP: 8}, 2.5)], {}).pairs == {}
+    # one ratio read: no fit
+    assert SharedFloors.build(m, READ[:1], {}).pairs == {}
+    # readings no one resource explains (the second is slower than the first's fit allows)
+    assert SharedFloors.build(m, [({XFER: 1, CMP: 4}, 2.0), ({XFER: 1, CMP: 8}, 4.5)], {}).pairs == {}
+    # a fit that asks more of a form than its time alone: no shared resource
+    assert SharedFloors.build(m, [({XFER: 1, CMP: 2}, 2.5), ({XFER: 1, CMP: 4}, 3.0)], {}).pairs == {}
+
+
+def test_predict_takes_the_shared_floor_among_its_bounds():
+    shared = SharedFloors.build(_model(), READ, {TEST: CMP})
+    block = "ucomiss xmm1, xmm2; test ecx, edx"
+    assert predict(block, _model()).resource_bound == pytest.approx(1.0)
+    p = predict(block, _model(), floors=shared)
+    assert p.forms == [XFER, TEST]
+    assert (p.resource_bound, p.binding_resource) == (pytest.approx(1.25), f"shared by {CMP} + {XFER} (their readings)")
+
+
+def test_load_gives_the_floors_of_a_results_file_and_its_upper_state_factor(tmp_path):
+    from cyclebench.instructions.ports.predict import load
+    from cyclebench.instructions.ports.run import store
+    from cyclebench.instructions.ports.upper import RECORD
+    path = tmp_path / "m.jsonl"
+    st = store(path)
+    st.start({"forms": []}, resume=False)
+    for counts, t in READ:
+        st.append({"type": "reading", "counts": counts, "cycles": t})
+    st.append({"type": "model", "model": _model().to_json(), "report": {"classes": {TEST: CMP}}})
+    st.close()
+    loaded = load(path)
+    assert (loaded.upper_factor, loaded.upper_probed) == (None, False)
+    assert loaded.bounds == (loaded.floors, loaded.shared) and (CMP, XFER) in loaded.shared.pairs
+    assert predict("ucomiss xmm1, xmm2; test ecx, edx", loaded.model, floors=loaded.bounds).resource_bound \
+        == pytest.approx(1.25)
+    st = store(path)
+    st.start({"forms": []}, resume=True)
+    st.append({"type": RECORD, "factor": 2.0, "clean": 4.0, "dirty": 8.0})
+    st.close()
+    loaded = load(path)
+    assert (loaded.upper_factor, loaded.upper_probed) == (2.0, True)
