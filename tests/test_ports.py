@@ -372,6 +372,54 @@ def test_readings_are_stored_and_a_resumed_run_measures_only_what_is_missing(tmp
     assert again.measured == 1
 
 
+def test_a_finished_file_resumed_alone_is_solved_again_from_its_readings(tmp_path, monkeypatch, capsys):
+    """``cyclebench ports --resume FILE`` with no forms takes the file's forms and seed and, on a
+    finished run, solves its readings again under the rules at hand, measuring nothing."""
+    from cyclebench.instructions.ports import run as run_mod
+    from cyclebench.instructions.ports import upper as upper_mod
+    from cyclebench.instructions.ports.mixes import Reading
+    fake = {"ADD_01 (R64, R64)": "add", "IMUL (R64, R64)": "imul", "ADDSS (XMM, XMM)": "fadd (XMM)",
+            "MULSS (XMM, XMM)": "fmul (XMM)", "ORPS (XMM, XMM)": "pand (XMM)"}
+    measured = []
+
+    def measure_mix(session, by_name, counts, lines=False):
+        measured.append(counts)
+        return Reading(dict(counts), cycles({fake[f]: n for f, n in counts.items()}), True)
+
+    monkeypatch.setattr(run_mod, "measure_mix", measure_mix)
+    monkeypatch.setattr(upper_mod, "probe", lambda session: {"type": "upper", "factor": None, "why": "fabricated"})
+    path = tmp_path / "ports.jsonl"
+    assert main(["ports", *fake, "--seed", "3", "--results", str(path)]) == 0
+    first = capsys.readouterr().out
+    solved = load(path)[0].to_json()
+    n = len(measured)
+    assert n > len(fake)
+    # a model an earlier cyclebench solved otherwise; resuming solves the readings again
+    st = store(path)
+    st.start({}, resume=True)
+    st.append({"type": "model", "model": Model(["R0"], {f: {"R0": 1.0} for f in fake}, 6).to_json(),
+               "report": {"blockers": {"R0": "ADD_01 (R64, R64)"}}})
+    st.close()
+    assert main(["ports", "--resume", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert len(measured) == n and "(0 measured now)" in out
+    assert load(path)[0].to_json() == solved and out.splitlines()[1:] == first.splitlines()[1:]
+    # the seed orders the blockers: another would solve the same readings otherwise
+    assert main(["ports", "--resume", str(path), "--seed", "4"]) == 10
+    err = capsys.readouterr().err
+    assert "--seed 3" in err and "hint:" in err and len(measured) == n
+
+
+def test_a_resumed_file_with_forms_this_catalogue_lacks_is_refused(tmp_path, capsys):
+    path = tmp_path / "ports.jsonl"
+    st = store(path)
+    st.start({"forms": ["NOT A FORM"], "seed": 1}, resume=False)
+    st.close()
+    assert main(["ports", "--resume", str(path)]) == 10
+    err = capsys.readouterr().err
+    assert "'NOT A FORM'" in err and "hint:" in err
+
+
 def test_a_file_without_a_model_is_refused_with_a_hint(tmp_path, capsys):
     path = tmp_path / "ports.jsonl"
     st = store(path)
@@ -415,6 +463,7 @@ def model_load_ok(path):
     (["predict", "--model", "M", "frobnicate rax"], 2, "rejected"),
     (["predict", "--model", "M", "--upper-factor", "0.5", "addss xmm1, xmm2"], 2, "below 1"),
     (["ports", "--results", "X.jsonl"], 2, "no forms"),
+    (["ports", "--resume", "X.jsonl"], 2, "no forms"),
     (["ports", "--sample", "-1", "--results", "X.jsonl"], 2, "at least 0"),
     (["ports", "NOT A FORM", "--results", "X.jsonl"], 2, "no form named"),
     (["inst", "IMUL (R64, R64)", "--ports", "MISSING"], 10, "no resource model"),
@@ -630,6 +679,8 @@ def test_show_names_the_units_and_the_store_lines(tmp_path, capsys):
     assert "R0: the bottleneck of MOV (M64, R64)" in out
     assert "R1: a unit no blocker probes, held by DIVSS (XMM, XMM)" in out
     assert "stores to distinct cache lines: MOV (M64, R64) 1.00" in out
+    assert any(ln.split() == ["DIVSS", "(XMM,", "XMM)", "3.00", "3.00", "R1[DIVSS", "(XMM,", "XMM)]"]
+               for ln in out.splitlines())               # its time alone, then its usage
 
 
 def test_mixed_forms_get_the_registers_they_can_reach():

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import ResultFileError, UsageError
 from .parser import subparser
 
 
@@ -12,17 +12,22 @@ def add_parser(sub):
     p = subparser(sub, "ports", "infer which resources instruction forms use, from throughput alone",
                   "Measure forms alone and mixed with blockers (forms chosen by rule as single-resource\n"
                   "probes), and solve for each form's use of abstract resources (docs/ports.md).\n"
-                  "Readings are saved as they are made; --resume continues a cut run.\n"
+                  "Readings are saved as they are made; --resume continues a cut run, and on a finished\n"
+                  "one solves its readings again under this cyclebench's rules (measuring only readings\n"
+                  "they need that the file lacks). With no FORM or --sample, --resume takes the forms\n"
+                  "and seed the file was started with.\n"
                   "examples:\n"
                   '  cyclebench ports --sample 40 --results ports.jsonl\n'
                   '  cyclebench ports "IMUL (R64, R64)" "VADDPD (YMM, YMM, YMM)" --sample 20 --resume ports.jsonl\n'
+                  "  cyclebench ports --resume ports.jsonl            # finish it, or solve it again\n"
                   "  cyclebench ports --show ports.jsonl")
     p.add_argument("forms", nargs="*", metavar="FORM", help="forms to include (uops.info names)")
     p.add_argument("--sample", type=int, default=0, metavar="N", help="add N mixable forms drawn at random")
     p.add_argument("--published", action="store_true",
                    help="draw --sample only among forms this CPU's published column gives ports for\n"
                         "(to check the inferred port sets against it)")
-    p.add_argument("--seed", type=int, default=1, help="seed of --sample and of the blocker order (default 1)")
+    p.add_argument("--seed", type=int, metavar="N",
+                   help="seed of --sample and of the blocker order (default 1, or the --resume file's)")
     f = p.add_mutually_exclusive_group(required=True)
     f.add_argument("--results", type=Path, metavar="FILE", help="a new results file")
     f.add_argument("--resume", type=Path, metavar="FILE", help="continue FILE (created if missing)")
@@ -39,20 +44,30 @@ def run(args) -> int:
     else:
         if args.sample < 0:
             raise UsageError("--sample must be at least 0", "e.g. --sample 40")
-        if not args.forms and not args.sample:
-            raise UsageError("no forms to study", "name forms, or give --sample N")
         from ..instructions.catalogue import Catalogue
         cat = Catalogue.load()
+        begun = ports_run.started(args.resume) if args.resume else None
+        seed = args.seed if args.seed is not None else begun["seed"] if begun else 1
+        names = args.forms
+        if not args.forms and not args.sample:
+            if not begun:
+                raise UsageError("no forms to study", "name forms, or give --sample N (or --resume a started file)")
+            names = begun["forms"]
+            gone = next((n for n in names if cat.get(n) is None), None)
+            if gone:
+                raise ResultFileError(f"{args.resume} was started with {gone!r}, which this cyclebench does not "
+                                      "offer", "start a new results file")
         among = ports_run.with_ports(cat) if args.published else None
-        forms = ports_run.sample(cat, args.sample, args.seed, args.forms, among)
+        forms = ports_run.sample(cat, args.sample, seed, names, among)
         model, report = ports_run.infer(forms, args.resume or args.results, resume=args.resume is not None,
-                                        seed=args.seed, catalogue=cat,
+                                        seed=seed, catalogue=cat,
                                         log=lambda m: print(f"note: {m}", file=sys.stderr))
         upper.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
     blockers = report["blockers"]
     print(f"resources inferred from throughput: {len(model.resources)} (+ front end, width "
           f"{model.width}); {report['measurements_per_form']} measurements per form; "
-          f"{report['readings']} readings")
+          f"{report['readings']} readings"
+          + ("" if args.show else f" ({report.get('measured_now', 0)} measured now)"))
     units = set(report.get("slow_units") or ())
     for r, b in blockers.items():
         print(f"  {r}: " + (f"a unit no blocker probes, held by {b}" if r in units else f"the bottleneck of {b}"))
@@ -62,6 +77,8 @@ def run(args) -> int:
     if model.lines:
         print(f"  stores to distinct cache lines: {', '.join(f'{f} {t:.2f}' for f, t in sorted(model.lines.items()))} "
               "cycles each")
+    print(f"{'form':<40} {'alone':>6}  resources, cycles per instance (inferred from throughput)")
     for form in sorted(model.usage):
-        print(f"{form:<40} {describe(form, model, blockers, {})}")
+        t = model.alone.get(form)
+        print(f"{form:<40} {'-' if t is None else f'{t:.2f}':>6}  {describe(form, model, blockers, {})}")
     return 0

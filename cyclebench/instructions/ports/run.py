@@ -3,7 +3,9 @@
 Forms are a seeded random sample of the offered forms that can be mixed (mixes.mixable), plus any
 named ones.  Readings go to a JSON-lines results file (study/store.py, kind ``ports``) as they are
 made; ``resume=True`` reads them back and measures only what is missing.  The model and the
-inference report are appended at the end; :func:`load` reads the last ones back.
+inference report are appended at the end; :func:`load` reads the last ones back.  Resuming a
+finished file solves its readings again under the rules of the cyclebench at hand (:func:`started`
+gives the forms and seed it was begun with), measuring only readings those rules need that it lacks.
 """
 from __future__ import annotations
 
@@ -92,6 +94,10 @@ def infer(forms: list[str], results: Path, resume: bool = False, seed: int = 0, 
     if resume and st.meta and st.meta.get("forms") and set(forms) - set(st.meta["forms"]):
         st.close()
         raise ResultFileError(f"{results} was started with other forms", "resume with the same forms and seed")
+    if resume and st.meta and st.meta.get("seed", seed) != seed:
+        st.close()     # the seed orders the blockers: another would solve the readings otherwise
+        raise ResultFileError(f"{results} was started with --seed {st.meta['seed']}, not {seed}",
+                              f"resume with --seed {st.meta['seed']}, or leave --seed out")
     t0 = time.monotonic()
     with st:
         inf = Inference(lambda counts: measure_mix(session, by_name, counts).cycles, st.append, log=log,
@@ -104,6 +110,19 @@ def infer(forms: list[str], results: Path, resume: bool = False, seed: int = 0, 
         report["seconds_now"] = round(time.monotonic() - t0, 1)
         st.append({"type": "model", "model": model.to_json(), "report": report})
     return model, report
+
+
+def started(path: Path) -> dict | None:
+    """The forms and seed a results file was begun with ({"forms", "seed"}), None when it is
+    missing or empty."""
+    header, _ = store(path).load()
+    if header is None:
+        return None
+    forms = header.get("forms")
+    if not isinstance(forms, list) or not all(isinstance(f, str) for f in forms) or not isinstance(
+            header.get("seed", 0), int):
+        raise ResultFileError(f"{path} has a header without its forms and seed", "start a new results file")
+    return {"forms": forms, "seed": header.get("seed", 1)}
 
 
 def load(path: Path) -> tuple[Model, dict]:
