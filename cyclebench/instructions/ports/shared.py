@@ -18,8 +18,8 @@ A reading pairs a form with a blocker, and the blocker stands for its class (the
 classes: forms that load the resources as one blocker does), so a blocker's side counts every
 form of its class in the block but the other side's (a form counts once, at its own fit: one
 ``vorps`` of ``vcvtpd2qq``'s class, fitted beside it too, is no mix of the two); the other side
-counts its own form only (forms of one class can differ in what they share with a third: Zen 4's ``movmskpd`` beside 4 ``cmp r32, r32`` reads 1.39
-cycles, ``ucomiss`` 2.00).
+counts its own form only (forms of one class can differ in what they share with a third: Zen 4's
+``movmskpd`` beside 4 ``cmp r32, r32`` reads 1.39 cycles, ``ucomiss`` 2.00).
 
 Zen 4: ``ucomiss xmm, xmm`` beside 4 and 8 ``cmp r32, r32`` reads 2.00 and 3.00 cycles, as if
 each transfer of its result to the integer side took a cycle of all four ALUs, while the model
