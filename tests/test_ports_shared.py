@@ -49,6 +49,18 @@ def test_the_forms_that_share_what_a_blocker_probes_add_up_on_it():
     assert shared.floor({XFER: 1, SHL: 1}) == (0.0, None)                 # one form on it
 
 
+def test_a_form_of_the_blockers_class_fitted_beside_it_counts_once():
+    m = _model()
+    member = "VORPS_Z (YMM, K, YMM, M32_1to8)"        # of the blocker's class, and fitted beside it
+    m.usage[member], m.alone[member] = {"R1": 0.5}, 0.5
+    shared = SharedFloors.build(m, [({member: 1, CMP: 2}, 1.0), ({member: 1, CMP: 4}, 1.5)],
+                                {TEST: CMP, member: CMP})
+    assert shared.pairs[(CMP, member)] == (pytest.approx(0.25), pytest.approx(0.5))
+    assert shared.probed[CMP][member] == pytest.approx(0.5)
+    assert shared.floor({member: 1}) == (0.0, None)       # one instance: no mix, no floor
+    assert shared.floor({member: 1, TEST: 2})[0] == pytest.approx(1.0)   # 0.5 + 2 x 0.25
+
+
 def test_pairs_that_give_no_floor():
     m = _model()
     # explained by the model already: nothing to add

@@ -16,9 +16,10 @@ memory forms' ALU work elsewhere, said 1.00).
 
 A reading pairs a form with a blocker, and the blocker stands for its class (the inference's
 classes: forms that load the resources as one blocker does), so a blocker's side counts every
-form of its class in the block; the other side counts its own form only (forms of one class can
-differ in what they share with a third: Zen 4's ``movmskpd`` beside 4 ``cmp r32, r32`` reads 1.39
-cycles, ``ucomiss`` 2.00).
+form of its class in the block but the other side's (a form counts once, at its own fit: one
+``vorps`` of ``vcvtpd2qq``'s class, fitted beside it too, is no mix of the two); the other side
+counts its own form only (forms of one class can differ in what they share with a third: Zen 4's
+``movmskpd`` beside 4 ``cmp r32, r32`` reads 1.39 cycles, ``ucomiss`` 2.00).
 
 Zen 4: ``ucomiss xmm, xmm`` beside 4 and 8 ``cmp r32, r32`` reads 2.00 and 3.00 cycles, as if
 each transfer of its result to the integer side took a cycle of all four ALUs, while the model
@@ -73,18 +74,21 @@ class SharedFloors:
         blockers = set(self.classes.values())
         best, why = 0.0, None
         for (a, b), (ua, ub) in self.pairs.items():
-            na, nb = self._count(a, counts, blockers), self._count(b, counts, blockers)
+            na, nb = self._count(a, counts, blockers, {b}), self._count(b, counts, blockers, {a})
             if na and nb and ua * na + ub * nb > best:
                 best, why = ua * na + ub * nb, f"shared by {a} + {b} (their readings)"
         for x, use in self.probed.items():
-            nx = self._count(x, counts, blockers)
             with_x = [f for f in use if f != x and counts.get(f)]
+            nx = self._count(x, counts, blockers, set(with_x))
             v = use[x] * nx + sum(use[f] * counts[f] for f in with_x)
             if len(with_x) + bool(nx) >= 2 and v > best:     # two forms on it at least
                 best, why = v, f"the resource {x} probes, shared by {len(with_x)} forms (their readings)"
         return best, why
 
-    def _count(self, form: str, counts: dict[str, int], blockers: set[str]) -> int:
+    def _count(self, form: str, counts: dict[str, int], blockers: set[str], besides: set[str]) -> int:
+        """Instances ``form`` stands for in the block: a blocker its class's, but for the forms in
+        ``besides``, which count on their own side at their own fit (a form is counted once)."""
         if form not in blockers:
             return counts.get(form, 0)
-        return sum(n for f, n in counts.items() if f == form or self.classes.get(f) == form)
+        return sum(n for f, n in counts.items()
+                   if f == form or (self.classes.get(f) == form and f not in besides))
