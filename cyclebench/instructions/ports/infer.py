@@ -223,7 +223,7 @@ class Inference:
         """Measure what is missing and build the model (``stores``: the forms that write memory).
         Returns (model, report)."""
         alone = self.alone(forms)
-        self.log(f"alone: {len(alone)} of {len(forms)} forms measured")
+        self.log(f"alone: {len(alone)} of {len(forms)} forms read, {self.measured} of them measured now")
         blockers, classes = self.blockers(alone, seed)
         self.log(f"blockers: {len(blockers)}")
         resources = [f"R{i}" for i in range(len(blockers))]
