@@ -41,7 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
-from cyclebench.errors import CycleBenchError  # noqa: E402
+from cyclebench.errors import CycleBenchError, UsageError  # noqa: E402
 from cyclebench.instructions.catalogue import Catalogue  # noqa: E402
 from cyclebench.machine.cpu import cpu_info  # noqa: E402
 from cyclebench.instructions.llvm_mca import run as mca_run  # noqa: E402
@@ -170,7 +170,9 @@ def bhive(pred, n, rng, mcpu):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 epilog="exit codes: 0 done; 2 bad arguments or an unknown CPU; 10 a model file "
+                                        "that is missing or holds no model; the others as in cyclebench --help")
     ap.add_argument("--model", type=Path, required=True)
     ap.add_argument("--random", type=int, default=40)
     ap.add_argument("--compiled", type=int, default=60)
@@ -194,10 +196,7 @@ def main():
         ap.error(f"no --replay file {args.replay} (make one with --save)")
     if not args.mcpu and not args.replay:
         from cyclebench.instructions.llvm_mca import own_mcpu
-        try:
-            args.mcpu = own_mcpu()
-        except CycleBenchError as e:
-            sys.exit(f"error: {e.cause}\nhint: {e.hint}")
+        args.mcpu = own_mcpu()
     model, report = load(args.model)
     cat = Catalogue.load()
     forms = sorted(model.usage)
@@ -299,7 +298,8 @@ def upper_factor(text, replaying, loaded):
     try:
         factor = float(text)
     except ValueError:
-        sys.exit(f"error: --upper-factor {text!r} is not a number, 'probe' or 'none'")
+        raise UsageError(f"--upper-factor {text!r} is not a number, 'probe' or 'none'",
+                         "give a factor such as 1.5, 'probe' to measure it, or 'none'")
     print(f"legacy-SSE writes under a dirty ZMM state: factor {factor:.2f} (given)")
     return factor
 
@@ -344,4 +344,8 @@ def replay(path, pred, rows_too):
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except CycleBenchError as e:        # a missing model, an unknown CPU: one line, its own exit code
+        print(f"error: {e.cause}\nhint: {e.hint}", file=sys.stderr)
+        sys.exit(e.exit_code)
