@@ -13,7 +13,7 @@ the model's own figures that names no form:
 * **pairs the model explains too fast raise a shared usage:** the readings of two forms that the
   model puts more than :data:`TOLERANCE` under, and that the two forms' times alone added up
   could explain, are fitted by least squares with one resource, each form a usage of it
-  (:func:`_shares`); where the fit explains every such reading, lies within both forms' times
+  (:func:`pair_shares`); where the fit explains every such reading, lies within both forms' times
   alone but not at both (two forms that never overlap wait for each other: a chain between the
   copies, not a shared pipe), and the two share a resource that one of them is bound by alone,
   the usages there are raised to the fit (a store's share of the load units from its readings
@@ -54,7 +54,9 @@ def readings(path: Path) -> list[tuple[dict[str, int], float]]:
             if r.get("type") == "reading" and r.get("cycles") and isinstance(r.get("counts"), dict)]
 
 
-def _cost(model: Model, counts: dict[str, int]) -> tuple[float, dict[str, float]]:
+def model_cost(model: Model, counts: dict[str, int]) -> tuple[float, dict[str, float]]:
+    """(the model's cycles for a mix, its load on each resource), a second store form's lines
+    included (shared.py reads the same cost)."""
     loads = model.loads(counts)
     stores = [f for f in counts if f in model.lines]
     if len(stores) > 1:                 # two store forms of a mix write two lines in turn
@@ -62,7 +64,7 @@ def _cost(model: Model, counts: dict[str, int]) -> tuple[float, dict[str, float]
     return max(loads.values()), loads
 
 
-def _shares(rows: list[tuple[int, int, float]]) -> tuple[float, float] | None:
+def pair_shares(rows: list[tuple[int, int, float]]) -> tuple[float, float] | None:
     """(usage of the first form, of the second) of one resource that explains every reading
     ``(count a, count b, cycles)`` within half of TOLERANCE, by least squares: None with fewer
     than two ratios, or when no one resource fits them all."""
@@ -90,12 +92,12 @@ def repair(model: Model, mixes: list[tuple[dict[str, int], float]]) -> tuple[Mod
     for counts, t in mixes:
         if len(counts) != 2 or not all(f in m.usage and f in m.alone for f in counts):
             continue
-        if _cost(m, counts)[0] >= t * (1 - TOLERANCE) or t > sum(n * m.alone[f] for f, n in counts.items()) * (1 + TOLERANCE):
+        if model_cost(m, counts)[0] >= t * (1 - TOLERANCE) or t > sum(n * m.alone[f] for f, n in counts.items()) * (1 + TOLERANCE):
             continue                     # explained, or slower than any sharing of resources explains
         a, b = sorted(counts)
         groups.setdefault((a, b), []).append((counts[a], counts[b], t))
     for (a, b), rows in sorted(groups.items()):
-        fit = _shares(rows)
+        fit = pair_shares(rows)
         if fit is None or not all(0 <= u <= m.alone[f] * (1 + TOLERANCE) for f, u in zip((a, b), fit)):
             continue                     # no one resource is used that way: a chain or another effect
         if all(u >= m.alone[f] * (1 - TOLERANCE) for f, u in zip((a, b), fit)):

@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .model import USED, Model
-from .repair import TOLERANCE, _cost, _shares
+from .repair import TOLERANCE, model_cost, pair_shares
 
 
 @dataclass
@@ -54,12 +54,12 @@ class SharedFloors:
                 continue
             a, b = sorted(counts)
             rows.setdefault((a, b), []).append((counts[a], counts[b], t))
-            if _cost(model, counts)[0] < t * (1 - TOLERANCE):
+            if model_cost(model, counts)[0] < t * (1 - TOLERANCE):
                 short.add((a, b))
         out = cls(classes=dict(classes))
         blockers = set(classes.values())
         for pair in sorted(short):
-            fit = _shares(rows[pair])
+            fit = pair_shares(rows[pair])
             if fit is not None and min(fit) >= USED and all(
                     u <= model.alone.get(f, 0.0) * (1 + TOLERANCE) for f, u in zip(pair, fit)):
                 out.pairs[pair] = fit
