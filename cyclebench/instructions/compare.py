@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import published as pub
 from .catalogue import Catalogue, normalize_name
-from .comparing import ABS_TOL as ABS_TOLERANCE, TOLERANCES, match, within
+from .comparing import ABS_TOL as ABS_TOLERANCE, TOLERANCES, match, tolerance as tolerance_of, within
 from .coverage import Index
 from .llvm_mca import LlvmMcaFailed, predict
 
@@ -96,8 +96,8 @@ def compare_llvm_mca(docs: list[dict], catalogue: Catalogue, mcpu: str | None = 
         except LlvmMcaFailed:
             continue
         ours_lat, ours_tp = _ours(d)
-        lat_ok = within(ours_lat, p.latency, TOLERANCES["latency_max"] if tolerance is None else tolerance)
-        tp_ok = within(ours_tp, p.rthroughput, TOLERANCES["throughput"] if tolerance is None else tolerance)
+        lat_ok = within(ours_lat, p.latency, tolerance_of("latency_max", tolerance))
+        tp_ok = within(ours_tp, p.rthroughput, tolerance_of("throughput", tolerance))
         rows[d["form"]] = {"latency": f"{p.latency:g}" if p.latency is not None else "—",
                            "throughput": f"{p.rthroughput:.2f}" if p.rthroughput is not None else "—",
                            "lat_ok": lat_ok, "tp_ok": tp_ok, "match": _match_text(lat_ok, tp_ok),

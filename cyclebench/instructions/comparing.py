@@ -142,12 +142,17 @@ def whole_reading(our: float | None, our_bound: str | None, their: float | None,
     return our_bound == "exact" and whole(our) == their
 
 
+def tolerance(figure: str, given: float | None = None) -> float:
+    """The relative tolerance a figure is compared with: ``given``, else the figure's own."""
+    return TOLERANCES[figure] if given is None else given
+
+
 def match(doc: dict, rec, figure: str, tol: float | None = None) -> dict:
     """One figure of ``doc`` against the published record: {ours, ours_bound, published,
     published_bound, match}, match None where either side has no figure.  The one rule the
     agreement report, ``inst --why`` and ``inst --compare``'s match column all read
     (``tol``: the figure's own tolerance unless given)."""
-    tol = TOLERANCES[figure] if tol is None else tol
+    tol = tolerance(figure, tol)
     our, bound = ours(doc, figure)
     their, their_bound = theirs(rec, figure)
     ok = agrees(our, their, their_bound, tol)
