@@ -22,10 +22,12 @@ MAX_FILE = 64 << 10          # a history file is a short list; anything bigger i
 BEST = {"clock": max, "contention": min, "tsc": max}
 # Plausible values: a calibrated clock in GHz, the gauge's cost relative to the chain. A file
 # holding anything else ({}, null, "str", [1e999]) is ignored, and rewritten by the next record.
-# The gauge's four chains cannot beat the one chain they are measured against: a ratio well below
-# 1 (seen: 0.55 in a test run) means the calibration chain itself was slowed, and as the "recent
-# best" it made every later run read as contended.
-PLAUSIBLE = {"clock": (0.1, 10.0), "contention": (0.9, 5.0), "tsc": (1e8, 1e10)}
+# The gauge's four chains cannot beat the one chain they are measured against (ratio 1.0 with four
+# ALUs, 1.33 with three): a ratio below 1 means the calibration chain itself was slowed, and as the
+# "recent best" it makes every later run read as contended. Seen: 0.55 in a test run; 0.93-0.98 on
+# one vCPU of a Zen 4 guest, where every later run at 1.00 read 7% contended, was never recorded as
+# stable again, and re-measured to its budget (6 forms a minute against 100 on the other vCPU).
+PLAUSIBLE = {"clock": (0.1, 10.0), "contention": (0.99, 5.0), "tsc": (1e8, 1e10)}
 
 
 def machine_key(cpu: int | None = None) -> str:
