@@ -20,9 +20,9 @@ iteration of the block, harmless vector values), BHive blocks with ``cyclebench 
 measurement (bulk.run, its start state and memory mapping).  Only stable readings count: a
 reading the measurement flags unstable (a noise burst; a busy SMT sibling on the host, which its
 contention gauge sees, slows throughput-bound code) is taken again on the next CPU of --cpus in
-turn, and a block with no stable reading is left out of the figures and counted (`Readings`).  Latencies for the chain bound come
-from the published column or --latencies (a cyclebench inst results file).  Measuring takes the
-test suite's lock; run it on a quiet machine.
+turn, and a block with no stable reading is left out of the figures and counted (`Readings`).
+Latencies for the chain bound come from the published column or --latencies (a cyclebench inst
+results file).  Wrap a measuring run in the test suite's lock; run it on a quiet machine.
 
 ``--save FILE`` writes every measured block (its set, text, init, measured cycles, CPU,
 llvm-mca's figure) as it goes; ``--replay FILE`` predicts those blocks again with the model
@@ -218,7 +218,8 @@ def bhive(pred, n, rng, mcpu, cpus, chosen=None):
     for row, code, p in picked:
         d = by_hex.get(row["hex"])
         if d is None or not clean(d):
-            print(f"  left out, {'not measured' if d is None else why_not_clean(d)}: {d and d.get('text') or row['hex']}")
+            why = "not measured" if d is None else why_not_clean(d)
+            print(f"  left out, {why}: {d and d.get('text') or row['hex']}")
             continue
         try:
             q = chosen[row["hex"]] if chosen is not None else mca_pred.predict(code)
@@ -355,21 +356,17 @@ def remeasure(path, pred, readings, cat):
     head, sets = saved(path)
     draws = {}
     if any("init" not in d for d in sets.get(RANDOM_SET, ())):
-        model, _ = load(Path(head["model"]))
-        draws = {"; ".join(lines): init
-                 for lines, init in random_blocks(cat, sorted(model.usage), REDRAW, random.Random(head["seed"]))}
+        forms = sorted(load(Path(head["model"]))[0].usage)
+        draws = {"; ".join(b): init for b, init in random_blocks(cat, forms, REDRAW, random.Random(head["seed"]))}
     for name, docs in sets.items():
         if name == BHIVE_SET:
             bhive(pred, 0, None, None, readings.cpus, {d["block"]: d["mca"] for d in docs})
             continue
-        blocks = []
-        for d in docs:
-            init = d.get("init", [] if name != RANDOM_SET else draws.get(d["text"]))
-            if init is None:
-                print(f"  left out, its init not drawn again from seed {head['seed']}: {d['text']}")
-                continue
-            blocks.append((d["block"].split("\n"), init, d["mca"]))
-        evaluate(name, blocks, pred, readings, None)
+        inits = [d.get("init", draws.get(d["text"]) if name == RANDOM_SET else []) for d in docs]
+        for d in (d for d, init in zip(docs, inits) if init is None):
+            print(f"  left out, its init not drawn again from seed {head['seed']}: {d['text']}")
+        evaluate(name, [(d["block"].split("\n"), init, d["mca"]) for d, init in zip(docs, inits) if init is not None],
+                 pred, readings, None)
 
 
 REDRAW = 100          # mixes drawn again from a seed to find a saved mix's init (a run draws --random)
