@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import glob
 import json
+import os
 import random
 import statistics
 import sys
@@ -266,6 +267,8 @@ def main():
         cpus = [int(c) for c in args.cpus.split(",")] if args.cpus else default_cpus()
     except ValueError:
         ap.error(f"--cpus {args.cpus!r} is not a list of CPU numbers such as 0,1")
+    if not set(cpus) <= os.sched_getaffinity(0):
+        ap.error(f"--cpus {args.cpus}: this process may run on CPUs {sorted(os.sched_getaffinity(0))} only")
     if not args.mcpu and not args.replay:
         from cyclebench.instructions.llvm_mca import own_mcpu
         args.mcpu = own_mcpu()
