@@ -17,21 +17,28 @@ Prints
 
 Random and compiled blocks are measured with the instruction tables' session (cycles per
 iteration of the block, harmless vector values), BHive blocks with ``cyclebench block``'s
-measurement (bulk.run, its start state and memory mapping).  Latencies for the chain bound come
-from the published column or --latencies (a cyclebench inst results file).  Measuring takes the
-test suite's lock; run it on a quiet machine.
+measurement (bulk.run, its start state and memory mapping).  Only stable readings count: a
+reading the measurement flags unstable (a noise burst; a busy SMT sibling on the host, which its
+contention gauge sees, slows throughput-bound code) is taken again on the next CPU of --cpus in
+turn, and a block with no stable reading is left out of the figures and counted (`Readings`).
+Latencies for the chain bound come from the published column or --latencies (a cyclebench inst
+results file).  Wrap a measuring run in the test suite's lock; run it on a quiet machine.
 
-``--save FILE`` writes every measured block (its set, text, measured cycles, llvm-mca's figure)
-as it goes; ``--replay FILE`` predicts those blocks again with the model given, measuring nothing.
+``--save FILE`` writes every measured block (its set, text, init, measured cycles, CPU,
+llvm-mca's figure) as it goes; ``--replay FILE`` predicts those blocks again with the model
+given, measuring nothing; ``--remeasure FILE`` (with ``--save``) measures a saved file's blocks
+again as above (a random mix's init drawn again from its seed where the file lacks it).
 
 Run: python3 bench/ports_accuracy.py --model ports.jsonl [--random 40] [--compiled 60] [--bhive 60] [--seed 1]
-                                     [--save blocks.jsonl | --replay blocks.jsonl] [--rows]
+                                     [--save blocks.jsonl | --replay blocks.jsonl] [--rows] [--cpus 0,1]
+     python3 bench/ports_accuracy.py --model ports.jsonl --remeasure old.jsonl --save new.jsonl
 """
 from __future__ import annotations
 
 import argparse
 import glob
 import json
+import os
 import random
 import statistics
 import sys
@@ -42,6 +49,7 @@ ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
 
 from cyclebench.errors import CycleBenchError, UsageError  # noqa: E402
+from cyclebench.instructions.bulk import default_cpus  # noqa: E402
 from cyclebench.instructions.catalogue import Catalogue  # noqa: E402
 from cyclebench.machine.cpu import cpu_info  # noqa: E402
 from cyclebench.instructions.llvm_mca import run as mca_run  # noqa: E402
@@ -91,16 +99,57 @@ def causes(rows):
 SAVED = None          # --save: the open file each measured block is written to, as it is measured
 
 
-def record(ours, mca, rows, p, m, q, text, saved_as=None, block=None):
+def record(ours, mca, rows, p, m, q, text, saved_as=None, block=None, **extra):
     """One block's figures; ``saved_as`` (its set's name) also writes it to the --save file, with
-    ``block`` (what predict() takes again: the lines, or the BHive hex)."""
+    ``block`` (what predict() takes again: the lines, or the BHive hex) and ``extra`` (its init,
+    the CPU it was read on)."""
     ours.append((p.cycles, m))
     mca.append((q, m))
     rows.append((m, p.cycles, p.resource_bound, p.chain_bound, q, text, bound(p), p.binding_resource, p.simulated))
     if SAVED is not None and saved_as:
         SAVED.write(json.dumps({"set": saved_as, "block": block or text, "text": text, "measured": m,
-                                "mca": q}) + "\n")
+                                "mca": q, **extra}) + "\n")
         SAVED.flush()
+
+
+class Readings:
+    """Stable readings of blocks, or none: a reading flagged unstable is taken again on the next
+    CPU in turn (up to TRIES readings), starting each block on the CPU that last read stable
+    (``session``: a Session's maker, given the CPU). Zen 4, KVM, vCPU 0's host sibling busy in
+    bursts: a mix saved at 1.13 cycles when the bench kept flagged readings reads 0.78 on CPU 1
+    and 0.75 on a quiet CPU 0; flagged readings of others ran 3.02-6.09 and 1.50-2.35 cycles."""
+
+    TRIES = 4
+
+    def __init__(self, cpus, session=lambda cpu: Session(budget=0.5, cpu=cpu)):
+        self.cpus = cpus
+        self.sessions = [session(c) for c in cpus]
+        self.first = 0
+        self.again = self.unsettled = 0
+
+    def __call__(self, lines, init):
+        """(cycles, cpu) of a stable reading, or None; a failed reading (a burst can fail the clock
+        calibration's own check) counts as a try, and the last failure is raised if all fail."""
+        failed = None
+        for k in range(self.TRIES):
+            i = (self.first + k) % len(self.sessions)
+            try:
+                m = self.sessions[i].measure(lines, init, per=1)
+            except CycleBenchError as e:
+                failed = e
+                continue
+            if m.stable:
+                self.first = i
+                self.again += k > 0
+                return m.value, self.cpus[i]
+        if failed is not None:
+            raise failed
+        self.unsettled += 1
+        return None
+
+    def summary(self):
+        return (f"  readings: {self.again} blocks read again after an unstable reading; {self.unsettled} left out "
+                f"(no stable reading in {self.TRIES} tries on CPUs {', '.join(map(str, self.cpus))})")
 
 
 def report(name, ours, mca, rows):
@@ -110,9 +159,10 @@ def report(name, ours, mca, rows):
     print(f"  model misses over 10%, by the bound that set the figure: {causes(rows)}")
 
 
-def evaluate(name, blocks, pred, session, mcpu):
+def evaluate(name, blocks, pred, readings, mcpu):
     ours, mca, rows = [], [], []
-    for lines, init in blocks:
+    readings.again = readings.unsettled = 0          # counted by set
+    for lines, init, q in blocks:
         text = "\n".join(lines)
         try:
             p = pred(text)
@@ -121,28 +171,37 @@ def evaluate(name, blocks, pred, session, mcpu):
         if p.unknown:
             continue
         try:
-            m = session.measure(lines, init, per=1).value
+            got = readings(lines, init)
         except CycleBenchError as e:
             print(f"  not measured ({e.cause}): {'; '.join(lines)}")
             continue
-        try:
-            clean = "\n".join(ln.replace("{load} ", "").replace("{store} ", "").replace("{evex} ", "") for ln in lines)
-            q = mca_run(clean, mcpu, iterations=200).cycles_per_iteration
-        except CycleBenchError:
-            q = None
-        record(ours, mca, rows, p, m, q, "; ".join(lines), name, text)
+        if got is None:
+            print(f"  left out, no stable reading: {'; '.join(lines)}")
+            continue
+        if q is None and mcpu:
+            try:
+                clean = "\n".join(ln.replace("{load} ", "").replace("{store} ", "").replace("{evex} ", "")
+                                  for ln in lines)
+                q = mca_run(clean, mcpu, iterations=200).cycles_per_iteration
+            except CycleBenchError:
+                q = None
+        record(ours, mca, rows, p, got[0], q, "; ".join(lines), name, text, init=list(init), cpu=got[1])
     report(name, ours, mca, rows)
+    print(readings.summary())
     return rows
 
 
-def bhive(pred, n, rng, mcpu):
-    """BHive blocks whose every instruction is a modelled form, measured by cyclebench block."""
+def bhive(pred, n, rng, mcpu, cpus, chosen=None):
+    """BHive blocks whose every instruction is a modelled form, measured by cyclebench block
+    (``chosen``: the blocks of a --remeasure file, by hex, with their saved llvm-mca figures)."""
     from cyclebench.blocks import bulk
     from cyclebench.blocks.code import block
-    from cyclebench.blocks.measure import clean
+    from cyclebench.blocks.measure import clean, why_not_clean
     from cyclebench.blocks.predictors import LlvmMca, PredictionFailed
     picked = []
     for row in bulk.read_csv(BHIVE):
+        if chosen is not None and row["hex"] not in chosen:     # --remeasure: these blocks only
+            continue
         try:
             code = block(bytes.fromhex(row["hex"])).code
             p = pred(code)
@@ -150,21 +209,25 @@ def bhive(pred, n, rng, mcpu):
             continue
         if not p.unknown:
             picked.append((row, code, p))
-    print(f"BHive: {len(picked)} of its blocks use only modelled forms; measuring {min(n, len(picked))}")
-    picked = rng.sample(picked, min(n, len(picked)))
-    docs = bulk.run([r for r, _, _ in picked], cpus=[0, 1])
+    if chosen is None:
+        print(f"BHive: {len(picked)} of its blocks use only modelled forms; measuring {min(n, len(picked))}")
+        picked = rng.sample(picked, min(n, len(picked)))
+    docs = bulk.run([r for r, _, _ in picked], cpus=cpus)     # unstable blocks read again (bulk.RETRIES)
     by_hex = {d["hex"]: d for d in docs}
     mca_pred = LlvmMca(mcpu)
     ours, mca, rows = [], [], []
     for row, code, p in picked:
         d = by_hex.get(row["hex"])
         if d is None or not clean(d):
+            why = "not measured" if d is None else why_not_clean(d)
+            print(f"  left out, {why}: {d and d.get('text') or row['hex']}")
             continue
         try:
-            q = mca_pred.predict(code)
+            q = chosen[row["hex"]] if chosen is not None else mca_pred.predict(code)
         except PredictionFailed:
             q = None
-        record(ours, mca, rows, p, d["cycles"], q, d.get("text") or row["hex"], BHIVE_SET, row["hex"])
+        record(ours, mca, rows, p, d["cycles"], q, d.get("text") or row["hex"], BHIVE_SET, row["hex"],
+               cpu=d.get("cpu"))
     report(BHIVE_SET, ours, mca, rows)
     return rows
 
@@ -186,14 +249,26 @@ def main():
                     help="predict with the model as inferred, not mended against its own readings (repair.py)")
     ap.add_argument("--save", type=Path, help="write each measured block (set, block, measured, llvm-mca) here")
     ap.add_argument("--replay", type=Path, help="predict the blocks a --save file holds again, measuring nothing")
+    ap.add_argument("--remeasure", type=Path, help="measure the blocks a --save file holds again (with --save)")
+    ap.add_argument("--cpus", help="CPUs to measure on, e.g. 0,1 (default: up to two on distinct cores); a block "
+                                   "read unstable on one is read again on the next")
     ap.add_argument("--upper-factor", default="model", metavar="X|model|probe|none",
                     help="resources a legacy-SSE XMM write takes while a ZMM register dirties the upper state "
                          "(upper.py): 'model' for the figure cyclebench ports keeps in the model file (default; "
                          "a file without one: 'probe', or with --replay 'none'), a figure, 'probe' to measure "
                          "it now, or 'none' to charge nothing")
     args = ap.parse_args()
-    if args.replay and not args.replay.is_file():
-        ap.error(f"no --replay file {args.replay} (make one with --save)")
+    for given in (args.replay, args.remeasure):
+        if given and not given.is_file():
+            ap.error(f"no file {given} (make one with --save)")
+    if args.remeasure and not args.save:
+        ap.error("--remeasure writes its readings to a new file: give --save")
+    try:
+        cpus = [int(c) for c in args.cpus.split(",")] if args.cpus else default_cpus()
+    except ValueError:
+        ap.error(f"--cpus {args.cpus!r} is not a list of CPU numbers such as 0,1")
+    if not set(cpus) <= os.sched_getaffinity(0):
+        ap.error(f"--cpus {args.cpus}: this process may run on CPUs {sorted(os.sched_getaffinity(0))} only")
     if not args.mcpu and not args.replay:
         from cyclebench.instructions.llvm_mca import own_mcpu
         args.mcpu = own_mcpu()
@@ -255,10 +330,13 @@ def main():
         c = cpu_info()
         SAVED.write(json.dumps({"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seed": args.seed,
                                 "cpu": f"{c.model_name} (family {c.family} model {c.model})",
-                                "model": str(args.model)}) + "\n")
+                                "model": str(args.model), "cpus": cpus,
+                                **({"remeasured": str(args.remeasure)} if args.remeasure else {})}) + "\n")
+    readings = Readings(cpus)
+    if args.remeasure:
+        return remeasure(args.remeasure, pred, readings, cat)
     rng = random.Random(args.seed)
-    session = Session(budget=0.5)
-    rb = random_blocks(cat, forms, args.random, rng)
+    rb = [(lines, init, None) for lines, init in random_blocks(cat, forms, args.random, rng)]
     cb = []
     seen = set()
     for src in sorted(glob.glob(str(ROOT.parent / "cyclebench" / "studies" / "*" / "c" / "*.c"))):
@@ -266,12 +344,49 @@ def main():
             if "; ".join(b) not in seen:
                 seen.add("; ".join(b))
                 cb.append(b)
-    cb = [(b, []) for b in rng.sample(cb, min(args.compiled, len(cb)))]
-    r1 = evaluate("random mixes of modelled forms", rb, pred, session, args.mcpu)
-    r2 = evaluate("basic blocks of the project's C kernels (gcc -O2)", cb, pred, session, args.mcpu)
-    r3 = bhive(pred, args.bhive, rng, args.mcpu) if args.bhive else []
+    cb = [(b, [], None) for b in rng.sample(cb, min(args.compiled, len(cb)))]
+    r1 = evaluate(RANDOM_SET, rb, pred, readings, args.mcpu)
+    r2 = evaluate(COMPILED_SET, cb, pred, readings, args.mcpu)
+    r3 = bhive(pred, args.bhive, rng, args.mcpu, cpus) if args.bhive else []
     if args.rows:
         print_rows(r1 + r2 + r3)
+
+
+def remeasure(path, pred, readings, cat):
+    """The blocks of a --save file measured again (Readings; BHive blocks by bulk.run), their
+    llvm-mca figures kept. A random mix saved without its init gets it from the mixes its seed
+    draws with the model the file names."""
+    head, sets = saved(path)
+    draws = {}
+    if any("init" not in d for d in sets.get(RANDOM_SET, ())):
+        forms = sorted(load(Path(head["model"]))[0].usage)
+        draws = {"; ".join(b): init for b, init in random_blocks(cat, forms, REDRAW, random.Random(head["seed"]))}
+    for name, docs in sets.items():
+        if name == BHIVE_SET:
+            bhive(pred, 0, None, None, readings.cpus, {d["block"]: d["mca"] for d in docs})
+            continue
+        inits = [d.get("init", draws.get(d["text"]) if name == RANDOM_SET else []) for d in docs]
+        for d in (d for d, init in zip(docs, inits) if init is None):
+            print(f"  left out, its init not drawn again from seed {head['seed']}: {d['text']}")
+        evaluate(name, [(d["block"].split("\n"), init, d["mca"]) for d, init in zip(docs, inits) if init is not None],
+                 pred, readings, None)
+
+
+REDRAW = 100          # mixes drawn again from a seed to find a saved mix's init (a run draws --random)
+RANDOM_SET = "random mixes of modelled forms"
+COMPILED_SET = "basic blocks of the project's C kernels (gcc -O2)"
+
+
+def saved(path):
+    """A --save file: its head line and its blocks by set."""
+    head, sets = {}, {}
+    for line in path.read_text().splitlines():
+        d = json.loads(line)
+        if "set" in d:
+            sets.setdefault(d["set"], []).append(d)
+        else:
+            head = d
+    return head, sets
 
 
 def upper_factor(text, replaying, loaded):
@@ -316,13 +431,8 @@ def replay(path, pred, rows_too):
     """The blocks of a --save file predicted again with this model, their measured and llvm-mca
     figures kept: a change to the predictor checked in a second, measuring nothing."""
     from cyclebench.blocks.code import block as code_of
-    sets: dict[str, list] = {}
-    for line in path.read_text().splitlines():
-        d = json.loads(line)
-        if "set" in d:
-            sets.setdefault(d["set"], []).append(d)
-        else:
-            print(f"replaying {path.name}: measured {d.get('when', '?')} on {d.get('cpu', '?')}, seed {d.get('seed')}")
+    d, sets = saved(path)
+    print(f"replaying {path.name}: measured {d.get('when', '?')} on {d.get('cpu', '?')}, seed {d.get('seed')}")
     every = []
     for name, docs in sets.items():
         ours, mca, rows = [], [], []

@@ -1,0 +1,67 @@
+"""bench/ports_accuracy.py's Readings: the predictor's accuracy figures count stable readings only
+(a reading flagged unstable is taken again on the next CPU; a block never read stable is left out),
+checked with fabricated sessions (no measuring)."""
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from cyclebench.errors import CounterUnavailable
+
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "ports_accuracy.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("ports_accuracy_bench", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class FakeSession:
+    """Readings by CPU, in turn: a float is a stable reading, ('u', v) an unstable one, an
+    exception is raised."""
+
+    def __init__(self, cpu, script, log):
+        self.cpu, self.script, self.log = cpu, script, log
+
+    def measure(self, lines, init, per=1):
+        self.log.append(self.cpu)
+        r = self.script[self.cpu].pop(0)
+        if isinstance(r, Exception):
+            raise r
+        unstable = isinstance(r, tuple)
+        return SimpleNamespace(value=r[1] if unstable else r, stable=not unstable)
+
+
+def readings(bench, script):
+    log = []
+    return bench.Readings(sorted(script), session=lambda c: FakeSession(c, script, log)), log
+
+
+def test_an_unstable_reading_is_taken_again_on_the_next_cpu(bench):
+    r, log = readings(bench, {0: [("u", 1.13), 1.0], 1: [0.76, 0.5]})
+    assert r(["add rax, rbx"], []) == (0.76, 1)
+    # the next block starts on the CPU that last read stable
+    assert r(["add rax, rbx"], []) == (0.5, 1)
+    assert log == [0, 1, 1]
+    assert (r.again, r.unsettled) == (1, 0)
+
+
+def test_a_block_never_read_stable_is_left_out(bench):
+    r, log = readings(bench, {0: [("u", 3.0)] * 2, 1: [("u", 6.1)] * 2})
+    assert r(["mulss xmm1, xmm2"], []) is None
+    assert log == [0, 1, 0, 1] and len(log) == bench.Readings.TRIES
+    assert r.unsettled == 1
+    assert "1 left out" in r.summary()
+
+
+def test_a_failed_reading_is_tried_again_and_raised_only_if_all_fail(bench):
+    burst = CounterUnavailable("the clock calibration failed its check", "re-run")
+    r, _ = readings(bench, {0: [burst], 1: [2.0]})
+    assert r(["nop"], []) == (2.0, 1)
+    r, _ = readings(bench, {0: [burst, burst], 1: [("u", 1.0), burst]})
+    with pytest.raises(CounterUnavailable):
+        r(["nop"], [])
