@@ -115,9 +115,9 @@ def record(ours, mca, rows, p, m, q, text, saved_as=None, block=None, **extra):
 class Readings:
     """Stable readings of blocks, or none: a reading flagged unstable is taken again on the next
     CPU in turn (up to TRIES readings), starting each block on the CPU that last read stable
-    (``session``: a Session's maker, given the CPU). Zen 4, KVM, vCPU 0's host sibling busy in
-    bursts: a mix saved at 1.13 cycles when the bench kept flagged readings reads 0.78 on CPU 1
-    and 0.75 on a quiet CPU 0; flagged readings of others ran 3.02-6.09 and 1.50-2.35 cycles."""
+    (``session``: a Session's maker, given the CPU). Zen 4 KVM guest: a mix saved at 1.13 cycles
+    when the bench kept flagged readings reads 0.78 on CPU 1 and 0.75 on CPU 0; flagged readings
+    of others ran 3.02-6.09 and 1.50-2.35 cycles."""
 
     TRIES = 4
 
