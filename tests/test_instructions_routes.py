@@ -73,3 +73,22 @@ def test_bit_offset_register_keeps_its_value(cat):
     pair = next(p for p in latency_pairs(add) if p.start.kind == "op" and p.end.kind == "mem")
     d = measure_pair(Session(measure_fn=Fake({}, default=8.0)), add, pair)
     assert d["connector"]["code"].startswith("mov bx, word ptr")
+
+
+def test_vector_to_vector_connector_is_one_exact_and(cat):
+    # blendvpd's implicit XMM0 -> op0: through a GPR (vmovq twice) the pair was only a bound (≤5 on
+    # Zen 4 against uops.info's 1); an AND of the output with itself into XMM0 is its own self-chain,
+    # so the pair is exact, and of the integer and the FP AND the lower reading is kept
+    xmm1, ymm2, zmm3 = (C.port_for_register(r) for r in ("xmm1", "ymm2", "zmm3"))
+    assert C.connect(xmm1, C.port_for_register("xmm0"), set()).lines == ["vpand xmm0, xmm1, xmm1"]
+    assert C.connect(xmm1, ymm2, set()).lines == ["vpand ymm2, ymm1, ymm1"]
+    assert C.connect(ymm2, zmm3, set()).steps == ["vand512"]
+    assert [c.lines for c in C.alternatives(xmm1, ymm2, set())] == [["vandpd ymm2, ymm1, ymm1"]]
+    assert C.alternatives(ymm2, zmm3, set()) == []
+    form = cat.get("BLENDVPD (XMM, XMM)")
+    pair = next(p for p in latency_pairs(form) if str(p).startswith("xmm0"))
+    fake = Fake({"vpand xmm1, xmm1, xmm1": 1.0, "vandpd xmm1, xmm1, xmm1": 1.0, "vandpd xmm0": 2.0}, default=3.0)
+    d = measure_pair(Session(measure_fn=fake), form, pair)
+    assert d["bound"] == "exact" and d["value"] == pytest.approx(1.0)
+    assert d["connector"]["code"] == "vandpd xmm0, xmm1, xmm1"
+    assert [r["upper"] for r in d["connector"]["routes"]] == [pytest.approx(2.0), pytest.approx(1.0)]

@@ -210,7 +210,7 @@ def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int 
         return doc, ctx
     doc["method"] = "chain + connector"
     upper, lower, exact, doc["connector"] = _closed(session, m.value, conn)
-    if others and not exact:
+    if others:
         conn, upper, lower, exact = _other_routes(session, doc, others, [inst.text], extra, init, pattern,
                                                   m.value, (conn, upper, lower, exact))
         ctx["used"] = used | used_gprs(conn.text)
@@ -250,9 +250,10 @@ def _other_routes(session: Session, doc: dict, others: list, head: list[str], ex
                   pattern: int, cycles: float, best: tuple) -> tuple:
     """The chain closed through each other route between the same kinds (connectors.alternatives):
     ``cycles``: the first route's chain, ``best`` its (connector, upper, lower, exact).  Each route
-    gives an upper and a lower bound on the same pair, so the lowest upper and the highest
-    lower hold; the route of the lowest upper is the one shown (``doc`` updated), the rest listed
-    under the connector's ``routes``.  Returns (connector, upper, lower, exact)."""
+    bounds the same pair, so the lowest upper and the highest lower hold; of two exact routes the
+    lower (uops.info keeps its least reading: a domain crossing costs one more).  The route kept
+    is shown (``doc`` updated), every one listed under the connector's ``routes``.  Returns
+    (connector, upper, lower, exact)."""
     conn, upper, lower, exact = best
     routes = [{**doc["connector"], "cycles": cycles, "upper": upper}]
     for alt in others:
@@ -262,11 +263,11 @@ def _other_routes(session: Session, doc: dict, others: list, head: list[str], ex
             continue
         a_upper, a_lower, a_exact, a_conn = _closed(session, a.value, alt)
         routes.append({**a_conn, "cycles": a.value, "upper": a_upper})
-        if a.stable is False:
+        if a.stable is False or (exact and not a_exact):
             continue
-        if a_lower is not None:
+        if a_lower is not None and not a_exact:
             lower = a_lower if lower is None else max(lower, a_lower)
-        if a_exact or a_upper < upper:
+        if (a_exact and not exact) or a_upper < upper:      # two exact routes: the lower, as uops.info
             conn, upper, exact = alt, a_upper, a_exact
             lower = a_lower if a_exact else lower
             doc.update(code=a.code, uncertainty=a.uncertainty, samples=a.samples, warnings=a.warnings,

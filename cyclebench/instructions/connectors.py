@@ -119,6 +119,7 @@ REFERENCES: dict[str, tuple[str, int]] = {
     "movsx": ("movsx ebx, bx; movsx ebx, bx", 1),
     "cmc": ("cmc; cmc", 1),                 # carry-flag fill (issue_fill.py), its own self-chain
     **{f"vand{b}": (f"{vand(f'{r}1')} {r}1, {r}1, {r}1", 0) for b, r in _VEC_REGS},
+    **{f"vandpd{b}": (f"vandpd {r}1, {r}1, {r}1", 0) for b, r in _VEC_REGS[:2]},   # FP domain
 }
 # steps that share a reference loop with their inverse
 _SAME_REF = {"cmov": "test", "vec2gpr": "gpr2vec", "k2gpr": "gpr2k", "mm2gpr": "gpr2mm",
@@ -386,6 +387,8 @@ def connect(end: Port, start: Port, used: set[str], alt: bool = False) -> Connec
             return _load_vec(end, start)
         if end.kind == "MM" and alt:
             return Connector([f"movq2dq {_low_xmm(start.reg)}, {end.reg}"], ["mm2vec"])
+        if end.kind == "VEC":
+            return _vec_to_vec(end, start, alt)
         g, c = _to_gpr(end, used, alt)
         return _join(c, Connector([f"vmovq {vec(start.reg, 128)}, {g}"], ["gpr2vec"]))
     if start.kind == "K":
@@ -415,6 +418,18 @@ def connect(end: Port, start: Port, used: set[str], alt: bool = False) -> Connec
         g, c = _to_gpr(end, used, alt)
         return _join(c, Connector([f"test {g}, {g}"], ["test"]))
     raise NoConnector(f"no connector from {end.kind} to {start.kind}")
+
+
+def _vec_to_vec(end: Port, start: Port, alt: bool) -> Connector:
+    """Another vector register (an implicit XMM0): one AND of the output with itself into the
+    input, integer (``vpand``) or on the other route FP (``vandpd``), as uops.info's chains
+    between vector registers; each its own self-chain's latency, so the pair stays exact."""
+    s, e = start.reg, vec(end.reg, start.bits)
+    if not alt:
+        return Connector([f"{vand(s)} {s}, {e}, {e}"], [f"vand{start.bits}"])
+    if vand(s) != "vpand" or vand(e) != "vpand":
+        raise NoConnector("no VEX vandpd for this register")
+    return Connector([f"vandpd {s}, {e}, {e}"], [f"vandpd{start.bits}"])
 
 
 def _full(name: str) -> int:
