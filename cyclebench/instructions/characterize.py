@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import time
 
-from ..errors import CycleBenchError
+from ..errors import CalibrationFailed, CycleBenchError, UnstableMeasurement
 from . import connectors as C
 from . import distinct, isolate, mask_chain, memory_chain, renaming, zeroed_source
 from .forms import Form, offsets_memory
@@ -199,6 +199,8 @@ def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int 
         m = session.measure(code, init, pattern=pattern)
     except CycleBenchError as e:
         doc.update(error=e.cause, code="\n".join(code))
+        if isinstance(e, TRANSIENT):        # a reading still to make (a busy host), not the form's
+            doc["stable"] = False
         return doc, None
     doc.update(code=m.code, init=m.init, uncertainty=m.uncertainty, stable=m.stable,
                samples=m.samples, warnings=m.warnings, linear=m.linear)
@@ -244,6 +246,7 @@ def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int 
 
 
 BELOW_A_CYCLE = "no dependency: the pair's upper bound is below a cycle"
+TRANSIENT = (CalibrationFailed, UnstableMeasurement)    # failures of the moment: the pair is unsettled
 
 
 def _other_routes(session: Session, doc: dict, others: list, head: list[str], extra: list[str], init,
