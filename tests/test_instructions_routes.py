@@ -92,3 +92,10 @@ def test_vector_to_vector_connector_is_one_exact_and(cat):
     assert d["bound"] == "exact" and d["value"] == pytest.approx(1.0)
     assert d["connector"]["code"] == "vandpd xmm0, xmm1, xmm1"
     assert [r["upper"] for r in d["connector"]["routes"]] == [pytest.approx(2.0), pytest.approx(1.0)]
+
+
+def test_an_upper_bound_says_what_was_subtracted(cat):
+    form = cat.get("KMOVD (K, R32)")
+    d = measure_pair(Session(measure_fn=Fake({"kmovd ebx, k1": 9.0}, default=10.0)), form, _only_pair(form))
+    assert d["bound"] == "upper" and d["connector"]["note"].startswith("≤: the loop, 9.00 cycles, less")
+    assert "least latency, 1:" in d["connector"]["note"]

@@ -299,6 +299,9 @@ def _closed(session: Session, cycles: float, conn: C.Connector) -> tuple[float, 
         return value, value, True, info
     # bounds loosened by a reference read during a burst: a figure still to measure (comparing.unsettled)
     info["unsettled_reference"] = [s for s in conn.steps if session.unsettled_step(s)]
+    info["note"] = (f"≤: the loop, {cycles:.2f} cycles, less the connector's least latency, {lo_c:g}: each "
+                    "step's lower bound (a computing µop 1 cycle, a store or load 1 through the store "
+                    "queue, 0 where memory renaming may bypass it); its share of a round trip is unknown")
     return max(0.0, cycles - lo_c), None if hi_c is None else max(0.0, cycles - hi_c), False, info
 
 
