@@ -355,8 +355,8 @@ def connect(end: Port, start: Port, used: set[str], alt: bool = False) -> Connec
     if start.kind == "GPR":
         s = gpr(start.reg)
         if start.address and end.kind != "GPR":
-            # a string instruction's pointer: overwriting it with a flag or a value faults, so the
-            # dependency goes in as the address connector's does, leaving the value as it was
+            # a string instruction's pointer or a bit offset: another value faults or moves the
+            # access, so the dependency goes in as the address connector's does, the value kept
             g, c = _to_gpr(end, used | {s}, alt)
             return _join(c, Connector([f"add {s}, {g}", f"sub {s}, {g}"], ["alu", "alu"]))
         if end.kind == "GPR":
