@@ -99,3 +99,19 @@ def test_an_upper_bound_says_what_was_subtracted(cat):
     d = measure_pair(Session(measure_fn=Fake({"kmovd ebx, k1": 9.0}, default=10.0)), form, _only_pair(form))
     assert d["bound"] == "upper" and d["connector"]["note"].startswith("≤: the loop, 9.00 cycles, less")
     assert "least latency, 1:" in d["connector"]["note"]
+
+
+def test_bound_only_says_where_the_published_figure_stands():
+    from types import SimpleNamespace
+    from cyclebench.instructions.causes import cause
+    from cyclebench.instructions.published import Value
+
+    def doc(lower, upper):
+        return {"form": "BTS (M16, R16)", "notes": [], "throughput": None,
+                "latency": [{"start": "mem op0 (M16)", "end": "flags", "value": upper, "bound": "upper",
+                             "lower": lower, "stable": True, "linear": True}]}
+    rec = SimpleNamespace(latency=Value(6, 47), throughput=None)
+    assert cause(doc(0.51, 6.49), rec, None, "latency_min") == \
+        "bound only (upper bound): ours between 0.51 and 6.49, published 6, within them"
+    # an upper bound below the published figure is a contradiction to explain (the old BTS op1 -> mem ≤3)
+    assert cause(doc(0.91, 3.0), rec, None, "latency_min").endswith("above our upper bound: a contradiction")
