@@ -13,7 +13,11 @@ The published table is by default the detected CPU's own uops.info column, shipp
 cyclebench/instructions/data/uops-info/ (or the nearest one, labelled "nearest", where uops.info has
 none); ``--reference CODE|FILE`` names another, and the output says which was compared with what.
 
-Run: python3 bench/instruction_accuracy.py --results R.jsonl [--sample 400 --seed 1] [--no-mca]
+With ``--why`` each latency mismatch the causes leave "unexplained" gets the ``inst --why``
+variant experiment that reproduces the published figure as its cause, where one does (measured,
+so run it under the tests' lock).
+
+Run: python3 bench/instruction_accuracy.py --results R.jsonl [--sample 400 --seed 1] [--no-mca] [--why]
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ sys.path.insert(0, str(ROOT.parent))
 from cyclebench.instructions import Catalogue, published  # noqa: E402
 from cyclebench.instructions.agreement import FIGURES, agreement, targets, this_machine  # noqa: E402
 from cyclebench.instructions.bulk import Selected, results_store, run  # noqa: E402
+from cyclebench.instructions.causes import cause  # noqa: E402
 from cyclebench.instructions.reference import AUTO, resolve_source  # noqa: E402
 
 
@@ -51,6 +56,21 @@ def mca_docs(tgts, docs, mcpu):
     return out
 
 
+def _with_experiments(n: int):
+    """causes.cause, then for a latency figure it leaves unexplained the --why experiment that
+    reproduces the published figure (instructions/why.py), on one measuring session."""
+    from cyclebench.instructions.session import Session
+    from cyclebench.instructions.why import experiment_cause
+    session, cache = Session(n_measurements=n), {}
+
+    def cause_fn(doc, rec, form, figure):
+        why = cause(doc, rec, form, figure)
+        if why != "unexplained" or figure == "throughput":
+            return why
+        return experiment_cause(session, form, doc, rec, figure, cache) or why
+    return cause_fn
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", type=Path, required=True, help="inst results file (JSON lines)")
@@ -66,6 +86,9 @@ def main():
     ap.add_argument("--mcpu", help="llvm-mca -mcpu (default: this CPU's, from the microarchitecture table)")
     ap.add_argument("--no-mca", action="store_true")
     ap.add_argument("--json", type=Path, help="write both agreement documents here")
+    ap.add_argument("--why", action="store_true",
+                    help="run inst --why's variant experiments on each latency mismatch left unexplained "
+                    "and give the variant that reproduces the published figure as its cause (measures)")
     args = ap.parse_args()
 
     reference, ref_label = resolve_source(args.reference, None)
@@ -89,7 +112,8 @@ def main():
     measured_on = this_machine()
     ev_path, ev_label = resolve_source(args.evidence, None) if args.evidence else (None, "")
     evidence = published.read_csv(str(ev_path)) if ev_path else None
-    ours = agreement(tgts, docs, ref_label, measured_on, evidence=evidence, evidence_label=ev_label)
+    ours = agreement(tgts, docs, ref_label, measured_on, evidence=evidence, evidence_label=ev_label,
+                     cause_fn=_with_experiments(args.n) if args.why else cause)
     rows = [("cyclebench", ours)]
     if not args.no_mca:
         mca = mca_docs(tgts, docs, args.mcpu)

@@ -70,3 +70,25 @@ def test_a_shift_count_of_zero_is_a_variant():
     flags = {k: v for k, v in got.items() if "-> flags" in k and "count CL = 0" in k}
     assert flags and max(flags.values()) > 30
     assert _count_zero(Session(measure_fn=slow_flags), cat.get("SAR (R32, I8)")) == []   # no count in CL
+
+
+def test_a_mismatch_left_unexplained_gets_the_experiment_that_reproduces_it():
+    # VPERMW through one register 5, uops.info's chain with five ANDs 11.17 cycles: 6, as published
+    from cyclebench.instructions.why import REPRODUCED, experiment_cause
+    from test_instructions_measure import Fake
+    form = Catalogue.load().get("VPERMW (ZMM, ZMM, ZMM)")
+    s = Session(measure_fn=Fake({"vandpd": 11.17, "vpandd": 11.17}, default=5.0))
+    doc = characterize(form, s, throughput=False)
+    rec = Published(name=form.name, source="test", latency=Value(6, 6), throughput=Value(1, 1))
+    why = experiment_cause(s, form, doc, rec, "latency_min")
+    assert why.startswith(REPRODUCED + ": latency pair op1 (ZMM) -> op0 (ZMM), uops.info's chain (vandpd x5")
+    assert why.endswith("= 6.00")
+    rec = Published(name=form.name, source="test", latency=Value(8, 8), throughput=Value(1, 1))
+    assert experiment_cause(s, form, doc, rec, "latency_max") is None      # nothing reads 8
+    calls = []
+    cache = {}
+    s.measure_fn = lambda code, init=None, **kw: calls.append(code) or Fake({"vandpd": 11.17}, default=5.0)(code)
+    experiment_cause(s, form, doc, rec, "latency_min", cache)
+    n = len(calls)
+    experiment_cause(s, form, doc, rec, "latency_max", cache)    # the same experiments, not run again
+    assert n and len(calls) == n

@@ -59,3 +59,23 @@ def test_a_dependency_through_the_zeroed_source_keeps_the_pair(cat):
     d = _measured(cat.get("VROUNDSD (XMM, XMM, XMM, I8)"), 8.0)       # 3 + five vandpd
     assert d["value"] == pytest.approx(3.0) and d.get("label") is None
     assert d["zeroed_source"]["value"] is None and d["zeroed_source"]["cycles"] == pytest.approx(8.0)
+
+
+def test_an_unstable_zeroed_loop_that_would_read_0_leaves_the_pair_unsettled(cat):
+    # seed 2121, busy vCPU: vcvtsi2sd's zeroed loop read 2.63 cycles (no dependency) but unstable;
+    # the pair kept its chain's 3.00 and was counted a mismatch against the published 0
+    form = cat.get("VROUNDSD (XMM, XMM, XMM, I8)")
+    pair = next(p for p in latency_pairs(form) if zeroed_source.applies(form, p))
+    _inst, lines, _ = zeroed_source.code(form, pair)
+    loop = "\n".join(lines)
+
+    class Shaky(Fake):
+        def __call__(self, code, init=None, **kw):
+            r = super().__call__(code, init, **kw)
+            r.stable = code != loop
+            return r
+    for reading, unsettled in ((1.74, True), (8.0, False)):
+        fake = Shaky({loop: reading, "vpand xmm1, xmm1, xmm1": 1.0}, default=3.0)
+        d = measure_pair(Session(measure_fn=fake), form, pair)
+        assert d["value"] == pytest.approx(3.0) and d.get("label") is None
+        assert (d["stable"] is False) == unsettled

@@ -73,6 +73,24 @@ def _rmw_cause(doc: dict, their: float) -> str:
             f", one cache line apart {alt:.2f}; none reaches the published figure")
 
 
+def _bounds_detail(doc: dict, our, bound, their, their_bound: bool) -> str:
+    """Where the published figure stands against the pair's bounds [lower; upper] (a connector's
+    share of its loop is known only between its least and its most): inside them the two agree
+    as far as the method can tell; outside, one of the two readings is wrong."""
+    if our is None or their is None:
+        return ""
+    if their_bound:
+        mine = f"≤{our:.2f}" if bound == "upper" else f"{our:.2f}"
+        return f": ours {mine}, published ≤{their:g} (a chain less its connector's least)"
+    pair = next((p for p in compared_pairs(doc) if p["value"] == our and p.get("bound") == "upper"), None)
+    low = None if pair is None else pair.get("lower")
+    if low is None:
+        return f": ours ≤{our:.2f}, published {their:g}"
+    where = ("within them" if low - ABS_TOL <= their <= our + ABS_TOL else
+             "below our lower bound: a contradiction" if their < low else "above our upper bound: a contradiction")
+    return f": ours between {low:.2f} and {our:.2f}, published {their:g}, {where}"
+
+
 def cause(doc: dict, rec, form, figure: str) -> str:
     """Why our figure differs from the published one, from what was measured (first that applies)."""
     our, bound = ours(doc, figure)
@@ -102,7 +120,7 @@ def cause(doc: dict, rec, form, figure: str) -> str:
                     f"chain (the form repeated on one address, its one memory pair without ≤); that same "
                     f"chain reads {chain:.2f} cycles a copy here")
         if bound == "upper" or their_bound:
-            return "bound only (upper bound)"
+            return "bound only (upper bound)" + _bounds_detail(doc, our, bound, their, their_bound)
         if unstable:
             return "unstable measurement"
         mask = _mask_chain(doc)

@@ -22,10 +22,10 @@ from __future__ import annotations
 import re
 import time
 
-from ..errors import CycleBenchError
+from ..errors import CalibrationFailed, CycleBenchError, UnstableMeasurement
 from . import connectors as C
 from . import distinct, isolate, mask_chain, memory_chain, renaming, zeroed_source
-from .forms import Form
+from .forms import Form, offsets_memory
 from .instantiate import Instance, LatencyPair, Ref, chain, instantiate, latency_pairs, verified
 from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, form_init, form_notes,
                       used_gprs, value_init, value_pattern)
@@ -65,6 +65,8 @@ def _port(form: Form, inst: Instance, ref: Ref) -> C.Port:
         return C.port_for_register("k1", is_mask=True)
     port = C.port_for_register(inst.regs[op.pos])
     port.written = op.write
+    # a bit offset steers the address: the connector carries the dependency, not the loaded value
+    port.address = offsets_memory(form, op)
     return port
 
 
@@ -175,7 +177,7 @@ def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int 
     ``direct_ok`` False: through a connector even where chain() gives one instance."""
     doc = _pair_doc(pair)
     inst = chain(form, pair) if direct_ok else None
-    conn = None
+    conn, others = None, []
     direct = inst is not None
     if not direct:
         inst = instantiate(form)
@@ -185,6 +187,7 @@ def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int 
         try:
             start, end = _port(form, inst, pair.start), _port(form, inst, pair.end)
             conn = C.connect(end, start, used)
+            others = C.alternatives(end, start, used)
         except C.NoConnector as e:
             doc["error"] = f"not measured: {e}"
             return doc, None
@@ -196,6 +199,8 @@ def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int 
         m = session.measure(code, init, pattern=pattern)
     except CycleBenchError as e:
         doc.update(error=e.cause, code="\n".join(code))
+        if isinstance(e, TRANSIENT):        # a reading still to make (a busy host), not the form's
+            doc["stable"] = False
         return doc, None
     doc.update(code=m.code, init=m.init, uncertainty=m.uncertainty, stable=m.stable,
                samples=m.samples, warnings=m.warnings, linear=m.linear)
@@ -207,6 +212,10 @@ def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int 
         return doc, ctx
     doc["method"] = "chain + connector"
     upper, lower, exact, doc["connector"] = _closed(session, m.value, conn)
+    if others:
+        conn, upper, lower, exact = _other_routes(session, doc, others, [inst.text], extra, init, pattern,
+                                                  m.value, (conn, upper, lower, exact))
+        ctx["used"] = used | used_gprs(conn.text)
     fill = memory_chain.filled(conn, end, start, used)
     if fill is not None and not exact:
         try:
@@ -237,6 +246,38 @@ def _measure_pair(session: Session, form: Form, pair: LatencyPair, pattern: int 
 
 
 BELOW_A_CYCLE = "no dependency: the pair's upper bound is below a cycle"
+TRANSIENT = (CalibrationFailed, UnstableMeasurement)    # failures of the moment: the pair is unsettled
+
+
+def _other_routes(session: Session, doc: dict, others: list, head: list[str], extra: list[str], init,
+                  pattern: int, cycles: float, best: tuple) -> tuple:
+    """The chain closed through each other route between the same kinds (connectors.alternatives):
+    ``cycles``: the first route's chain, ``best`` its (connector, upper, lower, exact).  Each route
+    bounds the same pair, so the lowest upper and the highest lower hold; of two exact routes the
+    lower (uops.info keeps its least reading: a domain crossing costs one more).  The route kept
+    is shown (``doc`` updated), every one listed under the connector's ``routes``.  Returns
+    (connector, upper, lower, exact)."""
+    conn, upper, lower, exact = best
+    routes = [{**doc["connector"], "cycles": cycles, "upper": upper}]
+    for alt in others:
+        try:
+            a = session.measure(head + alt.lines + extra, init + alt.init, pattern=pattern)
+        except CycleBenchError:
+            continue
+        a_upper, a_lower, a_exact, a_conn = _closed(session, a.value, alt)
+        routes.append({**a_conn, "cycles": a.value, "upper": a_upper})
+        if a.stable is False or (exact and not a_exact):
+            continue
+        if a_lower is not None and not a_exact:
+            lower = a_lower if lower is None else max(lower, a_lower)
+        if (a_exact and not exact) or a_upper < upper:      # two exact routes: the lower, as uops.info
+            conn, upper, exact = alt, a_upper, a_exact
+            lower = a_lower if a_exact else lower
+            doc.update(code=a.code, uncertainty=a.uncertainty, samples=a.samples, warnings=a.warnings,
+                       linear=a.linear, stable=a.stable)
+            doc["connector"] = a_conn
+    doc["connector"]["routes"] = routes
+    return conn, upper, lower, exact
 
 
 def _closed(session: Session, cycles: float, conn: C.Connector) -> tuple[float, float | None, bool, dict]:
@@ -258,6 +299,9 @@ def _closed(session: Session, cycles: float, conn: C.Connector) -> tuple[float, 
         return value, value, True, info
     # bounds loosened by a reference read during a burst: a figure still to measure (comparing.unsettled)
     info["unsettled_reference"] = [s for s in conn.steps if session.unsettled_step(s)]
+    info["note"] = (f"≤: the loop, {cycles:.2f} cycles, less the connector's least latency, {lo_c:g}: each "
+                    "step's lower bound (a computing µop 1 cycle, a store or load 1 through the store "
+                    "queue, 0 where memory renaming may bypass it); its share of a round trip is unknown")
     return max(0.0, cycles - lo_c), None if hi_c is None else max(0.0, cycles - hi_c), False, info
 
 

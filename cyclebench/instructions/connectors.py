@@ -34,6 +34,8 @@ vec2kW     vpcmpuq k_s, e, e, 5    VEC -> K (ones)   vpcmpuq k1, v1, v1, 5; vpmo
 k2vecW     vpmovm2q v_s, k_e       K -> VEC          (same; W = the vector width, v = xmm/ymm/zmm)
 gpr2mm     movq mm_s, e            GPR -> MM         movq mm1, rbx; movq rbx, mm1
 mm2gpr     movq s, mm_e            MM -> GPR         (same)
+gpr2k32    kmovd k_s, e32 (k2gpr32: kmovd s32, k_e)  kmovd k1, ebx; kmovd ebx, k1
+mm2vec     movq2dq xmm_s, mm_e (vec2mm: movdq2q)     movq2dq xmm1, mm1; movdq2q mm1, xmm1
 store/load store to / load from the form's memory    store then load of the same size
            operand (store forwarding)
 vandW      vpand v, v, v (memory_chain.py's fill)    its own self-chain (exact)
@@ -43,10 +45,16 @@ The mask steps are pinned (uops.info's method, see ``PINNING``): ``vpcmpuq`` clo
 masked move ``vmovdqu64 v1{k1}, v1``, whose latency its own self-chain gives, costs the loop minus
 that move; ``vpmovm2q`` costs its reference loop minus ``vpcmpuq``.
 
+**Other routes** (:func:`alternatives`; uops.info tries every instruction from the output's kind to
+the input's and keeps the least): each route bounds the same pair, so the lowest upper bound and
+the highest lower bound hold.  Zen 4: ``kmovd`` closes K <-> GPR in 9 cycles against ``kmovq``'s
+10; ``movq2dq`` closes MM <-> XMM in one step (loop 3.0) against two through a GPR (7.0).
+
 Other combinations go through a scratch GPR (VEC -> FLAGS = vec2gpr + test, anything -> ADDR =
 ... -> GPR + ``add r14, g; sub r14, g``).  Values: every connector keeps the value of its target
 or replaces it with a harmless one (a mask register gets all ones, a memory operand gets the
-output's value).
+output's value); a register the form addresses memory through (a string pointer, a bit offset:
+``Port.address``) keeps its own, the dependency added in by ``add s, g; sub s, g``.
 """
 from __future__ import annotations
 
@@ -98,6 +106,8 @@ REFERENCES: dict[str, tuple[str, int]] = {
     "gpr2k": ("kmovq k1, rbx; kmovq rbx, k1", 1),
     **{f"vec2k{b}": (f"vpcmpuq k1, {r}1, {r}1, 5; vpmovm2q {r}1, k1", 1) for b, r in _VEC_REGS},
     "gpr2mm": ("movq mm1, rbx; movq rbx, mm1", 1),
+    "gpr2k32": ("kmovd k1, ebx; kmovd ebx, k1", 1),       # the other routes (alternatives)
+    "mm2vec": ("movq2dq xmm1, mm1; movdq2q mm1, xmm1", 1),
     **{f"store_g{b}": (_ref_store_gpr(b), 1) for b in (8, 16, 32, 64)},
     **{f"store_v{b}": (_ref_store_vec(b), 1) for b in (8, 16, 32, 64, 128, 256, 512)},
     **{f"store_k{b}": (f"kmov{'bwdq'[(b // 8).bit_length() - 1]} {_SIZE[b]} ptr {_M}, k1; "
@@ -109,9 +119,11 @@ REFERENCES: dict[str, tuple[str, int]] = {
     "movsx": ("movsx ebx, bx; movsx ebx, bx", 1),
     "cmc": ("cmc; cmc", 1),                 # carry-flag fill (issue_fill.py), its own self-chain
     **{f"vand{b}": (f"{vand(f'{r}1')} {r}1, {r}1, {r}1", 0) for b, r in _VEC_REGS},
+    **{f"vandpd{b}": (f"vandpd {r}1, {r}1, {r}1", 0) for b, r in _VEC_REGS[:2]},   # FP domain
 }
 # steps that share a reference loop with their inverse
 _SAME_REF = {"cmov": "test", "vec2gpr": "gpr2vec", "k2gpr": "gpr2k", "mm2gpr": "gpr2mm",
+             "k2gpr32": "gpr2k32", "vec2mm": "mm2vec",
              **{f"k2vec{b}": f"vec2k{b}" for b, _ in _VEC_REGS}}
 
 # Pinning a step (uops.info's method for mask chains): close the step's loop with a one-µop
@@ -181,7 +193,7 @@ class Port:
     is_mask: bool = False      # the EVEX write mask (keep it all ones)
     flags: frozenset = frozenset()   # FLAGS: the flags the form writes (empty: unknown, CF assumed)
     written: bool = False      # the form writes this register too (a connector must not read it)
-    address: bool = False      # the form reads memory through this register (a connector must keep its value)
+    address: bool = False      # the form addresses memory through this register's value (keep it)
 
 
 # the cmov that reads a flag, in order of preference (CF first: the reference loop's own)
@@ -268,7 +280,20 @@ def scratch_gpr(used: set[str]) -> str:
     raise NoConnector("no free general-purpose register for the connector")
 
 
-def _to_gpr(end: Port, used: set[str]) -> tuple[str, Connector]:
+def _kmov_to_gpr(reg: str, k: str, alt: bool) -> Connector:
+    """K -> GPR: ``kmovq``, or on the other route ``kmovd`` into the 32-bit name."""
+    return Connector([f"kmovd {gpr(reg, 32)}, {k}"], ["k2gpr32"]) if alt else \
+        Connector([f"kmovq {gpr(reg)}, {k}"], ["k2gpr"])
+
+
+def _low_xmm(name: str) -> str:
+    """``name`` where movq2dq/movdq2q can name it (xmm0-15)."""
+    if not name.lower().startswith("x") or int(re.sub(r"\D", "", name)) >= 16:
+        raise NoConnector(f"no legacy MMX <-> XMM move for {name}")
+    return name
+
+
+def _to_gpr(end: Port, used: set[str], alt: bool = False) -> tuple[str, Connector]:
     """Route ``end`` into a GPR: (the 64-bit GPR, the connector so far)."""
     if end.kind == "GPR":
         return gpr(end.reg), Connector()
@@ -277,7 +302,7 @@ def _to_gpr(end: Port, used: set[str]) -> tuple[str, Connector]:
     if end.kind == "VEC":
         return t, Connector([f"vmovq {t}, {vec(end.reg, 128)}"], ["vec2gpr"])
     if end.kind == "K":
-        return t, Connector([f"kmovq {t}, {end.reg}"], ["k2gpr"])
+        return t, _kmov_to_gpr(t, end.reg, alt)
     if end.kind == "MM":
         return t, Connector([f"movq {t}, {end.reg}"], ["mm2gpr"])
     if end.kind == "FLAGS":
@@ -294,9 +319,20 @@ def _join(a: Connector, b: Connector) -> Connector:
     return Connector(a.lines + b.lines, a.steps + b.steps, a.init + b.init)
 
 
-def connect(end: Port, start: Port, used: set[str]) -> Connector:
+def alternatives(end: Port, start: Port, used: set[str]) -> list[Connector]:
+    """The other route between the kinds of ``end`` and ``start`` where there is one (the module
+    docstring), to be measured beside :func:`connect`'s: empty where both are the same."""
+    try:
+        base, other = connect(end, start, used), connect(end, start, used, alt=True)
+    except NoConnector:
+        return []
+    return [other] if other.text != base.text else []
+
+
+def connect(end: Port, start: Port, used: set[str], alt: bool = False) -> Connector:
     """Instructions that make ``start`` depend on ``end`` (see the module docstring).
-    ``used``: full 64-bit GPR names the instance uses (not to be taken as scratch)."""
+    ``used``: full 64-bit GPR names the instance uses (not to be taken as scratch); ``alt``: the
+    other route where the kinds have one (:func:`alternatives`)."""
     used = set(used)
     if "X87" in (end.kind, start.kind) or "OTHER" in (end.kind, start.kind):
         raise NoConnector(f"no connector between {end.kind} and {start.kind}")
@@ -310,7 +346,7 @@ def connect(end: Port, start: Port, used: set[str]) -> Connector:
 
     # direct steps
     if start.kind == "ADDR":
-        g, c = _to_gpr(end, used)
+        g, c = _to_gpr(end, used, alt)
         base = re.match(r"\[(\w+)", start.mem or "")    # the form's own base (RDI beside AH..BH)
         base = base.group(1) if base else MEM_BASE
         return _join(c, Connector([f"add {base}, {g}", f"sub {base}, {g}"], ["alu", "alu"]))
@@ -319,9 +355,9 @@ def connect(end: Port, start: Port, used: set[str]) -> Connector:
     if start.kind == "GPR":
         s = gpr(start.reg)
         if start.address and end.kind != "GPR":
-            # a string instruction's pointer: overwriting it with a flag or a value faults, so the
-            # dependency goes in as the address connector's does, leaving the value as it was
-            g, c = _to_gpr(end, used | {s})
+            # a string instruction's pointer or a bit offset: another value faults or moves the
+            # access, so the dependency goes in as the address connector's does, the value kept
+            g, c = _to_gpr(end, used | {s}, alt)
             return _join(c, Connector([f"add {s}, {g}", f"sub {s}, {g}"], ["alu", "alu"]))
         if end.kind == "GPR":
             e = gpr(end.reg)
@@ -338,7 +374,7 @@ def connect(end: Port, start: Port, used: set[str]) -> Connector:
         if end.kind == "VEC":
             return Connector([f"vmovq {s}, {vec(end.reg, 128)}"], ["vec2gpr"])
         if end.kind == "K":
-            return Connector([f"kmovq {s}, {end.reg}"], ["k2gpr"])
+            return _kmov_to_gpr(s, end.reg, alt)
         if end.kind == "MM":
             return Connector([f"movq {s}, {end.reg}"], ["mm2gpr"])
         if end.kind == "MEM":
@@ -349,31 +385,51 @@ def connect(end: Port, start: Port, used: set[str]) -> Connector:
             return Connector([f"vpmovm2q {start.reg}, {end.reg}"], [f"k2vec{_vbits(start.reg)}"])
         if end.kind == "MEM":
             return _load_vec(end, start)
-        g, c = _to_gpr(end, used)
+        if end.kind == "MM" and alt:
+            return Connector([f"movq2dq {_low_xmm(start.reg)}, {end.reg}"], ["mm2vec"])
+        if end.kind == "VEC":
+            return _vec_to_vec(end, start, alt)
+        g, c = _to_gpr(end, used, alt)
         return _join(c, Connector([f"vmovq {vec(start.reg, 128)}, {g}"], ["gpr2vec"]))
     if start.kind == "K":
         if end.kind == "VEC":
             return Connector([f"vpcmpuq {start.reg}, {end.reg}, {end.reg}, 5"], [f"vec2k{_vbits(end.reg)}"])
         if start.is_mask:
             # keep the write mask all ones: through a vector compare of a register with itself
-            g, c = _to_gpr(end, used)
+            g, c = _to_gpr(end, used, alt)
             return _join(c, Connector([f"vmovq xmm31, {g}", f"vpcmpuq {start.reg}, xmm31, xmm31, 5"],
                                       ["gpr2vec", "vec2k128"]))
         if end.kind == "MEM":
             w = min(end.bits or 64, 64)
             return Connector([f"kmov{'bwdq'[(w // 8).bit_length() - 1]} {start.reg}, {_SIZE[w]} ptr {end.mem}"],
                              [f"load_k{w}"])
-        g, c = _to_gpr(end, used)
+        g, c = _to_gpr(end, used, alt)
+        if alt:
+            return _join(c, Connector([f"kmovd {start.reg}, {gpr(g, 32)}"], ["gpr2k32"]))
         return _join(c, Connector([f"kmovq {start.reg}, {g}"], ["gpr2k"]))
     if start.kind == "MM":
         if end.kind == "MEM":
             return Connector([f"movq {start.reg}, qword ptr {end.mem}"], ["load_mm64"])
-        g, c = _to_gpr(end, used)
+        if end.kind == "VEC" and alt:
+            return Connector([f"movdq2q {start.reg}, {_low_xmm(vec(end.reg, 128))}"], ["vec2mm"])
+        g, c = _to_gpr(end, used, alt)
         return _join(c, Connector([f"movq {start.reg}, {g}"], ["gpr2mm"]))
     if start.kind == "FLAGS":
-        g, c = _to_gpr(end, used)
+        g, c = _to_gpr(end, used, alt)
         return _join(c, Connector([f"test {g}, {g}"], ["test"]))
     raise NoConnector(f"no connector from {end.kind} to {start.kind}")
+
+
+def _vec_to_vec(end: Port, start: Port, alt: bool) -> Connector:
+    """Another vector register (an implicit XMM0): one AND of the output with itself into the
+    input, integer (``vpand``) or on the other route FP (``vandpd``), as uops.info's chains
+    between vector registers; each its own self-chain's latency, so the pair stays exact."""
+    s, e = start.reg, vec(end.reg, start.bits)
+    if not alt:
+        return Connector([f"{vand(s)} {s}, {e}, {e}"], [f"vand{start.bits}"])
+    if vand(s) != "vpand" or vand(e) != "vpand":
+        raise NoConnector("no VEX vandpd for this register")
+    return Connector([f"vandpd {s}, {e}, {e}"], [f"vandpd{start.bits}"])
 
 
 def _full(name: str) -> int:

@@ -300,3 +300,16 @@ def flags_in(form: Form) -> bool:
     constant count)."""
     return bool(form.flags_read) or (bool(form.flags_written)
                                      and any(op.fixed == "CL" and op.read for op in form.operands))
+
+
+BIT_STRING = ("BT", "BTS", "BTR", "BTC")
+
+
+def offsets_memory(form: Form, op: Operand) -> bool:
+    """The register ``op`` is a bit offset into the form's memory operand: the bit-string forms
+    (BT, BTS, BTR, BTC with a memory operand and a register offset) touch the byte at base +
+    offset / 8, up to 2^31 bits away (Intel SDM, "bit base, bit offset"), so the register's value,
+    not only the register, decides the address (uops.info: cpuBench's ``BT.*MEMv_GPRv`` chains
+    clear it with ``AND reg, 0``)."""
+    return (form.mnemonic in BIT_STRING and form.rm == "mem" and op.kind == "reg"
+            and any(o.kind == "mem" for o in form.operands))

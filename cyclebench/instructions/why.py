@@ -57,12 +57,16 @@ def _tp_variants(form: Form) -> list[tuple[str, dict]]:
     return out
 
 
-def explain(session: Session, form: Form, doc: dict, rec) -> dict:
+FIGURES = ("throughput", "latency_min", "latency_max")
+REPRODUCED = "reproduced by an inst --why variant"
+
+
+def explain(session: Session, form: Form, doc: dict, rec, figures: tuple[str, ...] = FIGURES) -> dict:
     """The variant experiments for ``form`` (its characterisation ``doc``) against the published
     record ``rec``: {"form", "figures": [{figure, ours, published, match, variants: [...]}]}."""
     out = {"form": form.name, "figures": []}
     chains = None
-    for figure in ("throughput", "latency_min", "latency_max"):
+    for figure in figures:
         tol = TOLERANCES[figure]
         entry = {"figure": figure, **match(doc, rec, figure), "variants": []}
         their, their_bound = entry["published"], entry["published_bound"]
@@ -89,6 +93,29 @@ def explain(session: Session, form: Form, doc: dict, rec) -> dict:
                                           "reproduces": agrees(value, their, their_bound, tol)})
         out["figures"].append(entry)
     return out
+
+
+def experiment_cause(session: Session, form: Form, doc: dict, rec, figure: str,
+                     cache: dict | None = None) -> str | None:
+    """A mismatch's cause as the experiments name it (bench/instruction_accuracy.py ``--why``): the
+    first variant of :func:`explain` that reproduces the published figure, or None (none does,
+    or the experiments could not run).  Zen 4, ``VPERMW (ZMM, ZMM, ZMM)``: 5.00 through one
+    register, published 6; uops.info's chain with five ``vandpd`` reads 11.17 cycles, 6 its way.
+    ``cache`` (by form): both latency figures read one set of experiments."""
+    figures = (figure,) if figure == "throughput" else ("latency_min", "latency_max")
+    key = (form.name, figures)
+    if cache is None or key not in cache:
+        try:
+            result = explain(session, form, doc, rec, figures)
+        except (CycleBenchError, ValueError):
+            result = None
+        if cache is not None:
+            cache[key] = result
+    result = cache[key] if cache is not None else result
+    if result is None:
+        return None
+    hits = [v for f in result["figures"] if f["figure"] == figure for v in f["variants"] if v.get("reproduces")]
+    return f"{REPRODUCED}: {hits[0]['variant']} = {hits[0]['value']:.2f}" if hits else None
 
 
 def _mask_unset(doc: dict, their, their_bound, tol) -> list[dict]:

@@ -15,7 +15,8 @@ loop faster than its own connector carries no dependency, and uops.info publishe
 
 So each such pair is measured that way too (:func:`measure`); when the loop runs faster than
 its connector allows, the pair reads 0 with the label :data:`LABEL` and the reading with the
-form's usual operand values is kept beside it (:func:`kept`).  Which forms: a write-only XMM
+form's usual operand values is kept beside it (:func:`kept`); a loop that would read so but stayed
+unstable leaves the pair unstable (its figure still to measure), not kept as a dependency.  Which forms: a write-only XMM
 destination (no merge masking: a merge reads the destination, and its own chain stays), an XMM
 first source, and a narrower last source (iced's ``XMMM64``, ``RM32``, ``M64`` ...), so the
 first source is the one whose upper lanes pass through; not divide or square root (uops.info
@@ -99,8 +100,11 @@ def measure(session: Session, form: Form, pair: LatencyPair, pattern: int | None
         return out
     link = session.step_bounds("vand128")[0]
     out.update(cycles=m.value, code=m.code, stable=m.stable, links=LINKS, link_latency=link)
-    if m.stable and m.value - LINKS * link < ZERO_BELOW:
-        out["value"] = 0.0
+    if m.value - LINKS * link < ZERO_BELOW:
+        if m.stable:
+            out["value"] = 0.0
+        else:           # it would read 0 but stayed unstable: a reading still to make (kept)
+            out["unsettled"] = True
     return out
 
 
@@ -108,6 +112,8 @@ def kept(doc: dict, zeroed: dict) -> dict:
     """``doc`` (the pair with the form's usual values), or 0 with LABEL when the zeroed source
     carries no dependency; the other reading is kept beside it either way."""
     doc["zeroed_source"] = zeroed
+    if zeroed.get("unsettled"):
+        doc["stable"] = False       # the pair's figure may be 0: the form is unsettled, measured again
     if zeroed.get("value") != 0.0 or doc.get("value") is None or doc["value"] < ZERO_BELOW:
         return doc
     usual = {k: doc.get(k) for k in ("value", "bound", "method", "code")}
