@@ -60,3 +60,72 @@ def test_a_gather_that_reads_the_published_figure_without_its_mask_set_up_says_s
                                                           "set-up the copies read 4.00")
     tp["mask_unset"]["value"] = 4.6                   # not the published figure: no claim
     assert cause(doc, rec, None, "throughput") == "unexplained"
+
+
+class _Layout(Fake):
+    """A gather's copies: ``ahead`` cycles a copy with every mask set-up ahead of the copies,
+    ``in_place`` with each set-up before its own copy (the code's first two lines tell)."""
+
+    def __init__(self, ahead, in_place):
+        super().__init__({})
+        self.ahead, self.in_place = ahead, in_place
+
+    def __call__(self, code, init=None, **kw):
+        lines = code.splitlines()
+        n = sum("gather" in line for line in lines)
+        grouped = len(lines) > 1 and all(line.startswith("vpcmpeqd") for line in lines[:2])
+        self.default = n * (self.ahead if grouped else self.in_place)
+        return super().__call__(code, init, **kw)
+
+
+def test_a_gathers_mask_set_ups_also_run_ahead_of_its_copies(cat):
+    from cyclebench.instructions.copies import independent_copies
+    from cyclebench.instructions.gathers import ahead_count
+    from cyclebench.instructions.throughput import measure_throughput
+    form = cat.get("VGATHERQPD (YMM, VSIB_YMM, YMM)")
+    # 15 vector registers besides the index, two a copy: the eighth copy's mask is the first's destination
+    assert ahead_count(form, independent_copies(form, 16).instances) == 7
+    # every AVX-512 copy sets k1: no set-up can move ahead of another copy
+    evex = cat.get("VGATHERQPD (ZMM, K, VSIB_ZMM)")
+    assert ahead_count(evex, independent_copies(evex, 16).instances) == 1
+    tp = measure_throughput(Session(measure_fn=_Layout(4.29, 5.0)), form, processes=1)
+    assert tp["value"] == pytest.approx(4.29) and tp["copies"] == 7
+    lines = tp["code"].splitlines()
+    assert all(line.startswith("vpcmpeqd") for line in lines[:7]) and all("vgatherqpd" in line for line in lines[7:])
+    assert tp["setups_ahead"]["in_place"] == pytest.approx(5.0) and "ahead of them all" in tp["note"]
+    assert tp["mask_unset"]["code"].count("vgatherqpd") == 7
+    # no faster ahead: the copies keep their set-ups in place, all of them
+    tp = measure_throughput(Session(measure_fn=_Layout(5.0, 5.0)), form, processes=1)
+    assert tp["copies"] == 15 and "kept" not in tp["setups_ahead"] and "vpcmpeqd" in tp["code"].splitlines()[2]
+
+
+class _States(Fake):
+    """Copies of a mask load that fit in flight only so far: the block alone 48 cycles, the block
+    and the copies 71; the 16 copies read ``readings`` one runner process after another."""
+
+    def __init__(self, readings, rest):
+        super().__init__({})
+        self.readings, self.rest = list(readings), rest
+
+    def __call__(self, code, init=None, **kw):
+        lines = code.splitlines()
+        if any(line.startswith("imul") for line in lines):
+            self.default = 48.0 if all(line.startswith("imul") for line in lines) else 71.0
+        else:
+            self.default = len(lines) * (self.readings.pop(0) if len(lines) == 16 and self.readings else self.rest)
+        return super().__call__(code, init, **kw)
+
+
+def test_copies_limited_in_flight_run_in_more_processes(cat):
+    from cyclebench.instructions.throughput import LIMITED_PROCESSES, measure_throughput
+    form = cat.get("KMOVW (K, M16)")
+    # 0.58 = 7/12 sits on the port grid: only the probe sends the copies to more processes
+    tp = measure_throughput(Session(measure_fn=_States([0.583] * 4 + [0.50], 0.583)), form)
+    assert tp["window"]["limited"] is True and len(tp["by_process"]) == LIMITED_PROCESSES + 1
+    assert tp["value"] == pytest.approx(0.50) and tp["copies"] == 16
+    text = window.cause(tp)
+    assert text.startswith("limited in flight here") and \
+        f"{LIMITED_PROCESSES + 1} runner processes read 0.50 to 0.58 a copy" in text
+    # one state in every process: the figure stands, and the cause still says how many were run
+    tp = measure_throughput(Session(measure_fn=_States([], 0.583)), form)
+    assert tp["value"] == pytest.approx(0.583) and "read 0.58 to 0.58" in window.cause(tp)

@@ -166,3 +166,4 @@ def balanced_count(form: Form, instances: list[Instance]) -> int:
         if best_floor is None or floor < best_floor - 1e-9:
             best, best_floor = k, floor
     return best
+

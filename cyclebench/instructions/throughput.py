@@ -3,7 +3,9 @@
 :func:`copies.independent_copies` gives 16 copies (written registers rotate, EVEX forms also
 through the upper 16 vector registers; stores go to distinct addresses), and 4 copies are measured
 too: the faster count is kept (uops.info tries several), and a full count off the port grid runs in
-more runner processes, the fastest kept (:func:`_other_processes`: a process can settle in a slower state).  What the ISA does not
+more runner processes, the fastest kept (:func:`_other_processes`: a process can settle in a slower state),
+as are copies the in-flight probe finds limited (window.py), and a gather's copies also run with
+every mask set-up ahead of them all (gathers.py), the faster layout kept.  What the ISA does not
 let us rename apart is broken between copies with documented dependency-breaking idioms that need
 no execution port:
 
@@ -35,11 +37,11 @@ import re
 
 from ..errors import CycleBenchError
 from . import connectors as C
-from . import vsib, window
+from . import gathers, vsib, window
 from .comparing import TP_TOL, agrees
 from .forms import Form
 from .instantiate import verified
-from .copies import LINE, balanced_count, independent_copies, rmw_stride
+from .copies import LINE, Copies, balanced_count, independent_copies, rmw_stride
 from .session import DIVIDEND, THROUGHPUT_COPIES, Measured, Session, form_init, used_gprs, value_pattern
 
 
@@ -202,8 +204,9 @@ def _other_processes(session: Session, doc: dict, m: Measured, code: list[str], 
     its repetitions.  Run for a figure still off the port grid after its second placement (as
     ``_placed``): in 1,892 throughput figures of 300-form samples on Zen 4, three more processes
     moved 6 by more than FEW_GAIN, 5 of them off the grid, while running them for every form
-    cost 40% of the forms a minute."""
-    readings = [m.value]
+    cost 40% of the forms a minute.  Run with LIMITED_PROCESSES for copies the in-flight probe
+    finds limited (window.py), whose rate changes from process to process on the grid too."""
+    readings = doc.get("by_process") or [m.value]       # more processes extend the earlier ones
     best = m
     for _ in range(processes):
         try:
@@ -214,6 +217,9 @@ def _other_processes(session: Session, doc: dict, m: Measured, code: list[str], 
         best = _faster(best, other)
     doc["by_process"] = readings
     return best
+
+
+LIMITED_PROCESSES = 6    # more processes for copies the in-flight probe finds limited (window.py)
 
 
 def measure_throughput(session: Session, form: Form, self_latency: dict[int, float] | None = None,
@@ -233,15 +239,18 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     scratch = C.scratch_gpr(used_gprs(*(i.register for i in form.implicit if i.read or i.write)))
     cps, pre, unbroken, code, init = _prepare(form, copies, scratch, stride, breakers)
     doc.update(copies=len(cps.instances), carried=list(cps.carried), breakers=pre)
+    per = len(cps.instances)        # copies in the kept measurement's code
     try:
-        m = session.measure(code, init, per=len(cps.instances), pattern=pattern)
+        m = session.measure(code, init, per=per, pattern=pattern)
         if earlier is not None and earlier.get("value") is not None:
             doc["repeats"] = [earlier["value"], m.value]
             if earlier["value"] < m.value:     # the less disturbed of two runs apart in time
                 m = Measured(earlier["value"], earlier["uncertainty"], earlier["samples"],
                              earlier["stable"], earlier["warnings"], {}, earlier["code"],
                              earlier["init"], earlier["linear"] is not False)
-                doc.update({k: earlier[k] for k in ("stride", "operand_width_apart") if k in earlier})
+                doc.update({k: earlier[k] for k in ("stride", "operand_width_apart", "setups_ahead") if k in earlier})
+                per = earlier.get("copies") or per
+                doc["copies"] = per
     except CycleBenchError as e:
         doc.update(error=e.cause, code="\n".join(code))
         return doc
@@ -259,14 +268,28 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             doc["by_copies"][str(n)] = few[0].value
             if _faster(m, few[0]) is few[0]:
                 m, cps, pre, unbroken = few
+                per = n
                 doc.update(copies=n, carried=list(cps.carried), breakers=pre)
-    if len(cps.instances) > FEW_COPIES and not on_port_grid(m.value):
-        m = _placed(session, doc, m, code, init, len(cps.instances), pattern)
-    if len(cps.instances) > FEW_COPIES and processes and not on_port_grid(m.value):
-        m = _other_processes(session, doc, m, code, init, len(cps.instances), pattern, processes)
-    if len(cps.instances) > FEW_COPIES and processes and m.stable and not pre and \
+    if vsib.mask_positions(form) and processes and m.stable and "setups_ahead" not in doc:
+        ahead, k = gathers.setups_ahead(session, form, cps.instances, pre, init, pattern)
+        if ahead is not None:
+            doc["setups_ahead"] = {"copies": k, "value": ahead.value, "in_place": m.value}
+            if _faster(m, ahead) is ahead:
+                m, cps = ahead, Copies(cps.instances[:k], cps.carried)
+                per = doc["copies"] = doc["setups_ahead"]["kept"] = k
+    # from here on the kept measurement's own code: a fewer count, the earlier run or the
+    # set-ups ahead may have won, and the full count's code would be read per the wrong count
+    code = m.code.splitlines()
+    if per > FEW_COPIES and not on_port_grid(m.value):
+        m = _placed(session, doc, m, code, init, per, pattern)
+    if per > FEW_COPIES and processes and not on_port_grid(m.value):
+        m = _other_processes(session, doc, m, code, init, per, pattern, processes)
+    if per > FEW_COPIES and processes and m.stable and not pre and \
             (not on_port_grid(m.value) or window.suspect(form)):
-        doc["window"] = window.probe(session, m.code.splitlines(), init, m.value, pattern)
+        doc["window"] = window.probe(session, code, init, m.value, pattern)
+        more = LIMITED_PROCESSES + 1 - len(doc.get("by_process") or [m.value])
+        if doc["window"].get("limited") and more > 0:
+            m = _other_processes(session, doc, m, code, init, per, pattern, more)
     doc.update(value=m.value, uncertainty=m.uncertainty, code=m.code, init=m.init, stable=m.stable,
                samples=m.samples, warnings=m.warnings, linear=m.linear, bound="exact")
     notes = []
@@ -289,8 +312,12 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             doc["bound"] = "upper"
             notes.append(f"as slow as the chain through {distinct} rotating registers allows")
             break
+    ahead = doc.get("setups_ahead") or {}
+    if ahead.get("kept"):
+        notes.append(f"mask set-ups of the {ahead['kept']} copies ahead of them all (one per copy, counted); "
+                     f"each before its own copy: {ahead['in_place']:.2f}")
     if vsib.mask_positions(form) and processes:
-        doc["mask_unset"] = _mask_unset(session, cps.instances, pre, init, pattern)
+        doc["mask_unset"] = gathers.mask_unset(session, cps.instances, pre, init, pattern)
     if stride is None and rmw_stride(form) not in (None, LINE):
         stride = rmw_stride(form)
         alt = _alternative(session, form, pre, init, scratch, LINE, pattern)
@@ -302,23 +329,6 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             _word_apart(session, form, doc, pre, init, scratch, pattern, notes)
     doc["note"] = "; ".join(notes) or None
     return doc
-
-
-def _mask_unset(session: Session, instances, pre: list[str], init: list[str], pattern: int) -> dict:
-    """A gather's or scatter's copies without the per-copy mask set-up (vsib.py), as uops.info's
-    copies run: the form clears its mask as the lanes complete and nothing sets it again, so
-    after the first copy each one loads or stores no lane (Zen 4: ``vpgatherdd xmm`` 5.00 cycles a
-    copy with the mask set to all ones before each, 5.00 with it zeroed before each, 4.00 with
-    no set-up, uops.info's 4.00).  Shown beside the figure, never reported as it."""
-    code = [line for inst in instances for line in pre + [inst.text.splitlines()[-1]]]
-    out = {"value": None, "code": "\n".join(code), "stable": None, "error": None}
-    try:
-        m = session.measure(code, init, per=len(instances), pattern=pattern)
-    except CycleBenchError as e:
-        out["error"] = e.cause
-        return out
-    out.update(value=m.value, stable=m.stable, uncertainty=m.uncertainty)
-    return out
 
 
 WORD = 8        # bytes: read-modify-write copies one 8-byte word apart share no word
