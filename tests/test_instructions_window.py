@@ -126,6 +126,13 @@ def test_copies_limited_in_flight_run_in_more_processes(cat):
     text = window.cause(tp)
     assert text.startswith("limited in flight here") and \
         f"{LIMITED_PROCESSES + 1} runner processes read 0.50 to 0.58 a copy" in text
+    # uops.info's own copies: k1-k7 (never k0), each load two bytes past the last
+    theirs = tp["window"]["uops_info"]
+    assert theirs["copies"] == 7 and theirs["value"] == pytest.approx(0.583)
+    lines = theirs["code"].splitlines()
+    assert [line.split(",")[0] for line in lines] == [f"kmovw k{i}" for i in range(1, 8)]
+    assert lines[0].endswith("[r14+0x40]") and lines[1].endswith("[r14+0x42]") and lines[6].endswith("[r14+0x4c]")
+    assert "uops.info's own copies (7, k0 unused, each load one operand width further on) read 0.58 here" in text
     # one state in every process: the figure stands, and the cause still says how many were run
     tp = measure_throughput(Session(measure_fn=_States([], 0.583)), form)
-    assert tp["value"] == pytest.approx(0.583) and "read 0.58 to 0.58" in window.cause(tp)
+    assert tp["value"] == pytest.approx(0.583) and "7 runner processes all read 0.58 a copy" in window.cause(tp)

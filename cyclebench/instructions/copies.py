@@ -49,7 +49,7 @@ def rmw_stride(form: Form) -> int | None:
     return max(1, mem.bits // 8) if mem.bits else LINE
 
 
-def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) -> Copies:
+def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None, loads_apart: bool = False) -> Copies:
     """``n`` instances of ``form`` without dependencies between them where the ISA allows.
 
     Read-only register operands keep one register for all copies; written ones rotate through the
@@ -57,7 +57,8 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) 
     one in ``avoid`` (names or enums: e.g. a scratch register for dependency breakers).  Memory
     that is read and written gets its own address per copy, ``stride`` bytes apart (default
     :func:`rmw_stride`: one operand width); write-only stores share one address (uops.info's
-    convention).  ``carried`` lists what cannot be
+    convention; with ``loads_apart`` a read-only operand also gets an address per copy, one operand
+    width apart, as uops.info's copies do).  ``carried`` lists what cannot be
     renamed apart: implicit registers that are read and written, flags that are read and
     written, x87 stack, memory read-modify-write beyond the distinct addresses."""
     avoid_regs = tuple(avoid)
@@ -88,7 +89,9 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) 
     # write-only stores share one address, as uops.info does: stores to different lines commit
     # at one line per cycle on Zen 4, which would hide the store throughput (2 per cycle)
     writes_mem = rmw_stride(form) is not None
-    stride = stride or rmw_stride(form) or LINE
+    mem = form.memory_operand
+    apart = writes_mem or (loads_apart and mem is not None and mem.kind == "mem")
+    stride = stride or rmw_stride(form) or (max(1, mem.bits // 8) if apart and mem.bits else LINE)
     out = []
     before: set[int] = set()        # the full registers the previous copy wrote
     for i in range(n):
@@ -105,7 +108,7 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) 
             regs[op.pos] = r
             taken.add(full_register(r))
         before = taken
-        disp = LINE + (stride * i) % AREA_GUARD if writes_mem else None
+        disp = LINE + (stride * i) % AREA_GUARD if apart else None
         out.append(instantiate(form, regs=regs, displacement=disp))
     # an implicit register read under one name and written under another (imul r32: reads eax,
     # writes rax/rdx) links the copies as much as one read and written under one name
@@ -167,3 +170,15 @@ def balanced_count(form: Form, instances: list[Instance]) -> int:
             best, best_floor = k, floor
     return best
 
+
+def until_repeat(form: Form, instances: list[Instance]) -> int:
+    """How many of ``instances`` come before the first whose written register an earlier one
+    wrote: uops.info's copy count (cpuBench.py stops where no unused register is left)."""
+    written = [op.pos for op in form.operands if op.kind == "reg" and op.write and not op.fixed]
+    seen: set[int] = set()
+    for k, inst in enumerate(instances):
+        regs = {full_register(_reg(inst.regs[p])) for p in written if p in inst.regs}
+        if regs & seen:
+            return k
+        seen |= regs
+    return len(instances)

@@ -290,6 +290,9 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
         more = LIMITED_PROCESSES + 1 - len(doc.get("by_process") or [m.value])
         if doc["window"].get("limited") and more > 0:
             m = _other_processes(session, doc, m, code, init, per, pattern, more)
+        if doc["window"].get("limited"):
+            doc["window"]["uops_info"] = window.uops_info_copies(session, form, _scratch_avoid(form, scratch),
+                                                                 pattern)
     doc.update(value=m.value, uncertainty=m.uncertainty, code=m.code, init=m.init, stable=m.stable,
                samples=m.samples, warnings=m.warnings, linear=m.linear, bound="exact")
     notes = []

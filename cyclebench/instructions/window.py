@@ -30,7 +30,9 @@ from __future__ import annotations
 from ..errors import CycleBenchError
 from . import connectors as C
 from .comparing import TP_TOL
-from .session import Session, used_gprs
+from .copies import independent_copies, until_repeat
+from .instantiate import verified
+from .session import THROUGHPUT_COPIES, Session, form_init, used_gprs
 
 BLOCK = 16              # dependent imul: about 48 cycles that hold retirement back
 FILL = 0.9              # the copies' own figure needs at most this share of the block
@@ -73,6 +75,25 @@ def probe(session: Session, copies: list[str], init: list[str], figure: float, p
     return out
 
 
+def uops_info_copies(session: Session, form, avoid: tuple[str, ...], pattern: int) -> dict:
+    """{"copies", "value", "code", "error"}: uops.info's own copies of the form (cpuBench.py): k0
+    never written, each copy's memory operand one operand width past the last one's, as many
+    copies as registers before one repeats (seven ``kmovw k, [m16]``), ``avoid`` kept out too.
+    Run for copies the probe finds limited, to tell the method from the machine."""
+    out = {"copies": None, "value": None, "code": None, "error": None}
+    try:
+        cps = independent_copies(form, THROUGHPUT_COPIES, avoid=("k0",) + tuple(avoid), loads_apart=True)
+        kept = cps.instances[:until_repeat(form, cps.instances)]
+        verified(kept)
+        code = [i.text for i in kept]
+        init = form_init(form, kept[0]) + [s for s in cps.init if s not in kept[0].init]
+        out.update(copies=len(kept), code="\n".join(code))
+        out["value"] = session.measure(code, init, per=len(kept), pattern=pattern).value
+    except (CycleBenchError, ValueError, KeyError, IndexError) as e:
+        out["error"] = getattr(e, "cause", None) or str(e)
+    return out
+
+
 def cause(tp: dict) -> str | None:
     """The cause text for a throughput figure the probe found window-limited, else None."""
     w = tp.get("window") or {}
@@ -82,8 +103,15 @@ def cause(tp: dict) -> str | None:
             f"retirement back take {w['cycles']:.1f} cycles where their own figure needs "
             f"{w['copies'] * tp['value']:.1f}: fewer than {w['copies']} fit in flight at once, so the copies' rate is set "
             "by that capacity and by how long each stays in flight, not by the ports")
+    theirs = w.get("uops_info") or {}
+    if theirs.get("value") is not None:
+        text += (f"; uops.info's own copies ({theirs['copies']}, k0 unused, each load one operand width further on) "
+                 f"read {theirs['value']:.2f} here")
     runs = [v for v in tp.get("by_process") or [] if v is not None]
-    if len(runs) > 1:
+    if len(runs) > 1 and max(runs) > min(runs) * (1 + TP_TOL):
         text += (f"; {len(runs)} runner processes read {min(runs):.2f} to {max(runs):.2f} a copy (the rate steps from "
                  "process to process with a state the copies cannot choose; the fastest is reported)")
+    elif len(runs) > 1:
+        lo, hi = f"{min(runs):.2f}", f"{max(runs):.2f}"
+        text += f"; {len(runs)} runner processes all read {lo if lo == hi else lo + ' to ' + hi} a copy"
     return text
