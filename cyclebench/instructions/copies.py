@@ -57,7 +57,7 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None, 
     one in ``avoid`` (names or enums: e.g. a scratch register for dependency breakers).  Memory
     that is read and written gets its own address per copy, ``stride`` bytes apart (default
     :func:`rmw_stride`: one operand width); write-only stores share one address (uops.info's
-    convention; with ``loads_apart`` a read-only operand also gets an address per copy, one operand
+    convention; with ``loads_apart`` every memory operand gets an address per copy, one operand
     width apart, as uops.info's copies do).  ``carried`` lists what cannot be
     renamed apart: implicit registers that are read and written, flags that are read and
     written, x87 stack, memory read-modify-write beyond the distinct addresses."""
