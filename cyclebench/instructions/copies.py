@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from iced_x86 import Register
 
 from .catalogue import implicit_avoid
-from .forms import Form
+from .forms import Form, lea_parts
 from .instantiate import AREA_GUARD, Instance, _reg, instantiate
 from .operands import EVEX_EXTRA, NEVER_PICK, POOLS, full_register, register_name
 
@@ -73,6 +73,11 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None, 
     base = instantiate(form, avoid=avoid_regs)
     ro_regs = {op.pos: _reg(base.regs[op.pos]) for op in ro}
     used = avoid | {full_register(r) for r in ro_regs.values()}
+    # an LEA's index register is read by every copy: one for all, written by none (each copy
+    # picking the first free one read the register the copy before it wrote, chaining them)
+    index = lea_index(form, base)
+    if index is not None:
+        used.add(full_register(_reg(index)))
     if form.mask:
         used.add(Register.K1)
     pools: dict[str, list[int]] = {}
@@ -109,7 +114,7 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None, 
             taken.add(full_register(r))
         before = taken
         disp = LINE + (stride * i) % AREA_GUARD if apart else None
-        out.append(instantiate(form, regs=regs, displacement=disp))
+        out.append(instantiate(form, regs=regs, displacement=disp, index=index))
     # an implicit register read under one name and written under another (imul r32: reads eax,
     # writes rax/rdx) links the copies as much as one read and written under one name
     # and so does a fixed explicit register read and written (AND AL, imm8: AL)
@@ -132,6 +137,15 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None, 
     if writes_mem and n * stride > AREA_GUARD:
         carried.append("memory (addresses repeat)")
     return Copies(out, carried)
+
+
+def lea_index(form: Form, inst: Instance) -> str | None:
+    """The index register of an LEA instance's address (``lea bx, [r14+rcx]``: rcx), else None."""
+    if not (form.lea_mode and lea_parts(form.lea_mode)[1]):
+        return None
+    inside = inst.text.splitlines()[-1].split("[", 1)[1].split("]", 1)[0]
+    parts = [t.split("*")[0].strip() for t in inside.split("+")]
+    return parts[1] if len(parts) > 1 else None
 
 
 def _rotate(pool: list[int], counters: dict[str, int], cls: str, busy: set[int], last: bool = False) -> int | None:
