@@ -136,3 +136,18 @@ def test_copies_limited_in_flight_run_in_more_processes(cat):
     # one state in every process: the figure stands, and the cause still says how many were run
     tp = measure_throughput(Session(measure_fn=_States([], 0.583)), form)
     assert tp["value"] == pytest.approx(0.583) and "7 runner processes all read 0.58 a copy" in window.cause(tp)
+
+
+def test_copies_also_run_without_breakers_and_the_faster_is_kept(cat):
+    from cyclebench.instructions.throughput import measure_throughput
+
+    def xchg(code, init=None, **kw):      # the renamer swaps xchg's registers: bare copies 0.33
+        n = code.count("xchg ")
+        return Fake({}, default=n * (0.5 if "xor eax" in code else 0.333))(code, init, **kw)
+    tp = measure_throughput(Session(measure_fn=xchg), cat.get("XCHG (R32, EAX)"))
+    assert tp["value"] == pytest.approx(0.333) and tp["breakers"] == [] and "xor" not in tp["code"]
+    assert tp["bound"] == "upper" and tp["without_breakers"]["with"] == pytest.approx(0.5)
+    assert "no dependency breakers: the copies ran faster without them (0.50 with)" in tp["note"]
+    # a divide's breakers set its dividend: never dropped
+    div = measure_throughput(Session(measure_fn=Fake({}, default=10.0)), cat.get("DIV (R32)"))
+    assert "without_breakers" not in div and any(b.startswith("mov ") for b in div["breakers"])

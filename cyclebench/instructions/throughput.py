@@ -143,6 +143,12 @@ def _prepare(form: Form, copies: int, scratch: str, stride: int | None, breakers
     return cps, pre, unbroken, code, init
 
 
+def _only_breaks(pre: list[str]) -> bool:
+    """Every breaker only breaks a dependency (a zero idiom or ``test``): copies without them still
+    run on sound values (a divide's dividend set-up is not one)."""
+    return all(line.startswith(("xor ", "vpxor ", "test ")) for line in pre)
+
+
 def _fewer(session: Session, form: Form, scratch: str, stride: int | None, breakers: str,
            pattern: int, n: int = FEW_COPIES):
     """``n`` copies measured: (measurement, copies, breakers, unbroken) or None on failure."""
@@ -251,6 +257,9 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
                 doc.update({k: earlier[k] for k in ("stride", "operand_width_apart", "setups_ahead") if k in earlier})
                 per = earlier.get("copies") or per
                 doc["copies"] = per
+                if list(earlier.get("breakers") or []) != pre:     # the earlier run kept its copies bare
+                    pre, unbroken = list(earlier.get("breakers") or []), list(cps.carried)
+                    doc["breakers"] = pre
     except CycleBenchError as e:
         doc.update(error=e.cause, code="\n".join(code))
         return doc
@@ -277,6 +286,17 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             if _faster(m, ahead) is ahead:
                 m, cps = ahead, Copies(cps.instances[:k], cps.carried)
                 per = doc["copies"] = doc["setups_ahead"]["kept"] = k
+    if pre and breakers == "published" and processes and m.stable and _only_breaks(pre):
+        # uops.info also runs its copies without breakers and keeps the faster: a chain the
+        # renamer removes costs less than a breaker's slot (Zen 4: six xchg ebx..r8d, eax 0.33 a
+        # copy bare, 0.50 with xor eax, eax before each, as uops.info's 0.33)
+        bare = _fewer(session, form, scratch, stride, "none", pattern, len(cps.instances))
+        if bare is not None:
+            doc["without_breakers"] = {"value": bare[0].value, "with": m.value}
+            if _faster(m, bare[0]) is bare[0]:
+                m, cps, pre, unbroken = bare
+                per = doc["copies"] = len(cps.instances)
+                doc.update(breakers=[])
     # from here on the kept measurement's own code: a fewer count, the earlier run or the
     # set-ups ahead may have won, and the full count's code would be read per the wrong count
     code = m.code.splitlines()
@@ -306,6 +326,9 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     if unbroken:
         doc["bound"] = "upper"
         notes.append("still carried between copies: " + ", ".join(unbroken))
+    bare = doc.get("without_breakers") or {}
+    if not pre and bare.get("with") is not None and m.value < bare["with"]:
+        notes.append(f"no dependency breakers: the copies ran faster without them ({bare['with']:.2f} with)")
     for op in form.operands:
         if not (op.kind == "reg" and op.read and op.write and not op.fixed):
             continue
