@@ -27,7 +27,8 @@ and the figure with one cache line per copy is measured too and shown where it d
 cycle); copies narrower than 8 bytes are also measured one 8-byte word apart, reported when faster
 (:func:`_word_apart`: copies that share a word are not independent on every core).
 
-With breakers the figure is reported as an upper bound (they can only slow the copies down); x87
+The copies also run with no breaker, the faster kept (uops.info's least over both).  With
+breakers the figure is reported as an upper bound (they can only slow the copies down); x87
 stack chains cannot be broken (upper bound, said so).  A figure that equals the bound set by the
 register rotation is also reported as an upper bound.
 """
@@ -42,68 +43,8 @@ from .comparing import TP_TOL, agrees
 from .forms import Form
 from .instantiate import verified
 from .copies import LINE, Copies, balanced_count, independent_copies, rmw_stride
-from .session import DIVIDEND, THROUGHPUT_COPIES, Measured, Session, form_init, used_gprs, value_pattern
-
-
-BREAKERS = ("published", "zero idiom", "alu", "none")
-
-
-def _breakers(form: Form, carried: list[str], scratch: str,
-              kind: str = "published") -> tuple[list[str], list[str]]:
-    """(lines to put before every copy, what could not be broken).  ``kind``: ``published``
-    (default, uops.info's): port-free zero idioms for registers, ``test r, r`` for the flags;
-    ``zero idiom``: port-free zero idioms for the flags too; ``alu``: breakers that occupy an ALU
-    (``test r, r`` for the flags, ``mov r32, 0`` for a register); ``none``."""
-    if kind == "none":
-        return [], list(carried)
-    if kind == "alu":
-        return _alu_breakers(carried, scratch)
-    lines, unbroken = [], []
-    mn = form.code_name.split("_")[0]
-    for c in carried:
-        if c == "flags":
-            continue                  # after the registers: their zero idiom may break flags too
-        try:
-            port = C.port_for_register(c)
-        except KeyError:
-            unbroken.append(c)
-            continue
-        if port.kind == "GPR":
-            full = C.gpr(c)
-            if mn in ("DIV", "IDIV") and full == "rax":
-                bits = next(op for op in form.operands if not op.is_mask).bits
-                lines.append(DIVIDEND.get(bits, "mov eax, 100"))
-            else:
-                lines.append(f"xor {C.gpr(c, 32)}, {C.gpr(c, 32)}")
-        elif port.kind == "VEC":
-            x = C.vec(c, 128)
-            lines.append(f"vpxor {x}, {x}, {x}")
-        else:
-            unbroken.append(c)
-    if "flags" in carried and not any(x.startswith("xor ") for x in lines):
-        # a full-width GPR zero idiom writes every arithmetic flag: one breaker does both
-        if kind == "published":
-            lines.append(f"test {C.gpr(scratch, 64)}, {C.gpr(scratch, 64)}")
-        else:
-            lines.append(f"xor {C.gpr(scratch, 32)}, {C.gpr(scratch, 32)}")
-    return lines, unbroken
-
-
-def _alu_breakers(carried: list[str], scratch: str) -> tuple[list[str], list[str]]:
-    lines, unbroken = [], []
-    for c in carried:
-        if c == "flags":
-            lines.append(f"test {C.gpr(scratch, 64)}, {C.gpr(scratch, 64)}")
-            continue
-        try:
-            kind = C.port_for_register(c).kind
-        except KeyError:
-            kind = None
-        if kind == "GPR":
-            lines.insert(0, f"mov {C.gpr(c, 32)}, 0")
-        else:
-            unbroken.append(c)
-    return lines, unbroken
+from .breakers import BREAKERS, breakers_for, only_breaks
+from .session import THROUGHPUT_COPIES, Measured, Session, form_init, used_gprs, value_pattern
 
 
 RMW_COPIES = 32
@@ -137,16 +78,10 @@ def _prepare(form: Form, copies: int, scratch: str, stride: int | None, breakers
     if copies > FEW_COPIES:
         cps.instances = cps.instances[:balanced_count(form, cps.instances)]
     verified(cps.instances)
-    pre, unbroken = _breakers(form, cps.carried, scratch, breakers)
+    pre, unbroken = breakers_for(form, cps.carried, scratch, breakers)
     code = [line for inst in cps.instances for line in pre + [inst.text]]
     init = form_init(form, cps.instances[0]) + [s for s in cps.init if s not in cps.instances[0].init]
     return cps, pre, unbroken, code, init
-
-
-def _only_breaks(pre: list[str]) -> bool:
-    """Every breaker only breaks a dependency (a zero idiom or ``test``): copies without them still
-    run on sound values (a divide's dividend set-up is not one)."""
-    return all(line.startswith(("xor ", "vpxor ", "test ")) for line in pre)
 
 
 def _fewer(session: Session, form: Form, scratch: str, stride: int | None, breakers: str,
@@ -286,7 +221,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             if _faster(m, ahead) is ahead:
                 m, cps = ahead, Copies(cps.instances[:k], cps.carried)
                 per = doc["copies"] = doc["setups_ahead"]["kept"] = k
-    if pre and breakers == "published" and processes and m.stable and _only_breaks(pre):
+    if pre and breakers == "published" and processes and m.stable and only_breaks(pre):
         # uops.info also runs its copies without breakers and keeps the faster: a chain the
         # renamer removes costs less than a breaker's slot (Zen 4: six xchg ebx..r8d, eax 0.33 a
         # copy bare, 0.50 with xor eax, eax before each, as uops.info's 0.33)
