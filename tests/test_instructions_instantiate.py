@@ -92,7 +92,7 @@ def test_independent_copies_do_not_share_written_registers(cat):
 def test_lea_copies_read_one_index_register_that_none_writes(cat):
     from cyclebench.instructions.copies import lea_index
     from cyclebench.instructions.operands import full_register, REGISTER_BY_NAME
-    for name in ("LEA_B_I (R16)", "LEA_B_IS_D8 (R64)", "LEA_B_I_D32 (R32)"):
+    for name in ("LEA_B_I (R16)", "LEA_B_IS_D8 (R64)", "LEA_B_I_D32 (R32)", "LEA_I_D32 (R16)", "LEA_IS_D32 (R64)"):
         cps = independent_copies(cat.get(name), 16)
         index = {lea_index(i.form, i) for i in cps.instances}
         written = {full_register(REGISTER_BY_NAME[i.regs[0].upper()]) for i in cps.instances}

@@ -140,12 +140,14 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None, 
 
 
 def lea_index(form: Form, inst: Instance) -> str | None:
-    """The index register of an LEA instance's address (``lea bx, [r14+rcx]``: rcx), else None."""
+    """The index register of an LEA instance's address (``lea bx, [r14+rcx]`` and
+    ``lea bx, [rcx*8+0x1000]``: rcx), else None."""
     if not (form.lea_mode and lea_parts(form.lea_mode)[1]):
         return None
     inside = inst.text.splitlines()[-1].split("[", 1)[1].split("]", 1)[0]
-    parts = [t.split("*")[0].strip() for t in inside.split("+")]
-    return parts[1] if len(parts) > 1 else None
+    regs = [t.split("*")[0].strip() for t in inside.split("+") if not t.strip()[:1].isdigit()]
+    regs = regs[1:] if lea_parts(form.lea_mode)[0] else regs      # after the base, if any
+    return regs[0] if regs else None
 
 
 def _rotate(pool: list[int], counters: dict[str, int], cls: str, busy: set[int], last: bool = False) -> int | None:
