@@ -89,6 +89,18 @@ def test_independent_copies_do_not_share_written_registers(cat):
     assert len({i.regs[0] for i in zmm.instances}) == 20  # EVEX may use zmm16-31
 
 
+def test_lea_copies_read_one_index_register_that_none_writes(cat):
+    from cyclebench.instructions.copies import lea_index
+    from cyclebench.instructions.operands import full_register, REGISTER_BY_NAME
+    for name in ("LEA_B_I (R16)", "LEA_B_IS_D8 (R64)", "LEA_B_I_D32 (R32)", "LEA_I_D32 (R16)", "LEA_IS_D32 (R64)"):
+        cps = independent_copies(cat.get(name), 16)
+        index = {lea_index(i.form, i) for i in cps.instances}
+        written = {full_register(REGISTER_BY_NAME[i.regs[0].upper()]) for i in cps.instances}
+        assert len(index) == 1 and full_register(REGISTER_BY_NAME[index.pop().upper()]) not in written, name
+        verified(cps.instances)
+    assert lea_index(cat.get("LEA_B (R64)"), instantiate(cat.get("LEA_B (R64)"))) is None
+
+
 def test_latency_pairs(cat):
     pairs = {str(p): p for p in latency_pairs(cat.get("IMUL (R64, R64)"))}
     assert set(pairs) == {"op0 (R64) -> op0 (R64)", "op1 (R64) -> op0 (R64)",

@@ -60,3 +60,94 @@ def test_a_gather_that_reads_the_published_figure_without_its_mask_set_up_says_s
                                                           "set-up the copies read 4.00")
     tp["mask_unset"]["value"] = 4.6                   # not the published figure: no claim
     assert cause(doc, rec, None, "throughput") == "unexplained"
+
+
+class _Layout(Fake):
+    """A gather's copies: ``ahead`` cycles a copy with every mask set-up ahead of the copies,
+    ``in_place`` with each set-up before its own copy (the code's first two lines tell)."""
+
+    def __init__(self, ahead, in_place):
+        super().__init__({})
+        self.ahead, self.in_place = ahead, in_place
+
+    def __call__(self, code, init=None, **kw):
+        lines = code.splitlines()
+        n = sum("gather" in line for line in lines)
+        grouped = len(lines) > 1 and all(line.startswith("vpcmpeqd") for line in lines[:2])
+        self.default = n * (self.ahead if grouped else self.in_place)
+        return super().__call__(code, init, **kw)
+
+
+def test_a_gathers_mask_set_ups_also_run_ahead_of_its_copies(cat):
+    from cyclebench.instructions.copies import independent_copies
+    from cyclebench.instructions.gathers import ahead_count
+    from cyclebench.instructions.throughput import measure_throughput
+    form = cat.get("VGATHERQPD (YMM, VSIB_YMM, YMM)")
+    # 15 vector registers besides the index, two a copy: the eighth copy's mask is the first's destination
+    assert ahead_count(form, independent_copies(form, 16).instances) == 7
+    # every AVX-512 copy sets k1: no set-up can move ahead of another copy
+    evex = cat.get("VGATHERQPD (ZMM, K, VSIB_ZMM)")
+    assert ahead_count(evex, independent_copies(evex, 16).instances) == 1
+    tp = measure_throughput(Session(measure_fn=_Layout(4.29, 5.0)), form, processes=1)
+    assert tp["value"] == pytest.approx(4.29) and tp["copies"] == 7
+    lines = tp["code"].splitlines()
+    assert all(line.startswith("vpcmpeqd") for line in lines[:7]) and all("vgatherqpd" in line for line in lines[7:])
+    assert tp["setups_ahead"]["in_place"] == pytest.approx(5.0) and "ahead of them all" in tp["note"]
+    assert tp["mask_unset"]["code"].count("vgatherqpd") == 7
+    # no faster ahead: the copies keep their set-ups in place, all of them
+    tp = measure_throughput(Session(measure_fn=_Layout(5.0, 5.0)), form, processes=1)
+    assert tp["copies"] == 15 and "kept" not in tp["setups_ahead"] and "vpcmpeqd" in tp["code"].splitlines()[2]
+
+
+class _States(Fake):
+    """Copies of a mask load that fit in flight only so far: the block alone 48 cycles, the block
+    and the copies 71; the 16 copies read ``readings`` one runner process after another."""
+
+    def __init__(self, readings, rest):
+        super().__init__({})
+        self.readings, self.rest = list(readings), rest
+
+    def __call__(self, code, init=None, **kw):
+        lines = code.splitlines()
+        if any(line.startswith("imul") for line in lines):
+            self.default = 48.0 if all(line.startswith("imul") for line in lines) else 71.0
+        else:
+            self.default = len(lines) * (self.readings.pop(0) if len(lines) == 16 and self.readings else self.rest)
+        return super().__call__(code, init, **kw)
+
+
+def test_copies_limited_in_flight_run_in_more_processes(cat):
+    from cyclebench.instructions.throughput import LIMITED_PROCESSES, measure_throughput
+    form = cat.get("KMOVW (K, M16)")
+    # 0.58 = 7/12 sits on the port grid: only the probe sends the copies to more processes
+    tp = measure_throughput(Session(measure_fn=_States([0.583] * 4 + [0.50], 0.583)), form)
+    assert tp["window"]["limited"] is True and len(tp["by_process"]) == LIMITED_PROCESSES + 1
+    assert tp["value"] == pytest.approx(0.50) and tp["copies"] == 16
+    text = window.cause(tp)
+    assert text.startswith("limited in flight here") and \
+        f"{LIMITED_PROCESSES + 1} runner processes read 0.50 to 0.58 a copy" in text
+    # uops.info's own copies: k1-k7 (never k0), each load two bytes past the last
+    theirs = tp["window"]["uops_info"]
+    assert theirs["copies"] == 7 and theirs["value"] == pytest.approx(0.583)
+    lines = theirs["code"].splitlines()
+    assert [line.split(",")[0] for line in lines] == [f"kmovw k{i}" for i in range(1, 8)]
+    assert lines[0].endswith("[r14+0x40]") and lines[1].endswith("[r14+0x42]") and lines[6].endswith("[r14+0x4c]")
+    assert "uops.info's own copies (7, k0 unused, each load one operand width further on) read 0.58 here" in text
+    # one state in every process: the figure stands, and the cause still says how many were run
+    tp = measure_throughput(Session(measure_fn=_States([], 0.583)), form)
+    assert tp["value"] == pytest.approx(0.583) and "7 runner processes all read 0.58 a copy" in window.cause(tp)
+
+
+def test_copies_also_run_without_breakers_and_the_faster_is_kept(cat):
+    from cyclebench.instructions.throughput import measure_throughput
+
+    def xchg(code, init=None, **kw):      # the renamer swaps xchg's registers: bare copies 0.33
+        n = code.count("xchg ")
+        return Fake({}, default=n * (0.5 if "xor eax" in code else 0.333))(code, init, **kw)
+    tp = measure_throughput(Session(measure_fn=xchg), cat.get("XCHG (R32, EAX)"))
+    assert tp["value"] == pytest.approx(0.333) and tp["breakers"] == [] and "xor" not in tp["code"]
+    assert tp["bound"] == "upper" and tp["without_breakers"]["with"] == pytest.approx(0.5)
+    assert "no dependency breakers: the copies ran faster without them (0.50 with)" in tp["note"]
+    # a divide's breakers set its dividend: never dropped
+    div = measure_throughput(Session(measure_fn=Fake({}, default=10.0)), cat.get("DIV (R32)"))
+    assert "without_breakers" not in div and any(b.startswith("mov ") for b in div["breakers"])

@@ -148,8 +148,12 @@ def cause(doc: dict, rec, form, figure: str) -> str:
                 "measured), ours matches the port figure")
     unset = (doc.get("throughput") or {}).get("mask_unset") or {}
     if unset.get("stable") and their is not None and agrees(unset.get("value"), their, False, TP_TOL):
+        ahead = (doc.get("throughput") or {}).get("setups_ahead") or {}
+        cost = (f" (the set-ups ahead of {ahead['copies']} copies {ahead['value']:.2f}, each before its copy "
+                f"{ahead['in_place']:.2f})" if ahead.get("value") is not None else "")
         return (f"{MASK_UNSET_CAUSE}: without the per-copy mask set-up the copies read {unset['value']:.2f} "
-                "here, as published; with it every copy loads or stores every lane")
+                f"here, as published; with it every copy loads or stores every lane, and the set-up costs "
+                f"time of its own{cost}")
     limited = window.cause(doc.get("throughput") or {})
     if limited:
         return limited

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from iced_x86 import Register
 
 from .catalogue import implicit_avoid
-from .forms import Form
+from .forms import Form, lea_parts
 from .instantiate import AREA_GUARD, Instance, _reg, instantiate
 from .operands import EVEX_EXTRA, NEVER_PICK, POOLS, full_register, register_name
 
@@ -49,7 +49,7 @@ def rmw_stride(form: Form) -> int | None:
     return max(1, mem.bits // 8) if mem.bits else LINE
 
 
-def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) -> Copies:
+def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None, loads_apart: bool = False) -> Copies:
     """``n`` instances of ``form`` without dependencies between them where the ISA allows.
 
     Read-only register operands keep one register for all copies; written ones rotate through the
@@ -57,7 +57,8 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) 
     one in ``avoid`` (names or enums: e.g. a scratch register for dependency breakers).  Memory
     that is read and written gets its own address per copy, ``stride`` bytes apart (default
     :func:`rmw_stride`: one operand width); write-only stores share one address (uops.info's
-    convention).  ``carried`` lists what cannot be
+    convention; with ``loads_apart`` every memory operand gets an address per copy, one operand
+    width apart, as uops.info's copies do).  ``carried`` lists what cannot be
     renamed apart: implicit registers that are read and written, flags that are read and
     written, x87 stack, memory read-modify-write beyond the distinct addresses."""
     avoid_regs = tuple(avoid)
@@ -72,6 +73,11 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) 
     base = instantiate(form, avoid=avoid_regs)
     ro_regs = {op.pos: _reg(base.regs[op.pos]) for op in ro}
     used = avoid | {full_register(r) for r in ro_regs.values()}
+    # an LEA's index register is read by every copy: one for all, written by none (each copy
+    # picking the first free one read the register the copy before it wrote, chaining them)
+    index = lea_index(form, base)
+    if index is not None:
+        used.add(full_register(_reg(index)))
     if form.mask:
         used.add(Register.K1)
     pools: dict[str, list[int]] = {}
@@ -88,7 +94,9 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) 
     # write-only stores share one address, as uops.info does: stores to different lines commit
     # at one line per cycle on Zen 4, which would hide the store throughput (2 per cycle)
     writes_mem = rmw_stride(form) is not None
-    stride = stride or rmw_stride(form) or LINE
+    mem = form.memory_operand
+    apart = writes_mem or (loads_apart and mem is not None and mem.kind == "mem")
+    stride = stride or rmw_stride(form) or (max(1, mem.bits // 8) if apart and mem.bits else LINE)
     out = []
     before: set[int] = set()        # the full registers the previous copy wrote
     for i in range(n):
@@ -105,8 +113,8 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) 
             regs[op.pos] = r
             taken.add(full_register(r))
         before = taken
-        disp = LINE + (stride * i) % AREA_GUARD if writes_mem else None
-        out.append(instantiate(form, regs=regs, displacement=disp))
+        disp = LINE + (stride * i) % AREA_GUARD if apart else None
+        out.append(instantiate(form, regs=regs, displacement=disp, index=index))
     # an implicit register read under one name and written under another (imul r32: reads eax,
     # writes rax/rdx) links the copies as much as one read and written under one name
     # and so does a fixed explicit register read and written (AND AL, imm8: AL)
@@ -129,6 +137,17 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None) 
     if writes_mem and n * stride > AREA_GUARD:
         carried.append("memory (addresses repeat)")
     return Copies(out, carried)
+
+
+def lea_index(form: Form, inst: Instance) -> str | None:
+    """The index register of an LEA instance's address (``lea bx, [r14+rcx]`` and
+    ``lea bx, [rcx*8+0x1000]``: rcx), else None."""
+    if not (form.lea_mode and lea_parts(form.lea_mode)[1]):
+        return None
+    inside = inst.text.splitlines()[-1].split("[", 1)[1].split("]", 1)[0]
+    regs = [t.split("*")[0].strip() for t in inside.split("+") if not t.strip()[:1].isdigit()]
+    regs = regs[1:] if lea_parts(form.lea_mode)[0] else regs      # after the base, if any
+    return regs[0] if regs else None
 
 
 def _rotate(pool: list[int], counters: dict[str, int], cls: str, busy: set[int], last: bool = False) -> int | None:
@@ -166,3 +185,16 @@ def balanced_count(form: Form, instances: list[Instance]) -> int:
         if best_floor is None or floor < best_floor - 1e-9:
             best, best_floor = k, floor
     return best
+
+
+def until_repeat(form: Form, instances: list[Instance]) -> int:
+    """How many of ``instances`` come before the first whose written register an earlier one
+    wrote: uops.info's copy count (cpuBench.py stops where no unused register is left)."""
+    written = [op.pos for op in form.operands if op.kind == "reg" and op.write and not op.fixed]
+    seen: set[int] = set()
+    for k, inst in enumerate(instances):
+        regs = {full_register(_reg(inst.regs[p])) for p in written if p in inst.regs}
+        if regs & seen:
+            return k
+        seen |= regs
+    return len(instances)

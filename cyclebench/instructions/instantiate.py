@@ -112,9 +112,10 @@ def _cpu_features() -> frozenset[str]:
 def instantiate(form: Form, regs: dict[int, int | str] | None = None,
                 imms: dict[int, int] | None = None, base: int | str | None = None,
                 displacement: int | None = None, avoid=(), mask_reg: int | str | None = None,
-                allow_upper: bool = False) -> Instance:
+                allow_upper: bool = False, index: int | str | None = None) -> Instance:
     """One instance of ``form``.  ``regs`` pre-assigns operand positions (register enum or name),
-    ``avoid`` lists registers (names or enums) not to pick.  The text is not assembled here; see
+    ``avoid`` lists registers (names or enums) not to pick, ``index`` the index register of an
+    LEA's address (default: the first free one).  The text is not assembled here; see
     :func:`verified`."""
     if form.build_error:
         raise ValueError(f"{form.name}: {form.build_error}")
@@ -131,7 +132,7 @@ def instantiate(form: Form, regs: dict[int, int | str] | None = None,
         choices.mask_reg = _reg(mask_reg)
     if form.lea_mode and lea_parts(form.lea_mode)[1]:
         used = {full_register(r) for r in picked.values()} | avoid_full | set(NEVER_PICK)
-        choices.index = next(r for r in POOLS["GPR64"] if r not in used)
+        choices.index = _reg(index) if index is not None else next(r for r in POOLS["GPR64"] if r not in used)
     choices.index = vsib.index_register(form) or choices.index
     ins = build(form, choices)
     small = {} if imms else flow.small_immediates(form, ins)

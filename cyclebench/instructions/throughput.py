@@ -3,7 +3,9 @@
 :func:`copies.independent_copies` gives 16 copies (written registers rotate, EVEX forms also
 through the upper 16 vector registers; stores go to distinct addresses), and 4 copies are measured
 too: the faster count is kept (uops.info tries several), and a full count off the port grid runs in
-more runner processes, the fastest kept (:func:`_other_processes`: a process can settle in a slower state).  What the ISA does not
+more runner processes, the fastest kept (:func:`_other_processes`: a process can settle in a slower state),
+as are copies the in-flight probe finds limited (window.py), and a gather's copies also run with
+every mask set-up ahead of them all (gathers.py), the faster layout kept.  What the ISA does not
 let us rename apart is broken between copies with documented dependency-breaking idioms that need
 no execution port:
 
@@ -25,7 +27,8 @@ and the figure with one cache line per copy is measured too and shown where it d
 cycle); copies narrower than 8 bytes are also measured one 8-byte word apart, reported when faster
 (:func:`_word_apart`: copies that share a word are not independent on every core).
 
-With breakers the figure is reported as an upper bound (they can only slow the copies down); x87
+The copies also run with no breaker, the faster kept (uops.info's least over both).  With
+breakers the figure is reported as an upper bound (they can only slow the copies down); x87
 stack chains cannot be broken (upper bound, said so).  A figure that equals the bound set by the
 register rotation is also reported as an upper bound.
 """
@@ -35,73 +38,13 @@ import re
 
 from ..errors import CycleBenchError
 from . import connectors as C
-from . import vsib, window
+from . import gathers, vsib, window
 from .comparing import TP_TOL, agrees
 from .forms import Form
 from .instantiate import verified
-from .copies import LINE, balanced_count, independent_copies, rmw_stride
-from .session import DIVIDEND, THROUGHPUT_COPIES, Measured, Session, form_init, used_gprs, value_pattern
-
-
-BREAKERS = ("published", "zero idiom", "alu", "none")
-
-
-def _breakers(form: Form, carried: list[str], scratch: str,
-              kind: str = "published") -> tuple[list[str], list[str]]:
-    """(lines to put before every copy, what could not be broken).  ``kind``: ``published``
-    (default, uops.info's): port-free zero idioms for registers, ``test r, r`` for the flags;
-    ``zero idiom``: port-free zero idioms for the flags too; ``alu``: breakers that occupy an ALU
-    (``test r, r`` for the flags, ``mov r32, 0`` for a register); ``none``."""
-    if kind == "none":
-        return [], list(carried)
-    if kind == "alu":
-        return _alu_breakers(carried, scratch)
-    lines, unbroken = [], []
-    mn = form.code_name.split("_")[0]
-    for c in carried:
-        if c == "flags":
-            continue                  # after the registers: their zero idiom may break flags too
-        try:
-            port = C.port_for_register(c)
-        except KeyError:
-            unbroken.append(c)
-            continue
-        if port.kind == "GPR":
-            full = C.gpr(c)
-            if mn in ("DIV", "IDIV") and full == "rax":
-                bits = next(op for op in form.operands if not op.is_mask).bits
-                lines.append(DIVIDEND.get(bits, "mov eax, 100"))
-            else:
-                lines.append(f"xor {C.gpr(c, 32)}, {C.gpr(c, 32)}")
-        elif port.kind == "VEC":
-            x = C.vec(c, 128)
-            lines.append(f"vpxor {x}, {x}, {x}")
-        else:
-            unbroken.append(c)
-    if "flags" in carried and not any(x.startswith("xor ") for x in lines):
-        # a full-width GPR zero idiom writes every arithmetic flag: one breaker does both
-        if kind == "published":
-            lines.append(f"test {C.gpr(scratch, 64)}, {C.gpr(scratch, 64)}")
-        else:
-            lines.append(f"xor {C.gpr(scratch, 32)}, {C.gpr(scratch, 32)}")
-    return lines, unbroken
-
-
-def _alu_breakers(carried: list[str], scratch: str) -> tuple[list[str], list[str]]:
-    lines, unbroken = [], []
-    for c in carried:
-        if c == "flags":
-            lines.append(f"test {C.gpr(scratch, 64)}, {C.gpr(scratch, 64)}")
-            continue
-        try:
-            kind = C.port_for_register(c).kind
-        except KeyError:
-            kind = None
-        if kind == "GPR":
-            lines.insert(0, f"mov {C.gpr(c, 32)}, 0")
-        else:
-            unbroken.append(c)
-    return lines, unbroken
+from .copies import LINE, Copies, balanced_count, independent_copies, rmw_stride
+from .breakers import BREAKERS, breakers_for, only_breaks
+from .session import THROUGHPUT_COPIES, Measured, Session, form_init, used_gprs, value_pattern
 
 
 RMW_COPIES = 32
@@ -135,7 +78,7 @@ def _prepare(form: Form, copies: int, scratch: str, stride: int | None, breakers
     if copies > FEW_COPIES:
         cps.instances = cps.instances[:balanced_count(form, cps.instances)]
     verified(cps.instances)
-    pre, unbroken = _breakers(form, cps.carried, scratch, breakers)
+    pre, unbroken = breakers_for(form, cps.carried, scratch, breakers)
     code = [line for inst in cps.instances for line in pre + [inst.text]]
     init = form_init(form, cps.instances[0]) + [s for s in cps.init if s not in cps.instances[0].init]
     return cps, pre, unbroken, code, init
@@ -202,8 +145,9 @@ def _other_processes(session: Session, doc: dict, m: Measured, code: list[str], 
     its repetitions.  Run for a figure still off the port grid after its second placement (as
     ``_placed``): in 1,892 throughput figures of 300-form samples on Zen 4, three more processes
     moved 6 by more than FEW_GAIN, 5 of them off the grid, while running them for every form
-    cost 40% of the forms a minute."""
-    readings = [m.value]
+    cost 40% of the forms a minute.  Run with LIMITED_PROCESSES for copies the in-flight probe
+    finds limited (window.py), whose rate changes from process to process on the grid too."""
+    readings = doc.get("by_process") or [m.value]       # more processes extend the earlier ones
     best = m
     for _ in range(processes):
         try:
@@ -214,6 +158,9 @@ def _other_processes(session: Session, doc: dict, m: Measured, code: list[str], 
         best = _faster(best, other)
     doc["by_process"] = readings
     return best
+
+
+LIMITED_PROCESSES = 6    # more processes for copies the in-flight probe finds limited (window.py)
 
 
 def measure_throughput(session: Session, form: Form, self_latency: dict[int, float] | None = None,
@@ -233,15 +180,21 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     scratch = C.scratch_gpr(used_gprs(*(i.register for i in form.implicit if i.read or i.write)))
     cps, pre, unbroken, code, init = _prepare(form, copies, scratch, stride, breakers)
     doc.update(copies=len(cps.instances), carried=list(cps.carried), breakers=pre)
+    per = len(cps.instances)        # copies in the kept measurement's code
     try:
-        m = session.measure(code, init, per=len(cps.instances), pattern=pattern)
+        m = session.measure(code, init, per=per, pattern=pattern)
         if earlier is not None and earlier.get("value") is not None:
             doc["repeats"] = [earlier["value"], m.value]
             if earlier["value"] < m.value:     # the less disturbed of two runs apart in time
                 m = Measured(earlier["value"], earlier["uncertainty"], earlier["samples"],
                              earlier["stable"], earlier["warnings"], {}, earlier["code"],
                              earlier["init"], earlier["linear"] is not False)
-                doc.update({k: earlier[k] for k in ("stride", "operand_width_apart") if k in earlier})
+                doc.update({k: earlier[k] for k in ("stride", "operand_width_apart", "setups_ahead") if k in earlier})
+                per = earlier.get("copies") or per
+                doc["copies"] = per
+                if list(earlier.get("breakers") or []) != pre:     # the earlier run kept its copies bare
+                    pre, unbroken = list(earlier.get("breakers") or []), list(cps.carried)
+                    doc["breakers"] = pre
     except CycleBenchError as e:
         doc.update(error=e.cause, code="\n".join(code))
         return doc
@@ -259,14 +212,42 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             doc["by_copies"][str(n)] = few[0].value
             if _faster(m, few[0]) is few[0]:
                 m, cps, pre, unbroken = few
+                per = n
                 doc.update(copies=n, carried=list(cps.carried), breakers=pre)
-    if len(cps.instances) > FEW_COPIES and not on_port_grid(m.value):
-        m = _placed(session, doc, m, code, init, len(cps.instances), pattern)
-    if len(cps.instances) > FEW_COPIES and processes and not on_port_grid(m.value):
-        m = _other_processes(session, doc, m, code, init, len(cps.instances), pattern, processes)
-    if len(cps.instances) > FEW_COPIES and processes and m.stable and not pre and \
+    if vsib.mask_positions(form) and processes and m.stable and "setups_ahead" not in doc:
+        ahead, k = gathers.setups_ahead(session, form, cps.instances, pre, init, pattern)
+        if ahead is not None:
+            doc["setups_ahead"] = {"copies": k, "value": ahead.value, "in_place": m.value}
+            if _faster(m, ahead) is ahead:
+                m, cps = ahead, Copies(cps.instances[:k], cps.carried)
+                per = doc["copies"] = doc["setups_ahead"]["kept"] = k
+    if pre and breakers == "published" and processes and m.stable and only_breaks(pre):
+        # uops.info also runs its copies without breakers and keeps the faster: a chain the
+        # renamer removes costs less than a breaker's slot (Zen 4: six xchg ebx..r8d, eax 0.33 a
+        # copy bare, 0.50 with xor eax, eax before each, as uops.info's 0.33)
+        bare = _fewer(session, form, scratch, stride, "none", pattern, len(cps.instances))
+        if bare is not None:
+            doc["without_breakers"] = {"value": bare[0].value, "with": m.value}
+            if _faster(m, bare[0]) is bare[0]:
+                m, cps, pre, unbroken = bare
+                per = doc["copies"] = len(cps.instances)
+                doc.update(breakers=[])
+    # from here on the kept measurement's own code: a fewer count, the earlier run or the
+    # set-ups ahead may have won, and the full count's code would be read per the wrong count
+    code = m.code.splitlines()
+    if per > FEW_COPIES and not on_port_grid(m.value):
+        m = _placed(session, doc, m, code, init, per, pattern)
+    if per > FEW_COPIES and processes and not on_port_grid(m.value):
+        m = _other_processes(session, doc, m, code, init, per, pattern, processes)
+    if per > FEW_COPIES and processes and m.stable and not pre and \
             (not on_port_grid(m.value) or window.suspect(form)):
-        doc["window"] = window.probe(session, m.code.splitlines(), init, m.value, pattern)
+        doc["window"] = window.probe(session, code, init, m.value, pattern)
+        more = LIMITED_PROCESSES + 1 - len(doc.get("by_process") or [m.value])
+        if doc["window"].get("limited") and more > 0:
+            m = _other_processes(session, doc, m, code, init, per, pattern, more)
+        if doc["window"].get("limited"):
+            doc["window"]["uops_info"] = window.uops_info_copies(session, form, _scratch_avoid(form, scratch),
+                                                                 pattern)
     doc.update(value=m.value, uncertainty=m.uncertainty, code=m.code, init=m.init, stable=m.stable,
                samples=m.samples, warnings=m.warnings, linear=m.linear, bound="exact")
     notes = []
@@ -280,6 +261,9 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     if unbroken:
         doc["bound"] = "upper"
         notes.append("still carried between copies: " + ", ".join(unbroken))
+    bare = doc.get("without_breakers") or {}
+    if not pre and bare.get("with") is not None and m.value < bare["with"]:
+        notes.append(f"no dependency breakers: the copies ran faster without them ({bare['with']:.2f} with)")
     for op in form.operands:
         if not (op.kind == "reg" and op.read and op.write and not op.fixed):
             continue
@@ -289,8 +273,12 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             doc["bound"] = "upper"
             notes.append(f"as slow as the chain through {distinct} rotating registers allows")
             break
+    ahead = doc.get("setups_ahead") or {}
+    if ahead.get("kept"):
+        notes.append(f"mask set-ups of the {ahead['kept']} copies ahead of them all (one per copy, counted); "
+                     f"each before its own copy: {ahead['in_place']:.2f}")
     if vsib.mask_positions(form) and processes:
-        doc["mask_unset"] = _mask_unset(session, cps.instances, pre, init, pattern)
+        doc["mask_unset"] = gathers.mask_unset(session, cps.instances, pre, init, pattern)
     if stride is None and rmw_stride(form) not in (None, LINE):
         stride = rmw_stride(form)
         alt = _alternative(session, form, pre, init, scratch, LINE, pattern)
@@ -302,23 +290,6 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             _word_apart(session, form, doc, pre, init, scratch, pattern, notes)
     doc["note"] = "; ".join(notes) or None
     return doc
-
-
-def _mask_unset(session: Session, instances, pre: list[str], init: list[str], pattern: int) -> dict:
-    """A gather's or scatter's copies without the per-copy mask set-up (vsib.py), as uops.info's
-    copies run: the form clears its mask as the lanes complete and nothing sets it again, so
-    after the first copy each one loads or stores no lane (Zen 4: ``vpgatherdd xmm`` 5.00 cycles a
-    copy with the mask set to all ones before each, 5.00 with it zeroed before each, 4.00 with
-    no set-up, uops.info's 4.00).  Shown beside the figure, never reported as it."""
-    code = [line for inst in instances for line in pre + [inst.text.splitlines()[-1]]]
-    out = {"value": None, "code": "\n".join(code), "stable": None, "error": None}
-    try:
-        m = session.measure(code, init, per=len(instances), pattern=pattern)
-    except CycleBenchError as e:
-        out["error"] = e.cause
-        return out
-    out.update(value=m.value, stable=m.stable, uncertainty=m.uncertainty)
-    return out
 
 
 WORD = 8        # bytes: read-modify-write copies one 8-byte word apart share no word

@@ -8,7 +8,8 @@ lanes complete (the AVX2 forms' vector mask, the AVX-512 forms' K register). So:
   ``[r14+64]``, inside the data area (uops.info also runs them on a zero index);
 * the mask is set to all ones before each copy (``vpcmpeqd m, m, m`` for the AVX2 forms,
   ``kxnorw k, k, k`` for AVX-512), so every copy loads or stores every lane. That instruction is
-  part of the measured code: the figure includes one all-ones idiom per copy, and the form says so;
+  part of the measured code: the figure includes one all-ones idiom per copy, and the form says so
+  (throughput.py also runs the AVX2 copies with every set-up ahead of them all, which is cheaper);
 * latency pairs through the mask, or through memory (a connector cannot store through a VSIB
   address), are not measured; the others are (instantiate.latency_pairs).
 """
@@ -18,7 +19,8 @@ from .forms import Form
 from .operands import REGISTER_BY_NAME, full_register, register_name
 
 NOTE = ("gather/scatter: index vector all zeros (every lane addresses the form's [r14+64]); the "
-        "mask is set to all ones before each copy by one vpcmpeqd/kxnorw, counted in the figure")
+        "mask is set to all ones for each copy by one vpcmpeqd/kxnorw (all of them ahead of the copies "
+        "where the masks allow), counted in the figure")
 
 
 def vsib_operand(form: Form):

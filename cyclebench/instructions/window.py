@@ -11,20 +11,28 @@ takes longer, fewer than N of them fit in flight behind the block, and their rat
 capacity and by how long each stays in flight (measured: 64 ``vpcmpd k, xmm1, [m]`` behind 16
 ``imul`` 71 cycles, 64 ``vpcmpd k, xmm1, xmm2`` 63, which still run 0.50 a copy: a copy from
 memory stays in flight a load's latency longer; 64 ``vpcmpeqd xmm, xmm1, [m]`` 48).  The block
-alone is measured too.  The same copies do reach 0.50 now and then: ``vptestmq k, ymm1, [m]``
-read 0.50 in 5 of about 80 runner processes (0.58 or 0.61 in the others, whatever the copy
-count, the loop and unroll, the load addresses, the operand values or the code's alignment), and
-in none of 30 processes with the address space not randomised (``setarch -R``): a state of the
-core or its host that the copies cannot choose, so the probe's reading is given as the cause.  It
-runs for a figure still off the port grid after the other processes (throughput.py), and for the
-forms :func:`suspect` names.
+alone is measured too. The same copies do reach 0.50 now and then: ``vptestmq k, ymm1, [m]`` read
+0.50 in 5 of about 80 runner processes (0.58 or 0.61 in the others, whatever the copy count, the
+loop and unroll, the load addresses, the operand values or the code's alignment). uops.info's own
+copies of ``kmovw k, [m16]`` (seven, k1-k7, two bytes apart, unrolled or in its two loops) read as
+ours, 0.58. A process keeps its rate through 400 repetitions; rates change between processes in
+steps (39 processes of those copies: 0.50 twice, 0.55 9 times, 0.58 28 times; ``vptestmw k, ymm1,
+[m]`` 0.50 to 0.67) and runs of processes one after the other often keep one step for seconds, with
+or without address-space randomisation; the load latency does not move with them (``kmovq k1, [rax];
+kmovq rax, k1`` 13 cycles and ``mov rax, [rax]`` 4 in every step), nor does busy or idle code on the
+other vCPU. A state of the core or its host that the copies cannot choose: the fastest of several
+processes is kept (throughput.py) and the probe's reading, with the processes', is given as the
+cause. It runs for a figure still off the port grid after the other processes (throughput.py), and
+for the forms :func:`suspect` names.
 """
 from __future__ import annotations
 
 from ..errors import CycleBenchError
 from . import connectors as C
 from .comparing import TP_TOL
-from .session import Session, used_gprs
+from .copies import independent_copies, until_repeat
+from .instantiate import verified
+from .session import THROUGHPUT_COPIES, Session, form_init, used_gprs
 
 BLOCK = 16              # dependent imul: about 48 cycles that hold retirement back
 FILL = 0.9              # the copies' own figure needs at most this share of the block
@@ -67,12 +75,43 @@ def probe(session: Session, copies: list[str], init: list[str], figure: float, p
     return out
 
 
+def uops_info_copies(session: Session, form, avoid: tuple[str, ...], pattern: int) -> dict:
+    """{"copies", "value", "code", "error"}: uops.info's own copies of the form (cpuBench.py): k0
+    never written, each copy's memory operand one operand width past the last one's, as many
+    copies as registers before one repeats (seven ``kmovw k, [m16]``), ``avoid`` kept out too.
+    Run for copies the probe finds limited, to tell the method from the machine."""
+    out = {"copies": None, "value": None, "code": None, "error": None}
+    try:
+        cps = independent_copies(form, THROUGHPUT_COPIES, avoid=("k0",) + tuple(avoid), loads_apart=True)
+        kept = cps.instances[:until_repeat(form, cps.instances)]
+        verified(kept)
+        code = [i.text for i in kept]
+        init = form_init(form, kept[0]) + [s for s in cps.init if s not in kept[0].init]
+        out.update(copies=len(kept), code="\n".join(code))
+        out["value"] = session.measure(code, init, per=len(kept), pattern=pattern).value
+    except (CycleBenchError, ValueError, KeyError, IndexError) as e:
+        out["error"] = getattr(e, "cause", None) or str(e)
+    return out
+
+
 def cause(tp: dict) -> str | None:
     """The cause text for a throughput figure the probe found window-limited, else None."""
     w = tp.get("window") or {}
     if not w.get("limited"):
         return None
-    return (f"limited in flight here: {w['copies']} copies behind a {w['block_cycles']:.0f}-cycle block that holds "
+    text = (f"limited in flight here: {w['copies']} copies behind a {w['block_cycles']:.0f}-cycle block that holds "
             f"retirement back take {w['cycles']:.1f} cycles where their own figure needs "
             f"{w['copies'] * tp['value']:.1f}: fewer than {w['copies']} fit in flight at once, so the copies' rate is set "
             "by that capacity and by how long each stays in flight, not by the ports")
+    theirs = w.get("uops_info") or {}
+    if theirs.get("value") is not None:
+        text += (f"; uops.info's own copies ({theirs['copies']}, k0 unused, each load one operand width further on) "
+                 f"read {theirs['value']:.2f} here")
+    runs = [v for v in tp.get("by_process") or [] if v is not None]
+    if len(runs) > 1 and max(runs) > min(runs) * (1 + TP_TOL):
+        text += (f"; {len(runs)} runner processes read {min(runs):.2f} to {max(runs):.2f} a copy (the rate steps from "
+                 "process to process with a state the copies cannot choose; the fastest is reported)")
+    elif len(runs) > 1:
+        lo, hi = f"{min(runs):.2f}", f"{max(runs):.2f}"
+        text += f"; {len(runs)} runner processes all read {lo if lo == hi else lo + ' to ' + hi} a copy"
+    return text
