@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .comparing import (ABS_TOL, LAT_TOL, TP_TOL, agrees, compared_pairs, issue_bound, ours, theirs,
                         unsettled, within)
-from . import window
+from . import mask_chain, window
 from .copies import rmw_stride
 from .session import COUNT_NOTE
 
@@ -123,7 +123,7 @@ def cause(doc: dict, rec, form, figure: str) -> str:
             return "bound only (upper bound)" + _bounds_detail(doc, our, bound, their, their_bound)
         if unstable:
             return "unstable measurement"
-        mask = _mask_chain(doc)
+        mask = _mask_chain(doc, their)
         if mask:
             return mask
         return "unexplained"
@@ -180,14 +180,23 @@ def _port_figure(rec) -> float | None:
         return None
 
 
-def _mask_chain(doc: dict) -> str | None:
-    """A write mask -> mask pair measured uops.info's way too (mask_chain.py): its reading."""
+def _mask_chain(doc: dict, their: float | None = None) -> str | None:
+    """A write mask -> mask pair measured uops.info's way too (mask_chain.py): its reading, and
+    the one-kmovq loop's, which shows what the long chain adds."""
     for p in compared_pairs(doc):
         pm = p.get("published_method") or {}
-        if pm.get("cycles") is not None:
-            return (f"write mask -> mask pair: uops.info's kmovq chain (mask_chain.py) reads {pm['cycles']:.2f} "
-                    f"cycles here, {pm.get('value')} after its rounding, against {p['value']:.2f} through one "
-                    "register; that chain's cost varies with registers and values")
+        if pm.get("cycles") is None:
+            continue
+        why = (f"write mask -> mask pair: uops.info's chain, the form and {mask_chain.C_REP + 1} kmovq "
+               f"(mask_chain.py), reads {pm['cycles']:.2f} cycles here, {pm.get('value')} after its rounding"
+               f"{' (the published figure)' if their is not None and pm.get('value') == their else ''}, "
+               f"against {p['value']:.2f} through one register")
+        one = pm.get("one_kmovq") or {}
+        if one.get("cycles") is not None and one.get("stable") is not False:
+            extra = pm["cycles"] - one["cycles"] - mask_chain.C_REP * (pm.get("kmovq") or 1.0)
+            why += (f"; with one kmovq the loop reads {one['cycles']:.2f} (the form plus 1): the long kmovq "
+                    f"chain adds {extra:.2f} cycles of its own, a condition of that method, not of the form")
+        return why + "; that chain's cost also varies between processes"
     return None
 
 
