@@ -64,3 +64,19 @@ def test_a_mismatch_on_such_a_pair_gives_the_reading_as_its_cause():
     assert "one kmovq the loop reads 5.00" in why and "adds 1.61 cycles" in why
     del d["latency"][0]["published_method"]
     assert cause(d, rec, form, "latency_max") == "unexplained"
+
+
+def test_an_avx2_gather_s_smallest_bound_below_ours_is_its_mask_pair(cat):
+    from cyclebench.instructions.agreement import cause
+    from cyclebench.instructions.causes import GATHER_MASK_CAUSE
+    d = {"form": "VGATHERQPD (YMM, VSIB_YMM, YMM)", "notes": [], "throughput": {"value": 5.0, "bound": "exact"},
+         "latency": [{"start": "op0 (YMM)", "end": "op0 (YMM)", "value": 5.0, "bound": "upper", "stable": True,
+                      "linear": True, "label": None}]}
+    rec = SimpleNamespace(latency=SimpleNamespace(lo=0.0, hi=16.0, lo_upper_bound=True, hi_upper_bound=True))
+    f = cat.get(d["form"])
+    if f is None:
+        pytest.skip("no AVX2 gather in this catalogue")
+    assert cause(d, rec, f, "latency_min") == GATHER_MASK_CAUSE
+    k = cat.get("VPGATHERDQ (XMM, K, VSIB_XMM)")              # a K mask: not this pair
+    if k is not None:
+        assert cause({**d, "form": k.name}, rec, k, "latency_min") != GATHER_MASK_CAUSE

@@ -9,6 +9,7 @@ from .comparing import (ABS_TOL, LAT_TOL, TP_TOL, agrees, compared_pairs, issue_
 from . import mask_chain, window
 from .copies import rmw_stride
 from .session import COUNT_NOTE
+from .vsib import vsib_operand
 
 DATA_DEPENDENT_RATIO = 20.0     # a figure this many times the published one: a slow path, suspected
 
@@ -105,6 +106,9 @@ def cause(doc: dict, rec, form, figure: str) -> str:
         labels = {p.get("label") for p in compared_pairs(doc)}
         if labels & {"dependency broken", "move eliminated"}:
             return "zero idiom / eliminated move"
+        if figure == "latency_min" and _vector_mask_gather(form) and their_bound and our is not None \
+                and their is not None and their < our:
+            return GATHER_MASK_CAUSE
         if their == 0:
             return "published 0 (no dependency) where our chain carries one"
         if figure == "latency_max" and COUNT_NOTE in notes and our is not None and their is not None \
@@ -161,6 +165,19 @@ def cause(doc: dict, rec, form, figure: str) -> str:
 
 
 PROCESS_CAUSE = "varies between runner processes"
+GATHER_MASK_CAUSE = ("gather: the published smallest, a bound, is a pair into the vector mask, which cyclebench "
+                     "does not measure (vsib.py); the gather clears the mask without waiting for its loads: "
+                     "uops.info's index -> mask chain (the gather, four vandpd from the mask into the index, "
+                     "the mask set again) runs at the gather's own issue rate, 5.00 cycles a loop on Zen 4, "
+                     "so it shows no latency (docs/results/zen4-guest.md)")
+
+
+def _vector_mask_gather(form) -> bool:
+    """An AVX2 gather: a VSIB memory operand and a vector mask that the form reads and writes."""
+    if form is None or getattr(form, "operands", None) is None or vsib_operand(form) is None:
+        return False
+    return any(op.cls in ("XMM", "YMM") and op.read and op.write and op.pos > vsib_operand(form).pos
+               for op in form.operands)
 COUNT_CAUSE = ("shift count: measured with count CL = 1; a count of 0 leaves the flags as they were, and a "
                "flags read after it can take a slow path (inst --why measures every pair with CL = 0), as "
                "uops.info's flags -> CL chain (SETcc CL) runs it whenever the flag is clear")
