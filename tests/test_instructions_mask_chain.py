@@ -62,6 +62,9 @@ def test_a_mismatch_on_such_a_pair_gives_the_reading_as_its_cause():
     pm["one_kmovq"] = {"cycles": 5.0, "stable": True}      # the form's 4 plus one kmovq: additive
     why = cause(d, rec, form, "latency_max")
     assert "one kmovq the loop reads 5.00" in why and "adds 1.61 cycles" in why
+    pm.update(cycles=8.66, value=3.0)                       # a process in the chain's fast state
+    why = cause(d, rec, form, "latency_max")
+    assert "added nothing in this process" in why and "adds" not in why
     del d["latency"][0]["published_method"]
     assert cause(d, rec, form, "latency_max") == "unexplained"
 

@@ -27,6 +27,7 @@ from .forms import Form
 from .instantiate import Instance, LatencyPair, instantiate
 
 C_REP = 4                       # cpuBench's cRep for a form whose TP_single is at most 2
+EXTRA_SHOWN = 0.2               # cycles the long chain adds beyond its links before a cause names them
 KMOVQ = "kmovq k1, k1"          # the step uops.info measures (its basicLatency['KMOVQ'])
 MASK, DEST = "k1", "k2"
 
