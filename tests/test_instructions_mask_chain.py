@@ -37,6 +37,7 @@ def test_configuration_is_cpubench_s_kmovq_chain(cat):
     inst, code = mask_chain.configuration(f, pair)
     assert "k2{k1}" in inst.text.replace(" ", "") and code[0] == inst.text
     assert code[1:] == ["kmovq k1, k2"] + ["kmovq k1, k1"] * mask_chain.C_REP
+    assert mask_chain.short(code) == [inst.text, "kmovq k1, k2"]
 
 
 def test_reading_rounds_as_uops_info_does():
@@ -57,6 +58,28 @@ def test_a_mismatch_on_such_a_pair_gives_the_reading_as_its_cause():
     rec = SimpleNamespace(latency=SimpleNamespace(lo=4.0, hi=5.0, lo_upper_bound=False, hi_upper_bound=False))
     form = SimpleNamespace(name=d["form"], memory_operand=None, flags_read=frozenset())
     why = cause(d, rec, form, "latency_max")
-    assert "kmovq chain" in why and "10.61" in why and "5.0" in why
+    assert "5 kmovq" in why and "10.61" in why and "5.0" in why and "one kmovq" not in why
+    pm["one_kmovq"] = {"cycles": 5.0, "stable": True}      # the form's 4 plus one kmovq: additive
+    why = cause(d, rec, form, "latency_max")
+    assert "one kmovq the loop reads 5.00" in why and "adds 1.61 cycles" in why
+    pm.update(cycles=8.66, value=3.0)                       # a process in the chain's fast state
+    why = cause(d, rec, form, "latency_max")
+    assert "added nothing in this process" in why and "adds" not in why
     del d["latency"][0]["published_method"]
     assert cause(d, rec, form, "latency_max") == "unexplained"
+
+
+def test_an_avx2_gather_s_smallest_bound_below_ours_is_its_mask_pair(cat):
+    from cyclebench.instructions.agreement import cause
+    from cyclebench.instructions.causes import GATHER_MASK_CAUSE
+    d = {"form": "VGATHERQPD (YMM, VSIB_YMM, YMM)", "notes": [], "throughput": {"value": 5.0, "bound": "exact"},
+         "latency": [{"start": "op0 (YMM)", "end": "op0 (YMM)", "value": 5.0, "bound": "upper", "stable": True,
+                      "linear": True, "label": None}]}
+    rec = SimpleNamespace(latency=SimpleNamespace(lo=0.0, hi=16.0, lo_upper_bound=True, hi_upper_bound=True))
+    f = cat.get(d["form"])
+    if f is None:
+        pytest.skip("no AVX2 gather in this catalogue")
+    assert cause(d, rec, f, "latency_min") == GATHER_MASK_CAUSE
+    k = cat.get("VPGATHERDQ (XMM, K, VSIB_XMM)")              # a K mask: not this pair
+    if k is not None:
+        assert cause({**d, "form": k.name}, rec, k, "latency_min") != GATHER_MASK_CAUSE

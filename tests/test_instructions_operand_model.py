@@ -40,7 +40,18 @@ def test_a_merge_masked_vector_destination_is_read(cat):
 def test_mask_registers_have_a_same_register_case(cat):
     case = same_register_case(cat.get("KXORB (K, K, K)"))
     assert case is not None and "k1, k1, k1" in case[2].text.replace("  ", " ")
-    assert same_register_case(cat.get("VPCMPQ (K, K, XMM, XMM, I8)")) is None   # the write mask stays out
+    cmp_ = same_register_case(cat.get("VPCMPQ (K, K, XMM, XMM, I8)"))   # the write mask stays out
+    assert cmp_ is not None and cmp_.start == "same register (op2=op3)" and cmp_.closed
+    assert "k2{k1}, xmm1, xmm1" in cmp_.inst.text
+
+
+def test_a_mask_destination_from_vector_sources_has_a_same_register_case(cat):
+    # vpcmpgtq k, x, x is always 0 (uops.info's [0;3]): its sources the same register, closed back
+    case = same_register_case(cat.get("VPCMPGTD (K, ZMM, ZMM)"))
+    assert case is not None and case.closed and case.end == "op0 (K)"
+    assert "vpcmpgtd k2, zmm1, zmm1" in case.inst.text
+    assert same_register_case(cat.get("VPMOVQ2M (K, ZMM)")) is None            # one source
+    assert not same_register_case(cat.get("VPXOR (XMM, XMM, XMM)")).closed
 
 
 def test_the_end_of_a_pair_is_broken_too_only_the_start_is_kept(cat):

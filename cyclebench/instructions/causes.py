@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from .comparing import (ABS_TOL, LAT_TOL, TP_TOL, agrees, compared_pairs, issue_bound, ours, theirs,
                         unsettled, within)
-from . import window
+from . import mask_chain, window
 from .copies import rmw_stride
 from .session import COUNT_NOTE
+from .vsib import vsib_operand
 
 DATA_DEPENDENT_RATIO = 20.0     # a figure this many times the published one: a slow path, suspected
 
@@ -105,6 +106,9 @@ def cause(doc: dict, rec, form, figure: str) -> str:
         labels = {p.get("label") for p in compared_pairs(doc)}
         if labels & {"dependency broken", "move eliminated"}:
             return "zero idiom / eliminated move"
+        if figure == "latency_min" and _vector_mask_gather(form) and their_bound and our is not None \
+                and their is not None and their < our:
+            return GATHER_MASK_CAUSE
         if their == 0:
             return "published 0 (no dependency) where our chain carries one"
         if figure == "latency_max" and COUNT_NOTE in notes and our is not None and their is not None \
@@ -123,7 +127,7 @@ def cause(doc: dict, rec, form, figure: str) -> str:
             return "bound only (upper bound)" + _bounds_detail(doc, our, bound, their, their_bound)
         if unstable:
             return "unstable measurement"
-        mask = _mask_chain(doc)
+        mask = _mask_chain(doc, their)
         if mask:
             return mask
         return "unexplained"
@@ -165,6 +169,19 @@ def cause(doc: dict, rec, form, figure: str) -> str:
 
 
 PROCESS_CAUSE = "varies between runner processes"
+GATHER_MASK_CAUSE = ("gather: the published smallest, a bound, is a pair into the vector mask, which cyclebench "
+                     "does not measure (vsib.py); the gather clears the mask without waiting for its loads: "
+                     "uops.info's index -> mask chain (the gather, four vandpd from the mask into the index, "
+                     "the mask set again) runs at the gather's own issue rate, 5.00 cycles a loop on Zen 4, "
+                     "so it shows no latency (docs/results/zen4-guest.md)")
+
+
+def _vector_mask_gather(form) -> bool:
+    """An AVX2 gather: a VSIB memory operand and a vector mask that the form reads and writes."""
+    if form is None or getattr(form, "operands", None) is None or vsib_operand(form) is None:
+        return False
+    return any(op.cls in ("XMM", "YMM") and op.read and op.write and op.pos > vsib_operand(form).pos
+               for op in form.operands)
 COUNT_CAUSE = ("shift count: measured with count CL = 1; a count of 0 leaves the flags as they were, and a "
                "flags read after it can take a slow path (inst --why measures every pair with CL = 0), as "
                "uops.info's flags -> CL chain (SETcc CL) runs it whenever the flag is clear")
@@ -184,14 +201,28 @@ def _port_figure(rec) -> float | None:
         return None
 
 
-def _mask_chain(doc: dict) -> str | None:
-    """A write mask -> mask pair measured uops.info's way too (mask_chain.py): its reading."""
+def _mask_chain(doc: dict, their: float | None = None) -> str | None:
+    """A write mask -> mask pair measured uops.info's way too (mask_chain.py): its reading, and
+    the one-kmovq loop's, which shows what the long chain adds."""
     for p in compared_pairs(doc):
         pm = p.get("published_method") or {}
-        if pm.get("cycles") is not None:
-            return (f"write mask -> mask pair: uops.info's kmovq chain (mask_chain.py) reads {pm['cycles']:.2f} "
-                    f"cycles here, {pm.get('value')} after its rounding, against {p['value']:.2f} through one "
-                    "register; that chain's cost varies with registers and values")
+        if pm.get("cycles") is None:
+            continue
+        why = (f"write mask -> mask pair: uops.info's chain, the form and {mask_chain.C_REP + 1} kmovq "
+               f"(mask_chain.py), reads {pm['cycles']:.2f} cycles here, {pm.get('value')} after its rounding"
+               f"{' (the published figure)' if their is not None and pm.get('value') == their else ''}, "
+               f"against {p['value']:.2f} through one register")
+        one = pm.get("one_kmovq") or {}
+        if one.get("cycles") is not None and one.get("stable") is not False:
+            extra = pm["cycles"] - one["cycles"] - mask_chain.C_REP * (pm.get("kmovq") or 1.0)
+            why += f"; with one kmovq the loop reads {one['cycles']:.2f} (the form plus 1)"
+            if extra > mask_chain.EXTRA_SHOWN:
+                why += (f": the long kmovq chain adds {extra:.2f} cycles of its own, a condition of that "
+                        "method, not of the form")
+            else:
+                why += ": the long chain added nothing in this process"
+        return why + ("; the five-link loop moves by up to two cycles between processes (mask_chain.py), "
+                      "and in its slow state uops.info's reading is one cycle over the form")
     return None
 
 

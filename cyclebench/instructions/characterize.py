@@ -168,6 +168,11 @@ def _published_mask_chain(session: Session, form: Form, pair: LatencyPair, patte
     out.update(cycles=m.value, kmovq=k["cycles"], stable=bool(m.stable and k["stable"]))
     if out["stable"]:
         out["value"] = mask_chain.reading(m.value, k["cycles"])
+    try:                # the same loop with one kmovq: what the form adds when the chain is short
+        s = session.measure(mask_chain.short(code), form_init(form, inst), pattern=value_pattern(form) if pattern is None else pattern)
+        out["one_kmovq"] = {"cycles": s.value, "stable": s.stable}
+    except CycleBenchError:
+        pass
     return out
 
 
@@ -311,23 +316,34 @@ def measure_same_register(session: Session, form: Form, pattern: int | None = No
     case = renaming.same_register_case(form)
     if case is None:
         return None
-    start, end, inst = case
+    start, end, inst = case.start, case.end, case.inst
     verified([inst])
     doc = {k: None for k in ("value", "bound", "lower", "upper", "uncertainty", "code", "init",
                              "connector", "stable", "label", "error", "linear")}
     doc.update(start=start, end=end, method="chain (same register)", same_register=True,
                samples=[], warnings=[])
+    pattern = value_pattern(form) if pattern is None else pattern
+    conn = None
     try:
-        m = session.measure([inst.text], form_init(form, inst),
-                            pattern=value_pattern(form) if pattern is None else pattern)
-    except CycleBenchError as e:
-        doc.update(error=e.cause, code=inst.text)
+        if case.closed:         # a mask destination: back to the sources through a connector
+            conn = C.connect(C.port_for_register(inst.regs[case.dst]), C.port_for_register(inst.regs[case.src]),
+                             used_gprs(inst.text, *inst.init))
+        m = session.measure([inst.text] + (conn.lines if conn else []), form_init(form, inst), pattern=pattern)
+        alone = session.measure([inst.text], form_init(form, inst), pattern=pattern).value if conn else m.value
+    except (CycleBenchError, C.NoConnector) as e:
+        doc.update(error=str(getattr(e, "cause", e)), code=inst.text)
         return doc
-    doc.update(value=m.value, bound="exact", lower=m.value, upper=m.value, code=m.code, init=m.init,
+    value, lower, bound = m.value, m.value, "exact"
+    if conn:
+        value, low, exact, doc["connector"] = _closed(session, m.value, conn)
+        lower, bound = value if exact else low, "exact" if exact else "upper"
+    doc.update(value=value, bound=bound, lower=lower, upper=value, code=m.code, init=m.init,
                uncertainty=m.uncertainty, stable=m.stable, samples=m.samples, warnings=m.warnings,
                linear=m.linear)
-    if renaming.no_dependency(m.value):
-        doc.update(renaming.zero_update(form, m.value, True))
+    if conn:                # the instance alone: uops.info's same-register TP_single (comparing.py)
+        doc["cycles_per_copy"] = alone
+    if renaming.no_dependency(value):
+        doc.update(renaming.zero_update(form, alone, True))
     return doc
 
 
