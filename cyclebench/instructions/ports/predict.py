@@ -23,7 +23,8 @@ can delay each other).  Forms the model does not know make the resource bound a 
 zeroes the register, while the model's form was measured with two distinct registers.  A
 legacy-SSE XMM write under a dirty upper vector state reads its destination's kept part and,
 given the factor upper.probe measures, takes its resources that many times (upper.py holds the
-measurements).
+measurements).  Every form that loads a vector operand takes at least a plain vector load's share of
+the load path (vector_loads.py), where the model fitted an EVEX load-op form elsewhere.
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
 from .shared import SharedFloors
 from .simulate import simulate, units
-from . import upper
+from . import upper, vector_loads
 
 STORE_LINES = "store lines"
 
@@ -203,6 +204,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     :attr:`Loaded.bounds`); ``upper_factor``: the resources a legacy-SSE
     XMM write takes while a ZMM register dirties the upper state, as upper.probe measured it."""
     catalogue = catalogue or Catalogue.load()
+    model = vector_loads.view(model, catalogue)       # a vector load's share of the load path
     instructions = decode(block)
     forms = [form_of(ins, catalogue, model) or f"?{mnemonic(ins).lower()}" for ins in instructions]
     counts: dict[str, int] = {}

@@ -1,0 +1,114 @@
+"""Vector loads share one load path, whatever instruction carries them.
+
+The model (infer.py) gives each form the resources its own readings show, and a load folded into
+an EVEX operation was often fitted onto other resources than the plain vector loads' path: on
+Zen 4 the model charges ``movsd xmm, [m]`` one of its vector-load pipe's two slots a cycle, and
+``vpunpckhbw ymm{k}{z}, ymm, [m]`` none of it.  Measured with ``cyclebench asm`` on Zen 4 (cycles
+per copy; two of each form, every load from its own address):
+
+| block | cycles |
+| --- | ---: |
+| 2 ``vpunpckhbw ymm{k1}{z}, ymm2, [m256]`` | 1.00 |
+| 2 ``movsd xmm, [m64]`` | 1.00 |
+| both | 2.00 |
+| 2 ``vpunpckhbw`` + 2 ``vmovntdqa xmm, [m128]`` | 2.00 |
+| 2 ``vorps ymm{k1}{z}, ymm2, [m32]{1to8}`` + 2 ``movsd`` | 2.00 |
+| 2 ``vpaddd ymm, ymm, [m256]`` + 2 ``movsd`` | 2.00 |
+| 2 ``vpminuw zmm{k1}{z}, zmm2, [m512]`` + 2 ``movsd`` | 3.00 |
+| 2 ``vmovdqu64 zmm, [m512]`` + 2 ``movsd`` | 3.00 |
+
+So every load of a vector operand, broadcast or not, takes the path's slot as a plain vector load
+does, a 512-bit one two.  :func:`view` gives every form that loads a vector operand at least the
+share of the path that a plain vector load of the model (a form that only loads a vector
+register) takes, of no wider a memory operand, for each plain load its memory operand counts as
+(:func:`slots`: read from the load pipes the model's readings gave it, where a 512-bit load-op
+form takes twice a plain load's share); the path is the resources that bound all the model's
+plain vector loads.  Where the model holds no plain vector load, nothing changes.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .model import FRONT_END, Model
+from .upper import BINDING      # a usage within this share of the form's time alone bounds the form
+
+VECTOR = ("XMM", "YMM", "ZMM")
+ALIKE = 0.1             # plain loads' usages of a resource this close count one load there
+
+_views: dict[int, tuple[Model, Model]] = {}
+
+
+def _memory(form):
+    """The form's memory operand when it reads a vector's worth of data (its slot is a vector
+    register's, broadcasts included), else None."""
+    op = form.memory_operand
+    if op is None or op.kind != "mem" or not op.read or op.slot is None or op.slot.cls not in VECTOR:
+        return None
+    return op
+
+
+def _plain(form) -> bool:
+    """A form that only loads a vector register: one written vector register besides the memory
+    operand, no mask, nothing else read."""
+    others = [op for op in form.operands if op.kind != "mem"]
+    return (_memory(form) is not None and len(others) == 1 and others[0].kind == "reg"
+            and others[0].cls in VECTOR and others[0].write and not others[0].read and not form.implicit)
+
+
+def path(model: Model, catalogue) -> tuple[set[str], list[tuple[int, float]], dict[str, float]]:
+    """(the resources that bound every plain vector load of the model, [(memory bits, share)] per
+    plain load, the least share of those resources it takes, {resource: share} of the resources
+    every plain vector load takes alike, within :data:`ALIKE`: what one load counts there), or
+    (set(), [], {}) where the model holds no plain vector load."""
+    shared, plain = None, []
+    for name in model.usage:
+        form = catalogue.by_name.get(name)
+        if form is None or not _plain(form):
+            continue
+        use = {r: u for r, u in model.usage[name].items() if r != FRONT_END}
+        bound = model.alone.get(name) or max(use.values(), default=0.0)
+        top = {r for r, u in use.items() if bound and u >= BINDING * bound}
+        shared = top if shared is None else shared & top
+        plain.append((name, _memory(form).bits))
+    if not shared:
+        return set(), [], {}
+    alike = {}
+    for r in set.intersection(*(set(model.used(n)) for n, _ in plain)) - shared:
+        v = [model.usage[n][r] for n, _ in plain]
+        if max(v) <= (1 + ALIKE) * min(v):
+            alike[r] = sum(v) / len(v)
+    return shared, sorted((bits, min(model.usage[n][r] for r in shared)) for n, bits in plain), alike
+
+
+def slots(use: dict[str, float], alike: dict[str, float]) -> int:
+    """How many plain vector loads a form's memory operand counts as: the least, over the
+    resources every plain load takes alike, of its usage there over a plain load's, rounded
+    (Zen 4: a 512-bit load-op form takes 0.71 of the load pipes where a plain load takes 0.33,
+    two; a broadcast 0.33, one), at least one."""
+    ratios = [use.get(r, 0.0) / u for r, u in alike.items()]
+    return max(1, round(min(ratios))) if ratios else 1
+
+
+def view(model: Model, catalogue) -> Model:
+    """The model with every vector-loading form charged at least a plain vector load's share of the
+    load path (the share of the widest plain load of no wider a memory operand) for each plain
+    load its memory operand counts as (:func:`slots`); the model itself where nothing changes.
+    Kept per model object."""
+    old = _views.get(id(model))
+    if old is not None and old[0] is model:
+        return old[1]
+    resources, shares, alike = path(model, catalogue)
+    usage = model.usage
+    if resources:
+        usage = {}
+        for name, use in model.usage.items():
+            form = catalogue.by_name.get(name)
+            op = form and _memory(form)
+            if op is None:
+                usage[name] = use
+                continue
+            share = max((s for bits, s in shares if bits <= op.bits), default=shares[0][1]) * slots(use, alike)
+            usage[name] = dict(use, **{r: max(use.get(r, 0.0), share) for r in resources})
+    out = model if usage is model.usage else replace(model, usage=usage)
+    _views[id(model)] = (model, out)
+    return out

@@ -1,0 +1,70 @@
+"""Vector loads share one load path in the predictor (cyclebench/instructions/ports/vector_loads.py):
+every form that loads a vector operand takes at least a plain vector load's share of the resources
+that bound the model's plain vector loads.  Facts only: fabricated models, no timing."""
+from __future__ import annotations
+
+import pytest
+
+from cyclebench.instructions.catalogue import Catalogue
+from cyclebench.instructions.ports.model import Model
+from cyclebench.instructions.ports.predict import predict
+from cyclebench.instructions.ports.vector_loads import path, slots, view
+
+PLAIN = "MOVSD (XMM, M64)"
+WIDE = "VPMINUW_Z (ZMM, K, ZMM, M512)"
+EVEX = "VPUNPCKHBW_Z (YMM, K, YMM, M256)"
+BCST = "VORPS_Z (YMM, K, YMM, M32_1to8)"
+GPR = "MOV (R64, M64)"
+
+
+@pytest.fixture(scope="module")
+def catalogue():
+    return Catalogue.load()
+
+
+def _model(plain: bool = True) -> Model:
+    usage = {EVEX: {"R16": 0.5, "R12": 0.33}, BCST: {"R16": 0.5, "R12": 0.33}, GPR: {"R12": 0.33},
+             WIDE: {"R16": 1.0, "R12": 0.71}}
+    alone = {EVEX: 0.5, BCST: 0.5, GPR: 0.33, WIDE: 1.0}
+    if plain:
+        usage[PLAIN], alone[PLAIN] = {"R14": 0.5, "R12": 0.33}, 0.5
+    return Model(["R12", "R14", "R16"], usage, 6, alone)
+
+
+def test_the_load_path_is_what_binds_every_plain_vector_load(catalogue):
+    resources, shares, alike = path(_model(), catalogue)
+    assert resources == {"R14"} and shares == [(64, 0.5)]
+    assert alike == {"R12": 0.33}             # what one plain load takes of the load pipes
+    assert path(_model(plain=False), catalogue) == (set(), [], {})
+
+
+def test_a_load_counts_as_many_plain_loads_as_its_load_pipes_say():
+    alike = {"R12": 0.33, "R2": 0.17}
+    assert slots({"R12": 0.71, "R2": 0.33}, alike) == 2
+    assert slots({"R12": 0.33, "R2": 0.33}, alike) == 1          # the least of the resources
+    assert slots({"R16": 0.5}, alike) == 1 and slots({"R16": 0.5}, {}) == 1      # at least one
+
+
+def test_every_vector_loading_form_takes_the_plain_loads_share(catalogue):
+    m = view(_model(), catalogue)
+    assert m.usage[EVEX]["R14"] == m.usage[BCST]["R14"] == 0.5      # broadcasts load a vector too
+    assert "R14" not in m.usage[GPR]                                  # a GPR load is no vector load
+    assert m.usage[EVEX]["R16"] == 0.5                                # its own usages stay
+    assert m.usage[WIDE]["R14"] == 1.0                                # a 512-bit load: two
+    assert view(m0 := _model(), catalogue) is view(m0, catalogue)     # one view per model object
+    plain = _model(plain=False)
+    assert view(plain, catalogue) is plain                            # no plain load: no change
+
+
+def test_predict_adds_the_loads_on_the_shared_path(catalogue):
+    # Zen 4, cyclebench asm: 2 vpunpckhbw ymm{k}{z}, ymm, [m256] and 2 movsd xmm, [m64] run 2.00 a
+    # copy, each pair alone 1.00; the model's own usages put them on R16 and R14
+    block = ("vpunpckhbw ymm1{k1}{z}, ymm2, ymmword ptr [r14+0x40]; vpunpckhbw ymm3{k1}{z}, ymm2, ymmword ptr [r14+0x80]; "
+             "movsd xmm4, qword ptr [r14+0xc0]; movsd xmm5, qword ptr [r14+0x100]")
+    p = predict(block, _model(), catalogue)
+    assert p.resource_bound == pytest.approx(2.0) and p.binding_resource == "R14"
+    assert predict(block, _model(plain=False), catalogue).resource_bound == pytest.approx(1.0)
+    # 2 vpminuw zmm{k}{z}, zmm, [m512] and 2 movsd: 3.00 a copy (a 512-bit load takes two slots)
+    wide = ("vpminuw zmm1{k1}{z}, zmm2, zmmword ptr [r14+0x180]; vpminuw zmm3{k1}{z}, zmm2, zmmword ptr [r14+0x200]; "
+            "movsd xmm4, qword ptr [r14+0xc0]; movsd xmm5, qword ptr [r14+0x100]")
+    assert predict(wide, _model(), catalogue).resource_bound == pytest.approx(3.0)
