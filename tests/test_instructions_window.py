@@ -19,6 +19,7 @@ def test_copies_that_do_not_fit_in_flight_are_limited():
     assert w["copies"] == window.MAX_COPIES and w["block_cycles"] == 48.0 and w["limited"] is True
     text = window.cause({"value": 0.58, "window": w})
     assert text.startswith("limited in flight here: 64 copies") and "37.1" in text
+    assert "mask registers" not in text     # the probe alone does not know what the copies write
     # as long as the block: the ports set the figure, no cause from the probe
     w = window.probe(Session(measure_fn=Fake({BLOCK: 48.0}, default=48.5)), copies, [], 0.58, 0)
     assert w["limited"] is False and window.cause({"value": 0.58, "window": w}) is None
@@ -133,6 +134,8 @@ def test_copies_limited_in_flight_run_in_more_processes(cat):
     assert [line.split(",")[0] for line in lines] == [f"kmovw k{i}" for i in range(1, 8)]
     assert lines[0].endswith("[r14+0x40]") and lines[1].endswith("[r14+0x42]") and lines[6].endswith("[r14+0x4c]")
     assert "uops.info's own copies (7, k0 unused, each load one operand width further on) read 0.58 here" in text
+    # the copies write a mask register: the cause names the mask registers free for renaming
+    assert tp["window"]["writes_mask"] is True and "mask registers the core has free for renaming" in text
     # one state in every process: the figure stands, and the cause still says how many were run
     tp = measure_throughput(Session(measure_fn=_States([], 0.583)), form)
     assert tp["value"] == pytest.approx(0.583) and "7 runner processes all read 0.58 a copy" in window.cause(tp)

@@ -242,6 +242,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     if per > FEW_COPIES and processes and m.stable and not pre and \
             (not on_port_grid(m.value) or window.suspect(form)):
         doc["window"] = window.probe(session, code, init, m.value, pattern)
+        doc["window"]["writes_mask"] = window.suspect(form)
         more = LIMITED_PROCESSES + 1 - len(doc.get("by_process") or [m.value])
         if doc["window"].get("limited") and more > 0:
             m = _other_processes(session, doc, m, code, init, per, pattern, more)

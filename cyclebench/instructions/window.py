@@ -20,9 +20,14 @@ steps (39 processes of those copies: 0.50 twice, 0.55 9 times, 0.58 28 times; ``
 [m]`` 0.50 to 0.67) and runs of processes one after the other often keep one step for seconds, with
 or without address-space randomisation; the load latency does not move with them (``kmovq k1, [rax];
 kmovq rax, k1`` 13 cycles and ``mov rax, [rax]`` 4 in every step), nor does busy or idle code on the
-other vCPU. A state of the core or its host that the copies cannot choose: the fastest of several
-processes is kept (throughput.py) and the probe's reading, with the processes', is given as the
-cause. It runs for a figure still off the port grid after the other processes (throughput.py), and
+other vCPU. The steps are the mask registers free for renaming (``bench/mask_rename.py``, one
+process): the knee of register-only mask writes behind the block moves with the rate (53 free: 0.50
+a copy; 44: 0.55; 41: 0.58, about 24 cycles in flight per copy each time) while the knees of GPR
+loads and vector registers stay put; the count changes within a process too (after the CPU idled
+0.3 s the copies start at 0.50 and step to 0.55 within 1-4 ms), whatever the load addresses, the
+code's placement, the mask values or an XSAVE/XRSTOR round trip. A state of the core or its host
+that the copies cannot choose: the fastest of several processes is kept (throughput.py) and the
+probe's reading, with the processes', is given as the cause. It runs for a figure still off the port grid after the other processes (throughput.py), and
 for the forms :func:`suspect` names.
 """
 from __future__ import annotations
@@ -103,6 +108,10 @@ def cause(tp: dict) -> str | None:
             f"retirement back take {w['cycles']:.1f} cycles where their own figure needs "
             f"{w['copies'] * tp['value']:.1f}: fewer than {w['copies']} fit in flight at once, so the copies' rate is set "
             "by that capacity and by how long each stays in flight, not by the ports")
+    if w.get("writes_mask"):
+        text += ("; each copy holds a mask register from rename until it retires, and how many mask registers "
+                 "the core has free for renaming changes between and within runs with a state of the core the "
+                 "copies cannot set (bench/mask_rename.py counts them beside the copies' rate)")
     theirs = w.get("uops_info") or {}
     if theirs.get("value") is not None:
         text += (f"; uops.info's own copies ({theirs['copies']}, k0 unused, each load one operand width further on) "
