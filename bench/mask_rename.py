@@ -102,11 +102,15 @@ def kernels() -> tuple[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 epilog="exit codes: 0 measured (or no AVX512BW to measure), 2 bad arguments, "
+                                        "3 the probe could not be built or run")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--sleep", type=float, default=0.0, help="seconds idle before each round")
-    ap.add_argument("--cpu", type=int, default=1)
+    ap.add_argument("--cpu", type=int, default=1, help="the CPU to pin to (default 1)")
     a = ap.parse_args(argv)
+    if a.rounds < 1 or not 0 <= a.sleep <= 60 or a.cpu not in os.sched_getaffinity(0):
+        ap.error(f"--rounds at least 1, --sleep 0-60 s, --cpu one of {sorted(os.sched_getaffinity(0))}")
     flags = open("/proc/cpuinfo").read()
     if " avx512bw" not in flags:
         print("this CPU has no AVX512BW: no mask registers to measure")
@@ -117,10 +121,18 @@ def main(argv: list[str] | None = None) -> int:
             with open(os.path.join(d, name), "w") as f:
                 f.write(text)
         exe = os.path.join(d, "probe")
-        subprocess.run(["gcc", "-O2", "-o", exe, "main.c", "kernels.S", "-Wl,-z,noexecstack"], cwd=d, check=True)
-        print("round, kmovw cycles a copy, the block alone (cycles), knees (the first N over the block by 3%), "
-              "kmovw cycles a copy again")
-        out = subprocess.run([exe, str(a.cpu), str(a.rounds), str(a.sleep)], capture_output=True, text=True, check=True)
+        try:
+            subprocess.run(["gcc", "-O2", "-o", exe, "main.c", "kernels.S", "-Wl,-z,noexecstack"], cwd=d,
+                           check=True, capture_output=True, text=True)
+            print("round, kmovw cycles a copy, the block alone (cycles), knees (the first N over the block by 3%), "
+                  "kmovw cycles a copy again")
+            out = subprocess.run([exe, str(a.cpu), str(a.rounds), str(a.sleep)], capture_output=True, text=True,
+                                 check=True)
+        except (OSError, subprocess.CalledProcessError) as e:
+            why = (getattr(e, "stderr", None) or str(e)).strip().splitlines()
+            print(f"error: the probe could not be built or run: {why[-1] if why else e}", file=sys.stderr)
+            print("hint: it needs gcc (setup.sh installs it) and a CPU with AVX-512", file=sys.stderr)
+            return 3
     for line in out.stdout.splitlines():
         p = line.split()
         drift = float(p[-1])
