@@ -5,7 +5,9 @@ through the upper 16 vector registers; stores go to distinct addresses), and 4 c
 too: the faster count is kept (uops.info tries several), and a full count off the port grid runs in
 more runner processes, the fastest kept (:func:`_other_processes`: a process can settle in a slower state),
 as are copies the in-flight probe finds limited (window.py), and a gather's copies also run with
-every mask set-up ahead of them all (gathers.py), the faster layout kept.  What the ISA does not
+every mask set-up ahead of them all (gathers.py), the faster layout kept.  Every measurement is
+also read at the fastest steady state several of its repetitions agree on (steady.py: some copies
+run in two states, and the aggregate reads the commoner, slower one).  What the ISA does not
 let us rename apart is broken between copies with documented dependency-breaking idioms that need
 no execution port:
 
@@ -34,11 +36,12 @@ register rotation is also reported as an upper bound.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from ..errors import CycleBenchError
 from . import connectors as C
-from . import gathers, vsib, window
+from . import gathers, steady, vsib, window
 from .comparing import TP_TOL, agrees
 from .forms import Form
 from .instantiate import verified
@@ -123,7 +126,21 @@ def _placed(session: Session, doc: dict, m: Measured, code: list[str], init: lis
     except CycleBenchError:
         return m
     doc["by_placement"] = {"0": m.value, str(SHIFT): other.value}
-    return _faster(m, other)
+    return _faster(m, _fast_state(doc, other))
+
+
+def _fast_state(doc: dict, m: Measured) -> Measured:
+    """``m`` read at the fastest steady state its repetitions agree on (steady.py), where that is
+    faster than its aggregate beyond noise; each such state is listed in ``doc["states"]`` beside
+    the aggregate it replaced.  Looked for in every measurement of the copies: it costs no run."""
+    found = steady.fastest_state(m.samples, m.value, FEW_GAIN)
+    if found is None:
+        return m
+    value, reps, half = found
+    doc.setdefault("states", []).append({"fast": value, "repetitions": reps, "of": len(m.samples),
+                                         "aggregate": m.value})
+    # settled by the repetitions that agree on it, even where the mixture of states read as unsettled
+    return dataclasses.replace(m, value=value, uncertainty=max(half, m.uncertainty), stable=True)
 
 
 def _faster(m: Measured, other: Measured) -> Measured:
@@ -148,16 +165,19 @@ def _other_processes(session: Session, doc: dict, m: Measured, code: list[str], 
     cost 40% of the forms a minute.  Run with LIMITED_PROCESSES for copies the in-flight probe
     finds limited (window.py), whose rate changes from process to process on the grid too."""
     readings = doc.get("by_process") or [m.value]       # more processes extend the earlier ones
-    best = m
+    best, pool = m, list(m.samples)
     for _ in range(processes):
         try:
             other = session.measure(code, init, per=per, pattern=pattern)
         except CycleBenchError:
             break
         readings.append(other.value)
-        best = _faster(best, other)
+        pool += other.samples
+        best = _faster(best, _fast_state(doc, other))
     doc["by_process"] = readings
-    return best
+    # the same code in every process: a state too rare in any one of them to show shows in all
+    pooled = _fast_state(doc, dataclasses.replace(best, samples=pool))
+    return best if pooled.value == best.value else dataclasses.replace(pooled, samples=best.samples)
 
 
 LIMITED_PROCESSES = 6    # more processes for copies the in-flight probe finds limited (window.py)
@@ -182,7 +202,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     doc.update(copies=len(cps.instances), carried=list(cps.carried), breakers=pre)
     per = len(cps.instances)        # copies in the kept measurement's code
     try:
-        m = session.measure(code, init, per=per, pattern=pattern)
+        m = _fast_state(doc, session.measure(code, init, per=per, pattern=pattern))
         if earlier is not None and earlier.get("value") is not None:
             doc["repeats"] = [earlier["value"], m.value]
             if earlier["value"] < m.value:     # the less disturbed of two runs apart in time
@@ -209,6 +229,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             few = _fewer(session, form, scratch, stride, breakers, pattern, n)
             if few is None:
                 continue
+            few = (_fast_state(doc, few[0]),) + few[1:]
             doc["by_copies"][str(n)] = few[0].value
             if _faster(m, few[0]) is few[0]:
                 m, cps, pre, unbroken = few
@@ -237,7 +258,8 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     code = m.code.splitlines()
     if per > FEW_COPIES and not on_port_grid(m.value):
         m = _placed(session, doc, m, code, init, per, pattern)
-    if per > FEW_COPIES and processes and not on_port_grid(m.value):
+    # copies seen in more than one steady state may hold a faster one in another process
+    if per > FEW_COPIES and processes and (not on_port_grid(m.value) or doc.get("states")):
         m = _other_processes(session, doc, m, code, init, per, pattern, processes)
     if per > FEW_COPIES and processes and m.stable and not pre and \
             (not on_port_grid(m.value) or window.suspect(form)):

@@ -1,0 +1,59 @@
+"""The fastest steady state among a measurement's repetitions (steady.py); fabricated readings, no timing."""
+from types import SimpleNamespace
+
+import pytest
+
+from cyclebench.instructions import Catalogue
+from cyclebench.instructions.characterize import Session
+from cyclebench.instructions.steady import fastest_state
+from cyclebench.instructions.throughput import measure_throughput
+
+SLOW, FAST, MIXED = 0.851, 0.667, 1.035     # Zen 4, vcvttpd2dq xmm, ymm: per repetition
+
+
+def test_a_state_is_one_several_repetitions_agree_on():
+    reps = [SLOW] * 14 + [FAST, FAST, FAST] + [MIXED, 0.09, -0.16]
+    assert fastest_state(reps, SLOW, 0.03) == (FAST, 3, 0.0)
+    # two repetitions are not a state, nor are disturbances apart from each other
+    assert fastest_state([SLOW] * 15 + [FAST, FAST, 0.09, 0.2, MIXED], SLOW, 0.03) is None
+    # a state no faster than the aggregate beyond noise, or too few repetitions to tell
+    assert fastest_state([SLOW] * 17 + [0.84] * 3, SLOW, 0.03) is None
+    assert fastest_state([SLOW] * 5 + [FAST] * 3, SLOW, 0.03) is None
+    # among many repetitions (runner processes pooled), a few close disturbances are not a state
+    assert fastest_state([SLOW] * 137 + [0.300, 0.301, 0.302], SLOW, 0.03) is None
+    assert fastest_state([SLOW] * 133 + [FAST] * 7, SLOW, 0.03)[:2] == (FAST, 7)
+
+
+class _Bimodal:
+    """measure() stand-in: each run of copies reads ``fast`` of its 20 repetitions in the fast state,
+    the rest in the slow one (plus one mixture and one disturbance, a new one each run); the
+    aggregate is the slow state."""
+
+    def __init__(self, fast):
+        self.fast, self.calls = fast, 0
+
+    def __call__(self, code, init=None, **kw):
+        self.calls += 1
+        n = len(code.splitlines())
+        reps = [SLOW] * (18 - self.fast) + [FAST] * self.fast + [MIXED, 0.09 + 0.05 * self.calls]
+        ev = SimpleNamespace(value=SLOW * n, uncertainty=0.001, samples=[r * n for r in reps])
+        return SimpleNamespace(events={"cycles": ev}, stable=True, warnings=[],
+                               stability={"stable": True, "linearity": {"linear": True}},
+                               backend={"name": "tsc", "reason": "no hardware PMU: test"})
+
+
+@pytest.mark.parametrize("fast", [4, 2])
+def test_copies_that_run_in_two_steady_states_report_the_faster(fast):
+    form = Catalogue.load().get("VCVTTPD2DQ (XMM, YMM)")
+    tp = measure_throughput(Session(measure_fn=_Bimodal(fast)), form)
+    assert tp["value"] == pytest.approx(FAST) and tp["stable"] is True
+    state = tp["states"][-1]
+    assert state["fast"] == pytest.approx(FAST) and state["aggregate"] == pytest.approx(SLOW)
+    # 4 of 20 in each run show the state at once; 2 only once the runner processes' are pooled
+    assert state["repetitions"] == (fast if fast >= 3 else fast * len(tp["by_process"]))
+
+
+def test_one_steady_state_keeps_its_aggregate():
+    form = Catalogue.load().get("VCVTTPD2DQ (XMM, YMM)")
+    tp = measure_throughput(Session(measure_fn=_Bimodal(0)), form)
+    assert tp["value"] == pytest.approx(SLOW) and "states" not in tp
