@@ -187,13 +187,18 @@ def balanced_count(form: Form, instances: list[Instance]) -> int:
     return best
 
 
+def written_registers(form: Form, inst: Instance) -> set[int]:
+    """The full registers ``inst`` writes through the form's register operands (not fixed ones)."""
+    return {full_register(_reg(inst.regs[op.pos])) for op in form.operands
+            if op.kind == "reg" and op.write and not op.fixed and op.pos in inst.regs}
+
+
 def until_repeat(form: Form, instances: list[Instance]) -> int:
     """How many of ``instances`` come before the first whose written register an earlier one
     wrote: uops.info's copy count (cpuBench.py stops where no unused register is left)."""
-    written = [op.pos for op in form.operands if op.kind == "reg" and op.write and not op.fixed]
     seen: set[int] = set()
     for k, inst in enumerate(instances):
-        regs = {full_register(_reg(inst.regs[p])) for p in written if p in inst.regs}
+        regs = written_registers(form, inst)
         if regs & seen:
             return k
         seen |= regs

@@ -12,6 +12,7 @@ shown beside the figure and never reported as it.
 from __future__ import annotations
 
 from ..errors import CycleBenchError
+from .copies import written_registers
 from .forms import Form
 from .instantiate import Instance, _reg
 from .operands import full_register
@@ -23,13 +24,12 @@ def ahead_count(form: Form, instances: list[Instance]) -> int:
     with every set-up moved ahead of all the copies: the longest prefix in which no copy writes or
     sets a register that a later copy's set-up sets (the AVX-512 forms' copies all set k1: 1; the
     AVX2 forms' masks rotate apart until the pool wraps: 7 of 15 ``vgatherqpd ymm`` copies)."""
-    written = [op.pos for op in form.operands if op.kind == "reg" and op.write]
     taken: set[int] = set()
     for k, inst in enumerate(instances):
         sets = {full_register(_reg(line.split(None, 1)[1].split(",")[0])) for line in inst.text.splitlines()[:-1]}
         if not sets or sets & taken:
             return k
-        taken |= sets | {full_register(_reg(inst.regs[p])) for p in written if p in inst.regs}
+        taken |= sets | written_registers(form, inst)
     return len(instances)
 
 
