@@ -62,6 +62,15 @@ def test_without_the_runners_line_the_figure_decides():
     assert ev["events"]["cycles"].value == pytest.approx(3.0, rel=1e-3)
 
 
+def test_an_interrupted_repetition_is_noise_to_measure_again_not_a_bound():
+    # two repetitions of 3 cycles a copy; an interrupt in the second one's A makes its B - A as
+    # large, negative, and their mean near zero: once read "stable, below the resolution"
+    b_minus_a = 3 * 2 * LOOP * 70000 // 100000
+    ev = evaluate(fabricated([b_minus_a, -b_minus_a + 4000]))
+    assert ev["events"]["cycles"].upper_bound is None and not ev["stability"].below_resolution
+    assert not ev["stability"].stable
+
+
 def test_a_loop_limited_run_with_tiny_b_minus_a_is_a_bound_even_if_it_looks_resolved():
     ev = evaluate(fabricated([260] * 50, limited=260))
     assert ev["events"]["cycles"].upper_bound >= ev["events"]["cycles"].value > 0

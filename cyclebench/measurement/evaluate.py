@@ -165,10 +165,13 @@ def _time_figures(cycles: list[float], ticks: list[float], aggregate: str, label
 
 
 def _resolved(ticks: list[float], keep: list[int] | None = None, force: bool = False) -> bool:
-    """B - A spans at least POOR_TICKS in the median repetition: the clock resolves the code, so
-    a figure within its uncertainty of zero is noise (the spread check judges it), not a bound."""
+    """B - A spans at least POOR_TICKS, either way, in the median repetition: the clock resolves
+    the code, so a figure within its uncertainty of zero is noise (the spread check judges it),
+    not a bound. Sizes, not signed values: an interrupt in one repetition's A makes its B - A
+    large and negative, and two repetitions of 1-cycle code (+3.7e5 and -4e5 ticks) once
+    averaged near zero, stable "below the resolution", where the spread should send it back."""
     vals = [ticks[i] for i in keep] if keep is not None else ticks
-    return not force and bool(vals) and abs(stats.median(vals)) >= POOR_TICKS
+    return not force and bool(vals) and stats.median([abs(v) for v in vals]) >= POOR_TICKS
 
 
 def _mark_bound(events: dict, quantum: float, tick_quantum: float, tsc_hz: float, force: bool = False,
