@@ -23,6 +23,12 @@ def test_each_burst_signal_names_itself():
     assert "below this machine's recent" in assess(QUIET, [3.5] * 20, 3.69).reasons[0]
 
 
+def test_one_repetition_left_of_several_is_no_figure():
+    st = assess([2.39], [3.69], 3.69, asked=2)
+    assert not st.stable and "1 of 2 repetitions were interrupted" in st.reasons[0]
+    assert assess([1.0], [3.69], 3.69).stable          # one asked for (-n 1): the caller's choice
+
+
 def test_contention_gauge_above_the_machines_best_is_a_burst():
     # 4 independent adds per chain add: 1.0 on a quiet 4-ALU core; a busy sibling slows the gauge
     st = assess(QUIET, GHZ, 3.69, contention=1.33, reference_contention=1.0)

@@ -96,7 +96,8 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
         warnings.append(f"the first {len(raw['warming_up'])} repetitions were still warming up (each slower than "
                         "the settled rest: a predictor or cache learning the input) and are left out")
     con = stats.median(conv.contention) if conv.contention else None
-    return {"events": events, "stability": stability.assess(cycles, conv.ghz_per_rep, ref_ghz, con, ref_contention, below),
+    return {"events": events, "stability": stability.assess(cycles, conv.ghz_per_rep, ref_ghz, con, ref_contention, below,
+                                                            asked=len(ticks)),
             "loop": loop, "contention": con, "contention_reference": ref_contention, "loop_limited": limited,
             "tsc_hz": tsc_hz, "ghz": ghz, "step": step, "norm": norm, "raw": raw,
             "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": stats.median(ticks),

@@ -116,7 +116,8 @@ def still_falling(values: list[float]) -> bool:
 def assess(values: list[float], ghz: list[float] | None = None,
            reference_ghz: float | None = None, contention: float | None = None,
            reference_contention: float | None = None, below_resolution: bool = False,
-           variable_ok: bool = False, runs: int = 1, uncertainty: float | None = None) -> Stability:
+           variable_ok: bool = False, runs: int = 1, uncertainty: float | None = None,
+           asked: int | None = None) -> Stability:
     """``below_resolution``: the figure is within its resolution of zero (stats.upper_bound); the
     host checks still apply, the spread check does not.
 
@@ -124,7 +125,11 @@ def assess(values: list[float], ghz: list[float] | None = None,
     processes that spread beyond MAX_REL_SPREAD, with no host check failing, then make a variable
     figure (``variable``, stable) when ``runs`` >= MIN_VARIABLE_RUNS and the figure's 95%
     ``uncertainty`` (covering the processes' medians) is within MAX_VARIABLE_UNCERTAINTY of the
-    median; otherwise the spread flags the run as always."""
+    median; otherwise the spread flags the run as always.
+
+    ``asked``: how many repetitions ran, when interrupted ones were left out before ``values``.
+    Fewer than two left of more is no figure: one repetition shows no spread (an interrupted
+    one kept alone read 2.39 cycles for a 1-cycle chain, stable by a spread of zero)."""
     med = stats.median(values)
     rel, spread = _spread(values)
     if below_resolution:
@@ -132,6 +137,9 @@ def assess(values: list[float], ghz: list[float] | None = None,
     reasons = []
     if spread:
         reasons.append(spread)
+    if asked and asked > 1 and len(values) < 2:
+        reasons.append(f"{asked - len(values)} of {asked} repetitions were interrupted and left out: "
+                       "one repetition shows no spread to judge the figure by")
     drift = None
     if ghz:
         gmed = stats.median(ghz)
