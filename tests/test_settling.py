@@ -199,3 +199,24 @@ def test_a_study_counts_its_variable_costs_apart_from_its_unstable_ones():
     assert (f.measurements, f.unstable, f.variable) == (3, 1, 1)
     text = "\n".join(caveat_lines(f))
     assert "1 of 3 measurements were flagged unstable" in text and "1 of 3 measurements are a variable cost" in text
+
+
+def test_runs_below_a_history_the_host_no_longer_reaches_settle_once_the_clock_has_moved(tmp_path, monkeypatch):
+    # the history says 3.9 GHz; the host now runs 3.71 for good: runs steady in themselves are
+    # noted, and once they have held that level long enough the next run is judged by it
+    from cyclebench.measurement import clock_history
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
+    monkeypatch.setattr(attempts, "MAX_ATTEMPTS", 40)      # conftest caps it at 1 for unmeasured tests
+    monkeypatch.setattr(clock_history, "MOVED_RUNS", 3)
+    monkeypatch.setattr(clock_history, "MOVED_SPAN", 0.0)
+    key = clock_history.machine_key(0)
+    for _ in range(5):
+        clock_history.record(key, 3.9)
+    monkeypatch.setattr(attempts.runner, "run", lambda args, timeout: fabricated([ticks(2.0)] * 10))
+    monkeypatch.setattr(attempts, "raise_for", lambda *a, **k: None)
+    p = SimpleNamespace(clock=TscCalibrated(), backend=Backend("tsc", "test"), spec=SimpleNamespace(unroll=1),
+                        n_measurements=10, obj=None, parts={})
+    done = attempts.run(p, ["--reps", "10"], cpu=0, timeout=1.0, budget=60.0, allow_syscalls=False,
+                        no_normalization=False, aggregate="median", no_slope=False)
+    assert [a["stability"].stable for a in done] == [False, False, False, True]
+    assert clock_history.reference(key) == pytest.approx(3.709, abs=0.01)

@@ -118,3 +118,49 @@ def test_a_folder_or_fifo_where_the_file_should_be_is_no_error(tmp_path, monkeyp
     clock_history.record("cpu", 3.7)
     clock_history.record("cpu", 1.0, "contention")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["clock-cpu.json", "contention-cpu.json"]
+
+
+def test_a_clock_that_moved_for_good_becomes_the_history(tmp_path, monkeypatch):
+    # A live migration to a slower host: every run reads below the recorded best, so none is ever
+    # recorded as stable. Runs steady in themselves at one lower level for MOVED_SPAN seconds
+    # move the bar; fewer, shorter or scattered ones do not.
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
+    for _ in range(5):
+        clock_history.record("cpu", 3.70)
+    span = clock_history.MOVED_SPAN
+    n = clock_history.MOVED_RUNS
+    times = [i * span / (n - 1) for i in range(n)]
+    assert not any(clock_history.note_low_clock("cpu", 3.40, t) for t in times[:-1])
+    assert clock_history.reference("cpu") == pytest.approx(3.70)
+    assert clock_history.note_low_clock("cpu", 3.41, times[-1])
+    assert clock_history.reference("cpu") == pytest.approx(3.40, abs=0.011)
+    # two quiet runs on a fast host again raise the bar back (the best is the highest)
+    clock_history.record("cpu", 3.70)
+    clock_history.record("cpu", 3.70)
+    assert clock_history.reference("cpu") == pytest.approx(3.70)
+
+
+def test_a_burst_a_stable_run_between_or_a_scattered_level_moves_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
+    for _ in range(5):
+        clock_history.record("cpu", 3.70)
+    n, span = clock_history.MOVED_RUNS, clock_history.MOVED_SPAN
+    # many low runs within a minute: a burst
+    assert not any(clock_history.note_low_clock("cpu", 3.40, t) for t in range(3 * n))
+    # a stable run at the recorded level ends the notes: the old level is still reached
+    clock_history.record("cpu", 3.70)
+    assert not any(clock_history.note_low_clock("cpu", 3.40, 1000 + t * span / n) for t in range(n - 1))
+    # levels that wander more than MOVED_LEVEL apart are bursts of several depths, not a new clock
+    clock_history.record("cpu", 3.70)
+    assert not any(clock_history.note_low_clock("cpu", g, 5000 + i * span) for i, g in enumerate([3.2, 3.5] * n))
+    assert clock_history.reference("cpu") == pytest.approx(3.70)
+    # foreign notes are ignored, not an error
+    (tmp_path / "clock-low-cpu.json").write_text('[[1, "x"], "y", [null, 3.4], [2, 99.0]]')
+    assert not clock_history.note_low_clock("cpu", 3.4, 9000)
+
+
+def test_only_a_run_flagged_for_its_clock_alone_is_noted():
+    assert assess(QUIET, [3.4] * 20, 3.69).only_low_clock
+    assert not assess([3.0] * 10 + [3.5] * 10, [3.4] * 20, 3.69).only_low_clock   # and a spread
+    assert not assess(QUIET, [3.4] * 20, 3.69, contention=1.3, reference_contention=1.0).only_low_clock
+    assert not assess(QUIET, GHZ, 3.69).only_low_clock

@@ -74,6 +74,8 @@ def run(p, args: list[str], *, cpu, timeout, budget, allow_syscalls, no_normaliz
             clock_history.record(key, last["ghz"])
             if last["contention"]:
                 clock_history.record(key, last["contention"], "contention")
+        elif clock.calibrated and last["stability"].only_low_clock and clock_history.note_low_clock(key, last["ghz"]):
+            ref = clock_history.reference(key)      # the host's clock has moved: the next run is judged by it
         # a variable cost needs MIN_VARIABLE_RUNS processes whatever the budget: one process
         # cannot tell a cost that varies by nature from a placement of its own (stability.assess)
         more = varies and len(attempts) < stability.MIN_VARIABLE_RUNS

@@ -6,17 +6,31 @@ run, or slows throughput-bound code relative to the calibration chain, so a run 
 internally stable yet be slow. Stable runs record their median clock ("clock", best = highest)
 and contention-gauge ratio ("contention", best = lowest) here; a later run well off the recent
 best is treated as unstable and re-run.
+
+Only stable runs record, so a history could lock itself: after a lasting drop of the host's clock
+(a live migration to a slower host of the same model, a new power cap) every run would read below
+the "recent best", never be recorded, and re-measure to its budget for good. Runs that are steady
+in themselves and flagged only for that drop are therefore noted apart ("clock-low", with their
+time); when such runs, and no stable one, have held one level for MOVED_SPAN seconds over at
+least MOVED_RUNS runs, the machine's clock has moved and that level becomes the history. A burst
+lasts seconds, so no single run and no short burst resets the bar; and the best is the highest,
+so once the host is fast again two quiet runs raise it back. The contention gauge needs no such
+rule: its floor is physical (PLAUSIBLE), and a gauge high for good is a busy sibling for good.
 """
 from __future__ import annotations
 
 import json
 import math
 import os
+import time
 
 from ..cache import cache_dir
 from ..machine.cpu import cpu_info
 
 KEEP = 20
+MOVED_RUNS = 8               # runs steady in themselves, flagged only for a clock below the history...
+MOVED_SPAN = 600.0           # ...over at least this many seconds, with no stable run between them...
+MOVED_LEVEL = 0.03           # ...and within this share of each other: the clock has moved
 MAX_FILE = 64 << 10          # a history file is a short list; anything bigger is not ours
 
 BEST = {"clock": max, "contention": min, "tsc": max}
@@ -27,7 +41,8 @@ BEST = {"clock": max, "contention": min, "tsc": max}
 # "recent best" it makes every later run read as contended. Seen: 0.55 in a test run; 0.93-0.98 on
 # one vCPU of a Zen 4 guest, where every later run at 1.00 read 7% contended, was never recorded as
 # stable again, and re-measured to its budget (6 forms a minute against 100 on the other vCPU).
-PLAUSIBLE = {"clock": (0.1, 10.0), "contention": (0.99, 5.0), "tsc": (1e8, 1e10)}
+# "time": a low note's time, in seconds since the epoch.
+PLAUSIBLE = {"clock": (0.1, 10.0), "contention": (0.99, 5.0), "tsc": (1e8, 1e10), "time": (0.0, math.inf)}
 
 
 def machine_key(cpu: int | None = None) -> str:
@@ -46,8 +61,8 @@ def _plausible(v, kind: str) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and lo <= v <= hi
 
 
-def _load(p, kind: str) -> list[float]:
-    """The plausible values recorded in ``p``; [] for a missing, unreadable or foreign file."""
+def _read(p):
+    """The JSON list in ``p``; [] for a missing, unreadable, oversized or foreign file."""
     try:
         if not p.is_file():           # a folder or a FIFO where the file should be: not ours
             return []
@@ -56,7 +71,12 @@ def _load(p, kind: str) -> list[float]:
         values = json.loads(text) if len(text) <= MAX_FILE else None
     except (OSError, ValueError, RecursionError):
         return []
-    return [float(v) for v in values if _plausible(v, kind)] if isinstance(values, list) else []
+    return values if isinstance(values, list) else []
+
+
+def _load(p, kind: str) -> list[float]:
+    """The plausible values recorded in ``p``."""
+    return [float(v) for v in _read(p) if _plausible(v, kind)]
 
 
 def reference(key: str, kind: str = "clock") -> float | None:
@@ -69,17 +89,50 @@ def reference(key: str, kind: str = "clock") -> float | None:
 
 
 def record(key: str, value: float, kind: str = "clock") -> None:
-    """Add a stable run's value (an implausible one is not kept); the file keeps the last KEEP."""
+    """Add a stable run's value (an implausible one is not kept); the file keeps the last KEEP.
+    A stable clock ends any run of low notes: the recorded level is still reached."""
     if not _plausible(value, kind):
         return
     p = _path(key, kind)
-    values = (_load(p, kind) + [round(value, 4)])[-KEEP:]
+    _write(p, (_load(p, kind) + [round(value, 4)])[-KEEP:])
+    if kind == "clock" and _path(key, "clock-low").exists():
+        _write(_path(key, "clock-low"), [])
+
+
+def note_low_clock(key: str, ghz: float, now: float | None = None) -> bool:
+    """Note a run steady in itself whose only flaw was a clock below this machine's history. When
+    the notes show the clock has moved for good (module docstring), that level replaces the
+    history and True is returned."""
+    if not _plausible(ghz, "clock"):
+        return False
+    now = time.time() if now is None else now
+    p = _path(key, "clock-low")
+    notes = (_low_notes(p) + [[now, round(ghz, 4)]])[-KEEP:]
+    levels = [g for _, g in notes]
+    moved = (len(notes) >= MOVED_RUNS and notes[-1][0] - notes[0][0] >= MOVED_SPAN
+             and max(levels) <= min(levels) * (1 + MOVED_LEVEL))
+    if moved:
+        _write(_path(key, "clock"), levels)
+        notes = []
+    _write(p, notes)
+    return moved
+
+
+def _low_notes(p) -> list[list[float]]:
+    """The [time, GHz] notes of ``p``, oldest first; foreign entries are dropped."""
+    return [[float(v[0]), float(v[1])] for v in _read(p)
+            if isinstance(v, list) and len(v) == 2 and _plausible(v[0], "time") and _plausible(v[1], "clock")]
+
+
+def _write(p, values: list) -> None:
+    """Replace ``p`` with ``values`` atomically; a read-only cache, or a folder where the file
+    should be, loses only this check."""
     tmp = p.with_suffix(f".tmp{os.getpid()}")
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(json.dumps(values))
         os.replace(tmp, p)
-    except OSError:   # a read-only cache, or a folder where the file should be: only this check is lost
+    except OSError:
         try:
             tmp.unlink()
         except OSError:

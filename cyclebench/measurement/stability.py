@@ -68,6 +68,9 @@ class Stability:
     # the figure is their median, ``range`` their 10th-90th percentile
     variable: bool = False
     range: tuple[float, float] | None = None
+    # steady in itself, flagged only for a clock below this machine's history (clock_history:
+    # such runs, held long enough at one level, show that the host's clock has moved)
+    only_low_clock: bool = False
 
     def to_dict(self) -> dict:
         return {"stable": self.stable, "spread": self.spread, "below_resolution": self.below_resolution,
@@ -141,6 +144,7 @@ def assess(values: list[float], ghz: list[float] | None = None,
         reasons.append(f"{asked - len(values)} of {asked} repetitions were interrupted and left out: "
                        "one repetition shows no spread to judge the figure by")
     drift = None
+    low_clock = None
     if ghz:
         gmed = stats.median(ghz)
         dec = stats.quantiles(ghz, [i / 10 for i in range(1, 10)]) if len(ghz) > 1 else [gmed] * 9
@@ -149,8 +153,9 @@ def assess(values: list[float], ghz: list[float] | None = None,
             reasons.append(f"calibrated clock drifted {drift:.1%} between repetitions "
                            f"(10th-90th percentile {dec[0]:.2f}-{dec[8]:.2f} GHz)")
         if reference_ghz and gmed < reference_ghz * (1 - MAX_CLOCK_DROP):
-            reasons.append(f"calibrated clock {gmed:.2f} GHz is {1 - gmed / reference_ghz:.1%} below this "
-                           f"machine's recent {reference_ghz:.2f} GHz (a noise burst for the whole run)")
+            low_clock = (f"calibrated clock {gmed:.2f} GHz is {1 - gmed / reference_ghz:.1%} below this "
+                         f"machine's recent {reference_ghz:.2f} GHz (a noise burst for the whole run)")
+            reasons.append(low_clock)
     # A busy SMT sibling slows throughput-bound code (and the wide gauge) but hardly the chain the
     # clock is calibrated on: the gauge's cost relative to the chain shows it (harness/codegen.py).
     if contention and reference_contention and contention > reference_contention * (1 + MAX_CONTENTION_RISE):
@@ -166,4 +171,4 @@ def assess(values: list[float], ghz: list[float] | None = None,
         p10, p90 = stats.quantiles(values, (0.1, 0.9))
         rng = (p10, p90)
     return Stability(not reasons, rel if math.isfinite(rel) else None, drift, reasons, below_resolution,
-                     variable, rng)
+                     variable, rng, only_low_clock=bool(low_clock) and reasons == [low_clock])
