@@ -271,6 +271,19 @@ def test_a_throughput_that_varies_between_processes_says_so():
 
 
 
+def test_flag_linked_copies_name_the_breaker_that_reproduces_the_published_figure():
+    from cyclebench.instructions.causes import PORT_FREE_CAUSE, cause
+    tp = SimpleNamespace(lo=0.33, hi=0.33, lo_upper_bound=False, hi_upper_bound=False)
+    rec = SimpleNamespace(throughput=tp, throughput_text="0.33", latency=None)
+    doc = {"throughput": {"value": 0.50, "bound": "upper", "carried": ["flags"], "stable": True,
+                          "port_free_breakers": {"value": 0.334, "with": 0.50, "breakers": ["xor r13d, r13d"]}},
+           "notes": []}
+    of_reader = form("ADOX (R64, R64)")
+    assert cause(doc, rec, of_reader, "throughput").startswith(PORT_FREE_CAUSE + ": 0.50 a copy with")
+    doc["throughput"]["port_free_breakers"]["value"] = 0.45      # reproduces nothing: no claim
+    assert cause(doc, rec, of_reader, "throughput") == "bound only (upper bound)"
+
+
 def test_a_read_modify_write_figure_below_the_published_one_names_its_addresses():
     from types import SimpleNamespace
 

@@ -397,6 +397,13 @@ def test_memory_chain_fill_goes_between_the_value_and_memory():
     assert f.lines[-2:] == ["vpand ymm1, ymm1, ymm1", "vmovd dword ptr [r14+0x40], xmm1"]
     zmm17 = C.port_for_register("zmm17")
     assert M.filled(C.connect(zmm17, mem, set()), zmm17, mem, set()).lines[0] == "vpandd zmm17, zmm17, zmm17"
+    # a wide register closed from memory: uops.info's 128-bit load and ANDs at that width
+    m512 = C.Port("MEM", bits=512, mem="[r14+0x40]")
+    for reg, load, andd in (("zmm1", "vmovdqu xmm1", "vpand xmm1"), ("zmm17", "vmovdqu64 xmm17", "vpandd xmm17")):
+        z = C.port_for_register(reg)
+        f = M.filled(C.connect(m512, z, set()), m512, z, set())
+        assert f.lines[0] == f"{load}, xmmword ptr [r14+0x40]" and f.lines[1] == f"{andd}, {reg.replace('z', 'x')}, {reg.replace('z', 'x')}"
+        assert f.steps == ["load_v128"] + ["vand128"] * M.FILL_VEC
     # a GPR loaded back from memory: add/sub pairs with a free register after the load
     m32 = C.Port("MEM", bits=32, mem="[r14+0x40]")
     ecx = C.port_for_register("ecx")

@@ -28,6 +28,19 @@ def test_a_count_in_cl_makes_the_flags_an_input(cat):
     assert not flags_in(cat.get("ADD_01 (R64, R64)"))
 
 
+def test_a_zero_count_keeps_the_opcodes_flags_for_the_breakers(cat):
+    # iced-x86 gives "rcl word [m], 0" no flags; XED's model (uops.info's) keeps them, conditionally
+    # written, so the dependency-breaking configuration breaks them after the chain
+    rcl0, rcl8 = cat.get("RCL (M16, 0)"), cat.get("RCL (M16, I8)")
+    assert not rcl0.flags_written and rcl0.flags_if_counted >= {"CF"}
+    assert not rcl8.flags_if_counted
+    pair = next(p for p in latency_pairs(rcl0) if str(p).startswith("mem ") and str(p).endswith("(M16)"))
+    inst = instantiate(rcl0)
+    assert any(b.startswith("test ") for b in breakers(rcl0, inst, pair, "[r14+0x40]", set()))
+    assert not any(p.startswith("flags ->") for p in _pairs(rcl0))      # no new pair: breakers only
+    assert not cat.get("NOT (M16)").flags_if_counted
+
+
 def test_a_merge_masked_vector_destination_is_read(cat):
     blend = cat.get("VBLENDMPD (YMM, K, YMM, YMM)")
     assert blend.operands[0].read and "op0 (YMM) -> op0 (YMM)" in _pairs(blend)

@@ -189,6 +189,15 @@ def implicit_avoid(form: Form) -> frozenset[int]:
     return frozenset(out | vsib.avoid(form))
 
 
+def _zero_twin(args: tuple, form: Form) -> Form:
+    """The form with its 8-bit immediate 0 (uops.info's ``(R64, 0)`` forms).  iced-x86 gives such an
+    instance the flags of the count it has (none for a rotate by 0); XED's operand model, which
+    uops.info measures by, keeps the opcode's flags, conditionally written."""
+    twin = _make(*args, imm_zero=True, high8=form.high8, rm_group=form.rm_group)
+    twin.flags_if_counted = form.flags_read | form.flags_written
+    return twin
+
+
 def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, rounding, rep, cpu: CpuFeatures,
           imm_zero=False, high8=(), rm_group=None, taken=False) -> Form:
     iced_mn = MNEMONIC_NAMES[oci.mnemonic]
@@ -352,8 +361,7 @@ class Catalogue:
                 group = [plain] + [_make(*args, high8=h) for h in high_byte_choices(plain)]
                 if rm_group_choices(plain):
                     group = [_make(*args, rm_group=g) for g in rm_group_choices(plain)] + group[1:]
-                forms += group + [_make(*args, imm_zero=True, high8=f.high8, rm_group=f.rm_group)
-                                  for f in group if has_zero_twin(f)]
+                forms += group + [_zero_twin(args, f) for f in group if has_zero_twin(f)]
                 if has_taken_twin(plain):
                     forms.append(_make(*args, taken=True))
         _assign_names(forms)

@@ -136,6 +136,12 @@ def cause(doc: dict, rec, form, figure: str) -> str:
         return _rmw_cause(doc, their)      # slower or faster: what each address convention reads
     if any(c not in ("flags", "x87 stack") and not c.startswith("memory") for c in carried):
         return "implicit fixed register chain"
+    free = (doc.get("throughput") or {}).get("port_free_breakers") or {}
+    if "flags" in carried and free.get("value") is not None and their is not None \
+            and agrees(free["value"], their, their_bound, TP_TOL) and not agrees(our, their, their_bound, TP_TOL):
+        return (f"{PORT_FREE_CAUSE}: {free['with']:.2f} a copy with uops.info's breaker (test r, r), "
+                f"{free['value']:.2f} with a port-free zero idiom ({', '.join(free.get('breakers') or [])}), "
+                "as published")
     if "flags" in carried and form is not None and "CF" in form.flags_read:
         return ("carry-flag consumer: copies linked through the flags, broken as uops.info does "
                 "(test r, r); inst --why runs a port-free zero idiom and no breaker too")
@@ -169,6 +175,9 @@ def cause(doc: dict, rec, form, figure: str) -> str:
 
 
 PROCESS_CAUSE = "varies between runner processes"
+PORT_FREE_CAUSE = ("flag breaker's ALU µop: copies linked through the flags are broken as uops.info does, "
+                   "with test r, r, which takes an ALU slot beside each copy; the published figure is the "
+                   "copies' rate with a breaker that takes none")
 GATHER_MASK_CAUSE = ("gather: the published smallest, a bound, is a pair into the vector mask, which cyclebench "
                      "does not measure (vsib.py); the gather clears the mask without waiting for its loads: "
                      "uops.info's index -> mask chain (the gather, four vandpd from the mask into the index, "

@@ -71,6 +71,9 @@ class Form:
     implicit_memory: tuple[str, ...] = ()   # 'read'/'write' accesses through RSI/RDI/RBX/RSP...
     flags_read: frozenset[str] = frozenset()
     flags_written: frozenset[str] = frozenset()
+    flags_if_counted: frozenset[str] = frozenset()  # imm_zero: the flags its immediate-count twin reads
+                                        # or writes (XED's operand model, uops.info's, keeps them
+                                        # for a count of 0: conditionally written, so an input)
     cpuid_features: tuple[str, ...] = ()
     instruction_string: str = ""        # iced's Intel-manual style, e.g. "IMUL r64, r/m64"
     op_code_string: str = ""            # e.g. "o64 0F AF /r"

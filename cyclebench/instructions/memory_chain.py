@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .connectors import MEM_BASE, Connector, NoConnector, Port, gpr, port_for_register, scratch_gpr, vand
+from .connectors import MEM_BASE, Connector, NoConnector, Port, gpr, port_for_register, scratch_gpr, vand, vec
 
 FILL_VEC = 5        # uops.info's fill before a memory chain's store: cRep + 1 = 5 vector ANDs
 FILL_GPR = 2        # ... and cRep = 4 one-cycle GPR steps (here two add/sub pairs)
@@ -38,6 +38,8 @@ def filled(conn: Connector, end: Port, start: Port, used: set[str]) -> Connector
     line = conn.lines[-1] if store else conn.lines[0]
     reg = _register_of(line, store)
     near = end if store else start
+    if not store and near.kind == "VEC" and reg is not None and conn.steps[0] in ("load_v256", "load_v512"):
+        return _narrow_load(conn, near.reg)
     if near.kind == "VEC" and reg is not None:
         reg = near.reg                 # the whole register: a narrower AND would clear its upper lanes
     if reg is None:
@@ -83,6 +85,21 @@ def _register_of(line: str, store: bool) -> str | None:
         return None
     reg = ops[1] if store else ops[0]
     return None if "[" in reg or reg.startswith(("k", "mm")) else reg
+
+
+def _narrow_load(conn: Connector, reg: str) -> Connector:
+    """A wide vector register closed from memory the way uops.info closes it
+    (``getLatConfigsFromMemToReg``): 128 bits loaded (``vmovupd xmm13, [m]``) and the ANDs at that
+    width, which write the register's lower lanes and clear the rest: the chain still runs through
+    the whole register.  On Zen 4 ``vmovupd [m], zmm1`` closed with a 512-bit load and five
+    ``vpandd zmm`` reads 17.16 cycles a link, with a 128-bit load and five ``vpand xmm`` 15.00
+    (``VMOVUPD (M512, ZMM)`` zmm -> mem ``≤9``, as published); 256-bit stores read 15.00 either way."""
+    x = vec(reg, 128)
+    mem = conn.lines[0].split(" ptr ", 1)[1]
+    load = f"{'vmovdqu64' if vand(x) == 'vpandd' else 'vmovdqu'} {x}, xmmword ptr {mem}"
+    fill = [f"{vand(x)} {x}, {x}, {x}"] * FILL_VEC
+    return Connector([load] + fill + conn.lines[1:], ["load_v128"] + ["vand128"] * FILL_VEC + conn.steps[1:],
+                     conn.init)
 
 
 def _narrow_store(conn: Connector, reg: str, bits: int, used: set[str]) -> Connector | None:

@@ -253,6 +253,8 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
                 m, cps, pre, unbroken = bare
                 per = doc["copies"] = len(cps.instances)
                 doc.update(breakers=[])
+    if pre and breakers == "published" and processes and m.stable and "flags" in cps.carried:
+        _port_free(session, form, doc, scratch, stride, pattern, len(cps.instances), m.value)
     # from here on the kept measurement's own code: a fewer count, the earlier run or the
     # set-ups ahead may have won, and the full count's code would be read per the wrong count
     code = m.code.splitlines()
@@ -316,6 +318,18 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
 
 
 WORD = 8        # bytes: read-modify-write copies one 8-byte word apart share no word
+
+
+def _port_free(session: Session, form: Form, doc: dict, scratch: str, stride: int | None,
+               pattern: int, n: int, with_test: float) -> None:
+    """Copies linked through the flags, broken with uops.info's ``test r, r`` (an ALU µop), also
+    run with a port-free zero idiom (``xor r32, r32``): shown beside the figure, never kept, since
+    the published figures count their breaker (Zen 4: ``adc`` 0.50 with ``test``, as published;
+    ``adox`` 0.50 with ``test`` and 0.33 with ``xor``, published 0.33)."""
+    free = _fewer(session, form, scratch, stride, "zero idiom", pattern, n)
+    if free is not None and free[0].stable:
+        doc["port_free_breakers"] = {"value": free[0].value, "with": with_test,
+                                     "breakers": sorted(set(free[2]))}
 
 
 def _word_apart(session: Session, form: Form, doc: dict, pre: list[str], init: list[str], scratch: str,
