@@ -3,10 +3,9 @@
 The mixes the model is inferred from keep every resource they load busy, and there a form whose
 µop may go to many pipes loads the narrower resources among them too: a core picks a µop's pipe
 when it is dispatched, spreading the form over all its pipes whether or not a narrower form needs
-some of them.  The model keeps
-that as a small usage of the narrower resource (Zen 4: every ALU form takes 0.16 of the
-multiplier's resource).  Below saturation the core has room elsewhere and the narrow form runs
-unhindered.  Measured with ``cyclebench asm --cpu 1`` on Zen 4 (cycles an iteration, every
+some of them.  The model keeps that as a small usage of the narrower resource (Zen 4: the ALU
+forms take 0.13-0.16 of the multiplier's resource).  Below saturation the core has room
+elsewhere and the narrow form runs unhindered.  Measured with ``cyclebench asm --cpu 1`` on Zen 4 (cycles an iteration, every
 instruction on a register chain of its own), beside the 133-form model's prediction charging
 every usage and charging crowding only where the forms' own resource is full:
 
