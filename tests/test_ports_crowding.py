@@ -43,3 +43,37 @@ def test_predict_charges_crowding_where_the_alus_are_full():
     assert predict(three, m).resource_bound == pytest.approx(1.0)          # ALUs at 0.75: no crowding
     assert predict(four, m).resource_bound == pytest.approx(1.0 + 4 * 0.16)   # full: the mixes' reading
     assert predict(eight, m).resource_bound == pytest.approx(1.0 + 8 * 0.16)
+
+
+SHL, LEA3 = "SHL (R64, I8)", "LEA_B_I_D8 (R64)"
+
+
+def nested_model() -> Model:
+    # four ALUs and a two-unit shift resource inside them: each shift holds one of each, the ALU
+    # forms crowd the shift resource by a quarter and the one-unit multiplier by 0.16
+    return Model(["ALU", "SH", "MUL"],
+                 {ADD: {"ALU": 0.25, "SH": 0.25, "MUL": 0.16}, SHL: {"ALU": 0.25, "SH": 0.5},
+                  LEA3: {"ALU": 0.5, "SH": 0.5}, IMUL: {"MUL": 1.0}},
+                 6, {ADD: 0.25, SHL: 0.5, LEA3: 0.5, IMUL: 1.0},
+                 probes={"ALU": ADD, "SH": LEA3, "MUL": IMUL})
+
+
+def test_crowding_of_a_resource_nested_in_the_forms_own_is_never_charged():
+    m = nested_model()
+    assert crowding.crowding(m) == {ADD: {"SH": 0.25, "MUL": 0.16}}
+    # every whole user of SH holds an ALU too; the multiplier's user holds none
+    assert crowding.nested(m) == {ADD: {"SH": 0.25}}
+    assert crowding.unnested(m).usage[ADD] == {"ALU": 0.25, "MUL": 0.16}
+    plain = model()
+    assert crowding.nested(plain) == {} and crowding.unnested(plain) is plain
+
+
+def test_crowding_of_a_resource_no_form_of_the_block_holds_is_dropped():
+    m = nested_model()
+    assert crowding.unneeded(m, {ADD: 2, SHL: 2}).usage[ADD] == {"ALU": 0.25, "SH": 0.25}
+    assert crowding.unneeded(m, {ADD: 2, IMUL: 1}).usage[ADD] == {"ALU": 0.25, "MUL": 0.16}
+    assert crowding.unneeded(m, {ADD: 2, IMUL: 1, SHL: 1}) is m
+    # two shifts and two adds fill the ALUs and the shift resource, no more
+    assert predict("shl rax, 5; shl rbx, 5; add rcx, 1; add rdx, 1", m).resource_bound == pytest.approx(1.0)
+    assert predict("imul rax, rbx; add rcx, 1; add rdx, 1; add rsi, 1; add rdi, 1", m).resource_bound \
+        == pytest.approx(1.0 + 4 * 0.16)

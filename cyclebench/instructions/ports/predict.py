@@ -207,6 +207,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     XMM write takes while a ZMM register dirties the upper state, as upper.probe measured it."""
     catalogue = catalogue or Catalogue.load()
     model = vector_loads.view(model, catalogue)       # a vector load's share of the load path
+    model = crowding.unnested(model)                  # crowding of a resource nested in the form's own
     instructions = decode(block)
     forms = [form_of(ins, catalogue, model) or f"?{mnemonic(ins).lower()}" for ins in instructions]
     counts: dict[str, int] = {}
@@ -233,7 +234,9 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         lats.append(v)
     chain = chain_bound(instructions, lats)
     if counts:
-        # crowding usages bind only where the forms' own resources are full (crowding.py)
+        # crowding usages bind only where a form needs the crowded resource and the crowding
+        # forms' own resources are full (crowding.py)
+        model = crowding.unneeded(model, counts)
         first = _loads(crowding.uncrowded(model, counts), instructions, forms, counts, charged,
                        len(unknown) + front_only, floors)
         model = crowding.uncrowded(model, crowding.relieved(model, first, max(max(first.values()), chain))
