@@ -9,21 +9,19 @@ elsewhere and the narrow form runs unhindered.  Measured with ``cyclebench asm -
 instruction on a register chain of its own), beside the 133-form model's prediction charging
 every usage and charging crowding only where the forms' own resource is full:
 
-| block | measured | every usage | crowding where full |
-| --- | ---: | ---: | ---: |
-| 3 ``imul r, rbx`` | 3.00 | 3.00 | 3.00 |
-| 3 ``imul`` + 3 ``add r, rbx`` | 3.00 | 3.47 | 3.00 |
-| 3 ``imul`` + 6 ``add`` | 3.00 | 3.94 | 3.00 |
-| 3 ``imul`` + 9 ``add`` | 5.00 | 4.41 | 3.00 |
-| 3 ``imul`` + 12 ``add`` | 6.00 | 4.89 | 4.50 |
-| 2 ``shl r, 5`` + 2 ``add`` | 1.00 | 1.50 | 1.50 |
-| 2 ``shl`` + 4 ``add`` | 1.50 | 2.00 | 2.00 |
+| block | measured | every usage | crowding where full | and not nested |
+| --- | ---: | ---: | ---: | ---: |
+| 3 ``imul r, rbx`` | 3.00 | 3.00 | 3.00 | 3.00 |
+| 3 ``imul`` + 3 ``add r, rbx`` | 3.00 | 3.47 | 3.00 | 3.00 |
+| 3 ``imul`` + 6 ``add`` | 3.00 | 3.94 | 3.00 | 3.00 |
+| 3 ``imul`` + 9 ``add`` | 5.00 | 4.41 | 3.00 | 3.00 |
+| 3 ``imul`` + 12 ``add`` | 6.00 | 4.89 | 4.50 | 4.50 |
+| 2 ``shl r, 5`` + 2 ``add`` | 1.00 | 1.50 | 1.50 | 1.00 |
+| 2 ``shl`` + 4 ``add`` | 1.50 | 2.00 | 2.00 | 1.50 |
 
 The multiplier is crowded once the ALUs are full (9 ``add`` and the three ``imul`` are 12 µops
 on four ALUs in 3 cycles), and not before; the model puts no ``imul`` on an ALU, so it sees them
-full only later.  The shifts are no such case: the model gives each ALU form a quarter of the
-shift-and-LEA resource and each shift a share of the ALUs, so two shifts and two adds fill both,
-while the core runs them at the ALUs' four a cycle.
+full only later.  The shifts are no such case (:func:`nested`, below).
 
 A usage crowds (:func:`crowding`) where it is less than one unit-cycle of its resource (the
 resource's units: the instances its probe runs a cycle alone) and the form runs alone faster than
@@ -39,7 +37,10 @@ narrow forms their units.  Zen 4's shifts and three-part LEAs hold a two-unit re
 each, and the ALU forms' quarter of that resource (their even spread over the four ALUs) said 2
 ``shl`` + 2 ``add`` take 1.50 cycles where they run 1.00, at the ALUs' four a cycle.  The
 multiplier stays crowded: the model has ``imul r, r`` take no ALU, so only the crowding says the two
-meet (3 ``imul`` + 9 ``add`` run 5.00).
+meet (3 ``imul`` + 9 ``add`` run 5.00).  Nor is a crowding usage charged in a block where no form
+holds its resource whole (:func:`unneeded`): with no narrow form to lose a unit, the spread is
+counted on the crowding forms' own resources (the shifts' 0.42 of the multiplier's resource put 2
+``shl`` + 2 ``add`` at 1.15 once the ALU forms' share of the shifts' was gone).
 """
 from __future__ import annotations
 
