@@ -26,7 +26,8 @@ given the factor upper.probe measures, takes its resources that many times (uppe
 measurements).  Every form that loads a vector operand takes at least a plain vector load's share of
 the load path (vector_loads.py), where the model fitted an EVEX load-op form elsewhere.
 A form's usage of a narrower resource than its own, read in mixes that kept its own resource full,
-is charged only where the block keeps that resource full too (crowding.py).
+is charged only where the block keeps that resource full too, a form of the block holds the
+narrower one and the model does not nest it in the wider one (crowding.py).
 """
 from __future__ import annotations
 
