@@ -117,3 +117,15 @@ def test_two_forms_of_one_unit_read_faster_together_lower_the_floor_to_the_unit_
     assert unit_floors(m, [({DIV: 1, SQRT: 1}, 9.98)], ["U"]) == [] and m.alone[DIV] == 5.0
     m = model()            # a resource that is no slow unit is not read so
     assert unit_floors(m, [({DIV: 1, SQRT: 1}, 9.5)], []) == [] and m.alone[DIV] == 5.0
+
+
+def test_a_form_short_of_its_time_alone_takes_it_on_the_resource_probed_at_its_speed():
+    from cyclebench.instructions.ports.repair import alone_short
+    m = Model(["R0", "R1", "R2"], {LOAD: {"R0": 0.27, "R1": 0.28}, STORE: {"R2": 0.6},
+                                   LOAD32: {"R0": 1 / 3}, MUL: {"R2": 1.0}},
+              6, alone={LOAD: 1 / 3, STORE: 1.0, LOAD32: 1 / 3, MUL: 1.0},
+              probes={"R0": LOAD32, "R1": ALU, "R2": MUL})
+    m.alone[ALU] = 0.25
+    notes = alone_short(m)
+    assert m.usage[LOAD] == {"R0": pytest.approx(1 / 3), "R1": 0.28} and len(notes) == 1
+    assert m.usage[STORE] == {"R2": 0.6}        # one a cycle names no resource

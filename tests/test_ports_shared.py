@@ -104,3 +104,13 @@ def test_load_gives_the_floors_of_a_results_file_and_its_upper_state_factor(tmp_
     st.close()
     loaded = load(path)
     assert (loaded.upper_factor, loaded.upper_probed) == (2.0, True)
+
+
+def test_a_class_member_that_shares_no_resource_with_the_other_form_is_not_counted():
+    m = _model()
+    plain = "MOV (R64, M64)"          # of the blocker's class, but on a resource the transfer never uses
+    m.usage[plain], m.alone[plain] = {"R2": 1 / 3}, 1 / 3
+    m.resources.append("R2")
+    m.probes = {"R0": CMP}
+    shared = SharedFloors.build(m, READ, {TEST: CMP, plain: CMP})
+    assert shared.floor({XFER: 1, TEST: 1, plain: 3})[0] == pytest.approx(1.25)   # the test only

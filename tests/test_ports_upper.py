@@ -146,3 +146,14 @@ def test_cyclebench_ports_keeps_the_probe_and_show_prints_it(tmp_path, capsys, m
     assert "2.00 times (measured by cyclebench ports" in capsys.readouterr().out
     assert main(["ports", "--show", str(path)]) == 0
     assert "2.00 times" in capsys.readouterr().out
+
+
+def test_a_form_slower_alone_than_its_pipes_keeps_its_floor():
+    # MPSADBW runs 3 cycles alone on pipes that take 2 of them: its extra pass has room under the
+    # floor, which stays 3 (the pipes below its floor are not doubled either)
+    usage = {"MPSADBW (XMM, M128, I8)": {"R0": 2.0, "R1": 1.2}}
+    model = Model(["R0", "R1"], usage, 6, {"MPSADBW (XMM, M128, I8)": 3.0})
+    from cyclebench.instructions.ports.upper import loads
+    got = loads(model, {"MPSADBW (XMM, M128, I8)": 2}, {"MPSADBW (XMM, M128, I8)": 4.0})
+    assert got["MPSADBW (XMM, M128, I8) alone"] == pytest.approx(6.0)
+    assert got["R0"] == pytest.approx(4.0) and got["R1"] == pytest.approx(2.4)

@@ -25,6 +25,9 @@ legacy-SSE XMM write under a dirty upper vector state reads its destination's ke
 given the factor upper.probe measures, takes its resources that many times (upper.py holds the
 measurements).  Every form that loads a vector operand takes at least a plain vector load's share of
 the load path (vector_loads.py), where the model fitted an EVEX load-op form elsewhere.
+A form's usage of a narrower resource than its own, read in mixes that kept its own resource full,
+is charged only where the block keeps that resource full too, a form of the block holds the
+narrower one and the model does not nest it in the wider one (crowding.py).
 """
 from __future__ import annotations
 
@@ -42,7 +45,7 @@ from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
 from .shared import SharedFloors
 from .simulate import simulate, units
-from . import upper, vector_loads
+from . import crowding, upper, vector_loads
 
 STORE_LINES = "store lines"
 
@@ -205,6 +208,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     XMM write takes while a ZMM register dirties the upper state, as upper.probe measured it."""
     catalogue = catalogue or Catalogue.load()
     model = vector_loads.view(model, catalogue)       # a vector load's share of the load path
+    model = crowding.unnested(model)                  # crowding of a resource nested in the form's own
     instructions = decode(block)
     forms = [form_of(ins, catalogue, model) or f"?{mnemonic(ins).lower()}" for ins in instructions]
     counts: dict[str, int] = {}
@@ -223,21 +227,6 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
             extra += w != 1.0
         else:
             unknown.append(f)
-    if counts:
-        loads = upper.loads(model, counts, charged)
-        if model.width:
-            loads[FRONT_END] += (len(unknown) + front_only - _bypassing(counts, model)) / model.width
-        lines = store_lines(instructions, forms, model)
-        if lines:
-            loads[STORE_LINES] = lines
-        for each in (floors if isinstance(floors, (list, tuple)) else [floors] if floors else []):
-            v, why = each.floor(counts)
-            if v:
-                loads[why] = v
-        binding = max(loads, key=loads.get)
-        res = loads[binding]
-    else:
-        res, binding = (len(forms) / model.width if model.width else 0.0), None
     lats, assumed = [], 0
     for f in forms:
         v = (latencies or {}).get(f)
@@ -245,9 +234,40 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
             v, assumed = 1.0, assumed + 1
         lats.append(v)
     chain = chain_bound(instructions, lats)
+    if counts:
+        # crowding usages bind only where a form needs the crowded resource and the crowding
+        # forms' own resources are full (crowding.py)
+        model = crowding.unneeded(model, counts)
+        first = _loads(crowding.uncrowded(model, counts), instructions, forms, counts, charged,
+                       len(unknown) + front_only, floors)
+        model = crowding.uncrowded(model, crowding.relieved(model, first, max(max(first.values()), chain))
+                                   & counts.keys())
+        loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors)
+        binding = max(loads, key=loads.get)
+        res = loads[binding]
+    else:
+        res, binding = (len(forms) / model.width if model.width else 0.0), None
     sim = simulate(instructions, lats, *_instances(instructions, forms, weight, model), units(model))
     return Prediction(max(res, chain, sim), res, binding, chain, forms, unknown, assumed,
                       latency_source if latencies else "assumed 1 cycle", extra, sim)
+
+
+def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: dict[str, float],
+           front_only: int, floors) -> dict[str, float]:
+    """The block's resource loads (the resource bound is the largest): the forms' usages as
+    upper.loads charges them, the front end with ``front_only`` instructions that take only its
+    share, the stores' cache lines and the readings' floors."""
+    loads = upper.loads(model, counts, charged)
+    if model.width:
+        loads[FRONT_END] += (front_only - _bypassing(counts, model)) / model.width
+    lines = store_lines(instructions, forms, model)
+    if lines:
+        loads[STORE_LINES] = lines
+    for each in (floors if isinstance(floors, (list, tuple)) else [floors] if floors else []):
+        v, why = each.floor(counts)
+        if v:
+            loads[why] = v
+    return loads
 
 
 def _instances(instructions, forms, weight, model: Model) -> tuple[list[dict[str, float]], list[float]]:

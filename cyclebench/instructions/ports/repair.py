@@ -31,7 +31,14 @@ the model's own figures that names no form:
   each form's floor drops to its usage of the unit, the share the mixes gave it
   (:func:`unit_floors`; Zen 4: ``divsd`` alone 5.00, beside ``sqrtss`` 9.56 for the two, and
   ``divsd`` whose dividend a load writes runs at 4.50, one fed by a register move or its own
-  result at 5.00).
+  result at 5.00);
+* **a form's time alone on the resource of its speed:** a form that runs more than one a cycle
+  alone and none of whose usages comes within :data:`BINDING` of its time alone, while a resource
+  it uses is probed by a form that runs alone as fast (within :data:`TOLERANCE`: as many units),
+  takes its time alone there (:func:`alone_short`: the
+  inference spread Zen 4's plain loads, ``mov rax, [m]``, three a cycle alone, over three
+  resources at 0.25-0.28 each, so three loads of three forms read 0.83 cycles where they run
+  1.00, and the load probe ``cmp [m], r32`` runs three a cycle too).
 """
 from __future__ import annotations
 
@@ -42,6 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from .model import FRONT_END, USED, Model
+from .upper import BINDING      # a usage within this share of the form's time alone bounds the form
 
 TOLERANCE = 0.10      # a reading the model explains within this share is left alone
 
@@ -132,6 +140,23 @@ def unit_floors(model: Model, mixes: list[tuple[dict[str, int], float]], units) 
     return notes
 
 
+def alone_short(model: Model) -> list[str]:
+    """The fifth rule, on ``model`` in place: one line per usage raised to the form's time alone."""
+    notes = []
+    for f, use in model.usage.items():
+        t = model.alone.get(f)
+        own = {r: v for r, v in use.items() if r != FRONT_END and v >= USED}
+        if not t or t >= 1 - TOLERANCE or not own or max(own.values()) >= BINDING * t:
+            continue                     # one a cycle is many units' speed: it names no resource
+        alike = [r for r in own if r in model.probes and model.probes[r] != f
+                 and abs(model.alone.get(model.probes[r], 0.0) - t) <= TOLERANCE * t]
+        if alike:
+            r = max(alike, key=own.get)
+            notes.append(f"{f}: {r} {own[r]:.2f} -> {t:.2f} (its time alone, as {model.probes[r]}'s)")
+            use[r] = t
+    return notes
+
+
 @dataclass
 class PairFloors:
     """The third rule: (class, class) -> {ratio of their counts: the least cycles per instance
@@ -178,4 +203,5 @@ def mended(path: Path) -> tuple[Model, PairFloors, list[str]]:
     mixes = readings(path)
     model, notes = repair(model, mixes)
     notes += unit_floors(model, mixes, report.get("slow_units") or ())
+    notes += alone_short(model)
     return model, PairFloors.build(mixes, report.get("classes") or {}), notes

@@ -43,6 +43,8 @@ class SharedFloors:
     classes: dict[str, str] = field(default_factory=dict)
     probed: dict[str, dict[str, float]] = field(default_factory=dict)   # blocker -> its usage, and
     # form -> usage, of the resource the blocker is bound by alone (the fits that give it its time alone)
+    used: dict[str, set[str]] = field(default_factory=dict)   # form -> the resources the model has it use
+    probes: dict[str, str] = field(default_factory=dict)      # blocker -> the resource it probes
 
     @classmethod
     def build(cls, model: Model, mixes: list[tuple[dict[str, int], float]],
@@ -56,7 +58,8 @@ class SharedFloors:
             rows.setdefault((a, b), []).append((counts[a], counts[b], t))
             if model_cost(model, counts)[0] < t * (1 - TOLERANCE):
                 short.add((a, b))
-        out = cls(classes=dict(classes))
+        out = cls(classes=dict(classes), used={f: set(model.used(f)) for f in model.usage},
+                  probes={f: r for r, f in model.probes.items()})
         blockers = set(classes.values())
         for pair in sorted(short):
             fit = pair_shares(rows[pair])
@@ -74,21 +77,28 @@ class SharedFloors:
         blockers = set(self.classes.values())
         best, why = 0.0, None
         for (a, b), (ua, ub) in self.pairs.items():
-            na, nb = self._count(a, counts, blockers, {b}), self._count(b, counts, blockers, {a})
+            na = self._count(a, counts, blockers, {b}, self.used.get(b))
+            nb = self._count(b, counts, blockers, {a}, self.used.get(a))
             if na and nb and ua * na + ub * nb > best:
                 best, why = ua * na + ub * nb, f"shared by {a} + {b} (their readings)"
         for x, use in self.probed.items():
             with_x = [f for f in use if f != x and counts.get(f)]
-            nx = self._count(x, counts, blockers, set(with_x))
+            nx = self._count(x, counts, blockers, set(with_x), {self.probes[x]} if x in self.probes else None)
             v = use[x] * nx + sum(use[f] * counts[f] for f in with_x)
             if len(with_x) + bool(nx) >= 2 and v > best:     # two forms on it at least
                 best, why = v, f"the resource {x} probes, shared by {len(with_x)} forms (their readings)"
         return best, why
 
-    def _count(self, form: str, counts: dict[str, int], blockers: set[str], besides: set[str]) -> int:
+    def _count(self, form: str, counts: dict[str, int], blockers: set[str], besides: set[str],
+               shared: set[str] | None = None) -> int:
         """Instances ``form`` stands for in the block: a blocker its class's, but for the forms in
-        ``besides``, which count on their own side at their own fit (a form is counted once)."""
+        ``besides``, which count on their own side at their own fit (a form is counted once), and
+        for the forms the model has use none of the ``shared`` resources (the other form's, or
+        the one the blocker probes): a class is the forms that load the blocker's resources
+        alike, not every resource it uses (Zen 4's plain loads join ``cmp r32, [m]``'s class but
+        use no ALU, and beside ``sub`` hold none of the ALU work the pair's fit shares)."""
         if form not in blockers:
             return counts.get(form, 0)
         return sum(n for f, n in counts.items()
-                   if f == form or (self.classes.get(f) == form and f not in besides))
+                   if f == form or (self.classes.get(f) == form and f not in besides
+                                    and (shared is None or f not in self.used or self.used[f] & shared)))

@@ -1,0 +1,166 @@
+"""Crowding: a usage read where a wider resource was full binds only while that resource is full.
+
+The mixes the model is inferred from keep every resource they load busy, and there a form whose
+µop may go to many pipes loads the narrower resources among them too: a core picks a µop's pipe
+when it is dispatched, spreading the form over all its pipes whether or not a narrower form needs
+some of them.  The model keeps that as a small usage of the narrower resource (Zen 4: the ALU
+forms take 0.13-0.16 of the multiplier's resource).  Below saturation the core has room
+elsewhere and the narrow form runs unhindered.  Measured with ``cyclebench asm --cpu 1`` on Zen 4 (cycles an iteration, every
+instruction on a register chain of its own), beside the 133-form model's prediction charging
+every usage and charging crowding only where the forms' own resource is full:
+
+| block | measured | every usage | crowding where full | and not nested |
+| --- | ---: | ---: | ---: | ---: |
+| 3 ``imul r, rbx`` | 3.00 | 3.00 | 3.00 | 3.00 |
+| 3 ``imul`` + 3 ``add r, rbx`` | 3.00 | 3.47 | 3.00 | 3.00 |
+| 3 ``imul`` + 6 ``add`` | 3.00 | 3.94 | 3.00 | 3.00 |
+| 3 ``imul`` + 9 ``add`` | 5.00 | 4.41 | 3.00 | 3.00 |
+| 3 ``imul`` + 12 ``add`` | 6.00 | 4.89 | 4.50 | 4.50 |
+| 2 ``shl r, 5`` + 2 ``add`` | 1.00 | 1.50 | 1.50 | 1.00 |
+| 2 ``shl`` + 4 ``add`` | 1.50 | 2.00 | 2.00 | 1.50 |
+
+The multiplier is crowded once the ALUs are full (9 ``add`` and the three ``imul`` are 12 µops
+on four ALUs in 3 cycles), and not before; the model puts no ``imul`` on an ALU, so it sees them
+full only later.  The shifts are no such case (:func:`nested`, below).
+
+A usage crowds (:func:`crowding`) where it is less than one unit-cycle of its resource (the
+resource's units: the instances its probe runs a cycle alone) and the form runs alone faster than
+that probe, so its µops have more pipes than the resource has.  A form's own resources are the
+others that bound it alone.  :func:`relieved` drops a form's crowding usages from a block unless
+its own resources are full: loaded, without any crowding, to within :data:`FULL` of the block's
+bound.  A form with no own resource keeps them all.
+
+A crowding usage of a resource whose every whole user also takes a whole unit of the crowding
+form's own resource is never charged (:func:`nested`): the narrower resource is then a subset of
+the wider one in the model too, whose load already counts both, and oldest-first issue gives the
+narrow forms their units.  Zen 4's shifts and three-part LEAs hold a two-unit resource and an ALU
+each, and the ALU forms' quarter of that resource (their even spread over the four ALUs) said 2
+``shl`` + 2 ``add`` take 1.50 cycles where they run 1.00, at the ALUs' four a cycle.  The
+multiplier stays crowded: the model has ``imul r, r`` take no ALU, so only the crowding says the two
+meet (3 ``imul`` + 9 ``add`` run 5.00).  Nor is a crowding usage charged in a block where no form
+holds its resource whole (:func:`unneeded`): with no narrow form to lose a unit, the spread is
+counted on the crowding forms' own resources (the shifts' 0.42 of the multiplier's resource put 2
+``shl`` + 2 ``add`` at 1.15 once the ALU forms' share of the shifts' was gone).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .model import FRONT_END, USED, Model
+from .upper import BINDING
+
+FULL = BINDING        # a resource loaded within this share of the block's bound is full
+WHOLE = 0.85          # a usage of this many unit-cycles or more is a µop held to the resource
+
+_cache: dict = {}
+
+
+def units(model: Model, resource: str) -> int:
+    """Instances of the resource's probe a cycle alone (1 where it has no probe or is slower)."""
+    alone = model.alone.get(model.probes.get(resource, ""))
+    return max(1, round(1 / alone)) if alone and alone < 1 else 1
+
+
+def crowding(model: Model) -> dict[str, dict[str, float]]:
+    """Form -> its crowding usages (see the module docstring), for the forms that have any.
+    Kept per model object."""
+    old = _cache.get(id(model))
+    if old is not None and old[0] is model:
+        return old[1]
+    out: dict[str, dict[str, float]] = {}
+    for f, use in model.usage.items():
+        alone = model.alone.get(f)
+        if not alone:
+            continue
+        for r, u in use.items():
+            probe = model.probes.get(r)
+            if r == FRONT_END or u < USED or probe in (None, f) or probe not in model.alone:
+                continue
+            if u * units(model, r) < WHOLE and alone < BINDING * model.alone[probe]:
+                out.setdefault(f, {})[r] = u
+    _cache[id(model)] = (model, out)
+    return out
+
+
+def whole(model: Model, form: str, resource: str) -> bool:
+    """The form holds at least one unit of the resource for the cycles it takes (no crowding)."""
+    return model.usage.get(form, {}).get(resource, 0.0) * units(model, resource) >= WHOLE
+
+
+def nested(model: Model) -> dict[str, dict[str, float]]:
+    """The crowding usages (form -> resource -> cycles) whose resource's whole users all hold a
+    whole unit of one of the crowding form's own resources: never charged (module docstring)."""
+    key = ("nested", id(model))
+    old = _cache.get(key)
+    if old is not None and old[0] is model:
+        return old[1]
+    crowd = crowding(model)
+    users: dict[str, list[str]] = {}
+    for f, use in model.usage.items():
+        for r in use:
+            if r != FRONT_END and r not in crowd.get(f, {}) and whole(model, f, r):
+                users.setdefault(r, []).append(f)
+    out: dict[str, dict[str, float]] = {}
+    for f, rs in crowd.items():
+        mine = own(model, f)
+        for r, u in rs.items():
+            if users.get(r) and any(all(whole(model, w, o) for w in users[r]) for o in mine):
+                out.setdefault(f, {})[r] = u
+    _cache[key] = (model, out)
+    return out
+
+
+def unnested(model: Model) -> Model:
+    """The model without its :func:`nested` usages (the model itself where it has none); its own
+    crowding usages are the rest."""
+    drop = nested(model)
+    if not drop:
+        return model
+    usage = dict(model.usage)
+    for f, rs in drop.items():
+        usage[f] = {r: u for r, u in usage[f].items() if r not in rs}
+    return replace(model, usage=usage)
+
+
+def unneeded(model: Model, forms) -> Model:
+    """The model with the crowding usages dropped of every resource that none of ``forms`` holds
+    whole: crowding is a narrow form losing its units to wider ones, and with no narrow form in
+    the block the wider forms' spread over those units is counted on their own resources."""
+    crowd = crowding(model)
+    needed = {r for f in forms for r in model.usage.get(f, {}) if r not in crowd.get(f, {}) and whole(model, f, r)}
+    drop = {f: [r for r in crowd[f] if r not in needed] for f in forms if f in crowd}
+    drop = {f: rs for f, rs in drop.items() if rs}
+    if not drop:
+        return model
+    usage = dict(model.usage)
+    for f, rs in drop.items():
+        usage[f] = {r: u for r, u in usage[f].items() if r not in rs}
+    return replace(model, usage=usage)
+
+
+def own(model: Model, form: str) -> set[str]:
+    """The resources that bound the form alone, its crowding usages left out."""
+    crowd = crowding(model).get(form, {})
+    use = {r: u for r, u in model.usage.get(form, {}).items() if r != FRONT_END and r not in crowd}
+    bound = model.alone.get(form) or max(use.values(), default=0.0)
+    return {r for r, u in use.items() if bound and u >= BINDING * bound}
+
+
+def uncrowded(model: Model, forms) -> Model:
+    """The model with the crowding usages of ``forms`` dropped (the model itself where none has any)."""
+    crowd = crowding(model)
+    drop = {f: crowd[f] for f in forms if f in crowd}
+    if not drop:
+        return model
+    usage = dict(model.usage)
+    for f, rs in drop.items():
+        usage[f] = {r: u for r, u in usage[f].items() if r not in rs}
+    return replace(model, usage=usage)
+
+
+def relieved(model: Model, loads: dict[str, float], bound: float) -> set[str]:
+    """The forms of a block whose crowding usages do not bind: ``loads``, the block's resource loads
+    under :func:`uncrowded` for all its forms, and ``bound``, the block's figure under it; a form
+    is relieved when none of its own resources is full."""
+    return {f for f in crowding(model)
+            if own(model, f) and all(loads.get(r, 0.0) < FULL * bound for r in own(model, f))}
