@@ -57,3 +57,40 @@ def test_one_steady_state_keeps_its_aggregate():
     form = Catalogue.load().get("VCVTTPD2DQ (XMM, YMM)")
     tp = measure_throughput(Session(measure_fn=_Bimodal(0)), form)
     assert tp["value"] == pytest.approx(SLOW) and "states" not in tp
+
+
+
+class _FewerFirst:
+    """measure() stand-in: 4 copies read 0.75 in every repetition; 16 copies 1.00 in the first
+    process, and in later ones a 0.667 state in 4 of 20 repetitions (``later_fast``) or 1.00 again."""
+
+    def __init__(self, later_fast):
+        self.later_fast, self.full_runs = later_fast, 0
+
+    def __call__(self, code, init=None, **kw):
+        n = len(code.splitlines())
+        if n == 4:
+            reps, value = [0.75] * 20, 0.75
+        else:
+            self.full_runs += 1
+            reps, value = [1.0] * 16 + [FAST if self.full_runs > 1 and self.later_fast else 1.0] * 4, 1.0
+        ev = SimpleNamespace(value=value * n, uncertainty=0.001, samples=[r * n for r in reps])
+        return SimpleNamespace(events={"cycles": ev}, stable=True, warnings=[],
+                               stability={"stable": True, "linearity": {"linear": True}},
+                               backend={"name": "tsc", "reason": "no hardware PMU: test"})
+
+
+def test_a_fewer_count_kept_sends_the_full_count_to_more_processes():
+    from cyclebench.instructions.throughput import FEW_COPIES, PROCESSES
+    form = Catalogue.load().get("VPEXPANDQ (XMM, XMM)")
+    fake = _FewerFirst(later_fast=True)
+    tp = measure_throughput(Session(measure_fn=fake), form)
+    # the full count's first process held no fast state; a later one did, and it beats 4 copies' 0.75
+    assert tp["value"] == pytest.approx(FAST) and tp["copies"] == 16 and len(tp["code"].splitlines()) == 16
+    assert tp["by_copies"] == {"16": pytest.approx(1.0), str(FEW_COPIES): pytest.approx(0.75)}
+    assert len(tp["by_process"]) == PROCESSES + 1 and fake.full_runs == PROCESSES + 1
+    # no process of the full count does better: the fewer count stays, its code with it
+    fake = _FewerFirst(later_fast=False)
+    tp = measure_throughput(Session(measure_fn=fake), form)
+    assert tp["value"] == pytest.approx(0.75) and tp["copies"] == FEW_COPIES
+    assert len(tp["code"].splitlines()) == FEW_COPIES and fake.full_runs == PROCESSES + 1
