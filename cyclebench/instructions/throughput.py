@@ -4,7 +4,8 @@
 through the upper 16 vector registers; stores go to distinct addresses), and 4 copies are measured
 too: the faster count is kept (uops.info tries several), and a full count off the port grid runs in
 more runner processes, the fastest kept (:func:`_other_processes`: a process can settle in a slower state),
-as are copies the in-flight probe finds limited (window.py), and a gather's copies also run with
+as are copies the in-flight probe finds limited (window.py; it reads the full count) and the full count
+where a fewer count is kept (:func:`_in_processes`), and a gather's copies also run with
 every mask set-up ahead of them all (gathers.py), the faster layout kept.  Every measurement is
 also read at the fastest steady state several of its repetitions agree on (steady.py: some copies
 run in two states, and the aggregate reads the commoner, slower one).  What the ISA does not
@@ -180,6 +181,21 @@ def _other_processes(session: Session, doc: dict, m: Measured, code: list[str], 
     return best if pooled.value == best.value else dataclasses.replace(pooled, samples=best.samples)
 
 
+def _in_processes(session: Session, doc: dict, kept: tuple, full: tuple, init: list[str], pattern: int,
+                  processes: int) -> tuple:
+    """(measurement, copies, breakers, unbroken, count) after ``processes`` more runner processes: of the
+    kept copies, or, where a fewer count (FEW_COPIES) is kept, of the full count ``full``, which is
+    then kept when faster.  A fewer count kept means the full count ran slower than it can, and its
+    faster state may show in another process (Zen 4, 16 copies of ``vpexpandq xmm, xmm``: 1.00 in
+    every repetition of one process, 0.67 in some of another; 4 copies 0.75 in all, which was kept
+    and never run again)."""
+    m, per = kept[0], kept[4]
+    if per > FEW_COPIES:
+        return (_other_processes(session, doc, m, m.code.splitlines(), init, per, pattern, processes),) + kept[1:]
+    other = _other_processes(session, doc, full[0], full[0].code.splitlines(), init, full[4], pattern, processes)
+    return (other,) + full[1:] if _faster(m, other) is other else kept
+
+
 LIMITED_PROCESSES = 6    # more processes for copies the in-flight probe finds limited (window.py)
 
 
@@ -262,27 +278,23 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     # copies seen in more than one steady state (in this run or the earlier one) may hold a faster
     # one in another process
     states = bool(doc.get("states") or (earlier or {}).get("states"))
-    if per > FEW_COPIES and processes and (not on_port_grid(m.value) or states):
-        m = _other_processes(session, doc, m, code, init, per, pattern, processes)
-    elif processes and per <= FEW_COPIES < full[4]:
-        # a fewer count kept: the full count ran slower than it can, and its faster state may show in
-        # another process (Zen 4, 16 copies of vpexpandq xmm, xmm: 1.00 in every repetition of one
-        # process, 0.67 in some of another; 4 copies 0.75 in all, which was kept and never run again)
-        other = _other_processes(session, doc, full[0], full[0].code.splitlines(), init, full[4], pattern,
-                                 processes)
-        if _faster(m, other) is other:
-            m, cps, pre, unbroken, per = (other,) + full[1:]
-            doc.update(copies=per, carried=list(cps.carried), breakers=pre)
-    if per > FEW_COPIES and processes and m.stable and not pre and \
-            (not on_port_grid(m.value) or window.suspect(form)):
-        doc["window"] = window.probe(session, code, init, m.value, pattern)
+    kept = (m, cps, pre, unbroken, per)
+    if processes and ((per > FEW_COPIES and (not on_port_grid(m.value) or states)) or per <= FEW_COPIES < full[4]):
+        kept = _in_processes(session, doc, kept, full, init, pattern, processes)
+    # the in-flight probe reads the full count's copies, whichever count is kept
+    wide = kept if kept[4] > FEW_COPIES else full
+    if wide[4] > FEW_COPIES and processes and kept[0].stable and not wide[2] and \
+            (not on_port_grid(kept[0].value) or window.suspect(form)):
+        doc["window"] = window.probe(session, wide[0].code.splitlines(), init, kept[0].value, pattern)
         doc["window"]["writes_mask"] = window.suspect(form)
-        more = LIMITED_PROCESSES + 1 - len(doc.get("by_process") or [m.value])
+        more = LIMITED_PROCESSES + 1 - len(doc.get("by_process") or [kept[0].value])
         if doc["window"].get("limited") and more > 0:
-            m = _other_processes(session, doc, m, code, init, per, pattern, more)
+            kept = _in_processes(session, doc, kept, full, init, pattern, more)
         if doc["window"].get("limited"):
             doc["window"]["uops_info"] = window.uops_info_copies(session, form, _scratch_avoid(form, scratch),
                                                                  pattern)
+    m, cps, pre, unbroken, per = kept
+    doc.update(copies=per, carried=list(cps.carried), breakers=pre)
     doc.update(value=m.value, uncertainty=m.uncertainty, code=m.code, init=m.init, stable=m.stable,
                samples=m.samples, warnings=m.warnings, linear=m.linear, bound="exact")
     notes = []
