@@ -94,3 +94,37 @@ def test_a_fewer_count_kept_sends_the_full_count_to_more_processes():
     tp = measure_throughput(Session(measure_fn=fake), form)
     assert tp["value"] == pytest.approx(0.75) and tp["copies"] == FEW_COPIES
     assert len(tp["code"].splitlines()) == FEW_COPIES and fake.full_runs == PROCESSES + 1
+
+
+class _SlowThenFast:
+    """measure() stand-in: every count reads ``first`` in the first run of a form's copies, ``second``
+    in the second (both one state, on or near the port grid), and 0.667 in every process after."""
+
+    def __init__(self, first, second, runs_per_pass):
+        self.first, self.second, self.per_pass, self.calls = first, second, runs_per_pass, 0
+
+    def __call__(self, code, init=None, **kw):
+        self.calls += 1
+        n = len(code.splitlines())
+        v = self.first if self.calls <= self.per_pass else self.second if self.calls <= 2 * self.per_pass else FAST
+        ev = SimpleNamespace(value=v * n, uncertainty=0.001, samples=[v * n] * 20)
+        return SimpleNamespace(events={"cycles": ev}, stable=True, warnings=[],
+                               stability={"stable": True, "linearity": {"linear": True}},
+                               backend={"name": "tsc", "reason": "no hardware PMU: test"})
+
+
+def test_two_runs_apart_beyond_noise_send_the_copies_to_more_processes():
+    from cyclebench.instructions.throughput import PROCESSES
+    form = Catalogue.load().get("VCVTTPD2DQ (XMM, YMM)")
+    # each run: the full count and 4 copies (0.83 < a cycle: no 8), no state, on the grid
+    fake = _SlowThenFast(0.833, 0.875, 2)
+    first = measure_throughput(Session(measure_fn=fake), form)
+    assert first["value"] == pytest.approx(0.833) and "by_process" not in first
+    tp = measure_throughput(Session(measure_fn=fake), form, earlier=first)
+    # the earlier run (0.833) and this one (0.875) disagree: the copies' rate changes between runs
+    assert tp["repeats"] == [pytest.approx(0.833), pytest.approx(0.875)]
+    assert len(tp["by_process"]) == PROCESSES + 1 and tp["value"] == pytest.approx(FAST)
+    # two runs that agree: no more processes
+    fake = _SlowThenFast(0.833, 0.835, 2)
+    tp = measure_throughput(Session(measure_fn=fake), form, earlier=measure_throughput(Session(measure_fn=fake), form))
+    assert "by_process" not in tp and tp["value"] == pytest.approx(0.833)
