@@ -632,7 +632,8 @@ def test_throughput_off_the_port_grid_is_measured_in_a_second_placement(cat):
 
 
 def test_denormals_are_not_the_common_path(cat):
-    from cyclebench.instructions.throughput import DENORMALS, measure_throughput, with_values
+    from cyclebench.instructions.throughput import measure_throughput
+    from cyclebench.instructions.values import DENORMALS, with_values
 
     class ByValues(Fake):
         def __call__(self, code, init=None, **kw):

@@ -1,9 +1,9 @@
-"""Which operand values the instruction tables sweep (throughput.alternative_values): denormals
+"""Which operand values the instruction tables sweep (values.alternative_values): denormals
 for floating-point forms, every bit set for masked memory forms, nothing for integer forms."""
 import pytest
 
 from cyclebench.instructions import Catalogue
-from cyclebench.instructions.throughput import ALL_ONES, DENORMALS, alternative_values
+from cyclebench.instructions.values import ALL_ONES, DENORMALS, alternative_values
 
 
 @pytest.fixture(scope="module")

@@ -141,6 +141,21 @@ def test_copies_limited_in_flight_run_in_more_processes(cat):
     assert tp["value"] == pytest.approx(0.583) and "7 runner processes all read 0.58 a copy" in window.cause(tp)
 
 
+
+def test_the_probe_reads_the_full_count_where_a_fewer_count_is_kept(cat):
+    from cyclebench.instructions.throughput import FEW_COPIES, LIMITED_PROCESSES, measure_throughput
+    form = cat.get("KMOVW (K, M16)")
+    # 4 copies 0.553, 16 copies 0.583 in every process: the 4 are kept, the probe still runs (on
+    # the 16), finds them limited and sends the 16 to more processes
+    fake = _States([0.583] * 20, 0.553)
+    tp = measure_throughput(Session(measure_fn=fake), form)
+    assert tp["value"] == pytest.approx(0.553) and tp["copies"] == FEW_COPIES
+    assert len(tp["code"].splitlines()) == FEW_COPIES
+    assert tp["window"]["limited"] is True and len(tp["by_process"]) == LIMITED_PROCESSES + 1
+    probed = next(c for c in fake.calls if "imul" in c and "kmovw" in c)
+    assert len({line for line in probed.splitlines() if "kmovw" in line}) > FEW_COPIES     # k0-k7, not k1-k4
+    assert window.cause(tp).startswith("limited in flight here")
+
 def test_copies_also_run_without_breakers_and_the_faster_is_kept(cat):
     from cyclebench.instructions.throughput import measure_throughput
 

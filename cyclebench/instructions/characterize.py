@@ -31,7 +31,8 @@ from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, f
                       used_gprs, value_init, value_pattern)
 from .comparing import ABS_TOL, LAT_TOL
 from .issue_fill import FILLED, ISSUE_BOUND, filled_past_issue, mark_issue_bound
-from .throughput import measure_throughput, sweeps_values, with_values
+from .throughput import measure_throughput
+from .values import sweeps_values, with_values
 
 __all__ = ["FILLED", "ISSUE_BOUND", "SCHEMA", "SCHEMA_VERSION", "Session", "characterize", "mark_issue_bound",
            "measure_pair", "measure_throughput",

@@ -4,7 +4,8 @@
 through the upper 16 vector registers; stores go to distinct addresses), and 4 copies are measured
 too: the faster count is kept (uops.info tries several), and a full count off the port grid runs in
 more runner processes, the fastest kept (:func:`_other_processes`: a process can settle in a slower state),
-as are copies the in-flight probe finds limited (window.py), and a gather's copies also run with
+as are copies the in-flight probe finds limited (window.py; it reads the full count) and the full count
+where a fewer count is kept (:func:`_in_processes`), and a gather's copies also run with
 every mask set-up ahead of them all (gathers.py), the faster layout kept.  Every measurement is
 also read at the fastest steady state several of its repetitions agree on (steady.py: some copies
 run in two states, and the aggregate reads the commoner, slower one).  What the ISA does not
@@ -37,7 +38,6 @@ register rotation is also reported as an upper bound.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 from ..errors import CycleBenchError
 from . import connectors as C
@@ -180,6 +180,33 @@ def _other_processes(session: Session, doc: dict, m: Measured, code: list[str], 
     return best if pooled.value == best.value else dataclasses.replace(pooled, samples=best.samples)
 
 
+def _runs_differ(earlier: dict | None, fresh: Measured) -> bool:
+    """The earlier run of the copies, in the same layout, and this run's full count read apart
+    beyond noise: the copies' rate changes between runs apart in time, and a process may hold a
+    faster state than either (Zen 4, ``VCVTTPD2DQ_Z (XMM, K, M256)``: 0.837 and 0.879 a copy, each
+    process in one slow state throughout; uops.info 0.67, the fast state of the same copies)."""
+    if not earlier or earlier.get("value") is None or \
+            any(k in earlier for k in ("stride", "setups_ahead", "operand_width_apart")):
+        return False                        # another layout's figure: not the same copies
+    low, high = sorted((earlier["value"], fresh.value))
+    return high > low * (1 + FEW_GAIN)
+
+
+def _in_processes(session: Session, doc: dict, kept: tuple, full: tuple, init: list[str], pattern: int,
+                  processes: int) -> tuple:
+    """(measurement, copies, breakers, unbroken, count) after ``processes`` more runner processes: of the
+    kept copies, or, where a fewer count (FEW_COPIES) is kept, of the full count ``full``, which is
+    then kept when faster.  A fewer count kept means the full count ran slower than it can, and its
+    faster state may show in another process (Zen 4, 16 copies of ``vpexpandq xmm, xmm``: 1.00 in
+    every repetition of one process, 0.67 in some of another; 4 copies 0.75 in all, which was kept
+    and never run again)."""
+    m, per = kept[0], kept[4]
+    if per > FEW_COPIES:
+        return (_other_processes(session, doc, m, m.code.splitlines(), init, per, pattern, processes),) + kept[1:]
+    other = _other_processes(session, doc, full[0], full[0].code.splitlines(), init, full[4], pattern, processes)
+    return (other,) + full[1:] if _faster(m, other) is other else kept
+
+
 LIMITED_PROCESSES = 6    # more processes for copies the in-flight probe finds limited (window.py)
 
 
@@ -203,6 +230,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     per = len(cps.instances)        # copies in the kept measurement's code
     try:
         m = _fast_state(doc, session.measure(code, init, per=per, pattern=pattern))
+        full = (m, cps, pre, unbroken, per)        # this run's full count, whatever count is kept
         if earlier is not None and earlier.get("value") is not None:
             doc["repeats"] = [earlier["value"], m.value]
             if earlier["value"] < m.value:     # the less disturbed of two runs apart in time
@@ -222,7 +250,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
         # uops.info's counts: fewer copies can run faster (Zen 4, vptestnmd k, xmm, m128: 0.50
         # per copy with 4, 0.58 with 16; vcompresspd xmm{k}, xmm: 0.67 with 8, 1.00 with 4 and
         # 16); no count can show a figure below the core's own
-        doc["by_copies"] = {str(len(cps.instances)): m.value}
+        doc["by_copies"] = {str(full[4]): full[0].value}      # this run's, not the earlier run's
         for n in FEW_COUNTS:
             if n != FEW_COPIES and doc["by_copies"].get(str(FEW_COPIES), 0) < MID_AFTER:
                 continue
@@ -260,19 +288,26 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     code = m.code.splitlines()
     if per > FEW_COPIES and not on_port_grid(m.value):
         m = _placed(session, doc, m, code, init, per, pattern)
-    # copies seen in more than one steady state may hold a faster one in another process
-    if per > FEW_COPIES and processes and (not on_port_grid(m.value) or doc.get("states")):
-        m = _other_processes(session, doc, m, code, init, per, pattern, processes)
-    if per > FEW_COPIES and processes and m.stable and not pre and \
-            (not on_port_grid(m.value) or window.suspect(form)):
-        doc["window"] = window.probe(session, code, init, m.value, pattern)
+    # copies seen in more than one steady state (in this run or the earlier one) may hold a faster
+    # one in another process
+    states = bool(doc.get("states") or (earlier or {}).get("states")) or _runs_differ(earlier, full[0])
+    kept = (m, cps, pre, unbroken, per)
+    if processes and ((per > FEW_COPIES and (not on_port_grid(m.value) or states)) or per <= FEW_COPIES < full[4]):
+        kept = _in_processes(session, doc, kept, full, init, pattern, processes)
+    # the in-flight probe reads the full count's copies, whichever count is kept
+    wide = kept if kept[4] > FEW_COPIES else full
+    if wide[4] > FEW_COPIES and processes and kept[0].stable and not wide[2] and \
+            (not on_port_grid(kept[0].value) or window.suspect(form)):
+        doc["window"] = window.probe(session, wide[0].code.splitlines(), init, kept[0].value, pattern)
         doc["window"]["writes_mask"] = window.suspect(form)
-        more = LIMITED_PROCESSES + 1 - len(doc.get("by_process") or [m.value])
+        more = LIMITED_PROCESSES + 1 - len(doc.get("by_process") or [kept[0].value])
         if doc["window"].get("limited") and more > 0:
-            m = _other_processes(session, doc, m, code, init, per, pattern, more)
+            kept = _in_processes(session, doc, kept, full, init, pattern, more)
         if doc["window"].get("limited"):
             doc["window"]["uops_info"] = window.uops_info_copies(session, form, _scratch_avoid(form, scratch),
                                                                  pattern)
+    m, cps, pre, unbroken, per = kept
+    doc.update(copies=per, carried=list(cps.carried), breakers=pre)
     doc.update(value=m.value, uncertainty=m.uncertainty, code=m.code, init=m.init, stable=m.stable,
                samples=m.samples, warnings=m.warnings, linear=m.linear, bound="exact")
     notes = []
@@ -366,66 +401,3 @@ def _alternative(session: Session, form: Form, pre: list[str], init: list[str], 
         return out
     out.update(value=m.value, stable=m.stable, uncertainty=m.uncertainty, samples=m.samples)
     return out
-
-
-# ------------------------------------------------------------------------------ operand values
-
-ALL_ONES = 0xFFFFFFFFFFFFFFFF
-# 1 in the lowest bit of every 16-bit element: a denormal at every floating-point width (f16,
-# bf16, f32, f64), since each element's exponent field is then zero and its mantissa not
-DENORMALS = 0x0001000100010001
-DATA_DEPENDENT_RATIO = 1.2      # and at least DATA_DEPENDENT_CYCLES apart: not noise
-DATA_DEPENDENT_CYCLES = 0.25
-_VALUE_NAMES = {ALL_ONES: "all bits set (-1: every sign bit set)",
-                DENORMALS: "denormal in every element (0x0001 per 16 bits)"}
-
-
-def alternative_values(form: Form) -> list[int]:
-    """Operand values (64-bit lane patterns) besides the normal 1.0 whose cost may differ:
-    - masked loads and stores take the sign bit of each element as its mask, and a lane masked
-      off can send the access down a slow path: every bit set (ALL_ONES);
-    - floating-point forms may take a microcode assist on denormal inputs (Intel cores, about
-      100 cycles): DENORMALS. A form counts as floating point when a vector register it reads
-      holds floating-point elements (session.value_pattern)."""
-    vec_in = [op for op in form.operands if op.kind == "reg" and op.read and not op.is_mask
-              and op.cls in ("XMM", "YMM", "ZMM", "MM")]
-    out = []
-    touches_memory = form.memory_operand is not None or bool(form.implicit_memory)
-    if touches_memory and any(not op.write for op in vec_in):
-        out.append(ALL_ONES)
-    m = form.mnemonic[1:] if form.mnemonic.startswith("V") else form.mnemonic
-    if vec_in and not m.startswith("P") and re.search(r"(PS|PD|SS|SD|PH|SH|BF16)(?![A-Z])", m):
-        out.append(DENORMALS)
-    return out
-
-
-def sweeps_values(form: Form) -> bool:
-    return bool(alternative_values(form))
-
-
-def with_values(session: Session, form: Form, tp: dict, self_latency: dict[int, float]) -> tuple[dict, str | None]:
-    """(throughput document, note): ``tp`` measured again with each of the form's alternative
-    operand values (alternative_values). When they differ beyond noise the form is data-dependent:
-    the fastest without denormals is reported (the common path), every figure is kept, and the
-    note names them."""
-    # the other values look for a slow path: one process each
-    docs = [tp] + [measure_throughput(session, form, self_latency, pattern=p, processes=0)
-                   for p in alternative_values(form)]
-    names = {**{d["pattern"]: _VALUE_NAMES.get(d["pattern"], f"{d['pattern']:#x} per lane (1.0)") for d in docs}}
-    figures = sorted((d["value"], d["pattern"]) for d in docs if d.get("value") is not None)
-    if len(figures) < 2:
-        return tp, None
-    (fast, fast_p), (slow, slow_p) = figures[0], figures[-1]
-    # denormals probe a slow path: a figure faster with them (vgetmantpd, 0.35 against 0.50 with
-    # 1.0, below what the pipes allow with normal values) is not the common path's
-    common = [(v, p) for v, p in figures if p != DENORMALS] or figures
-    best = next(d for d in docs if d["pattern"] == common[0][1])
-    best["values"] = [{"pattern": p, "values": names[p], "value": v} for v, p in figures]
-    if slow <= fast * DATA_DEPENDENT_RATIO or slow - fast < DATA_DEPENDENT_CYCLES:
-        return best, None
-    kept = ("the faster, common path" if common[0][1] == fast_p else
-            f"{common[0][0]:.2f}, the fastest without denormals, the common path")
-    note = (f"data-dependent throughput: {fast:.2f} with vector operands {names[fast_p]}, {slow:.2f} with "
-            f"{names[slow_p]} ({kept} is reported; latencies use its values too)")
-    best["data_dependent"] = True
-    return best, note

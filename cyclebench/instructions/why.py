@@ -36,7 +36,8 @@ from .copies import LINE, independent_copies, rmw_stride
 from .mask_chain import whole
 from .session import Session, form_init, has_count, value_pattern, with_count
 from .zeroed_source import LINKS, vector_chain
-from .throughput import ALL_ONES, BREAKERS, measure_throughput
+from .throughput import BREAKERS, measure_throughput
+from .values import ALL_ONES
 
 
 def _tp_variants(form: Form) -> list[tuple[str, dict]]:

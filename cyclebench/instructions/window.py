@@ -28,7 +28,7 @@ loads and vector registers stay put; the count changes within a process too (aft
 code's placement, the mask values or an XSAVE/XRSTOR round trip. A state of the core or its host
 that the copies cannot choose: the fastest of several processes is kept (throughput.py) and the
 probe's reading, with the processes', is given as the cause. It runs for a figure still off the port grid after the other processes (throughput.py), and
-for the forms :func:`suspect` names.
+for the forms :func:`suspect` names, on the full count's copies where a fewer count is kept.
 """
 from __future__ import annotations
 
