@@ -33,10 +33,12 @@ def least_disturbed(cli, *argv, expected, tries=5):
     return min(seen, key=lambda v: abs(v - expected))
 
 
+@pytest.mark.measured
 def test_readme_example_1_add(cli):
     assert least_disturbed(cli, "-asm", "ADD RAX, RBX; ADD RBX, RAX", expected=2.0) == pytest.approx(2.00, abs=0.1)
 
 
+@pytest.mark.measured
 def test_readme_example_2_load_latency(cli):
     value = least_disturbed(cli, "-asm_init", "MOV RAX, R14; SUB RAX, 8; MOV [RAX], RAX", "-asm", "MOV RAX, [RAX]",
                             expected=4.0)
