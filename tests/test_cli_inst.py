@@ -74,7 +74,12 @@ def test_failing_form_is_recorded_and_the_run_continues(tmp_path, monkeypatch):
     docs = bulk.run(sel, results=tmp_path / "r.jsonl", cpus=[0], measure_kwargs={"n_measurements": 10})
     assert [d["status"] for d in docs] == ["failed", "ok"]
     assert "boom" in docs[0]["reason"]
-    assert len((tmp_path / "r.jsonl").read_text().splitlines()) == 3        # the header and two forms
+    lines = (tmp_path / "r.jsonl").read_text().splitlines()
+    # the header, then each form; a form left unsettled by a short run on a busy host is measured
+    # once more and appended, so the count of lines is not the fact
+    assert json.loads(lines[0])["kind"] == "inst"
+    assert [json.loads(x)["form"] for x in lines[1:3]] == ["IMUL (R64, R64)", "ADD_01 (R64, R64)"]
+    assert {json.loads(x)["form"] for x in lines[3:]} <= {"ADD_01 (R64, R64)"}
 
 
 @pytest.mark.measured
