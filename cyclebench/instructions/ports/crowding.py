@@ -114,12 +114,7 @@ def unnested(model: Model) -> Model:
     """The model without its :func:`nested` usages (the model itself where it has none); its own
     crowding usages are the rest."""
     drop = nested(model)
-    if not drop:
-        return model
-    usage = dict(model.usage)
-    for f, rs in drop.items():
-        usage[f] = {r: u for r, u in usage[f].items() if r not in rs}
-    return replace(model, usage=usage)
+    return without(model, drop)
 
 
 def unneeded(model: Model, forms) -> Model:
@@ -130,6 +125,12 @@ def unneeded(model: Model, forms) -> Model:
     needed = {r for f in forms for r in model.usage.get(f, {}) if r not in crowd.get(f, {}) and whole(model, f, r)}
     drop = {f: [r for r in crowd[f] if r not in needed] for f in forms if f in crowd}
     drop = {f: rs for f, rs in drop.items() if rs}
+    return without(model, drop)
+
+
+def without(model: Model, drop) -> Model:
+    """The model with the usages ``drop`` names (form -> resources) left out; the model itself
+    where it names none."""
     if not drop:
         return model
     usage = dict(model.usage)
@@ -150,12 +151,7 @@ def uncrowded(model: Model, forms) -> Model:
     """The model with the crowding usages of ``forms`` dropped (the model itself where none has any)."""
     crowd = crowding(model)
     drop = {f: crowd[f] for f in forms if f in crowd}
-    if not drop:
-        return model
-    usage = dict(model.usage)
-    for f, rs in drop.items():
-        usage[f] = {r: u for r, u in usage[f].items() if r not in rs}
-    return replace(model, usage=usage)
+    return without(model, drop)
 
 
 def relieved(model: Model, loads: dict[str, float], bound: float) -> set[str]:
