@@ -40,13 +40,13 @@ import glob
 import json
 import os
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
+sys.path.append(str(ROOT))      # ports_figures.py beside this file, also when a test loads this one by path
 
 from cyclebench.errors import CycleBenchError, UsageError  # noqa: E402
 from cyclebench.instructions.bulk import default_cpus  # noqa: E402
@@ -62,38 +62,10 @@ from cyclebench.instructions.ports.run import load  # noqa: E402
 from cyclebench.instructions.published import read_csv  # noqa: E402
 from cyclebench.instructions.reference import resolve_arch  # noqa: E402
 from cyclebench.instructions.session import Session  # noqa: E402
+from ports_figures import bound, print_rows, report  # noqa: E402
 
 BHIVE = ROOT.parent / "cyclebench" / "blocks" / "data" / "bhive_blocks.csv"
 BHIVE_SET = "BHive blocks of modelled forms (cyclebench block's measurement)"
-
-
-def errors(pairs):
-    e = [abs(p - m) / m for p, m in pairs if p is not None and m]
-    if not e:
-        return "no blocks"
-    return (f"{sum(x <= 0.10 for x in e) / len(e):5.1%} within 10%, MAPE {100 * statistics.mean(e):5.1f}%, "
-            f"median {100 * statistics.median(e):4.1f}% ({len(e)} blocks)")
-
-
-def bound(p):
-    """Which bound set a prediction: the simulation (above both bounds), the chains, the front end,
-    a form alone, or a resource."""
-    if p.simulation_binds():
-        return "the simulation"
-    if p.chain_bound >= p.resource_bound:
-        return "dependency chains"
-    b = p.binding_resource or ""
-    return "front end" if b == "front end" else "a form alone" if b.endswith(" alone") else "a resource"
-
-
-def causes(rows):
-    """Blocks the model misses by more than 10%, by the bound that set the figure."""
-    out = {}
-    for m, p, _, _, _, _, kind, _, _ in rows:
-        if abs(p - m) / m > 0.10:
-            k = f"{kind}, {'over' if p > m else 'under'}"
-            out[k] = out.get(k, 0) + 1
-    return ", ".join(f"{k}: {n}" for k, n in sorted(out.items(), key=lambda x: -x[1])) or "none"
 
 
 SAVED = None          # --save: the open file each measured block is written to, as it is measured
@@ -150,13 +122,6 @@ class Readings:
     def summary(self):
         return (f"  readings: {self.again} blocks read again after an unstable reading; {self.unsettled} left out "
                 f"(no stable reading in {self.TRIES} tries on CPUs {', '.join(map(str, self.cpus))})")
-
-
-def report(name, ours, mca, rows):
-    print(f"{name}:")
-    print(f"  cyclebench model: {errors(ours)}")
-    print(f"  llvm-mca-16:      {errors(mca)}")
-    print(f"  model misses over 10%, by the bound that set the figure: {causes(rows)}")
 
 
 def evaluate(name, blocks, pred, readings, mcpu):
@@ -417,14 +382,6 @@ def upper_factor(text, replaying, loaded):
                          "give a factor such as 1.5, 'probe' to measure it, or 'none'")
     print(f"legacy-SSE writes under a dirty ZMM state: factor {factor:.2f} (given)")
     return factor
-
-
-def print_rows(rows):
-    for m, p, res, ch, q, text, _, binding, sim in rows:
-        miss = " MISS" if abs(p - m) / m > 0.10 else ""
-        print(f"  measured {m:6.2f} predicted {p:6.2f} (resources {res:.2f} [{binding}], chains {ch:.2f}, "
-              f"simulated {sim:.2f}) "
-              f"llvm-mca {q if q is None else round(q, 2)}{miss}: {text}")
 
 
 def replay(path, pred, rows_too):

@@ -160,11 +160,11 @@ def test_a_copy_writes_no_full_register_the_previous_copy_wrote(cat, name):
     """Byte registers of two classes share full registers (CL and CH: RCX): a copy writing CL after
     one writing CH would merge into RCX and wait for it, chaining every copy (read 1.00 cycles a copy
     where 0.50 is published)."""
-    from cyclebench.instructions.instantiate import full_register, _reg
+    from cyclebench.instructions.instantiate import full_register, register_id
     form = cat.get(name)
     written = [op.pos for op in form.operands if op.kind == "reg" and op.write]
     cps = independent_copies(form, 16).instances
-    fulls = [{full_register(_reg(i.regs[p])) for p in written} for i in cps]
+    fulls = [{full_register(register_id(i.regs[p])) for p in written} for i in cps]
     assert all(len(f) == len(written) for f in fulls)
     assert all(not (a & b) for a, b in zip(fulls, fulls[1:]))
 

@@ -4,8 +4,8 @@ differs" is never inferred from a difference alone (agreement.py: only from a pu
 the CPU measured here)."""
 from __future__ import annotations
 
-from .comparing import (ABS_TOL, LAT_TOL, TP_TOL, agrees, compared_pairs, issue_bound, ours, theirs,
-                        unsettled, within)
+from .comparing import (ABS_TOL, LAT_TOL, TP_TOL, agrees, compared_pairs, issue_bound, ours,
+                        process_readings, theirs, unsettled, within)
 from . import mask_chain, window
 from .copies import rmw_stride
 from .session import COUNT_NOTE
@@ -167,8 +167,8 @@ def cause(doc: dict, rec, form, figure: str) -> str:
     limited = window.cause(doc.get("throughput") or {})
     if limited:
         return limited
-    runs = [v for v in (doc.get("throughput") or {}).get("by_process") or [] if v is not None]
-    if len(runs) > 1 and max(runs) > min(runs) * (1 + TP_TOL):       # throughput.py: the fastest is kept
+    runs, varies = process_readings(doc.get("throughput"))
+    if varies:       # throughput.py: the fastest is kept
         return (f"{PROCESS_CAUSE}: the same copies read {min(runs):.2f} to {max(runs):.2f} cycles a copy in "
                 f"{len(runs)} processes (a process settles in one steady state); the fastest is reported")
     return "unexplained"

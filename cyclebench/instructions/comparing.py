@@ -1,4 +1,5 @@
-"""How one measured figure is compared with one published figure (agreement.py and causes.py use it).
+"""How one measured figure is compared with one published figure (agreement.py and causes.py use it),
+and whether one figure's runner processes agree (:func:`process_readings`).
 
 Three figures per form: **smallest latency** (the smallest over the operand pairs that uops.info's
 method also measures, :func:`compared_pairs`) against the published range's lower end, **largest
@@ -174,6 +175,14 @@ def unsettled(doc: dict, figure: str) -> bool:
                  for p in doc.get("latency") or [])
     return failed or any(p.get("stable") is False or p.get("linear") is False
                          or (p.get("connector") or {}).get("unsettled_reference") for p in compared_pairs(doc))
+
+
+def process_readings(tp: dict | None) -> tuple[list[float], bool]:
+    """The readings of the same copies in several runner processes (throughput.py: ``by_process``)
+    and whether they vary beyond ``TP_TOL`` (the fastest is kept); window.py and causes.py give
+    both in their cause texts."""
+    runs = [v for v in (tp or {}).get("by_process") or [] if v is not None]
+    return runs, len(runs) > 1 and max(runs) > min(runs) * (1 + TP_TOL)
 
 
 def issue_bound(value: float | None, tp: dict | None) -> bool:

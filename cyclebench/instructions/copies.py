@@ -12,7 +12,7 @@ from iced_x86 import Register
 
 from .catalogue import implicit_avoid
 from .forms import Form, lea_parts
-from .instantiate import AREA_GUARD, Instance, _reg, instantiate
+from .instantiate import AREA_GUARD, Instance, instantiate, register_id
 from .operands import EVEX_EXTRA, NEVER_PICK, POOLS, full_register, register_name
 
 
@@ -62,22 +62,22 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None, 
     renamed apart: implicit registers that are read and written, flags that are read and
     written, x87 stack, memory read-modify-write beyond the distinct addresses."""
     avoid_regs = tuple(avoid)
-    avoid = set(implicit_avoid(form)) | set(NEVER_PICK) | {full_register(_reg(r)) for r in avoid_regs}
+    avoid = set(implicit_avoid(form)) | set(NEVER_PICK) | {full_register(register_id(r)) for r in avoid_regs}
     # nor a fixed explicit register (a copy writing CH would change the count CL of the next ones)
-    avoid |= {full_register(_reg(op.fixed)) for op in form.operands if op.kind == "reg" and op.fixed}
+    avoid |= {full_register(register_id(op.fixed)) for op in form.operands if op.kind == "reg" and op.fixed}
     ro, rw = [], []
     for op in form.operands:
         if op.kind != "reg" or op.fixed or op.is_mask:
             continue
         (rw if op.write else ro).append(op)
     base = instantiate(form, avoid=avoid_regs)
-    ro_regs = {op.pos: _reg(base.regs[op.pos]) for op in ro}
+    ro_regs = {op.pos: register_id(base.regs[op.pos]) for op in ro}
     used = avoid | {full_register(r) for r in ro_regs.values()}
     # an LEA's index register is read by every copy: one for all, written by none (each copy
     # picking the first free one read the register the copy before it wrote, chaining them)
     index = lea_index(form, base)
     if index is not None:
-        used.add(full_register(_reg(index)))
+        used.add(full_register(register_id(index)))
     if form.mask:
         used.add(Register.K1)
     pools: dict[str, list[int]] = {}
@@ -123,7 +123,7 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None, 
              if op.kind == "reg" and op.fixed and not op.fixed.startswith("ST")]
     for register, read, write in [(i.register, i.read, i.write) for i in form.implicit] + fixed:
         try:
-            full = register_name(full_register(_reg(register)))
+            full = register_name(full_register(register_id(register)))
         except KeyError:
             full = register
         rw = by_full.setdefault(full, [False, False])
@@ -179,7 +179,7 @@ def balanced_count(form: Form, instances: list[Instance]) -> int:
         for inst in instances[:k]:
             for pos in written:
                 if pos in inst.regs:
-                    r = full_register(_reg(inst.regs[pos]))
+                    r = full_register(register_id(inst.regs[pos]))
                     counts[r] = counts.get(r, 0) + 1
         floor = max(counts.values(), default=0) / k
         if best_floor is None or floor < best_floor - 1e-9:
@@ -189,7 +189,7 @@ def balanced_count(form: Form, instances: list[Instance]) -> int:
 
 def written_registers(form: Form, inst: Instance) -> set[int]:
     """The full registers ``inst`` writes through the form's register operands (not fixed ones)."""
-    return {full_register(_reg(inst.regs[op.pos])) for op in form.operands
+    return {full_register(register_id(inst.regs[op.pos])) for op in form.operands
             if op.kind == "reg" and op.write and not op.fixed and op.pos in inst.regs}
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..errors import CycleBenchError
 from .copies import written_registers
 from .forms import Form
-from .instantiate import Instance, _reg
+from .instantiate import Instance, register_id
 from .operands import full_register
 from .session import Measured, Session
 
@@ -26,7 +26,8 @@ def ahead_count(form: Form, instances: list[Instance]) -> int:
     AVX2 forms' masks rotate apart until the pool wraps: 7 of 15 ``vgatherqpd ymm`` copies)."""
     taken: set[int] = set()
     for k, inst in enumerate(instances):
-        sets = {full_register(_reg(line.split(None, 1)[1].split(",")[0])) for line in inst.text.splitlines()[:-1]}
+        sets = {full_register(register_id(line.split(None, 1)[1].split(",")[0]))
+                for line in inst.text.splitlines()[:-1]}
         if not sets or sets & taken:
             return k
         taken |= sets | written_registers(form, inst)

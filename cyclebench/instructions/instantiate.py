@@ -119,20 +119,20 @@ def instantiate(form: Form, regs: dict[int, int | str] | None = None,
     :func:`verified`."""
     if form.build_error:
         raise ValueError(f"{form.name}: {form.build_error}")
-    fixed = {p: _reg(r) for p, r in (regs or {}).items()}
-    avoid_full = {full_register(_reg(r)) for r in avoid} | set(implicit_avoid(form))
+    fixed = {p: register_id(r) for p, r in (regs or {}).items()}
+    avoid_full = {full_register(register_id(r)) for r in avoid} | set(implicit_avoid(form))
     picked = pick_registers(form, form._slots, avoid=avoid_full, fixed=fixed,
                             allow_upper=allow_upper)
     choices = Choices(regs=picked, imms=dict(imms or {}), base=memory_base(form))
     if base is not None:
-        choices.base = _reg(base)
+        choices.base = register_id(base)
     if displacement is not None:
         choices.displacement = displacement
     if mask_reg is not None:
-        choices.mask_reg = _reg(mask_reg)
+        choices.mask_reg = register_id(mask_reg)
     if form.lea_mode and lea_parts(form.lea_mode)[1]:
         used = {full_register(r) for r in picked.values()} | avoid_full | set(NEVER_PICK)
-        choices.index = _reg(index) if index is not None else next(r for r in POOLS["GPR64"] if r not in used)
+        choices.index = register_id(index) if index is not None else next(r for r in POOLS["GPR64"] if r not in used)
     choices.index = vsib.index_register(form) or choices.index
     ins = build(form, choices)
     small = {} if imms else flow.small_immediates(form, ins)
@@ -156,7 +156,9 @@ def instantiate(form: Form, regs: dict[int, int | str] | None = None,
     return inst
 
 
-def _reg(r: int | str) -> int:
+def register_id(r: int | str) -> int:
+    """The iced-x86 register ``r`` names: a register id as is, or a name in any case as the
+    assembly text or a pair label gives it (``rcx``, ``(XMM1)``; GNU's ``r8b`` is iced's R8L)."""
     if isinstance(r, str):
         name = r.strip().upper().replace("(", "").replace(")", "")
         if name.endswith("B") and name[:-1].startswith("R") and name[1:-1].isdigit():
@@ -326,7 +328,7 @@ def chain(form: Form, pair: LatencyPair) -> Instance | None:
     if pair.start.kind == "op" and pair.end.kind == "op" and pair.start.pos != pair.end.pos:
         s, e = form.operands[pair.start.pos], form.operands[pair.end.pos]
         base = instantiate(form)
-        reg = _reg(base.regs[e.pos])
+        reg = register_id(base.regs[e.pos])
         try:
             return instantiate(form, regs={e.pos: reg, s.pos: _sized(reg, s.cls)})
         except ValueError:

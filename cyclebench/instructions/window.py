@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from ..errors import CycleBenchError
 from . import connectors as C
-from .comparing import TP_TOL
+from .comparing import TP_TOL, process_readings
 from .copies import independent_copies, until_repeat
 from .instantiate import verified
 from .session import THROUGHPUT_COPIES, Session, form_init, used_gprs
@@ -116,8 +116,8 @@ def cause(tp: dict) -> str | None:
     if theirs.get("value") is not None:
         text += (f"; uops.info's own copies ({theirs['copies']}, k0 unused, each load one operand width further on) "
                  f"read {theirs['value']:.2f} here")
-    runs = [v for v in tp.get("by_process") or [] if v is not None]
-    if len(runs) > 1 and max(runs) > min(runs) * (1 + TP_TOL):
+    runs, varies = process_readings(tp)
+    if varies:
         text += (f"; {len(runs)} runner processes read {min(runs):.2f} to {max(runs):.2f} a copy (the rate steps from "
                  "process to process with a state the copies cannot choose; the fastest is reported)")
     elif len(runs) > 1:

@@ -1,0 +1,51 @@
+"""The accuracy figures bench/ports_accuracy.py prints: a predictor's error over measured blocks
+(the share within 10%, MAPE, median), which bound set the model's misses, and one line per block
+(--rows). A row is (measured, predicted, resource bound, chain bound, llvm-mca, text, the bound
+that set the figure, the binding resource, simulated), as ports_accuracy.record makes it."""
+from __future__ import annotations
+
+import statistics
+
+
+def errors(pairs):
+    e = [abs(p - m) / m for p, m in pairs if p is not None and m]
+    if not e:
+        return "no blocks"
+    return (f"{sum(x <= 0.10 for x in e) / len(e):5.1%} within 10%, MAPE {100 * statistics.mean(e):5.1f}%, "
+            f"median {100 * statistics.median(e):4.1f}% ({len(e)} blocks)")
+
+
+def bound(p):
+    """Which bound set a prediction: the simulation (above both bounds), the chains, the front end,
+    a form alone, or a resource."""
+    if p.simulation_binds():
+        return "the simulation"
+    if p.chain_bound >= p.resource_bound:
+        return "dependency chains"
+    b = p.binding_resource or ""
+    return "front end" if b == "front end" else "a form alone" if b.endswith(" alone") else "a resource"
+
+
+def causes(rows):
+    """Blocks the model misses by more than 10%, by the bound that set the figure."""
+    out = {}
+    for m, p, _, _, _, _, kind, _, _ in rows:
+        if abs(p - m) / m > 0.10:
+            k = f"{kind}, {'over' if p > m else 'under'}"
+            out[k] = out.get(k, 0) + 1
+    return ", ".join(f"{k}: {n}" for k, n in sorted(out.items(), key=lambda x: -x[1])) or "none"
+
+
+def report(name, ours, mca, rows):
+    print(f"{name}:")
+    print(f"  cyclebench model: {errors(ours)}")
+    print(f"  llvm-mca-16:      {errors(mca)}")
+    print(f"  model misses over 10%, by the bound that set the figure: {causes(rows)}")
+
+
+def print_rows(rows):
+    for m, p, res, ch, q, text, _, binding, sim in rows:
+        miss = " MISS" if abs(p - m) / m > 0.10 else ""
+        print(f"  measured {m:6.2f} predicted {p:6.2f} (resources {res:.2f} [{binding}], chains {ch:.2f}, "
+              f"simulated {sim:.2f}) "
+              f"llvm-mca {q if q is None else round(q, 2)}{miss}: {text}")
