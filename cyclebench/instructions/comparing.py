@@ -1,4 +1,4 @@
-"""How one measured figure is compared with one published figure (agreement.py and causes.py use it),
+"""How one measured figure is compared with one published figure (agreement.py, causes.py and window.py use it),
 and whether one figure's runner processes agree (:func:`process_readings`).
 
 Three figures per form: **smallest latency** (the smallest over the operand pairs that uops.info's
