@@ -40,17 +40,20 @@ def test_resume_skips_finished_forms(cli, tmp_path):
     code, out, err = cli("inst", "ADD_01 (R64, R64)", "--resume", str(results), "--format", "csv", *FAST)
     assert code == 0, err
     first = results.read_text().splitlines()
-    assert len(first) == 2 and json.loads(first[0])["kind"] == "inst"          # the header, one form
-    assert json.loads(first[1])["form"] == "ADD_01 (R64, R64)"
+    # the header, then the form (twice where a short run on a busy host left it unsettled and it
+    # was measured once more)
+    assert json.loads(first[0])["kind"] == "inst" and 2 <= len(first) <= 3
+    assert {json.loads(x)["form"] for x in first[1:]} == {"ADD_01 (R64, R64)"}
     with open(results, "a") as f:
         f.write('{"form": "IMUL (R64, R64)", "stat')          # a line cut short by Ctrl-C
     code, out, err = cli("inst", "ADD_01 (R64, R64)", "SHLX (R64, R64, R64)", "--resume", str(results), *FAST)
     assert code == 0, err
     assert "note:" in err and "torn last line 3" in err
     lines = results.read_text().splitlines()
-    assert lines[:2] == first                                          # not measured again
+    assert lines[:len(first)] == first                                 # not measured again
     # the torn line is gone; a form left unsettled by a short run is measured once more (appended)
-    assert {json.loads(x)["form"] for x in lines[2:]} == {"SHLX (R64, R64, R64)"} and len(lines) in (3, 4)
+    assert {json.loads(x)["form"] for x in lines[len(first):]} == {"SHLX (R64, R64, R64)"}
+    assert len(lines) - len(first) in (1, 2)
     assert "1 characterised" in out and out.count("ADD_01 (R64, R64)") == 1
     # a results file that is not ours is an error (exit 10), and --results refuses to overwrite
     bad = tmp_path / "bad.jsonl"
