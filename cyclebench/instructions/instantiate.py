@@ -311,7 +311,7 @@ def latency_pairs(form: Form) -> list[LatencyPair]:
     return pairs
 
 
-def _sized(reg: int, cls: str) -> int:
+def sized_alias(reg: int, cls: str) -> int:
     """The register of class ``cls`` that lives in the same architectural register as ``reg``."""
     full = full_register(reg)
     for r in POOLS.get(cls, ()) + EVEX_EXTRA.get(cls, ()):
@@ -330,7 +330,7 @@ def chain(form: Form, pair: LatencyPair) -> Instance | None:
         base = instantiate(form)
         reg = register_id(base.regs[e.pos])
         try:
-            return instantiate(form, regs={e.pos: reg, s.pos: _sized(reg, s.cls)})
+            return instantiate(form, regs={e.pos: reg, s.pos: sized_alias(reg, s.cls)})
         except ValueError:
             return None
     return instantiate(form)   # flags, implicit register, memory or the same operand: any instance

@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .forms import Form, Operand
-from .instantiate import Instance, LatencyPair, _sized, instantiate, register_id
+from .instantiate import Instance, LatencyPair, instantiate, register_id, sized_alias
 from .operands import FAMILY
 
 ZERO_BELOW = 0.75
@@ -119,7 +119,7 @@ def same_register_case(form: Form) -> SameRegister | None:
     base = instantiate(form)
     reg = base.regs[(dst if dst in srcs else src).pos]
     try:
-        regs = {op.pos: _sized(register_id(reg), op.cls) for op in srcs}
+        regs = {op.pos: sized_alias(register_id(reg), op.cls) for op in srcs}
         if dst not in srcs:     # a mask destination: not the write mask's k1 (no chain through it)
             regs[dst.pos] = "k2"
         inst = instantiate(form, regs=regs)
