@@ -53,6 +53,18 @@ FULL = BINDING        # a resource loaded within this share of the block's bound
 WHOLE = 0.85          # a usage of this many unit-cycles or more is a µop held to the resource
 
 _cache: dict = {}
+CACHE_MODELS = 16     # every prediction derives models of its own (without): keep the last few only
+
+
+def _kept(key, model: Model, compute):
+    """``compute()`` for ``model``, kept while it is one of the last CACHE_MODELS asked about."""
+    old = _cache.get(key)
+    if old is not None and old[0] is model:
+        return old[1]
+    if len(_cache) >= CACHE_MODELS:
+        _cache.clear()
+    _cache[key] = (model, compute())
+    return _cache[key][1]
 
 
 def units(model: Model, resource: str) -> int:
@@ -64,9 +76,10 @@ def units(model: Model, resource: str) -> int:
 def crowding(model: Model) -> dict[str, dict[str, float]]:
     """Form -> its crowding usages (see the module docstring), for the forms that have any.
     Kept per model object."""
-    old = _cache.get(id(model))
-    if old is not None and old[0] is model:
-        return old[1]
+    return _kept(id(model), model, lambda: _crowding(model))
+
+
+def _crowding(model: Model) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for f, use in model.usage.items():
         alone = model.alone.get(f)
@@ -78,7 +91,6 @@ def crowding(model: Model) -> dict[str, dict[str, float]]:
                 continue
             if u * units(model, r) < WHOLE and alone < BINDING * model.alone[probe]:
                 out.setdefault(f, {})[r] = u
-    _cache[id(model)] = (model, out)
     return out
 
 
@@ -90,10 +102,10 @@ def whole(model: Model, form: str, resource: str) -> bool:
 def nested(model: Model) -> dict[str, dict[str, float]]:
     """The crowding usages (form -> resource -> cycles) whose resource's whole users all hold a
     whole unit of one of the crowding form's own resources: never charged (module docstring)."""
-    key = ("nested", id(model))
-    old = _cache.get(key)
-    if old is not None and old[0] is model:
-        return old[1]
+    return _kept(("nested", id(model)), model, lambda: _nested(model))
+
+
+def _nested(model: Model) -> dict[str, dict[str, float]]:
     crowd = crowding(model)
     users: dict[str, list[str]] = {}
     for f, use in model.usage.items():
@@ -106,15 +118,13 @@ def nested(model: Model) -> dict[str, dict[str, float]]:
         for r, u in rs.items():
             if users.get(r) and any(all(whole(model, w, o) for w in users[r]) for o in mine):
                 out.setdefault(f, {})[r] = u
-    _cache[key] = (model, out)
     return out
 
 
 def unnested(model: Model) -> Model:
     """The model without its :func:`nested` usages (the model itself where it has none); its own
     crowding usages are the rest."""
-    drop = nested(model)
-    return without(model, drop)
+    return _kept(("unnested", id(model)), model, lambda: without(model, nested(model)))
 
 
 def unneeded(model: Model, forms) -> Model:
@@ -150,8 +160,7 @@ def own(model: Model, form: str) -> set[str]:
 def uncrowded(model: Model, forms) -> Model:
     """The model with the crowding usages of ``forms`` dropped (the model itself where none has any)."""
     crowd = crowding(model)
-    drop = {f: crowd[f] for f in forms if f in crowd}
-    return without(model, drop)
+    return without(model, {f: crowd[f] for f in forms if f in crowd})
 
 
 def relieved(model: Model, loads: dict[str, float], bound: float) -> set[str]:
