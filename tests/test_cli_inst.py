@@ -48,12 +48,14 @@ def test_resume_skips_finished_forms(cli, tmp_path):
         f.write('{"form": "IMUL (R64, R64)", "stat')          # a line cut short by Ctrl-C
     code, out, err = cli("inst", "ADD_01 (R64, R64)", "SHLX (R64, R64, R64)", "--resume", str(results), *FAST)
     assert code == 0, err
-    assert "note:" in err and "torn last line 3" in err
+    assert "note:" in err and f"torn last line {len(first) + 1}" in err
     lines = results.read_text().splitlines()
     assert lines[:len(first)] == first                                 # not measured again
-    # the torn line is gone; a form left unsettled by a short run is measured once more (appended)
-    assert {json.loads(x)["form"] for x in lines[len(first):]} == {"SHLX (R64, R64, R64)"}
-    assert len(lines) - len(first) in (1, 2)
+    # the torn line is gone; a form left unsettled by a short run is measured once more (appended),
+    # and so is a stored one the file keeps unsettled (bulk.run's settle round): nothing else
+    again = {"SHLX (R64, R64, R64)"} | ({"ADD_01 (R64, R64)"} if bulk.unsettled_figures(json.loads(first[-1])) else set())
+    added = [json.loads(x)["form"] for x in lines[len(first):]]
+    assert "SHLX (R64, R64, R64)" in added and set(added) <= again
     assert "1 characterised" in out and out.count("ADD_01 (R64, R64)") == 1
     # a results file that is not ours is an error (exit 10), and --results refuses to overwrite
     bad = tmp_path / "bad.jsonl"
