@@ -522,6 +522,23 @@ def test_the_chain_waits_for_the_operand_it_passes_through(tmp_path):
     assert chain_bound(decode("cvtsi2ss xmm1, rbx; movq rbx, xmm1"), [lat, 3.0]) == pytest.approx(11.0)
 
 
+def test_a_lea_passes_its_base_and_its_index_on_in_their_own_times(tmp_path):
+    from cyclebench.instructions.catalogue import Catalogue
+    from cyclebench.instructions.ports.latency import from_file
+    # Zen 4, as cyclebench inst measured it: a three-part LEA takes 2 cycles from its base, 1 from its index
+    doc = {"schema": "cyclebench.inst", "schema_version": 1, "form": "LEA_B_IS_D8 (R64)", "status": "ok",
+           "latency": [{"start": "addr op1", "end": "op0 (R64)", "value": 2.0, "bound": "exact"},
+                       {"start": "index op1", "end": "op0 (R64)", "value": 1.0, "bound": "exact"}]}
+    path = tmp_path / "lat.jsonl"
+    header = {"cyclebench": "results", "kind": "inst", "schema": 1, "meta": {}}
+    path.write_text(json.dumps(header) + "\n" + json.dumps(doc) + "\n")
+    lat = from_file(path, Catalogue.load())[0]["LEA_B_IS_D8 (R64)"]
+    assert lat[2] == {"base": 2.0, "index": 1.0}
+    assert chain_bound(decode("lea rax, [rax+rcx*8+0x10]"), [lat]) == pytest.approx(2.0)
+    assert chain_bound(decode("lea rcx, [rax+rcx*8+0x10]"), [lat]) == pytest.approx(1.0)
+    assert chain_bound(decode("lea rax, [rax+rax*8+0x10]"), [lat]) == pytest.approx(2.0)
+
+
 def test_a_load_waits_for_the_store_of_its_address_before_it(tmp_path):
     from cyclebench.instructions.catalogue import Catalogue
     from cyclebench.instructions.ports.latency import from_file

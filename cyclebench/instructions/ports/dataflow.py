@@ -83,11 +83,15 @@ def mnemonic(ins: iced_x86.Instruction) -> str:
 
 def _source_latencies(ins: iced_x86.Instruction, by_source: dict) -> dict[int, float]:
     """Register (FLAGS for the flags) -> cycles from it to the result, from a form's latencies
-    keyed by operand index (latency.from_file)."""
+    keyed by operand index, "flags", or a LEA's "base" and "index" (latency.from_file)."""
     out: dict[int, float] = {}
+    address = {"base": ins.memory_base, "index": ins.memory_index}
     for k, v in by_source.items():
         if k == "flags":
             out[FLAGS] = max(out.get(FLAGS, 0.0), v)
+        elif k in address and address[k] not in (iced_x86.Register.NONE, iced_x86.Register.RIP):
+            r = full_register(address[k])
+            out[r] = max(out.get(r, 0.0), v)
         elif isinstance(k, int) and k < ins.op_count and ins.op_kind(k) == iced_x86.OpKind.REGISTER:
             r = full_register(ins.op_register(k))
             out[r] = max(out.get(r, 0.0), v)

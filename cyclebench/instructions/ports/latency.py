@@ -9,9 +9,10 @@ register-to-register pair), and, where it was measured, the latency from its add
 (``addr`` pairs: a load's load-to-use time, which a pointer chase carries from one iteration to
 the next) as a second figure; any other form its largest latency.  A measured form also gets
 its latency from each register operand it reads (the largest pair starting there, keyed by the
-operand's iced index, the flags by ``"flags"``, the memory operand by ``"mem"``) as a third figure:
-``cvtsi2ss xmm1, rbx`` passes XMM1 on in 3 cycles and RBX in 8 on Zen 4, and a chain through XMM1
-waits 3.
+operand's iced index, the flags by ``"flags"``, the memory operand by ``"mem"``, a LEA's base
+register by ``"base"`` and its index by ``"index"``) as a third figure: ``cvtsi2ss xmm1, rbx``
+passes XMM1 on in 3 cycles and RBX in 8 on Zen 4, and a chain through XMM1 waits 3;
+``lea rbx, [r14+rcx*8+0x40]`` passes R14 on in 2 cycles and RCX in 1.
 """
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def _figure(p: dict) -> float:
 
 def _by_source(form, pairs: list[dict]) -> dict:
     """Operand's iced index (or "flags", or "mem" for the memory operand: a store-and-load round
-    trip, as cyclebench inst measures it) -> the largest latency from it."""
+    trip, as cyclebench inst measures it, or "base" and "index": a LEA's address registers) -> the
+    largest latency from it."""
     out: dict = {}
     for p in pairs:
         start = str(p.get("start", ""))
@@ -54,6 +56,10 @@ def _by_source(form, pairs: list[dict]) -> dict:
             key = "flags"
         elif start.startswith("mem "):
             key = "mem"
+        elif start.startswith("addr op") and form is not None and form.lea_mode:
+            key = "base"           # a LEA computes with its address: each register has its own time
+        elif start.startswith("index op"):
+            key = "index"
         elif m and form is not None and int(m.group(1)) < len(form.operands):
             op = form.operands[int(m.group(1))]
             if op.kind == "reg" and op.iced_index is not None:
