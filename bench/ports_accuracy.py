@@ -284,9 +284,11 @@ def main():
               + "".join(f"\n  {n}" for n in notes if args.rows))
 
     factor = upper_factor(args.upper_factor, args.replay, loaded)
+    print(f"waiting instructions in flight, the simulation's limit: {loaded.in_flight or 'none'} "
+          f"({loaded.in_flight_source})")
 
     def pred(block):
-        return predict(block, model, cat, lats, floors=floors, upper_factor=factor)
+        return predict(block, model, cat, lats, floors=floors, upper_factor=factor, in_flight=loaded.in_flight)
     if args.replay:
         return replay(args.replay, pred, args.rows)
     global SAVED

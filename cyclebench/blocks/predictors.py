@@ -85,6 +85,7 @@ class ResourceModel:
         loaded = load(Path(model))
         self.model, self.floors = loaded.model, loaded.bounds
         self.upper_factor = loaded.upper_factor          # the figure cyclebench ports measured
+        self.in_flight = loaded.in_flight                # so is the simulation's waiting limit
         self.catalogue = Catalogue.load()
         self.latencies, self.label = from_file(Path(latencies), self.catalogue) if latencies else (None, "")
         self.name = "cyclebench predict"
@@ -93,7 +94,8 @@ class ResourceModel:
         from ..instructions.ports.predict import predict
         try:
             return predict(code, self.model, self.catalogue, latencies=self.latencies,
-                           latency_source=self.label, floors=self.floors, upper_factor=self.upper_factor).cycles
+                           latency_source=self.label, floors=self.floors, upper_factor=self.upper_factor,
+                           in_flight=self.in_flight).cycles
         except UsageError as e:
             raise PredictionFailed(e.cause) from None
 

@@ -37,7 +37,7 @@ def add_parser(sub):
 
 def run(args) -> int:
     from ..instructions.ports import run as ports_run
-    from ..instructions.ports import upper
+    from ..instructions.ports import inflight, upper
     from ..instructions.ports.portsets import describe
     if args.show:
         model, report = ports_run.load(args.show)
@@ -63,6 +63,7 @@ def run(args) -> int:
                                         seed=seed, catalogue=cat,
                                         log=lambda m: print(f"note: {m}", file=sys.stderr))
         upper.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
+        inflight.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
     blockers = report["blockers"]
     print(f"resources inferred from throughput: {len(model.resources)} (+ front end, width "
           f"{model.width}); {report['measurements_per_form']} measurements per form; "

@@ -18,7 +18,8 @@ block's own ratio is one more bound among the resources, and (shared.SharedFloor
 resource that a pair's readings at several ratios show the two forms share, at any ratio.  The prediction is the largest of the
 two bounds and the **simulated** figure (simulate.py: the block scheduled oldest first over the
 model's resources with the chain bound's dependences and latencies, where chains and resources
-can delay each other).  Forms the model does not know make the resource bound a lower bound (listed in
+can delay each other, and with no more instructions waiting to start than inflight.py measured
+fit: ``in_flight``).  Forms the model does not know make the resource bound a lower bound (listed in
 ``unknown``).  A zero idiom (``xor eax, eax``) takes only its share of the front end: the renamer
 zeroes the register, while the model's form was measured with two distinct registers.  A
 legacy-SSE XMM write under a dirty upper vector state reads its destination's kept part and,
@@ -45,7 +46,7 @@ from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
 from .shared import SharedFloors
 from .simulate import simulate, units
-from . import crowding, upper, vector_loads
+from . import crowding, inflight, upper, vector_loads
 
 STORE_LINES = "store lines"
 
@@ -82,6 +83,8 @@ class Loaded:
     upper_source: str             # where that factor came from, or why there is none
     upper_probed: bool            # the file holds an upper-state probe (a None factor is then a CPU
                                   # without AVX-512, not a file from before the probe)
+    in_flight: int | None = None  # waiting instructions that fit in flight (inflight.stored), or None
+    in_flight_source: str = ""
 
     @property
     def bounds(self) -> tuple[PairFloors, SharedFloors]:
@@ -98,7 +101,7 @@ def load(path: Path) -> Loaded:
     shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {})
     factor, where = upper.stored(path)
     probed = any(r.get("type") == upper.RECORD for r in store(path).load()[1])
-    return Loaded(model, floors, shared, notes, factor, where, probed)
+    return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path))
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
@@ -201,11 +204,13 @@ def _bypassing(counts: dict[str, int], model: Model) -> int:
 
 def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None,
             latencies: dict[str, float] | None = None, latency_source: str = "published",
-            floors=None, upper_factor: float | None = None) -> Prediction:
+            floors=None, upper_factor: float | None = None, in_flight: int | None = None) -> Prediction:
     """The prediction for one block (see the module docstring); ``floors``: the readings of the
     model's results file as floors, one set or several (repair.PairFloors, shared.SharedFloors:
     :attr:`Loaded.bounds`); ``upper_factor``: the resources a legacy-SSE
-    XMM write takes while a ZMM register dirties the upper state, as upper.probe measured it."""
+    XMM write takes while a ZMM register dirties the upper state, as upper.probe measured it;
+    ``in_flight``: the waiting instructions that fit in flight, as inflight.probe measured it
+    (:attr:`Loaded.in_flight`), the simulation's limit."""
     catalogue = catalogue or Catalogue.load()
     model = vector_loads.view(model, catalogue)       # a vector load's share of the load path
     model = crowding.unnested(model)                  # crowding of a resource nested in the form's own
@@ -247,7 +252,8 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         res = loads[binding]
     else:
         res, binding = (len(forms) / model.width if model.width else 0.0), None
-    sim = simulate(instructions, lats, *_instances(instructions, forms, weight, model), units(model))
+    sim = simulate(instructions, lats, *_instances(instructions, forms, weight, model), units(model),
+                   waiting=in_flight)
     return Prediction(max(res, chain, sim), res, binding, chain, forms, unknown, assumed,
                       latency_source if latencies else "assumed 1 cycle", extra, sim)
 

@@ -30,6 +30,8 @@ def _check(rec: dict) -> str | None:
         return None
     if t == "lines":
         return None if isinstance(rec.get("form"), str) else "a lines reading without its form"
+    if t == "inflight":              # inflight.record: the in-flight probe's figure
+        return None if "waiting" in rec else "an in-flight record without its figure"
     if t == "upper":                 # upper.record: the upper-state probe's figure
         return None if "factor" in rec else "an upper-state record without its factor"
     if t == "model":

@@ -7,7 +7,9 @@ from throughput and the latencies cyclebench measured:
 
 * instructions enter in program order, each taking its front-end share of a cycle (the model's
   width; a form's own share where the model names one), no more than :data:`WINDOW` of them in
-  flight (an instruction enters once the one :data:`WINDOW` places before it has completed);
+  flight (an instruction enters once the one :data:`WINDOW` places before it has completed), and,
+  where the capacity was measured (inflight.py), no more than that many entered and not started:
+  an instruction enters once one of them starts;
 * each starts once its inputs are ready (dataflow.py: registers, flags, memory through one
   address, with the latencies the chain bound uses) and its resources have room;
 * a resource that bounds some form alone at ``1/k`` cycles an instance is ``k`` units
@@ -29,6 +31,7 @@ iteration where both bounds say 1.0; simulated 1.16).
 from __future__ import annotations
 
 import math
+import heapq
 from collections import deque
 
 import iced_x86
@@ -95,8 +98,9 @@ class Scheduler:
     has entered, its inputs are ready and its resources have room (see the module docstring)."""
 
     def __init__(self, usage: list[dict[str, float]], front: list[float], latency: list[float],
-                 window: int = WINDOW, discrete: dict[str, int] | None = None):
-        self.usage, self.front, self.latency, self.window = usage, front, latency, window
+                 window: int = WINDOW, discrete: dict[str, int] | None = None, waiting: int | None = None):
+        self.usage, self.front, self.latency, self.window, self.waiting = usage, front, latency, window, waiting
+        self.pending: list[float] = []                    # start times of the entered, a heap
         self.units = {r: Units(k) for r, k in (discrete or {}).items()}
         self.used: dict[str, dict[int, float]] = {}      # resource -> cycle -> usage taken
         self.position = 0.0                               # the front end's place, in cycles
@@ -119,6 +123,11 @@ class Scheduler:
     def __call__(self, i: int, ready: float) -> float:
         if len(self.completions) >= self.window:          # the window is full: wait for the oldest
             self.position = max(self.position, self.completions.popleft())
+        if self.waiting:                                  # the schedulers are full: wait for a start
+            while self.pending and self.pending[0] <= self.position + EPS:
+                heapq.heappop(self.pending)
+            while len(self.pending) >= self.waiting:
+                self.position = max(self.position, heapq.heappop(self.pending))
         entered = math.floor(self.position + EPS)
         self.position += self.front[i]
         start = max(ready, entered)
@@ -134,6 +143,8 @@ class Scheduler:
             else:
                 self._take(r, cycle, u)
         begin = start if cycle == math.floor(start + EPS) else float(cycle)
+        if self.waiting:
+            heapq.heappush(self.pending, begin)
         done = begin + self.latency[i]
         self.retired = max(self.retired, done)            # completion in program order
         self.completions.append(self.retired)
@@ -141,12 +152,14 @@ class Scheduler:
 
 
 def simulate(instructions: list[iced_x86.Instruction], latency: list, usage: list[dict[str, float]],
-             front: list[float], discrete: dict[str, int] | None = None, window: int = WINDOW) -> float:
+             front: list[float], discrete: dict[str, int] | None = None, window: int = WINDOW,
+             waiting: int | None = None) -> float:
     """Cycles per iteration of the block in the steady state of the simulation: ``latency`` per
     instruction as dataflow.chain_bound takes it, ``usage`` per instruction (resource -> cycles,
     its form's time alone as a resource of its own), ``front`` per instruction (its share of a
-    front-end cycle)."""
+    front-end cycle); ``waiting``: instructions entered and not started at most (inflight.py),
+    or no such limit."""
     main = [(v[0] if isinstance(v, tuple) else v) for v in latency]
     n = max(1, len(instructions))
     iterations = max(64, 2 * math.ceil(3 * window / n))      # the window fills, then half is measured
-    return steady(instructions, latency, Scheduler(usage, front, main, window, discrete), iterations)
+    return steady(instructions, latency, Scheduler(usage, front, main, window, discrete, waiting), iterations)
