@@ -75,6 +75,9 @@ def run(args) -> int:
     factor, where = upper.stored(args.show or args.resume or args.results)
     print("  legacy-SSE writes under a dirty ZMM state take their resources "
           + (f"{factor:.2f} times ({where})" if factor else f"as they are, no more ({where})"))
+    waiting, where = inflight.stored(args.show or args.resume or args.results)
+    print("  instructions waiting to start in flight, the simulation's limit: "
+          + (f"{waiting} ({where})" if waiting else f"none ({where})"))
     if model.lines:
         print(f"  stores to distinct cache lines: {', '.join(f'{f} {t:.2f}' for f, t in sorted(model.lines.items()))} "
               "cycles each")
