@@ -13,8 +13,8 @@ each iteration runs 8.2-8.3 cycles an iteration; simulated with no such limit, 6
 each followed by N instructions that wait for its result (``pshufd``, which needs no other input
 and writes its whole destination).  While the waiters fit, the second chain enters beside the
 first and an iteration takes about one chain's time; from some N on it cannot enter until the
-first chain's waiters leave, and the time jumps towards two chains' (Zen 4: 8 ``divsd``, 106
-cycles an iteration at N = 4, 121 at 34, 234 at 64).  The probe finds the least N whose time is
+first chain's waiters leave, and the time jumps towards two chains' (Zen 4: 8 ``divsd``, 105
+cycles an iteration at N = 4, 113 at 34, 155 at 54, 198 at 55, 234 at 64).  The probe finds the least N whose time is
 :data:`KNEE` times the smallest N's, by bisection; the simulation, holding ``w`` waiting
 instructions, makes that jump at N = w - 2 (:func:`waiting`, checked on the simulation itself),
 so the capacity is N + 2.  The figure is a results-file record of ``cyclebench ports``
