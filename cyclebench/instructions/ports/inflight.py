@@ -66,25 +66,17 @@ def probe(session) -> dict:
 def record(path, session=None, log=lambda msg: None) -> dict:
     """The probe's record in a ``cyclebench ports`` results file: the one it holds, or measured
     now and appended (a resumed run measures it once)."""
-    from .run import store
-    st = store(path)
-    with st:
-        old = [r for r in st.start({}, resume=True) if r.get("type") == RECORD]
-        if old:
-            return old[-1]
-        from ..session import Session
-        log("measuring how many waiting instructions fit in flight (two divide chains and their waiters)")
-        rec = probe(session or Session(budget=0.5))
-        st.append(rec)
-    return rec
+    from .run import probe_record
+    return probe_record(path, RECORD, probe,
+                        "how many waiting instructions fit in flight (two divide chains and their waiters)",
+                        session, log)
 
 
 def stored(path) -> tuple[int | None, str]:
     """(waiting instructions that fit in flight, where the figure came from) of a results file, or
     None where it holds no probe (the simulation then has no such limit)."""
-    from .run import store
-    recs = [r for r in store(path).load()[1] if r.get("type") == RECORD]
-    if not recs or not recs[-1].get("waiting"):
+    from .run import stored_record
+    r = stored_record(path, RECORD)
+    if r is None or not r.get("waiting"):
         return None, "not measured: the model file has no in-flight probe"
-    r = recs[-1]
     return int(r["waiting"]), f"measured by cyclebench ports: two chains apart from {r['n']} waiters a chain"

@@ -43,6 +43,26 @@ def store(path: Path) -> ResultsStore:
     return ResultsStore(path, KIND, SCHEMA_VERSION, check_record=_check)
 
 
+def probe_record(path: Path, kind: str, probe, what: str, session=None, log=lambda msg: None) -> dict:
+    """A CPU probe's record (``kind``: "upper", "inflight") in a results file: the last one it
+    holds, or ``probe(session)`` measured now and appended, so a resumed run measures it once."""
+    st = store(path)
+    with st:
+        old = [r for r in st.start({}, resume=True) if r.get("type") == kind]
+        if old:
+            return old[-1]
+        log(f"measuring {what}")
+        rec = probe(session or Session(budget=0.5))
+        st.append(rec)
+    return rec
+
+
+def stored_record(path: Path, kind: str) -> dict | None:
+    """The last record of a CPU probe (``kind``) a results file holds, or None."""
+    recs = [r for r in store(path).load()[1] if r.get("type") == kind]
+    return recs[-1] if recs else None
+
+
 def sample(catalogue: Catalogue, n: int, seed: int = 0, names: list[str] = (), among=None) -> list[str]:
     """``names`` (checked) plus ``n`` mixable forms drawn at random (half of them legacy-encoded).
     ``among`` (a predicate on a form, optional): draw only forms it accepts, legacy or not (the

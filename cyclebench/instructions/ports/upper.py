@@ -158,27 +158,18 @@ def probe(session) -> dict:
 def record(path, session=None, log=lambda msg: None) -> dict:
     """The probe's record in a ``cyclebench ports`` results file: the one it holds, or measured
     now and appended (a resumed run measures it once)."""
-    from .run import store
-    st = store(path)
-    with st:
-        old = [r for r in st.start({}, resume=True) if r.get("type") == RECORD]
-        if old:
-            return old[-1]
-        from ..session import Session
-        log("measuring the upper-state factor (legacy-SSE writes after a ZMM write)")
-        rec = probe(session or Session(budget=0.5))
-        st.append(rec)
-    return rec
+    from .run import probe_record
+    return probe_record(path, RECORD, probe, "the upper-state factor (legacy-SSE writes after a ZMM write)",
+                        session, log)
 
 
 def stored(path) -> tuple[float | None, str]:
     """(factor, where it came from) of a ``cyclebench ports`` results file: the probe's figure,
     or None where it holds none (a file from before the probe, or a CPU without AVX-512)."""
-    from .run import store
-    recs = [r for r in store(path).load()[1] if r.get("type") == RECORD]
-    if not recs:
+    from .run import stored_record
+    r = stored_record(path, RECORD)
+    if r is None:
         return None, "not measured: the model file has no upper-state probe"
-    r = recs[-1]
     if r.get("factor") is None:
         return None, r.get("why") or "no factor"
     return float(r["factor"]), (f"measured by cyclebench ports: {r['dirty']:.2f} / {r['clean']:.2f} cycles"
