@@ -279,7 +279,8 @@ def main():
     if not args.as_inferred:
         model, floors, notes = loaded.model, loaded.bounds, loaded.notes
         print(f"model mended against its own readings (repair.py): {len(notes)} usages changed, "
-              f"{sum(map(len, loaded.floors.table.values()))} pair readings as floors, "
+              f"{sum(map(len, loaded.floors.table.values()))} class-pair and "
+              f"{sum(map(len, loaded.floors.own.values()))} form-pair ratios as floors, "
               f"{len(loaded.shared.pairs)} pairs' shared resources as floors at any ratio (shared.py)"
               + "".join(f"\n  {n}" for n in notes if args.rows))
 

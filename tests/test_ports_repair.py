@@ -62,13 +62,39 @@ def test_pairs_no_one_resource_explains_are_left_alone():
 def test_a_pair_read_in_the_blocks_ratio_is_a_floor_and_classes_stand_for_their_forms():
     # two loads beside one ALU operation read 0.75, more than any resource of the model says
     member = LOAD32                                      # in the load blocker's class
-    floors = PairFloors.build([({ALU: 1, LOAD: 2}, 0.75), ({ALU: 1, LOAD: 1}, 0.40), ({ALU: 1, LOAD: 1}, 1 / 3)],
-                              {member: LOAD})
+    floors = PairFloors.build([({ALU: 1, LOAD: 2}, 0.75), ({ALU: 1, member: 2}, 0.78), ({ALU: 1, LOAD: 1}, 0.40),
+                               ({ALU: 1, LOAD: 1}, 1 / 3)], {member: LOAD})
     assert floors.floor({ALU: 1, LOAD: 2}) == (pytest.approx(0.75), f"measured mix {ALU} + {LOAD}")
     assert floors.floor({ALU: 2, LOAD: 2, member: 2})[0] == pytest.approx(1.5)
     assert floors.floor({ALU: 1, LOAD: 1})[0] == pytest.approx(1 / 3)      # the least reading of a ratio
     assert floors.floor({ALU: 1, LOAD: 3}) == (0.0, None)                # no reading in this ratio
     assert floors.floor({LOAD: 1, member: 2}) == (0.0, None)             # one class: no pair
+    # the ratio 1:1 was read for one form of the class only: a fact of those two forms
+    assert floors.floor({ALU: 1, member: 1}) == (0.0, None)
+
+
+def test_a_class_stands_for_its_forms_only_where_their_readings_agree():
+    # two loads of the load class beside an ALU operation read 0.75 and 1.20: the class does not
+    # stand for its forms at that ratio, each reading holds for its own two forms
+    floors = PairFloors.build([({ALU: 1, LOAD: 2}, 0.75), ({ALU: 1, LOAD32: 2}, 1.2)], {LOAD32: LOAD})
+    assert floors.floor({ALU: 1, LOAD: 2}) == (pytest.approx(0.75), f"measured mix {ALU} + {LOAD}")
+    assert floors.floor({ALU: 1, LOAD32: 2}) == (pytest.approx(1.2), f"measured mix {ALU} + {LOAD32}")
+    assert floors.floor({ALU: 1, LOAD: 1, LOAD32: 1}) == (0.0, None)
+    # one form's reading alone is no evidence that the class's forms read alike
+    one = PairFloors.build([({ALU: 1, LOAD: 2}, 0.75)], {LOAD32: LOAD})
+    assert one.floor({ALU: 1, LOAD32: 2}) == (0.0, None)
+    assert one.floor({ALU: 1, LOAD: 2})[0] == pytest.approx(0.75)
+
+
+def test_readings_no_slower_than_a_forms_stream_alone_are_no_floor():
+    # a multiply beside a load at 1.00 cycles is the multiply's own time: the class of loads (a
+    # load and a store that overlap it differently) must not be held to it
+    alone = {MUL: 1.0, LOAD: 1 / 3, LOAD32: 1 / 3}
+    floors = PairFloors.build([({MUL: 1, LOAD: 1}, 1.0), ({MUL: 1, LOAD32: 1}, 1.0)], {LOAD32: LOAD}, alone)
+    assert floors.floor({MUL: 1, LOAD: 1}) == (0.0, None)
+    # one reading slower than the forms alone keeps the ratio's floor, at its least reading
+    floors = PairFloors.build([({MUL: 1, LOAD: 1}, 1.02), ({MUL: 1, LOAD32: 1}, 1.3)], {LOAD32: LOAD}, alone)
+    assert floors.floor({MUL: 1, LOAD: 1})[0] == pytest.approx(1.02)
 
 
 def _model_file(tmp_path, mixes):
@@ -79,25 +105,27 @@ def _model_file(tmp_path, mixes):
         st.append({"type": "reading", "counts": counts, "cycles": t})
     st.append({"type": "reading", "counts": {ALU: 1}, "cycles": None})      # a failed reading
     st.append({"type": "model", "model": _model().to_json(),
-               "report": {"blockers": {"R0": ALU, "R1": LOAD}, "classes": {LOAD32: LOAD}}})
+               "report": {"blockers": {"R0": ALU, "R1": LOAD}, "classes": {LOAD32: LOAD, TEST: ALU}}})
     st.close()
     return path
 
 
 def test_the_results_file_gives_the_mended_model_and_its_floors(tmp_path, capsys):
-    mixes = [({STORE: 1, LOAD: 1}, 2 / 3), ({STORE: 1, LOAD: 3}, 4 / 3), ({TEST: 1, LOAD: 2}, 0.75)]
+    mixes = [({STORE: 1, LOAD: 1}, 2 / 3), ({STORE: 1, LOAD: 3}, 4 / 3), ({TEST: 1, LOAD: 2}, 0.75),
+             ({ALU: 1, LOAD: 2}, 0.76)]
     path = _model_file(tmp_path, mixes)
     assert readings(path) == mixes
     model, floors, notes = mended(path)
     assert model.usage[STORE]["R1"] == pytest.approx(1 / 3, rel=0.02) and notes
     block = "mov [r14], rax; mov rbx, [r14+64]"
     assert predict(block, model).resource_bound == pytest.approx(2 / 3, rel=0.02)
-    # two 32-bit loads (the load blocker's class) and a test: the mix read 0.75, the resources 0.67
+    # two 32-bit loads (the load blocker's class) and a test (the ALU's): the class's mixes read
+    # 0.75 and 0.76, the resources say 0.67
     three = "mov eax, [r14]; mov ebx, [r14+64]; test ecx, ecx"
     assert predict(three, model).resource_bound == pytest.approx(2 / 3)
     p = predict(three, model, floors=floors)
     assert p.forms == [LOAD32, LOAD32, TEST]
-    assert (p.resource_bound, p.binding_resource) == (pytest.approx(0.75), f"measured mix {LOAD} + {TEST}")
+    assert (p.resource_bound, p.binding_resource) == (pytest.approx(0.75), f"measured mix {ALU} + {LOAD}")
     assert main(["predict", "--model", str(path), "--json", block]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["resource_bound"] == pytest.approx(2 / 3, rel=0.02)

@@ -160,21 +160,39 @@ def alone_short(model: Model) -> list[str]:
 @dataclass
 class PairFloors:
     """The third rule: (class, class) -> {ratio of their counts: the least cycles per instance
-    of the first read at that ratio}; ``classes``: form -> its class (a form in none is its own)."""
+    of the first read at that ratio}; ``classes``: form -> its class (a form in none is its own).
+    A class pair stands for its forms at a ratio only where its forms' readings there agree
+    (within TOLERANCE): where they differ, a reading is a fact of its own two forms (Zen 4: a
+    ``ucomiss`` beside four ALU operations reads 2.00 cycles, a vector store of its class beside
+    them far less), and ``own`` keeps it for them alone."""
     classes: dict[str, str] = field(default_factory=dict)
     table: dict[tuple[str, str], dict[float, float]] = field(default_factory=dict)
+    own: dict[tuple[str, str], dict[float, float]] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, mixes: list[tuple[dict[str, int], float]], classes: dict[str, str]) -> "PairFloors":
+    def build(cls, mixes: list[tuple[dict[str, int], float]], classes: dict[str, str],
+              alone: dict[str, float] | None = None) -> "PairFloors":
         out = cls(dict(classes))
+        rows: dict[tuple[str, str, float], dict[tuple[str, str], float]] = {}
+        slow = set()                     # the ratios some reading of which is slower than its forms alone
         for counts, t in mixes:
             if len(counts) != 2:
                 continue
-            (p, x), (q, y) = sorted((out.cls(f), n) for f, n in counts.items())
+            (p, x, f), (q, y, g) = sorted((out.cls(f), n, f) for f, n in counts.items())
             if p != q:
-                row = out.table.setdefault((p, q), {})
-                k = round(x / y, 3)
-                row[k] = min(row.get(k, t / x), t / x)
+                row = rows.setdefault((p, q, round(x / y, 3)), {})
+                row[f, g] = min(row.get((f, g), t / x), t / x)
+                if not (alone and f in alone and g in alone
+                        and t <= max(x * alone[f], y * alone[g]) * (1 + TOLERANCE)):
+                    slow.add((p, q, round(x / y, 3)))
+        for (p, q, k), per in rows.items():
+            if (p, q, k) not in slow:
+                continue                 # every reading one form's own stream: no interference to stand for
+            if len(per) > 1 and max(per.values()) <= min(per.values()) * (1 + TOLERANCE):
+                out.table.setdefault((p, q), {})[k] = min(per.values())
+            else:
+                for pair, v in per.items():
+                    out.own.setdefault(pair, {})[k] = v
         return out
 
     def cls(self, form: str) -> str:
@@ -182,16 +200,18 @@ class PairFloors:
 
     def floor(self, counts: dict[str, int]) -> tuple[float, str | None]:
         """(cycles, "measured mix A + B") of the slowest pair of the block's classes read in the
-        block's own ratio; (0, None) where none was."""
+        block's own ratio (or of its forms, where their classes' readings differ); (0, None)
+        where none was."""
         by: dict[str, int] = {}
         for f, n in counts.items():
             by[self.cls(f)] = by.get(self.cls(f), 0) + n
         best, why = 0.0, None
-        for (p, q), row in self.table.items():
-            if p in by and q in by:
-                per = row.get(round(by[p] / by[q], 3))
-                if per is not None and per * by[p] > best:
-                    best, why = per * by[p], f"measured mix {p} + {q}"
+        for table, n in ((self.table, by), (self.own, counts)):
+            for (p, q), row in table.items():
+                if p in n and q in n:
+                    per = row.get(round(n[p] / n[q], 3))
+                    if per is not None and per * n[p] > best:
+                        best, why = per * n[p], f"measured mix {p} + {q}"
         return best, why
 
 
@@ -204,4 +224,4 @@ def mended(path: Path) -> tuple[Model, PairFloors, list[str]]:
     model, notes = repair(model, mixes)
     notes += unit_floors(model, mixes, report.get("slow_units") or ())
     notes += alone_short(model)
-    return model, PairFloors.build(mixes, report.get("classes") or {}), notes
+    return model, PairFloors.build(mixes, report.get("classes") or {}, model.alone), notes
