@@ -77,3 +77,17 @@ def test_crowding_of_a_resource_no_form_of_the_block_holds_is_dropped():
     assert predict("shl rax, 5; shl rbx, 5; add rcx, 1; add rdx, 1", m).resource_bound == pytest.approx(1.0)
     assert predict("imul rax, rbx; add rcx, 1; add rdx, 1; add rsi, 1; add rdi, 1", m).resource_bound \
         == pytest.approx(1.0 + 4 * 0.16)
+
+
+LOAD = "MOV (R64, M64)"
+
+
+def test_a_trace_below_a_used_cycle_crowds_like_any_share():
+    # an ALU form with 0.04 of the three load units (a trace of its spread the inference left)
+    # crowds them like a larger share: charged only where the ALUs are full, not beside one load
+    m = Model(["ALU", "LD"], {ADD: {"ALU": 0.25, "LD": 0.04}, LOAD: {"LD": 1 / 3}}, 6,
+              {ADD: 0.25, LOAD: 1 / 3}, probes={"ALU": ADD, "LD": LOAD})
+    assert crowding.crowding(m) == {ADD: {"LD": 0.04}}
+    assert predict("mov rax, [r14]; add rcx, 1", m).resource_bound == pytest.approx(1 / 3)
+    alus = "mov rax, [r14]; " + "; ".join(f"add {r}, 1" for r in ("rcx", "rdx", "rsi", "rdi"))
+    assert predict(alus, m).resource_bound == pytest.approx(1.0)           # ALUs full at 1.0

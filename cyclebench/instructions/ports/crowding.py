@@ -25,8 +25,9 @@ full only later.  The shifts are no such case (:func:`nested`, below).
 
 A usage crowds (:func:`crowding`) where it is less than one unit-cycle of its resource (the
 resource's units: the instances its probe runs a cycle alone) and the form runs alone faster than
-that probe, so its µops have more pipes than the resource has.  A form's own resources are the
-others that bound it alone.  :func:`relieved` drops a form's crowding usages from a block unless
+that probe, so its µops have more pipes than the resource has; a trace below model.USED too (it
+counts as no use: charging it in every block made it the firmest use of all).  A form's own
+resources are the others that bound it alone.  :func:`relieved` drops a form's crowding usages from a block unless
 its own resources are full: loaded, without any crowding, to within :data:`FULL` of the block's
 bound.  A form with no own resource keeps them all.
 
@@ -46,7 +47,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .model import FRONT_END, USED, Model
+from .model import FRONT_END, Model
 from .upper import BINDING
 
 FULL = BINDING        # a resource loaded within this share of the block's bound is full
@@ -87,7 +88,7 @@ def _crowding(model: Model) -> dict[str, dict[str, float]]:
             continue
         for r, u in use.items():
             probe = model.probes.get(r)
-            if r == FRONT_END or u < USED or probe in (None, f) or probe not in model.alone:
+            if r == FRONT_END or u <= 0 or probe in (None, f) or probe not in model.alone:
                 continue
             if u * units(model, r) < WHOLE and alone < BINDING * model.alone[probe]:
                 out.setdefault(f, {})[r] = u
