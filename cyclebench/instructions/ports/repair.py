@@ -11,8 +11,8 @@ the model's own figures that names no form:
 * **no usage above the form's time alone:** a form that uses ``u`` cycles of a resource per
   instance cannot run faster than ``u`` on its own, so ``u`` is at most its time alone;
 * **pairs the model explains too fast raise a shared usage:** the readings of two forms that the
-  model puts more than :data:`TOLERANCE` under, and that the two forms' times alone added up
-  could explain, are fitted by least squares with one resource, each form a usage of it
+  model puts more than half :data:`TOLERANCE` under (the fit's own tolerance), and that the two
+  forms' times alone added up could explain, are fitted by least squares with one resource, each form a usage of it
   (:func:`pair_shares`); where the fit explains every such reading, lies within both forms' times
   alone but not at both (two forms that never overlap wait for each other: a chain between the
   copies, not a shared pipe), and the two share a resource that one of them is bound by alone,
@@ -100,7 +100,7 @@ def repair(model: Model, mixes: list[tuple[dict[str, int], float]]) -> tuple[Mod
     for counts, t in mixes:
         if len(counts) != 2 or not all(f in m.usage and f in m.alone for f in counts):
             continue
-        if model_cost(m, counts)[0] >= t * (1 - TOLERANCE) or t > sum(n * m.alone[f] for f, n in counts.items()) * (1 + TOLERANCE):
+        if model_cost(m, counts)[0] >= t * (1 - TOLERANCE / 2) or t > sum(n * m.alone[f] for f, n in counts.items()) * (1 + TOLERANCE):
             continue                     # explained, or slower than any sharing of resources explains
         a, b = sorted(counts)
         groups.setdefault((a, b), []).append((counts[a], counts[b], t))
