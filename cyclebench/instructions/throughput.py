@@ -28,7 +28,8 @@ width apart (uops.info's convention: the next element of an array), 32 copies (:
 and the figure with one cache line per copy is measured too and shown where it differs (on Zen 3,
 0.56 against 1.00 cycles for ``and word [m], 2``: stores to different lines retire at one line per
 cycle); copies narrower than 8 bytes are also measured one 8-byte word apart, reported when faster
-(:func:`_word_apart`: copies that share a word are not independent on every core).
+(:func:`_word_apart`: copies that share a word are not independent on every core), and one copy on
+one address repeated, uops.info's count 1, kept when faster (:func:`_one_address`: locked forms).
 
 The copies also run with no breaker, the faster kept (uops.info's least over both).  With
 breakers the figure is reported as an upper bound (they can only slow the copies down); x87
@@ -70,8 +71,8 @@ FEW_GAIN = 0.03         # kept when this much faster than the full count: beyond
 
 
 def _scratch_avoid(form: Form, scratch: str) -> tuple[str, ...]:
-    """The scratch register is kept out of the copies only where a flag breaker may use it:
-    the rotation of a small pool (SIL, DIL, R12B, R13B) needs every register it has."""
+    """The scratch register, out of the copies only where a flag breaker may use it (the rotation
+    of a small pool, SIL, DIL, R12B, R13B, needs every register it has)."""
     return (scratch,) if form.flags_read & form.flags_written else ()
 
 
@@ -287,6 +288,9 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
                 m, cps, pre, unbroken = few
                 per = n
                 doc.update(copies=n, carried=list(cps.carried), breakers=pre)
+    elif copies == RMW_COPIES and processes and m.stable and stride is None:
+        m, cps, pre, unbroken, per = _one_address(session, form, doc, (m, cps, pre, unbroken, per), full,
+                                                  scratch, breakers, pattern)
     if vsib.mask_positions(form) and processes and m.stable and "setups_ahead" not in doc:
         ahead, k = gathers.setups_ahead(session, form, cps.instances, pre, init, pattern)
         if ahead is not None:
@@ -307,8 +311,8 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
                 doc.update(breakers=[])
     if pre and breakers == "published" and processes and m.stable and "flags" in cps.carried:
         _port_free(session, form, doc, scratch, stride, pattern, len(cps.instances), m.value)
-    # from here on the kept measurement's own code: a fewer count, the earlier run or the
-    # set-ups ahead may have won, and the full count's code would be read per the wrong count
+    # from here on the kept measurement's own code (a fewer count, the earlier run or the set-ups
+    # ahead may have won: the full count's code would be read per the wrong count)
     code = m.code.splitlines()
     if per > FEW_COPIES and not on_port_grid(m.value):
         m = _placed(session, doc, m, code, init, per, pattern)
@@ -361,6 +365,10 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     if ahead.get("kept"):
         notes.append(f"mask set-ups of the {ahead['kept']} copies ahead of them all (one per copy, counted); "
                      f"each before its own copy: {ahead['in_place']:.2f}")
+    one = doc.get("one_address") or {}
+    if one and per == 1:
+        notes.append(f"one copy on one address, repeated (uops.info's count 1), ran faster than "
+                     f"{one['with']:.2f} with {one['copies']} copies on their own addresses")
     if vsib.mask_positions(form) and processes:
         doc["mask_unset"] = gathers.mask_unset(session, cps.instances, pre, init, pattern)
     if stride is None and rmw_stride(form) not in (None, LINE):
@@ -377,6 +385,27 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
 
 
 WORD = 8        # bytes: read-modify-write copies one 8-byte word apart share no word
+
+
+def _one_address(session: Session, form: Form, doc: dict, kept: tuple, full: tuple, scratch: str,
+                 breakers: str, pattern: int) -> tuple:
+    """A read-modify-write form's single copy, one address repeated (uops.info's count 1: it keeps
+    the fastest of 1, 4, 8 and 16 copies), kept when faster beyond noise than ``kept`` (this run's
+    copies, or the earlier run's single copy).  An ordinary form's copy then chains through a
+    store-forwarding round trip and reads slower; a locked one does not (Zen 4 guest: ``lock add
+    dword [m], 1`` 7.50 a copy with 4 to 32 copies on their own addresses, 6.27-6.41 with one
+    address repeated; ``lock adc word [m], r16`` 7.55 and 6.09, uops.info 6.20)."""
+    one = _fewer(session, form, scratch, None, breakers, pattern, 1)
+    if one is None:
+        return kept
+    one = (_fast_state(doc, one[0]),) + one[1:]         # as the fewer counts are read
+    doc["by_copies"] = {str(full[4]): full[0].value, "1": one[0].value}
+    if _faster(kept[0], one[0]) is one[0]:
+        kept = one + (1,)
+    if kept[4] == 1:
+        doc["one_address"] = {"value": kept[0].value, "copies": full[4], "with": full[0].value}
+        doc.update(copies=1, carried=list(kept[1].carried), breakers=kept[2])
+    return kept
 
 
 def _port_free(session: Session, form: Form, doc: dict, scratch: str, stride: int | None,
