@@ -377,3 +377,18 @@ def test_a_fewer_count_kept_whose_full_count_reads_the_published_figure_says_so(
     assert cause(doc, rec, None, "throughput") == "unexplained"
     doc["throughput"].update(copies=16, value=0.66, by_copies={"16": 0.66, "4": 0.58}, by_process=[])
     assert cause(doc, rec, None, "throughput") == "unexplained"     # the full count kept: no claim
+
+
+def test_a_locked_form_whose_single_copy_reads_the_published_figure_says_so():
+    from cyclebench.instructions import Catalogue
+    from cyclebench.instructions.agreement import cause
+    form = Catalogue.load().get("ADC_LOCK (M16, R16)")
+    rec = SimpleNamespace(name="ADC_LOCK (M16, R16)", latency=None,
+                          throughput=SimpleNamespace(hi=6.20, hi_upper_bound=False), throughput_text="6.20")
+    tp = {"value": 7.55, "bound": "upper", "copies": 32, "carried": ["flags"], "stable": True,
+          "alternative": {"value": 7.55}, "one_address": {"value": 6.09, "stable": True, "copies": 32, "with": 7.55}}
+    why = cause({"throughput": tp, "latency": [], "notes": []}, rec, form, "throughput")
+    assert why.startswith("memory RMW convention (copies' addresses): one copy on one address") and "6.09" in why
+    tp["one_address"]["value"] = 7.5          # reproduces nothing: the rate of this core
+    assert cause({"throughput": tp, "latency": [], "notes": []}, rec, form, "throughput").startswith(
+        "memory RMW rate of this core")

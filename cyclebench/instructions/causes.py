@@ -64,6 +64,11 @@ def _rmw_cause(doc: dict, their: float) -> str:
     """A read-modify-write memory form off the published figure: with the address conventions
     measured (throughput.py), say whether another one reproduces it, or where it lies."""
     tp = doc.get("throughput") or {}
+    one = tp.get("one_address") or {}
+    if one.get("stable") and agrees(one.get("value"), their, False, TP_TOL):
+        return (f"memory RMW convention (copies' addresses): one copy on one address, repeated (uops.info's "
+                f"count 1), reads {one['value']:.2f} here, as published; {one['copies']} copies on their own "
+                f"addresses {one['with']:.2f}")
     alt = (tp.get("alternative") or {}).get("value")
     width = (tp.get("operand_width_apart") or {}).get("value", tp.get("value"))
     word = (tp.get("word_apart") or {}).get("value")

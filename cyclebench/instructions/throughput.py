@@ -29,7 +29,7 @@ and the figure with one cache line per copy is measured too and shown where it d
 0.56 against 1.00 cycles for ``and word [m], 2``: stores to different lines retire at one line per
 cycle); copies narrower than 8 bytes are also measured one 8-byte word apart, reported when faster
 (:func:`_word_apart`: copies that share a word are not independent on every core), and one copy on
-one address repeated, uops.info's count 1, kept when faster (:func:`_one_address`: locked forms).
+one address repeated, uops.info's count 1, shown beside (:func:`_one_address`).
 
 The copies also run with no breaker, the faster kept (uops.info's least over both).  With
 breakers the figure is reported as an upper bound (they can only slow the copies down); x87
@@ -289,8 +289,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
                 per = n
                 doc.update(copies=n, carried=list(cps.carried), breakers=pre)
     elif copies == RMW_COPIES and processes and m.stable and stride is None:
-        m, cps, pre, unbroken, per = _one_address(session, form, doc, (m, cps, pre, unbroken, per), full,
-                                                  scratch, breakers, pattern)
+        _one_address(session, form, doc, full, scratch, breakers, pattern)
     if vsib.mask_positions(form) and processes and m.stable and "setups_ahead" not in doc:
         ahead, k = gathers.setups_ahead(session, form, cps.instances, pre, init, pattern)
         if ahead is not None:
@@ -365,10 +364,6 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     if ahead.get("kept"):
         notes.append(f"mask set-ups of the {ahead['kept']} copies ahead of them all (one per copy, counted); "
                      f"each before its own copy: {ahead['in_place']:.2f}")
-    one = doc.get("one_address") or {}
-    if one and per == 1:
-        notes.append(f"one copy on one address, repeated (uops.info's count 1), ran faster than "
-                     f"{one['with']:.2f} with {one['copies']} copies on their own addresses")
     if vsib.mask_positions(form) and processes:
         doc["mask_unset"] = gathers.mask_unset(session, cps.instances, pre, init, pattern)
     if stride is None and rmw_stride(form) not in (None, LINE):
@@ -387,25 +382,17 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
 WORD = 8        # bytes: read-modify-write copies one 8-byte word apart share no word
 
 
-def _one_address(session: Session, form: Form, doc: dict, kept: tuple, full: tuple, scratch: str,
-                 breakers: str, pattern: int) -> tuple:
-    """A read-modify-write form's single copy, one address repeated (uops.info's count 1: it keeps
-    the fastest of 1, 4, 8 and 16 copies), kept when faster beyond noise than ``kept`` (this run's
-    copies, or the earlier run's single copy).  An ordinary form's copy then chains through a
-    store-forwarding round trip and reads slower; a locked one does not (Zen 4 guest: ``lock add
-    dword [m], 1`` 7.50 a copy with 4 to 32 copies on their own addresses, 6.27-6.41 with one
-    address repeated; ``lock adc word [m], r16`` 7.55 and 6.09, uops.info 6.20)."""
+def _one_address(session: Session, form: Form, doc: dict, full: tuple, scratch: str, breakers: str,
+                 pattern: int) -> None:
+    """A read-modify-write form's single copy, one address repeated (uops.info's count 1), shown
+    beside the figure, never kept: on a Zen 4 guest locked forms read 6.09-6.41 a copy that way and
+    7.50-7.58 with 4 to 32 copies on their own addresses, where uops.info publishes 7.36-7.40 for
+    most (``lock inc``, ``and``, ``or``) and 6.20 for the carry-flag consumers (``lock adc``,
+    ``sbb``): the count reproduces only some of its figures, so it is a cause, not a method."""
     one = _fewer(session, form, scratch, None, breakers, pattern, 1)
-    if one is None:
-        return kept
-    one = (_fast_state(doc, one[0]),) + one[1:]         # as the fewer counts are read
-    doc["by_copies"] = {str(full[4]): full[0].value, "1": one[0].value}
-    if _faster(kept[0], one[0]) is one[0]:
-        kept = one + (1,)
-    if kept[4] == 1:
-        doc["one_address"] = {"value": kept[0].value, "copies": full[4], "with": full[0].value}
-        doc.update(copies=1, carried=list(kept[1].carried), breakers=kept[2])
-    return kept
+    if one is not None:
+        one = _fast_state({}, one[0])                   # read as the fewer counts are
+        doc["one_address"] = {"value": one.value, "stable": one.stable, "copies": full[4], "with": full[0].value}
 
 
 def _port_free(session: Session, form: Form, doc: dict, scratch: str, stride: int | None,
