@@ -775,6 +775,11 @@ def test_second_run_measures_again_only_the_counts_that_read_apart(cat):
     assert counts_to_try({"by_copies": {"16": 0.50, str(FEW_COPIES): 0.505, "8": 0.50}}, 16) == ()
     assert counts_to_try({"by_copies": {"16": 0.58, str(FEW_COPIES): 0.50}}, 16) == FEW_COUNTS
     assert counts_to_try({"by_copies": {"16": 0.50, str(FEW_COPIES): 0.94, "8": 0.50}}, 16) == (FEW_COPIES,)
+    # the copies seen faster another way (a steady state, other operand values): every count again
+    same = {"16": 1.0, str(FEW_COPIES): 1.0, "8": 1.0}
+    assert counts_to_try({"by_copies": same, "states": [{"fast": 0.67}]}, 16) == FEW_COUNTS
+    assert counts_to_try({"by_copies": same, "values": [{"value": 0.67}, {"value": 1.0}]}, 16) == FEW_COUNTS
+    assert counts_to_try({"by_copies": same, "values": [{"value": 1.0}, {"value": 1.01}]}, 16) == ()
     form = cat.get("VPTESTNMD (K, XMM, M128)")
     fake = ByCopies({FEW_COPIES: 0.50, "else": 0.58})
     first = measure_throughput(Session(measure_fn=fake), form)

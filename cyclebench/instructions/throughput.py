@@ -215,14 +215,17 @@ def counts_to_try(before: dict | None, full: int) -> tuple[int, ...]:
     """The fewer copy counts to measure, given ``before``, a run of the same copies that measured
     them (the first of the two runs apart in time, or the copies with the form's normal operand
     values): those it has no reading of, or read apart from its full count beyond noise (faster: a
-    count the copies may need; slower: a count or a reading that may change).  A count that read
-    as the full count did is not measured again: on Zen 4 (292 forms of a 300-form run), 329 of
-    the first run's 412 fewer-count readings were within noise of the full count, and none of
-    those counts ran faster in the second run; the two forms whose second run found a faster count
-    had read 4 copies slower than the full count the first time."""
+    count the copies may need; slower: a count or a reading that may change), and all of them
+    where that run saw the copies faster some other way (a faster steady state, other operand
+    values): their rate is a state each measurement may or may not catch (Zen 4, 16 ``vexpandps
+    ymm, ymm`` 1.00 with 4, 8 and 16 copies, 0.67 with denormal values; the second run's 8 copies
+    caught 0.67).  Otherwise a count that read as the full count did is not measured again: on
+    Zen 4 (292 forms of a 300-form run), 329 of the first run's 412 fewer-count readings were of
+    that kind and none of those counts ran faster in the second run."""
     seen = (before or {}).get("by_copies") or {}
     ref = seen.get(str(full))
-    if not ref or str(FEW_COPIES) not in seen:
+    if not ref or str(FEW_COPIES) not in seen or (before or {}).get("states") or \
+            any(v.get("value") is not None and v["value"] < ref * (1 - FEW_GAIN) for v in before.get("values") or []):
         return FEW_COUNTS
     return tuple(n for n in FEW_COUNTS
                  if seen.get(str(n)) is None or abs(seen[str(n)] - ref) > FEW_GAIN * ref)
