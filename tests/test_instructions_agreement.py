@@ -361,3 +361,34 @@ def test_the_match_column_is_the_reports_rule(tmp_path):
     for d in docs:
         assert by_form[d["form"]]["latency_max"]["match"] is rows[d["form"]]["lat_ok"]
         assert by_form[d["form"]]["throughput"]["match"] is rows[d["form"]]["tp_ok"]
+
+
+def test_a_fewer_count_kept_whose_full_count_reads_the_published_figure_says_so():
+    from cyclebench.instructions.causes import COPY_COUNT_CAUSE, cause
+    tp = SimpleNamespace(lo=0.58, hi=0.58, lo_upper_bound=False, hi_upper_bound=False)
+    rec = SimpleNamespace(throughput=tp, throughput_text="0.58", latency=None)
+    doc = {"throughput": {"value": 0.509, "bound": "exact", "carried": [], "stable": True, "copies": 4,
+                          "by_copies": {"16": 0.617, "4": 0.509}, "by_process": [0.617, 0.585, 0.579, 0.583]},
+           "notes": []}
+    why = cause(doc, rec, None, "throughput")
+    assert why.startswith(COPY_COUNT_CAUSE + ": 4 copies read 0.51 a copy, 16 copies 0.58 to 0.62")
+    doc["throughput"]["by_copies"]["16"] = 0.70        # the full count reads another figure: no claim
+    doc["throughput"]["by_process"] = [0.70, 0.71]
+    assert cause(doc, rec, None, "throughput") == "unexplained"
+    doc["throughput"].update(copies=16, value=0.66, by_copies={"16": 0.66, "4": 0.58}, by_process=[])
+    assert cause(doc, rec, None, "throughput") == "unexplained"     # the full count kept: no claim
+
+
+def test_a_locked_form_whose_single_copy_reads_the_published_figure_says_so():
+    from cyclebench.instructions import Catalogue
+    from cyclebench.instructions.agreement import cause
+    form = Catalogue.load().get("ADC_LOCK (M16, R16)")
+    rec = SimpleNamespace(name="ADC_LOCK (M16, R16)", latency=None,
+                          throughput=SimpleNamespace(hi=6.20, hi_upper_bound=False), throughput_text="6.20")
+    tp = {"value": 7.55, "bound": "upper", "copies": 32, "carried": ["flags"], "stable": True,
+          "alternative": {"value": 7.55}, "one_address": {"value": 6.09, "stable": True, "copies": 32, "with": 7.55}}
+    why = cause({"throughput": tp, "latency": [], "notes": []}, rec, form, "throughput")
+    assert why.startswith("memory RMW convention (copies' addresses): one copy on one address") and "6.09" in why
+    tp["one_address"]["value"] = 7.5          # reproduces nothing: the rate of this core
+    assert cause({"throughput": tp, "latency": [], "notes": []}, rec, form, "throughput").startswith(
+        "memory RMW rate of this core")

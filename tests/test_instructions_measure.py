@@ -492,7 +492,16 @@ def test_throughput_keeps_the_faster_of_16_and_4_copies(cat):
     # read-modify-write memory keeps its 32 copies (each address chains through a store-forward)
     rmw = measure_throughput(Session(measure_fn=ByCopies({FEW_COPIES: 0.1, "else": 1.0})),
                              cat.get("AND (M32, I8)"))
-    assert rmw["copies"] == 32 and "by_copies" not in rmw
+    assert rmw["copies"] == 32 and "by_copies" not in rmw and rmw["one_address"]["value"] == pytest.approx(1.0)
+
+
+def test_read_modify_write_shows_one_address_repeated_beside_the_figure(cat):
+    """uops.info's count 1 for a read-modify-write form: one copy on one address, measured and shown,
+    never kept (it reproduces only some published figures of locked forms)."""
+    from cyclebench.instructions.throughput import measure_throughput
+    tp = measure_throughput(Session(measure_fn=ByCopies({1: 6.2, "else": 7.5})), cat.get("AND (M32, I8)"))
+    assert tp["copies"] == 32 and tp["value"] == pytest.approx(7.5)
+    assert tp["one_address"] == {"value": pytest.approx(6.2), "stable": True, "copies": 32, "with": pytest.approx(7.5)}
 
 
 class ByProcess(Fake):
@@ -754,3 +763,30 @@ def test_a_pin_off_the_whole_cycle_count_is_read_again_at_once():
     # a core whose pin stays off a whole count keeps it as measured after REF_ATTEMPTS readings
     s = Session(measure_fn=Fake({closing: 1.0, loop.replace("; ", "\n"): 6.3}, default=6.0))
     assert s._pin("vec2k512") == pytest.approx(5.3) and len(s.refs["pin:vec2k512"]["readings"]) == 3
+
+
+def test_second_run_measures_again_only_the_counts_that_read_apart(cat):
+    """counts_to_try: a fewer count the earlier run read as its full count is not measured again;
+    one it read faster or slower, or never read, is."""
+    from cyclebench.instructions.throughput import FEW_COPIES, FEW_COUNTS, counts_to_try, measure_throughput
+    assert counts_to_try(None, 16) == FEW_COUNTS
+    assert counts_to_try({"by_copies": {"16": 0.50}}, 16) == FEW_COUNTS
+    assert counts_to_try({"by_copies": {"16": 0.50, str(FEW_COPIES): 0.505}}, 16) == (8,)
+    assert counts_to_try({"by_copies": {"16": 0.50, str(FEW_COPIES): 0.505, "8": 0.50}}, 16) == ()
+    assert counts_to_try({"by_copies": {"16": 0.58, str(FEW_COPIES): 0.50}}, 16) == FEW_COUNTS
+    assert counts_to_try({"by_copies": {"16": 0.50, str(FEW_COPIES): 0.94, "8": 0.50}}, 16) == (FEW_COPIES,)
+    # the copies seen faster another way (a steady state, other operand values): every count again
+    same = {"16": 1.0, str(FEW_COPIES): 1.0, "8": 1.0}
+    assert counts_to_try({"by_copies": same, "states": [{"fast": 0.67}]}, 16) == FEW_COUNTS
+    assert counts_to_try({"by_copies": same, "values": [{"value": 0.67}, {"value": 1.0}]}, 16) == FEW_COUNTS
+    assert counts_to_try({"by_copies": same, "values": [{"value": 1.0}, {"value": 1.01}]}, 16) == ()
+    form = cat.get("VPTESTNMD (K, XMM, M128)")
+    fake = ByCopies({FEW_COPIES: 0.50, "else": 0.58})
+    first = measure_throughput(Session(measure_fn=fake), form)
+    second = measure_throughput(Session(measure_fn=fake), form, earlier=first)
+    assert second["copies"] == FEW_COPIES and str(FEW_COPIES) in second["by_copies"]
+    same = ByCopies({"else": 0.50})
+    first = measure_throughput(Session(measure_fn=same), form)
+    second = measure_throughput(Session(measure_fn=same), form, earlier=first)
+    assert second["by_copies"] == {"16": pytest.approx(0.50)}       # 4 copies read as 16: not again
+    assert second["by_copies_before"] == first["by_copies"]

@@ -64,6 +64,11 @@ def _rmw_cause(doc: dict, their: float) -> str:
     """A read-modify-write memory form off the published figure: with the address conventions
     measured (throughput.py), say whether another one reproduces it, or where it lies."""
     tp = doc.get("throughput") or {}
+    one = tp.get("one_address") or {}
+    if one.get("stable") and agrees(one.get("value"), their, False, TP_TOL):
+        return (f"memory RMW convention (copies' addresses): one copy on one address, repeated (uops.info's "
+                f"count 1), reads {one['value']:.2f} here, as published; {one['copies']} copies on their own "
+                f"addresses {one['with']:.2f}")
     alt = (tp.get("alternative") or {}).get("value")
     width = (tp.get("operand_width_apart") or {}).get("value", tp.get("value"))
     word = (tp.get("word_apart") or {}).get("value")
@@ -171,7 +176,29 @@ def cause(doc: dict, rec, form, figure: str) -> str:
     if varies:       # throughput.py: the fastest is kept
         return (f"{PROCESS_CAUSE}: the same copies read {min(runs):.2f} to {max(runs):.2f} cycles a copy in "
                 f"{len(runs)} processes (a process settles in one steady state); the fastest is reported")
-    return "unexplained"
+    return _copy_count(doc.get("throughput") or {}, their, their_bound) or "unexplained"
+
+
+COPY_COUNT_CAUSE = "fewer copies ran faster here"
+
+
+def _copy_count(tp: dict, their: float | None, their_bound: bool) -> str | None:
+    """A fewer copy count kept (throughput.py: the fastest count, as uops.info keeps its fastest of
+    1, 4, 8 and 16) whose full count read the published figure: on uops.info's machine the fewer
+    copies ran no faster, here they did.  The full count's readings are this run's and, where the
+    fewer count was kept, those of the further processes (``by_process``: the full count's)."""
+    by, kept = tp.get("by_copies") or {}, tp.get("copies")
+    full = max(by, key=int, default=None)
+    if their is None or full is None or not kept or kept >= int(full) or tp.get("value") is None:
+        return None
+    readings = [v for v in [by[full]] + list(tp.get("by_process") or []) if v is not None]
+    if not any(agrees(v, their, their_bound, TP_TOL) for v in readings):
+        return None
+    lo, hi = min(readings), max(readings)
+    span = f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f} to {hi:.2f}"
+    return (f"{COPY_COUNT_CAUSE}: {kept} copies read {tp['value']:.2f} a copy, {full} copies {span} "
+            f"({len(readings)} reading{'s' if len(readings) > 1 else ''}), as published; uops.info keeps the "
+            f"fastest of its counts too, so there the fewer copies ran no faster")
 
 
 PROCESS_CAUSE = "varies between runner processes"

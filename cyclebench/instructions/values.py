@@ -49,7 +49,8 @@ def with_values(session: Session, form: Form, tp: dict, self_latency: dict[int, 
     the fastest without denormals is reported (the common path), every figure is kept, and the
     note names them."""
     # the other values look for a slow path: one process each
-    docs = [tp] + [measure_throughput(session, form, self_latency, pattern=p, processes=0)
+    # the copy counts that ran no faster with the normal values are not tried again (counts_to_try)
+    docs = [tp] + [measure_throughput(session, form, self_latency, pattern=p, processes=0, counts_from=tp)
                    for p in alternative_values(form)]
     names = {**{d["pattern"]: _VALUE_NAMES.get(d["pattern"], f"{d['pattern']:#x} per lane (1.0)") for d in docs}}
     figures = sorted((d["value"], d["pattern"]) for d in docs if d.get("value") is not None)

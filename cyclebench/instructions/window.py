@@ -111,7 +111,9 @@ def cause(tp: dict) -> str | None:
     if w.get("writes_mask"):
         text += ("; each copy holds a mask register from rename until it retires, and how many mask registers "
                  "the core has free for renaming changes between and within runs with a state of the core the "
-                 "copies cannot set (bench/mask_rename.py counts them beside the copies' rate)")
+                 "copies cannot set (bench/mask_rename.py counts them beside the copies' rate; "
+                 "bench/mask_memory_copies.py varies the mask registers the copies write, their count and a "
+                 "port-free instruction between them, against the register-source copies)")
     theirs = w.get("uops_info") or {}
     if theirs.get("value") is not None:
         text += (f"; uops.info's own copies ({theirs['copies']}, k0 unused, each load one operand width further on) "
