@@ -67,6 +67,9 @@ def explain(session: Session, form: Form, doc: dict, rec, figures: tuple[str, ..
     record ``rec``: {"form", "figures": [{figure, ours, published, match, variants: [...]}]}."""
     out = {"form": form.name, "figures": []}
     chains = None
+    # the published latencies ours misses: a vector chain is run again until a process reads one
+    missed = {m["published"] for f in figures if f != "throughput"
+              for m in [match(doc, rec, f)] if m["match"] is False and m["published"] is not None}
     for figure in figures:
         tol = TOLERANCES[figure]
         entry = {"figure": figure, **match(doc, rec, figure), "variants": []}
@@ -88,7 +91,7 @@ def explain(session: Session, form: Form, doc: dict, rec, figures: tuple[str, ..
                                               "bound": p["bound"],
                                               "reproduces": agrees(value, their, their_bound, tol)})
             if chains is None:
-                chains = _vector_chains(session, form) + _count_zero(session, form)
+                chains = _vector_chains(session, form, missed) + _count_zero(session, form)
             for text, value in chains:
                 entry["variants"].append({"variant": text, "value": value, "bound": "exact",
                                           "reproduces": agrees(value, their, their_bound, tol)})
@@ -153,12 +156,16 @@ def _pair_variants(p: dict) -> list[tuple[str, float]]:
     return out
 
 
-def _vector_chains(session: Session, form: Form) -> list[tuple[str, float]]:
+def _vector_chains(session: Session, form: Form, missed: set | frozenset = frozenset()) -> list[tuple[str, float]]:
     """Each pair between two different vector register operands measured with uops.info's own
     connector (nanoBench ``getChainInstrForVectorRegs``: ``vandpd src, dst, dst`` or ``vpand``, then
     more of the same on src) and read as uops.info reads it, ``int(cycles + .2)`` minus the links:
     where it differs from our chain through one register, the connector's consumer matters (Zen 4,
-    ``vpexpandw zmm1, zmm2``: 5.00 through one register, 11.5 cycles with five ``vpandd``: 6)."""
+    ``vpexpandw zmm1, zmm2``: 5.00 through one register, 11.5 cycles with five ``vpandd``: 6).
+    Each chain runs in up to CHAIN_PROCESSES runner processes, until one reads a published
+    figure in ``missed`` (the ones ours misses): the same loop settles from 10.37 to 11.95
+    cycles from process to process (Zen 4, ``vpermi2w zmm1{k1}{z}, zmm2, zmm3`` with five
+    ``vandpd`` or ``vpandd``: 5 or 6 its way), and uops.info's figure is one run's reading."""
     out = []
     inst = instantiate(form)
     for pair in latency_pairs(form):
@@ -173,16 +180,29 @@ def _vector_chains(session: Session, form: Form) -> list[tuple[str, float]]:
             continue
         src = C.vec(src, max(a.bits, b.bits))
         for op in ("vandpd", C.vand(src)):
-            try:
-                m = session.measure(vector_chain(inst.text, src, dst, op), form_init(form, inst),
-                                    pattern=value_pattern(form))
-            except CycleBenchError:
+            readings = []
+            for _ in range(CHAIN_PROCESSES):
+                try:
+                    m = session.measure(vector_chain(inst.text, src, dst, op), form_init(form, inst),
+                                        pattern=value_pattern(form))
+                except CycleBenchError:
+                    break
+                readings.append(m.value)
+                if not missed or whole(m.value) - LINKS in missed:
+                    break
+            if not readings:
                 continue
-            out.append((f"latency pair {pair}, uops.info's chain ({op} x{LINKS}, {m.value:.2f} cycles "
-                        "read as int(cycles + .2) minus the links)", float(max(0, whole(m.value) - LINKS))))
+            # the reading uops.info's figure came from, if one process gave it, else the last
+            best = next((c for c in readings if whole(c) - LINKS in missed), readings[-1])
+            runs = ", ".join(f"{c:.2f}" for c in readings)
+            where = f" in {len(readings)} processes" if len(readings) > 1 else ""
+            out.append((f"latency pair {pair}, uops.info's chain ({op} x{LINKS}, {runs} cycles{where}, "
+                        f"{best:.2f} read as int(cycles + .2) minus the links)",
+                        float(max(0, whole(best) - LINKS))))
     return out
 
 
+CHAIN_PROCESSES = 3     # runner processes of one uops.info chain, at most
 _VECTOR = ("XMM", "YMM", "ZMM")
 
 
