@@ -1,9 +1,58 @@
-"""inst --why's uops.info vector chain (why.py) run in more processes, with fake measurements."""
+"""uops.info's own chains run by inst --why (published_chains.py, why.py), and the cause they give
+when they read our figure, with fake measurements (no timing)."""
 from types import SimpleNamespace
 
 from cyclebench.instructions import Catalogue
+from cyclebench.instructions import published_chains as P
 from cyclebench.instructions.characterize import Session
-from cyclebench.instructions.why import _vector_chains
+from cyclebench.instructions.why import METHOD_READS_OURS, _vector_chains, method_reads_ours
+
+from test_instructions_measure import Fake
+
+
+def test_chains_are_uops_infos_for_memory_and_flags_pairs():
+    cat = Catalogue.load()
+    got = {(c["pair"], c["what"]): c for c in P.chains(cat.get("BTS (M64, R64)"), 3.0)}
+    addr = got[("addr op0 -> flags", "cmovc r14, r14")]
+    assert addr["code"][1] == "cmovc r14, r14" and addr["links"] == 1
+    reg = next(c for (p, _w), c in got.items() if p == "op1 (R64) -> flags")
+    # cRep for a throughput of 3: 2 + 2 * ceil(3 / 2) = 6 movsx after the first
+    assert reg["links"] == 2 + 6 and reg["code"].count("movsx rbx, ebx") == 6
+    assert reg["code"][2].startswith("movsx rbx, ")
+    trip = next(c for c in got.values() if c["reference"])
+    # after the form: sign-extended at the operand's width (32 for a qword), alone: from 16 bits
+    assert "movsx r13, r13d" in trip["code"] and "movsx r13, r13w" in trip["reference"]
+    assert trip["code"][-1].startswith("mov [r14") and len(trip["reference"]) == 1 + P.ROUND_TRIP_MOVSX + 1
+    pairs = {c["pair"] for c in P.chains(cat.get("NOT (M8)"))}
+    assert pairs == {"mem op0 (M8) -> mem op0 (M8)"}
+    assert P.chains(cat.get("VPERMW (ZMM, ZMM, ZMM)")) == []          # not a legacy form
+
+
+def test_chains_are_read_as_uops_info_reads_them():
+    form = Catalogue.load().get("NOT (M8)")
+    # the form alone 7.31 a copy; with the round trip 25.04 against the round trip's own 17.89
+    fake = Fake({"not byte ptr [r14+0x40]\nmov": 25.04, "movsx r13, r13w": 17.89, "not byte": 7.31})
+    got = P.measure(Session(measure_fn=fake), form)
+    assert [v for _t, v in got] == [7.0, 7.0]      # int(7.31 + .2); int(25.24) - int(18.09)
+    assert "the form alone" in got[0][0] and "less the round trip's 17.89" in got[1][0]
+
+
+def _result(ours, published, variants, figure="latency_min"):
+    return {"form": "X", "figures": [{"figure": figure, "ours": ours, "published": published,
+                                      "published_bound": False, "match": False, "variants": variants}]}
+
+
+def test_uops_infos_chain_reading_ours_is_the_cause():
+    v = [{"variant": "latency pair a -> flags, uops.info's chain (...)", "value": 7.0, "published_method": True,
+          "reproduces": False},
+         {"variant": "latency pair b -> flags, uops.info's chain (...)", "value": 8.0, "published_method": True,
+          "reproduces": False},
+         {"variant": "latency pair a -> flags", "value": 5.0, "reproduces": False}]     # not its method
+    why = method_reads_ours(_result(7.0, 6, v), "latency_min")
+    assert why.startswith(METHOD_READS_OURS + ": latency pair a -> flags") and "the least of its 2" in why
+    assert method_reads_ours(_result(8.0, 9, v, "latency_max"), "latency_max").startswith(METHOD_READS_OURS)
+    assert method_reads_ours(_result(5.0, 6, v), "latency_min") is None       # its chains read neither
+    assert method_reads_ours(_result(7.0, 6, v[2:]), "latency_min") is None   # none of its chains ran
 
 
 def test_a_vector_chain_runs_again_until_a_process_reads_the_missed_figure():
@@ -22,3 +71,17 @@ def test_a_vector_chain_runs_again_until_a_process_reads_the_missed_figure():
     # vandpd reads 5 in every process: three runs, the last kept
     (text, value), = [(k, v) for k, v in got.items() if "vandpd" in k]
     assert value == 5.0 and "in 3 processes" in text
+
+
+def test_experiments_that_cannot_run_say_so(monkeypatch):
+    from cyclebench.errors import CycleBenchError
+    from cyclebench.instructions import why
+    from cyclebench.instructions.published import Published, Value
+
+    def broken(*a, **kw):
+        raise CycleBenchError("runner failed")
+    monkeypatch.setattr(why, "explain", broken)
+    form = Catalogue.load().get("NOT (M8)")
+    rec = Published(name=form.name, source="test", latency=Value(6, 6), throughput=None)
+    got = why.experiment_cause(Session(measure_fn=broken), form, {"form": form.name}, rec, "latency_min")
+    assert got == "unexplained: the inst --why experiments could not run (runner failed)"

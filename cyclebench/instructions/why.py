@@ -28,8 +28,8 @@ A variant *reproduces* the published figure when it agrees within the comparison
 from __future__ import annotations
 
 from ..errors import CycleBenchError
-from . import connectors as C
-from .comparing import TOLERANCES, agrees, match
+from . import connectors as C, published_chains
+from .comparing import TOLERANCES, agrees, match, single_issue
 from .forms import Form
 from .instantiate import AREA_GUARD, instantiate, latency_pairs
 from .copies import LINE, independent_copies, rmw_stride
@@ -91,9 +91,12 @@ def explain(session: Session, form: Form, doc: dict, rec, figures: tuple[str, ..
                                               "bound": p["bound"],
                                               "reproduces": agrees(value, their, their_bound, tol)})
             if chains is None:
-                chains = _vector_chains(session, form, missed) + _count_zero(session, form)
-            for text, value in chains:
+                chains = [(t, v, True) for t, v in _vector_chains(session, form, missed)] + \
+                    [(t, v, False) for t, v in _count_zero(session, form)] + \
+                    [(t, v, True) for t, v in published_chains.measure(session, form, single_issue(doc))]
+            for text, value, its_method in chains:
                 entry["variants"].append({"variant": text, "value": value, "bound": "exact",
+                                          "published_method": its_method,
                                           "reproduces": agrees(value, their, their_bound, tol)})
         out["figures"].append(entry)
     return out
@@ -102,8 +105,9 @@ def explain(session: Session, form: Form, doc: dict, rec, figures: tuple[str, ..
 def experiment_cause(session: Session, form: Form, doc: dict, rec, figure: str,
                      cache: dict | None = None) -> str | None:
     """A mismatch's cause as the experiments name it (bench/instruction_accuracy.py ``--why``): the
-    first variant of :func:`explain` that reproduces the published figure, or None (none does,
-    or the experiments could not run).  Zen 4, ``VPERMW (ZMM, ZMM, ZMM)``: 5.00 through one
+    first variant of :func:`explain` that reproduces the published figure, else uops.info's own
+    chains reading ours (:func:`method_reads_ours`), else None (no experiment explains it); an
+    "unexplained" that says the experiments could not run where they raised.  Zen 4, ``VPERMW (ZMM, ZMM, ZMM)``: 5.00 through one
     register, published 6; uops.info's chain with five ``vandpd`` reads 11.17 cycles, 6 its way.
     ``cache`` (by form): both latency figures read one set of experiments."""
     figures = (figure,) if figure == "throughput" else ("latency_min", "latency_max")
@@ -111,15 +115,43 @@ def experiment_cause(session: Session, form: Form, doc: dict, rec, figure: str,
     if cache is None or key not in cache:
         try:
             result = explain(session, form, doc, rec, figures)
-        except (CycleBenchError, ValueError):
-            result = None
+        except (CycleBenchError, ValueError) as e:
+            result = {"error": str(e)}
         if cache is not None:
             cache[key] = result
     result = cache[key] if cache is not None else result
     if result is None:
         return None
+    if "error" in result:       # not explained, but not by the experiments either: say so
+        return f"unexplained: the inst --why experiments could not run ({result['error']})"
     hits = [v for f in result["figures"] if f["figure"] == figure for v in f["variants"] if v.get("reproduces")]
-    return f"{REPRODUCED}: {hits[0]['variant']} = {hits[0]['value']:.2f}" if hits else None
+    if hits:
+        return f"{REPRODUCED}: {hits[0]['variant']} = {hits[0]['value']:.2f}"
+    return method_reads_ours(result, figure)
+
+
+METHOD_READS_OURS = "uops.info's own chain reads ours here"
+
+
+def method_reads_ours(result: dict, figure: str) -> str | None:
+    """No variant reproduces the published figure, and uops.info's own chains, run here and read
+    its way, give the least (smallest latency) or the most (largest) of their readings as our
+    figure: its method, on this core, does not reach the published figure either, so the two
+    differ by the machine measured, not by the method.  None without such chains, or when they
+    read neither figure (a difference of method not yet found)."""
+    f = next((f for f in result["figures"] if f["figure"] == figure), None)
+    if f is None or f.get("ours") is None or f.get("published") is None:
+        return None
+    mine = [v for v in f["variants"] if v.get("published_method") and v.get("value") is not None]
+    if not mine:
+        return None
+    pick = (min if figure == "latency_min" else max)(mine, key=lambda v: v["value"])
+    tol = TOLERANCES[figure]
+    if not agrees(f["ours"], float(pick["value"]), False, tol) or pick.get("reproduces"):
+        return None
+    return (f"{METHOD_READS_OURS}: {pick['variant']} = {pick['value']:.2f}, "
+            f"{'the least' if figure == 'latency_min' else 'the most'} of its {len(mine)} chain reading"
+            f"{'s' if len(mine) > 1 else ''} here, against the published {f['published']:g}")
 
 
 def _mask_unset(doc: dict, their, their_bound, tol) -> list[dict]:
@@ -254,4 +286,7 @@ def verdict(result: dict) -> list[str]:
                                                      else f"failed ({v.get('error')})")
                               for v in f["variants"])
             lines.append(head + "; no variant reproduces it (tried: " + (tried or "none") + ")")
+            same = method_reads_ours(result, f["figure"])
+            if same:
+                lines.append(f"{result['form']} {f['figure']}: {same}")
     return lines or [f"{result['form']}: agrees with the published figures; nothing to explain"]

@@ -1,0 +1,109 @@
+"""uops.info's own chains for a form's memory and general-register pairs, measured here and read
+its way, so that ``inst --why`` can tell a published figure its method does not reach on this core
+from one that a difference of method explains.
+
+uops.info (nanoBench ``tools/cpuBench/cpuBench.py``, ``getLatConfigLists``) closes these pairs
+with chains of its own and reads a loop as ``int(cycles + .2)`` less the chain's latency, keeping
+the least of a pair's configurations:
+
+* **memory -> the same memory operand**: the form alone, repeated on one address; and the form
+  followed by ``mov r12, [m]``, ten ``movsx r12, r12`` and ``mov [m], r12``, less that round
+  trip's own reading (``MOV_10MOVSX_MOV``: the same without the form, with ``movsx r12, r12w``);
+* **address -> flags**: the form and ``cmovCC base, base`` (less 1);
+* **general register -> flags**: the form, ``cmovCC t, t``, ``movsx reg, t`` and ``cRep`` more
+  ``movsx reg, reg`` (less 2 + cRep; ``cRep`` is 2 + 2 * ceil(throughput / 2)).
+
+Zen 4 (KVM guest), ``NOT (M8)`` (published ``[6;≤11]``): ``not byte ptr [r14]`` alone 7.31 cycles
+a copy (7 its way), with the round trip 25.34 against the round trip's 17.86 (25 - 18 = 7);
+``BTS (M64, R64)`` (published ``[6;≤47]``): ``bts [r14], rbx; cmovc r14, r14`` 8.00 (7),
+``bts [r14], rbx; cmovc r15, r15; movsx rbx, r15d; 6 x movsx rbx, ebx`` 16.00 (8).
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from ..errors import CycleBenchError
+from .connectors import cmov_for, gpr, Port, scratch_gpr
+from .forms import Form
+from .instantiate import instantiate, latency_pairs
+from .mask_chain import whole
+from .session import Session, form_init, used_gprs, value_pattern
+
+ROUND_TRIP_MOVSX = 10           # uops.info's MOV_10MOVSX_MOV chain
+_MEM = re.compile(r"\[([a-z0-9]+)[^\]]*\]")
+_WIDTH = {8: "byte", 16: "word", 32: "dword", 64: "qword"}
+
+
+def c_rep(throughput: float | None) -> int:
+    """uops.info's chain length for a form of this reciprocal throughput (2 + 2 * ceil(tp / 2))."""
+    return min(100, 2 + 2 * int(math.ceil((throughput or 1.0) / 2)))
+
+
+def round_trip(mem: str, bits: int, t: str, with_form: bool) -> list[str]:
+    """``mov t, [m]``, ten ``movsx`` and ``mov [m], t`` at the memory operand's width: after the
+    form uops.info sign-extends at that width (up to 32 bits), alone (its reference) from 16 bits."""
+    w = gpr(t, bits)
+    ext = gpr(t, min(32, bits)) if with_form else gpr(t, 16)
+    return [f"mov {w}, {mem}"] + [f"movsx {t}, {ext}"] * ROUND_TRIP_MOVSX + [f"mov {mem}, {w}"]
+
+
+def chains(form: Form, throughput: float | None = None) -> list[dict]:
+    """The loops to measure: [{pair, what, code, reference (or None), links}], each read as
+    ``int(cycles + .2) - links`` (less the reference's own reading where there is one)."""
+    if form.encoding != "LEGACY":
+        return []
+    inst = instantiate(form)
+    m = _MEM.search(inst.text)
+    taken = used_gprs(inst.text)
+    out = []
+    for pair in latency_pairs(form):
+        s, e = pair.start, pair.end
+        if e.kind == "flags" and form.flags_written:
+            cmov = cmov_for(Port("FLAGS", flags=frozenset(form.flags_written)))
+            if s.kind == "addr" and m:
+                base = m.group(1)
+                out.append({"pair": str(pair), "what": f"{cmov} {base}, {base}", "links": 1,
+                            "code": [inst.text, f"{cmov} {base}, {base}"], "reference": None})
+            elif s.kind == "op" and form.operands[s.pos].cls in ("GPR16", "GPR32", "GPR64") \
+                    and not form.operands[s.pos].fixed and s.pos in inst.regs:
+                reg, bits = inst.regs[s.pos], form.operands[s.pos].bits
+                t, rep = scratch_gpr(taken), c_rep(throughput)
+                code = [inst.text, f"{cmov} {gpr(t, bits)}, {gpr(t, bits)}",
+                        f"movsx {gpr(reg)}, {gpr(t, min(32, bits))}"] + \
+                    [f"movsx {gpr(reg)}, {gpr(reg, min(32, bits))}"] * rep
+                out.append({"pair": str(pair), "what": f"{cmov}, {rep + 1} movsx", "links": 2 + rep,
+                            "code": code, "reference": None})
+        elif s.kind == e.kind == "mem" and s.pos == e.pos and m:
+            bits = form.operands[s.pos].bits
+            out.append({"pair": str(pair), "what": "the form alone on one address", "links": 0,
+                        "code": [inst.text], "reference": None})
+            if bits in _WIDTH:
+                t = scratch_gpr(taken)
+                out.append({"pair": str(pair), "what": f"a mov, {ROUND_TRIP_MOVSX} movsx, mov round trip",
+                            "links": 0, "code": [inst.text] + round_trip(m.group(0), bits, t, True),
+                            "reference": round_trip(m.group(0), bits, t, False)})
+    return out
+
+
+def measure(session: Session, form: Form, throughput: float | None = None) -> list[tuple[str, float]]:
+    """(variant text, uops.info's reading) for each chain of :func:`chains` that ran."""
+    out = []
+    try:
+        todo = chains(form, throughput)
+        inst = instantiate(form) if todo else None
+    except (CycleBenchError, ValueError, KeyError):
+        return []
+    init = form_init(form, inst) if inst else None
+    for c in todo:
+        try:
+            m = session.measure(c["code"], init, pattern=value_pattern(form))
+            ref = session.measure(c["reference"], init) if c["reference"] else None
+        except CycleBenchError:
+            continue
+        value = whole(m.value) - c["links"] - (whole(ref.value) if ref else 0)
+        cycles = f"{m.value:.2f} cycles" + (f" less the round trip's {ref.value:.2f}" if ref else "")
+        less = f" minus {c['links']}" if c["links"] else ""
+        out.append((f"latency pair {c['pair']}, uops.info's chain ({c['what']}, {cycles}, read as "
+                    f"int(cycles + .2){less})", float(max(0, value))))
+    return out
