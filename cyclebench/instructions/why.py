@@ -14,7 +14,8 @@ differently, each measured here on the same form:
 * **the same register** for every register operand against distinct ones (latency: the
   characterisation measures both, and their entries are listed);
 * **uops.info's own chain** for a pair between two vector registers (``vandpd``/``vpand``
-  connectors, read as ``int(cycles + .2)`` minus the links), measured on demand;
+  connectors, read as ``int(cycles + .2)`` minus the links, in up to CHAIN_PROCESSES processes),
+  and for a legacy form's memory and flags pairs (published_chains.py), measured on demand;
 * **a shift count of 0** (CL forms; the tables run count 1): the flags are then left as they were,
   and a flags read after it may take a slow path; uops.info's flags -> CL chain (``SETcc CL``)
   leaves the count 0 whenever the flag is clear;
@@ -23,7 +24,8 @@ differently, each measured here on the same form:
   a scalar form's pass-through source zeroed or not (zeroed_source.py).
 
 A variant *reproduces* the published figure when it agrees within the comparison's tolerance
-(:func:`agreement.agrees`).  Nothing here changes the reported figures.
+(:func:`agreement.agrees`).  Where none does and uops.info's own chains read our figure, that is
+the cause (:func:`method_reads_ours`).  Nothing here changes the reported figures.
 """
 from __future__ import annotations
 
