@@ -14,7 +14,8 @@ cyclebench/instructions/data/uops-info/ (or the nearest one, labelled "nearest",
 none); ``--reference CODE|FILE`` names another, and the output says which was compared with what.
 
 With ``--why`` each latency mismatch the causes leave "unexplained" gets the ``inst --why``
-variant experiment that reproduces the published figure as its cause, where one does (measured,
+variant experiment that reproduces the published figure as its cause, where one does, or else
+"uops.info's own chain reads ours here" where its chains, run here, read our figure (measured,
 so run it under the tests' lock).
 
 Run: python3 bench/instruction_accuracy.py --results R.jsonl [--sample 400 --seed 1] [--no-mca] [--why]
