@@ -114,3 +114,28 @@ def test_a_class_member_that_shares_no_resource_with_the_other_form_is_not_count
     m.probes = {"R0": CMP}
     shared = SharedFloors.build(m, READ, {TEST: CMP, plain: CMP})
     assert shared.floor({XFER: 1, TEST: 1, plain: 3})[0] == pytest.approx(1.25)   # the test only
+
+
+def test_a_form_the_readings_give_a_whole_resource_is_charged_it_by_the_floor_only():
+    m = _model()
+    m.probes = {"R0": CMP}
+    shared = SharedFloors.build(m, READ, {TEST: CMP})
+    assert shared.whole_group(m, {"R0": 4}) == {XFER: "R0"}       # 1.0 of R0 read, 0.5 fitted
+    assert shared.whole_group(m, {"R0": 1}) == {}                   # one unit: nothing to hold whole
+    held = shared.charged_whole(m, {"R0": 4})
+    assert "R0" not in held.usage[XFER] and m.usage[XFER]["R0"] == 0.5    # a copy; the model kept
+    # beside forms of the blocker's class the floor charges the whole cycle; beside others, nothing
+    block = "ucomiss xmm1, xmm2" + "; shl rbx, 2" * 4
+    assert predict(block, m, floors=shared).resource_bound == pytest.approx(1.5)
+    assert predict(block, held, floors=shared).resource_bound == pytest.approx(1.0)
+    assert predict("ucomiss xmm1, xmm2" + "; test ecx, edx" * 4, held, floors=shared).resource_bound \
+        == pytest.approx(2.0)
+
+
+def test_a_form_the_readings_give_one_unit_keeps_its_share():
+    m = _model()
+    m.probes = {"R0": CMP}
+    # beside 4 and 8 of the blocker, a quarter cycle more: one ALU-cycle, not all four
+    shared = SharedFloors.build(m, [({XFER: 1, CMP: 4}, 1.25), ({XFER: 1, CMP: 8}, 2.25)], {TEST: CMP})
+    assert shared.whole_group(m, {"R0": 4}) == {}
+    assert shared.charged_whole(m, {"R0": 4}) is m

@@ -99,6 +99,7 @@ def load(path: Path) -> Loaded:
     from .run import load as load_run, store
     model, floors, notes = mended(path)
     shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {})
+    model = shared.charged_whole(model, units(model))   # whole-resource holds: the floor charges them
     factor, where = upper.stored(path)
     probed = any(r.get("type") == upper.RECORD for r in store(path).load()[1])
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path))

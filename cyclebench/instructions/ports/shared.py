@@ -26,9 +26,16 @@ each transfer of its result to the integer side took a cycle of all four ALUs, w
 gives it two ALU-cycles (it explains ``ucomiss`` beside shifts, which lose nothing to it); a
 block of a ``ucomiss`` and a ``test al, 2`` (the ``cmp`` class) then takes at least 1.25 cycles
 (measured 1.34 with ``andn``, 2.00 with four).
+
+Where such a fit gives a form the whole of a probed resource of several units for its time alone
+and the model's own fit gives it less, the floor alone charges it that resource
+(:meth:`SharedFloors.charged_whole`, applied by predict.load): the transfer takes the four ALUs'
+cycle where the blocker's class fills them and costs nothing where a multiply or three-part
+``lea`` leave ALUs idle, which a fitted share, charged in every block, cannot say.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 from .model import USED, Model
@@ -69,6 +76,37 @@ class SharedFloors:
                 for (x, ux), (y, uy) in ((pair[0], fit[0]), (pair[1], fit[1])), ((pair[1], fit[1]), (pair[0], fit[0])):
                     if x in blockers and y not in blockers and ux >= model.alone[x] * (1 - TOLERANCE):
                         out.probed.setdefault(x, {x: model.alone[x]})[y] = uy
+        return out
+
+    def whole_group(self, model: Model, units: dict[str, int]) -> dict[str, str]:
+        """Form -> resource of ``k >= 2`` units that the form's readings beside its probe show it
+        takes whole (all ``k`` units) for its time alone, where the model's fit gives it less.
+
+        Zen 4: ``ucomiss`` beside 1, 3, 4 and 8 ``sub r, r`` reads 1.55, 1.77, 2.00 and 3.01
+        cycles (a cycle of all four ALUs where the ALU forms fill them), beside two ``imul r, r, 5``
+        or four three-part ``lea`` (held to fewer ALUs) 2.00 as without it; the model's share of
+        the ALU resource (0.49, fitted over all ratios) charges it in both."""
+        out: dict[str, str] = {}
+        for x, use in self.probed.items():
+            r = self.probes.get(x)
+            if r is None or units.get(r, 1) < 2:
+                continue
+            for y, uy in use.items():
+                if (y != x and y in model.alone and uy >= max(1.0, model.alone[y]) * (1 - TOLERANCE)
+                        and model.usage.get(y, {}).get(r, 0.0) < uy * (1 - TOLERANCE)):
+                    out[y] = r
+        return out
+
+    def charged_whole(self, model: Model, units: dict[str, int]) -> Model:
+        """The model with each :meth:`whole_group` form's share of that resource left out: the
+        floor charges it the whole resource where the probe's class is in the block, and nothing
+        charges it where the block's forms of that resource are held to fewer of its units."""
+        held = self.whole_group(model, units)
+        if not held:
+            return model
+        out = copy.deepcopy(model)
+        for f, r in held.items():
+            out.usage[f].pop(r, None)
         return out
 
     def floor(self, counts: dict[str, int]) -> tuple[float, str | None]:
