@@ -505,16 +505,21 @@ def test_a_write_that_keeps_part_of_its_register_reads_the_rest():
     assert chain_bound(decode(clean), [4.0, 1.0]) == pytest.approx(0.0, abs=1e-9)
 
 
-def test_the_chain_waits_for_the_operand_it_passes_through(tmp_path):
+def _latencies_of(tmp_path, form: str, latency: list[dict]) -> dict:
+    """The latencies ports/latency.py reads from an inst results file holding one form's pairs."""
     from cyclebench.instructions.catalogue import Catalogue
     from cyclebench.instructions.ports.latency import from_file
-    doc = {"schema": "cyclebench.inst", "schema_version": 1, "form": "CVTSI2SS (XMM, R64)", "status": "ok",
-           "latency": [{"start": "op0 (XMM)", "end": "op0 (XMM)", "value": 3.0, "bound": "exact"},
-                       {"start": "op1 (R64)", "end": "op0 (XMM)", "value": 8.0, "bound": "upper"}]}
+    doc = {"schema": "cyclebench.inst", "schema_version": 1, "form": form, "status": "ok", "latency": latency}
     path = tmp_path / "lat.jsonl"
     header = {"cyclebench": "results", "kind": "inst", "schema": 1, "meta": {}}
     path.write_text(json.dumps(header) + "\n" + json.dumps(doc) + "\n")
-    lats, _ = from_file(path, Catalogue.load())
+    return from_file(path, Catalogue.load())[0]
+
+
+def test_the_chain_waits_for_the_operand_it_passes_through(tmp_path):
+    lats = _latencies_of(tmp_path, "CVTSI2SS (XMM, R64)",
+                         [{"start": "op0 (XMM)", "end": "op0 (XMM)", "value": 3.0, "bound": "exact"},
+                          {"start": "op1 (R64)", "end": "op0 (XMM)", "value": 8.0, "bound": "upper"}])
     assert lats["CVTSI2SS (XMM, R64)"] == (8.0, 8.0, {0: 3.0, 1: 8.0})
     # a chain through XMM1 waits 3 cycles at the conversion, one through RBX 8
     lat = lats["CVTSI2SS (XMM, R64)"]
@@ -523,16 +528,10 @@ def test_the_chain_waits_for_the_operand_it_passes_through(tmp_path):
 
 
 def test_a_lea_passes_its_base_and_its_index_on_in_their_own_times(tmp_path):
-    from cyclebench.instructions.catalogue import Catalogue
-    from cyclebench.instructions.ports.latency import from_file
     # Zen 4, as cyclebench inst measured it: a three-part LEA takes 2 cycles from its base, 1 from its index
-    doc = {"schema": "cyclebench.inst", "schema_version": 1, "form": "LEA_B_IS_D8 (R64)", "status": "ok",
-           "latency": [{"start": "addr op1", "end": "op0 (R64)", "value": 2.0, "bound": "exact"},
-                       {"start": "index op1", "end": "op0 (R64)", "value": 1.0, "bound": "exact"}]}
-    path = tmp_path / "lat.jsonl"
-    header = {"cyclebench": "results", "kind": "inst", "schema": 1, "meta": {}}
-    path.write_text(json.dumps(header) + "\n" + json.dumps(doc) + "\n")
-    lat = from_file(path, Catalogue.load())[0]["LEA_B_IS_D8 (R64)"]
+    lat = _latencies_of(tmp_path, "LEA_B_IS_D8 (R64)",
+                        [{"start": "addr op1", "end": "op0 (R64)", "value": 2.0, "bound": "exact"},
+                         {"start": "index op1", "end": "op0 (R64)", "value": 1.0, "bound": "exact"}])["LEA_B_IS_D8 (R64)"]
     assert lat[2] == {"base": 2.0, "index": 1.0}
     assert chain_bound(decode("lea rax, [rax+rcx*8+0x10]"), [lat]) == pytest.approx(2.0)
     assert chain_bound(decode("lea rcx, [rax+rcx*8+0x10]"), [lat]) == pytest.approx(1.0)
