@@ -7,7 +7,8 @@ differently, each measured here on the same form:
 * **dependency breakers** between throughput copies: uops.info's (ours: zero idioms for registers,
   ``test r, r`` for the flags), port-free zero idioms throughout, breakers that occupy an ALU
   (``test r, r``, ``mov r32, 0``), none;
-* **operand values**: 1.0 per element (sign bits clear) and all bits set (every mask lane on);
+* **operand values**: 1.0 per element (sign bits clear) and all bits set (every mask lane on),
+  and the characterisation's own sweep (values.py: a valid segment selector, denormals);
 * **addresses** of read-modify-write copies: one operand width apart (ours), one cache line per
   copy, one shared address;
 * a gather's or scatter's **mask** not set again before each copy, as uops.info's copies run;
@@ -79,7 +80,7 @@ def explain(session: Session, form: Form, doc: dict, rec, figures: tuple[str, ..
         if figure == "throughput" and their is not None:
             for text, kw in _tp_variants(form):
                 entry["variants"].append(_run_tp(session, form, text, kw, their, their_bound, tol))
-            entry["variants"] += _mask_unset(doc, their, their_bound, tol)
+            entry["variants"] += _mask_unset(doc, their, their_bound, tol) + _values_swept(doc, their, their_bound, tol)
         elif their is not None:
             for p in doc.get("latency") or []:
                 if p.get("value") is None:
@@ -165,6 +166,14 @@ def _mask_unset(doc: dict, their, their_bound, tol) -> list[dict]:
     return [{"variant": "mask not set again before each copy (uops.info's copies: empty after the first)",
              "value": unset["value"], "stable": unset.get("stable"),
              "reproduces": agrees(unset["value"], their, their_bound, tol)}]
+
+
+def _values_swept(doc: dict, their, their_bound, tol) -> list[dict]:
+    """The throughput with each operand value the characterisation swept (values.py: a valid
+    segment selector, every bit set, denormals), as variants."""
+    swept = (doc.get("throughput") or {}).get("values") or []
+    return [{"variant": f"operand values swept: {v['values']}", "value": v["value"],
+             "reproduces": agrees(v["value"], their, their_bound, tol)} for v in swept if v.get("value") is not None]
 
 
 def _pair_variants(p: dict) -> list[tuple[str, float]]:
