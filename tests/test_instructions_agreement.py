@@ -392,3 +392,18 @@ def test_a_locked_form_whose_single_copy_reads_the_published_figure_says_so():
     tp["one_address"]["value"] = 7.5          # reproduces nothing: the rate of this core
     assert cause({"throughput": tp, "latency": [], "notes": []}, rec, form, "throughput").startswith(
         "memory RMW rate of this core")
+
+
+def test_a_data_dependent_throughput_names_the_values_that_read_the_published_figure():
+    from cyclebench.instructions.causes import cause
+    tp_pub = SimpleNamespace(lo=59.0, hi=59.0, lo_upper_bound=False, hi_upper_bound=False)
+    rec = SimpleNamespace(latency=None, throughput=tp_pub, throughput_text="59.00")
+    tp = {"value": 101.0, "bound": "exact", "copies": 12, "carried": [], "stable": True,
+          "values": [{"pattern": 0, "values": "the null selector", "value": 101.0},
+                     {"pattern": 0, "values": "a valid selector", "value": 59.1}]}
+    d = {"throughput": tp, "latency": [], "notes": ["data-dependent throughput: ..."]}
+    why = cause(d, rec, None, "throughput")
+    assert why.startswith("data-dependent") and "101.00 with the null selector" in why
+    assert why.endswith("the published 59 is the reading with a valid selector")
+    tp["values"][1]["value"] = 80.0
+    assert cause(d, rec, None, "throughput").endswith("none reads the published 59")

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 from cyclebench.instructions import Catalogue
 from cyclebench.instructions import published_chains as P
 from cyclebench.instructions.characterize import Session
-from cyclebench.instructions.why import METHOD_READS_OURS, _vector_chains, method_reads_ours
+from cyclebench.instructions.why import CHAIN_PROCESSES, METHOD_READS_OURS, _vector_chains, method_reads_ours
 
 from test_instructions_measure import Fake
 
@@ -68,9 +68,9 @@ def test_a_vector_chain_runs_again_until_a_process_reads_the_missed_figure():
     got = dict(_vector_chains(Session(measure_fn=fake), form, {6.0}))
     (text, value), = [(k, v) for k, v in got.items() if "vpandd" in k]
     assert value == 6.0 and "10.50, 11.50 cycles in 2 processes" in text
-    # vandpd reads 5 in every process: three runs, the last kept
+    # vandpd reads 5 in every process: CHAIN_PROCESSES runs, the last kept
     (text, value), = [(k, v) for k, v in got.items() if "vandpd" in k]
-    assert value == 5.0 and "in 3 processes" in text
+    assert value == 5.0 and f"in {CHAIN_PROCESSES} processes" in text
 
 
 def test_experiments_that_cannot_run_say_so(monkeypatch):
@@ -85,3 +85,18 @@ def test_experiments_that_cannot_run_say_so(monkeypatch):
     rec = Published(name=form.name, source="test", latency=Value(6, 6), throughput=None)
     got = why.experiment_cause(Session(measure_fn=broken), form, {"form": form.name}, rec, "latency_min")
     assert got == "unexplained: the inst --why experiments could not run (runner failed)"
+
+
+def test_a_chain_that_reads_differently_from_process_to_process_names_the_published_figure_in_its_range():
+    from cyclebench.instructions.why import UNSTEADY_CHAIN, unsteady_chain
+    v = [{"variant": "latency pair op2 -> op0, uops.info's chain (vandpd x5, ...)", "value": 7.0,
+          "published_method": True, "reproduces": False, "cycles": [11.49, 11.81, 12.71]},
+         {"variant": "latency pair op2 -> op0", "value": 5.0, "reproduces": False}]
+    why = unsteady_chain(_result(5.0, 8, v), "latency_min")
+    assert why.startswith(UNSTEADY_CHAIN) and "11.49 to 12.71 cycles, 6 to 7 its way" in why
+    assert why.endswith("one above the highest (12.71 cycles; 12.80 reads 8)")
+    v[0]["cycles"].append(12.9)
+    assert unsteady_chain(_result(5.0, 8, v), "latency_min").endswith("the published 8 is within them")
+    assert unsteady_chain(_result(5.0, 10, v), "latency_min") is None        # two above: not its reading
+    v[0]["cycles"] = [11.8, 11.9, 12.0]                                       # steady: nothing claimed
+    assert unsteady_chain(_result(5.0, 8, v), "latency_min") is None

@@ -27,3 +27,49 @@ def test_the_denormal_pattern_is_a_denormal_at_every_width():
     assert struct.unpack("<d", raw)[0] != 0 and abs(struct.unpack("<d", raw)[0]) < 2.3e-308
     assert all(0 < abs(x) < 1.2e-38 for x in struct.unpack("<2f", raw))
     assert all(0 < abs(x) < 6.2e-5 for x in struct.unpack("<4e", raw))
+
+
+@pytest.mark.parametrize("name, selector", [
+    ("LSL (R64, M16)", True), ("LAR (R32, R32)", True), ("VERR (M16)", True),
+    ("MOVSXD (R64, R32)", False), ("MOV (R64, M64)", False), ("PINSRW (XMM, M16, I8)", False),
+    ("SUB (R64, M64)", False)])
+def test_forms_that_read_a_segment_selector_are_found_by_their_opcode(forms, name, selector):
+    from cyclebench.instructions.values import selector_operand, sweeps_values
+    if name not in forms:
+        pytest.skip(f"{name} is not in this catalogue")
+    assert (selector_operand(forms[name]) is not None) == selector
+    if selector:
+        assert sweeps_values(forms[name])
+
+
+def test_the_selector_session_loads_ss_into_every_selector_operand_after_the_init():
+    from cyclebench.instructions.session import Session
+    from cyclebench.instructions.values import with_selector
+    seen = {}
+
+    def fake(code, init=None, **kw):
+        seen["init"] = init
+        raise RuntimeError("stop")
+
+    s = with_selector(Session(measure_fn=fake), "LSL")
+    with pytest.raises(RuntimeError):
+        s.measure_fn("lsl rbx, word ptr [r14+0x40]\nlsl rcx, word ptr [r14+0x40]\n{load} lsl rdx, rax",
+                     init="mov eax, 1")
+    assert seen["init"].splitlines() == ["mov eax, 1", "mov word ptr [r14+0x40], ss", "mov rax, ss"]
+
+
+def test_a_selector_dependent_throughput_keeps_the_null_selector_and_names_both(forms, monkeypatch):
+    from cyclebench.instructions import values
+    form = forms.get("LSL (R64, M16)")
+    if form is None:
+        pytest.skip("LSL (R64, M16) is not in this catalogue")
+    monkeypatch.setattr(values, "measure_throughput", lambda *a, **k: {"value": 59.1, "pattern": 0})
+    tp = {"value": 101.0, "pattern": 0}
+    session = values.Session(measure_fn=lambda *a, **k: None)
+    doc, note = values.with_values(session, form, tp, {})
+    assert doc["value"] == 101.0 and doc["data_dependent"]
+    assert [v["value"] for v in doc["values"]] == [101.0, 59.1]
+    assert "101.00 with the null selector" in note and "59.10 with a valid selector" in note
+    monkeypatch.setattr(values, "measure_throughput", lambda *a, **k: {"value": 101.1, "pattern": 0})
+    doc, note = values.with_values(session, form, {"value": 101.0, "pattern": 0}, {})
+    assert note is None and "data_dependent" not in doc

@@ -97,6 +97,19 @@ def _bounds_detail(doc: dict, our, bound, their, their_bound: bool) -> str:
     return f": ours between {low:.2f} and {our:.2f}, published {their:g}, {where}"
 
 
+def _values_reading(doc: dict, figure: str, our: float | None, their: float | None) -> str:
+    """The figures of the operand-value sweep (values.py) and which of them reads the published
+    one: the operand values the published measurement ran with, or '' where none was swept."""
+    swept = (doc.get("throughput") or {}).get("values") or [] if figure == "throughput" else []
+    if not swept or their is None:
+        return ""
+    text = "; ".join(f"{v['value']:.2f} with {v['values']}" for v in swept if v.get("value") is not None)
+    same = [v for v in swept if v.get("value") is not None and agrees(v["value"], their, False, TP_TOL)]
+    if same:
+        return f": {text}; the published {their:g} is the reading with {same[0]['values']}"
+    return f": {text}; none reads the published {their:g}"
+
+
 def cause(doc: dict, rec, form, figure: str) -> str:
     """Why our figure differs from the published one, from what was measured (first that applies)."""
     our, bound = ours(doc, figure)
@@ -104,7 +117,7 @@ def cause(doc: dict, rec, form, figure: str) -> str:
     unstable = unsettled(doc, figure)
     notes = " ".join(doc.get("notes") or [])
     if "data-dependent" in notes:
-        return "data-dependent: cost depends on the operand values"
+        return "data-dependent: cost depends on the operand values" + _values_reading(doc, figure, our, their)
     if our is not None and their and our > DATA_DEPENDENT_RATIO * their:
         return "data-dependent (suspected): a slow path with our operand values"
     if figure != "throughput":

@@ -1,10 +1,14 @@
 """Operand values that can change a form's throughput: the values besides the normal 1.0 that the
-copies are also measured with (masked accesses with every lane on, floating point with denormals),
-and the data-dependent throughput they reveal.  The copies themselves are throughput.py's.
+copies are also measured with (masked accesses with every lane on, floating point with denormals,
+a valid segment selector where the form reads one), and the data-dependent throughput they reveal.
+The copies themselves are throughput.py's.
 """
 from __future__ import annotations
 
+import functools
 import re
+
+import iced_x86
 
 from .forms import Form
 from .session import Session
@@ -39,8 +43,69 @@ def alternative_values(form: Form) -> list[int]:
     return out
 
 
+SELECTOR = "selector"           # the doc key of a figure measured with a valid selector
+SELECTOR_NAME = "a valid selector (SS's, the user data segment)"
+NULL_NAME = "the null selector (0: the harness's memory and registers)"
+
+
+@functools.lru_cache(maxsize=None)
+def _selector_opcodes() -> frozenset[tuple]:
+    """Opcodes (table, byte, ModRM.reg group) with a 16-bit operand read through an r/m slot whose register form is wider
+    (``r32/m16``, ``r64/m16``) and no vector operand: x86's segment-selector operands (LAR, LSL,
+    VERR, VERW, MOV Sreg, LLDT, LTR), in 64-bit mode (ARPL, whose opcode is MOVSXD there, is not)."""
+    K = iced_x86.OpCodeOperandKind
+    wide = (K.R32_OR_MEM, K.R64_OR_MEM)
+    vector = ("XMM", "YMM", "ZMM", "MM_")
+    names = {v: k for k, v in vars(K).items() if isinstance(v, int)}
+    out = set()
+    for code in vars(iced_x86.Code).values():
+        if not isinstance(code, int):
+            continue
+        oci = iced_x86.OpCodeInfo(code)
+        kinds = [oci.op_kind(i) for i in range(oci.op_count)]
+        if oci.mode64 and oci.memory_size == iced_x86.MemorySize.UINT16 and any(k in wide for k in kinds) \
+                and not any(names[k].startswith(vector) for k in kinds):
+            out.add(_opcode(oci))
+    return frozenset(out)
+
+
+def _opcode(oci) -> tuple:
+    return oci.encoding, oci.table, oci.op_code, oci.group_index, oci.mandatory_prefix
+
+
+def selector_operand(form: Form):
+    """The operand holding a segment selector the form reads (its r/m, read and not written), or
+    None.  LSL's and LAR's cost depends on it: a descriptor is looked up only for a non-null one."""
+    if form.build_error or _opcode(iced_x86.OpCodeInfo(form.code)) not in _selector_opcodes():
+        return None
+    return next((op for op in form.operands if op.slot is not None and op.slot.kind == "rm"
+                 and op.read and not op.write and op.bits in (16, 32, 64)), None)
+
+
+def with_selector(session: Session, mnemonic: str) -> Session:
+    """A session that measures as ``session`` does, but whose init ends by loading SS's selector
+    (valid at the measuring privilege, on any OS) into the last operand of every line of the form
+    (``mov word ptr [r14+0x40], ss``; ``mov rax, ss`` for a register)."""
+    mn = mnemonic.lower()
+
+    def measure_fn(code, init=None, **kw):
+        ops = []
+        for line in code.splitlines():
+            words = re.sub(r"^(\{\w+\}\s*)+", "", line.strip()).split(None, 1)   # {load}, {evex}
+            if len(words) == 2 and words[0] == mn:
+                last = words[1].rsplit(",", 1)[-1].strip()
+                if last not in ops:
+                    ops.append(last)
+        lines = (init or "").splitlines() + [f"mov {op}, ss" for op in ops]
+        return session.measure_fn(code, init="\n".join(lines) or None, **kw)
+
+    other = Session(measure_fn=measure_fn, **session.kwargs)
+    other.refs = session.refs
+    return other
+
+
 def sweeps_values(form: Form) -> bool:
-    return bool(alternative_values(form))
+    return bool(alternative_values(form)) or selector_operand(form) is not None
 
 
 def with_values(session: Session, form: Form, tp: dict, self_latency: dict[int, float]) -> tuple[dict, str | None]:
@@ -50,6 +115,8 @@ def with_values(session: Session, form: Form, tp: dict, self_latency: dict[int, 
     note names them."""
     # the other values look for a slow path: one process each
     # the copy counts that ran no faster with the normal values are not tried again (counts_to_try)
+    if selector_operand(form) is not None:
+        return _with_selector(session, form, tp, self_latency)
     docs = [tp] + [measure_throughput(session, form, self_latency, pattern=p, processes=0, counts_from=tp)
                    for p in alternative_values(form)]
     names = {**{d["pattern"]: _VALUE_NAMES.get(d["pattern"], f"{d['pattern']:#x} per lane (1.0)") for d in docs}}
@@ -70,3 +137,23 @@ def with_values(session: Session, form: Form, tp: dict, self_latency: dict[int, 
             f"{names[slow_p]} ({kept} is reported; latencies use its values too)")
     best["data_dependent"] = True
     return best, note
+
+
+def _with_selector(session: Session, form: Form, tp: dict, self_latency: dict[int, float]) -> tuple[dict, str | None]:
+    """The copies again with a valid selector in the operand (with_selector).  The null selector
+    stays the reported figure (the harness's zeroed registers and memory, the convention of
+    uops.info's register forms); both are kept under ``values``, and the note names them when they
+    differ beyond noise."""
+    other = measure_throughput(with_selector(session, form.mnemonic), form, self_latency,
+                               pattern=tp["pattern"], processes=0, counts_from=tp)
+    null, valid = tp.get("value"), other.get("value")
+    if null is None or valid is None:
+        return tp, None
+    tp["values"] = [{"pattern": tp["pattern"], "values": NULL_NAME, "value": null},
+                    {"pattern": tp["pattern"], SELECTOR: "ss", "values": SELECTOR_NAME, "value": valid}]
+    fast, slow = sorted((null, valid))
+    if slow <= fast * DATA_DEPENDENT_RATIO or slow - fast < DATA_DEPENDENT_CYCLES:
+        return tp, None
+    tp["data_dependent"] = True
+    return tp, (f"data-dependent throughput: {null:.2f} with {NULL_NAME}, {valid:.2f} with {SELECTOR_NAME} "
+                f"(the null selector's is reported; latencies use it too)")
