@@ -64,8 +64,10 @@ def path(model: Model, catalogue) -> tuple[set[str], list[tuple[int, float]], di
     """(the resources that bound every plain vector load of the model, [(memory bits, share)] per
     plain load, the least share of those resources it takes, {resource: share} of the resources
     every plain vector load takes alike, within :data:`ALIKE`: what one load counts there), or
-    (set(), [], {}) where the model holds no plain vector load."""
-    shared, plain = None, []
+    (set(), [], {}) where the model holds no plain vector load.  A plain load's nought on a
+    resource whose probe it was never mixed with (:func:`unread`: a 256-bit plain load beside a
+    legacy-SSE probe) is no reading and neither holds a resource out nor sets a share."""
+    shared, plain, bounds = None, [], set()
     for name in model.usage:
         form = catalogue.by_name.get(name)
         if form is None or not _plain(form):
@@ -73,16 +75,20 @@ def path(model: Model, catalogue) -> tuple[set[str], list[tuple[int, float]], di
         use = {r: u for r, u in model.usage[name].items() if r != FRONT_END}
         bound = model.alone.get(name) or max(use.values(), default=0.0)
         top = {r for r, u in use.items() if bound and u >= BINDING * bound}
-        shared = top if shared is None else shared & top
-        plain.append((name, _memory(form).bits))
+        blind = unread(model, form, catalogue)
+        shared = top | blind if shared is None else shared & (top | blind)
+        bounds |= top
+        plain.append((name, _memory(form).bits, blind))
+    shared = (shared or set()) & bounds
     if not shared:
         return set(), [], {}
     alike = {}
-    for r in set.intersection(*(set(model.used(n)) for n, _ in plain)) - shared:
-        v = [model.usage[n][r] for n, _ in plain]
-        if max(v) <= (1 + ALIKE) * min(v):
+    for r in set.intersection(*(set(model.used(n)) | blind for n, _, blind in plain)) - shared:
+        v = [model.usage[n][r] for n, _, blind in plain if r not in blind]
+        if v and max(v) <= (1 + ALIKE) * min(v):
             alike[r] = sum(v) / len(v)
-    return shared, sorted((bits, min(model.usage[n][r] for r in shared)) for n, bits in plain), alike
+    shares = [(bits, min(model.usage[n][r] for r in shared - blind)) for n, bits, blind in plain if shared - blind]
+    return shared, sorted(shares), alike
 
 
 def slots(use: dict[str, float], alike: dict[str, float], unread=frozenset()) -> int:
