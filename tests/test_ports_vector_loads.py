@@ -8,7 +8,7 @@ import pytest
 from cyclebench.instructions.catalogue import Catalogue
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import predict
-from cyclebench.instructions.ports.vector_loads import path, slots, view
+from cyclebench.instructions.ports.vector_loads import _views, path, slots, unread, view
 
 PLAIN = "MOVSD (XMM, M64)"
 WIDE = "VPMINUW_Z (ZMM, K, ZMM, M512)"
@@ -68,3 +68,30 @@ def test_predict_adds_the_loads_on_the_shared_path(catalogue):
     wide = ("vpminuw zmm1{k1}{z}, zmm2, zmmword ptr [r14+0x180]; vpminuw zmm3{k1}{z}, zmm2, zmmword ptr [r14+0x200]; "
             "movsd xmm4, qword ptr [r14+0xc0]; movsd xmm5, qword ptr [r14+0x100]")
     assert predict(wide, _model(), catalogue).resource_bound == pytest.approx(3.0)
+
+
+def test_a_resource_no_reading_put_beside_the_form_counts_no_slots(catalogue):
+    # the plain loads share R12 (the load pipes) and R2, a legacy-SSE probe's resource that a
+    # 512-bit form was never mixed with (mixes.py refuses the pair): its nought there is no reading
+    usage = {PLAIN: {"R14": 0.5, "R12": 0.33, "R2": 0.25}, WIDE: {"R16": 1.0, "R12": 0.71}}
+    model = Model(["R2", "R12", "R14", "R16"], usage, 6, {PLAIN: 0.5, WIDE: 1.0},
+                  probes={"R2": "MULSS (XMM, XMM)", "R12": "CMP (M32, R32)", "R14": "XORPS (XMM, M128)"})
+    wide = catalogue.by_name[WIDE]
+    assert unread(model, wide, catalogue) == {"R2", "R14"}
+    assert unread(model, catalogue.by_name[PLAIN], catalogue) == set()    # legacy beside legacy: read
+    assert view(model, catalogue).usage[WIDE]["R14"] == 1.0               # two slots, not one
+    model.probes["R2"] = "IMUL (R64, R64)"                                # a probe both were mixed with
+    _views.clear()
+    assert view(model, catalogue).usage[WIDE]["R14"] == 0.5               # its nought counts
+
+
+def test_a_wide_plain_load_keeps_the_path_it_was_never_read_on(catalogue):
+    # the path's probe R14 is legacy-SSE: a 256-bit plain load was never read beside it, and its
+    # nought there neither drops the path nor sets the path's share
+    ymm = "VMOVUPS (YMM, M256)"
+    usage = {PLAIN: {"R14": 0.5, "R12": 0.33}, ymm: {"R12": 0.33}, WIDE: {"R16": 1.0, "R12": 0.71}}
+    model = Model(["R12", "R14", "R16"], usage, 6, {PLAIN: 0.5, ymm: 0.5, WIDE: 1.0},
+                  probes={"R12": "CMP (M32, R32)", "R14": "XORPS (XMM, M128)"})
+    resources, shares, alike = path(model, catalogue)
+    assert resources == {"R14"} and shares == [(64, 0.5)] and alike == {"R12": 0.33}
+    assert view(model, catalogue).usage[ymm]["R14"] == 0.5

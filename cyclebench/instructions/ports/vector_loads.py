@@ -22,13 +22,18 @@ does, a 512-bit one two.  :func:`view` gives every form that loads a vector oper
 share of the path that a plain vector load of the model (a form that only loads a vector
 register) takes, of no wider a memory operand, for each plain load its memory operand counts as
 (:func:`slots`: read from the load pipes the model's readings gave it, where a 512-bit load-op
-form takes twice a plain load's share); the path is the resources that bound all the model's
-plain vector loads.  Where the model holds no plain vector load, nothing changes.
+form takes twice a plain load's share, counted only on resources whose probe the form was mixed
+with: a 512-bit form is never read beside a legacy-SSE probe, and its nought there said one slot
+where ``cyclebench asm`` on Zen 4 reads two: ``vcvttps2dq zmm{k}{z}, [m512]`` with two ``vmovsd
+xmm, [m64]`` 2.00 cycles, with four 3.10, with two ``vcvtsi2sd xmm, xmm, [m64]`` 2.00); the path
+is the resources that bound all the model's plain vector loads.  Where the model holds no plain
+vector load, nothing changes.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
+from .mixes import legacy_sse, wide
 from .model import FRONT_END, Model
 from .upper import BINDING      # a usage within this share of the form's time alone bounds the form
 
@@ -59,8 +64,10 @@ def path(model: Model, catalogue) -> tuple[set[str], list[tuple[int, float]], di
     """(the resources that bound every plain vector load of the model, [(memory bits, share)] per
     plain load, the least share of those resources it takes, {resource: share} of the resources
     every plain vector load takes alike, within :data:`ALIKE`: what one load counts there), or
-    (set(), [], {}) where the model holds no plain vector load."""
-    shared, plain = None, []
+    (set(), [], {}) where the model holds no plain vector load.  A plain load's nought on a
+    resource whose probe it was never mixed with (:func:`unread`: a 256-bit plain load beside a
+    legacy-SSE probe) is no reading and neither holds a resource out nor sets a share."""
+    shared, plain, bounds = None, [], set()
     for name in model.usage:
         form = catalogue.by_name.get(name)
         if form is None or not _plain(form):
@@ -68,25 +75,43 @@ def path(model: Model, catalogue) -> tuple[set[str], list[tuple[int, float]], di
         use = {r: u for r, u in model.usage[name].items() if r != FRONT_END}
         bound = model.alone.get(name) or max(use.values(), default=0.0)
         top = {r for r, u in use.items() if bound and u >= BINDING * bound}
-        shared = top if shared is None else shared & top
-        plain.append((name, _memory(form).bits))
+        blind = unread(model, form, catalogue)
+        shared = top | blind if shared is None else shared & (top | blind)
+        bounds |= top
+        plain.append((name, _memory(form).bits, blind))
+    shared = (shared or set()) & bounds
     if not shared:
         return set(), [], {}
     alike = {}
-    for r in set.intersection(*(set(model.used(n)) for n, _ in plain)) - shared:
-        v = [model.usage[n][r] for n, _ in plain]
-        if max(v) <= (1 + ALIKE) * min(v):
+    for r in set.intersection(*(set(model.used(n)) | blind for n, _, blind in plain)) - shared:
+        v = [model.usage[n][r] for n, _, blind in plain if r not in blind]
+        if v and max(v) <= (1 + ALIKE) * min(v):
             alike[r] = sum(v) / len(v)
-    return shared, sorted((bits, min(model.usage[n][r] for r in shared)) for n, bits in plain), alike
+    shares = [(bits, min(model.usage[n][r] for r in shared - blind)) for n, bits, blind in plain if shared - blind]
+    return shared, sorted(shares), alike
 
 
-def slots(use: dict[str, float], alike: dict[str, float]) -> int:
+def slots(use: dict[str, float], alike: dict[str, float], unread=frozenset()) -> int:
     """How many plain vector loads a form's memory operand counts as: the least, over the
     resources every plain load takes alike, of its usage there over a plain load's, rounded
-    (Zen 4: a 512-bit load-op form takes 0.71 of the load pipes where a plain load takes 0.33,
-    two; a broadcast 0.33, one), at least one."""
-    ratios = [use.get(r, 0.0) / u for r, u in alike.items()]
+    (Zen 4: a 512-bit load-op form takes 0.40 of the store probe's resource where a plain load
+    takes 0.17, two; a broadcast none, one), at least one.  ``unread``: resources whose probe the
+    form was never mixed with (:func:`unread`); its usage there is no reading and is left out."""
+    ratios = [use.get(r, 0.0) / u for r, u in alike.items() if r not in unread]
     return max(1, round(min(ratios))) if ratios else 1
+
+
+def unread(model: Model, form, catalogue) -> set[str]:
+    """The resources whose probe no reading could put beside ``form``: a legacy-SSE probe beside
+    a form that names a 256- or 512-bit register, or the other way round (mixes.py refuses such
+    mixes: the legacy write waits for the upper vector state).  The model's usage of these is
+    nought for want of a reading, not measured nought."""
+    out = set()
+    for r, name in model.probes.items():
+        probe = catalogue.by_name.get(name)
+        if probe is not None and ((legacy_sse(probe) and wide(form)) or (legacy_sse(form) and wide(probe))):
+            out.add(r)
+    return out
 
 
 def view(model: Model, catalogue) -> Model:
@@ -107,7 +132,8 @@ def view(model: Model, catalogue) -> Model:
             if op is None:
                 usage[name] = use
                 continue
-            share = max((s for bits, s in shares if bits <= op.bits), default=shares[0][1]) * slots(use, alike)
+            count = slots(use, alike, unread(model, form, catalogue))
+            share = max((s for bits, s in shares if bits <= op.bits), default=shares[0][1]) * count
             usage[name] = dict(use, **{r: max(use.get(r, 0.0), share) for r in resources})
     out = model if usage is model.usage else replace(model, usage=usage)
     _views[id(model)] = (model, out)
