@@ -5,7 +5,7 @@ from types import SimpleNamespace
 from cyclebench.instructions import Catalogue
 from cyclebench.instructions import published_chains as P
 from cyclebench.instructions.characterize import Session
-from cyclebench.instructions.why import CHAIN_PROCESSES, METHOD_READS_OURS, _vector_chains, method_reads_ours
+from cyclebench.instructions.why import CHAIN_PROCESSES, METHOD_READS_OURS, method_reads_ours, vector_chain_runs
 
 from test_instructions_measure import Fake
 
@@ -65,7 +65,7 @@ def test_a_vector_chain_runs_again_until_a_process_reads_the_missed_figure():
         return SimpleNamespace(events={"cycles": ev}, stable=True, warnings=[],
                                stability={"stable": True, "linearity": {"linear": True}},
                                backend={"name": "tsc", "reason": "no hardware PMU: test"})
-    got = dict(_vector_chains(Session(measure_fn=fake), form, {6.0}))
+    got = {r["variant"]: r["value"] for r in vector_chain_runs(Session(measure_fn=fake), form, {6.0})}
     (text, value), = [(k, v) for k, v in got.items() if "vpandd" in k]
     assert value == 6.0 and "10.50, 11.50 cycles in 2 processes" in text
     # vandpd reads 5 in every process: CHAIN_PROCESSES runs, the last kept

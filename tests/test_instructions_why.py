@@ -37,11 +37,11 @@ def test_why_names_the_variant_that_reproduces_the_published_figure():
 
 
 def test_uops_infos_vector_chain_is_read_as_uops_info_reads_it():
-    from cyclebench.instructions.why import _vector_chains
+    from cyclebench.instructions.why import vector_chain_runs
     from test_instructions_measure import Fake          # looks codes up by a part of their text
     form = Catalogue.load().get("VPEXPANDW (ZMM, ZMM)")
     s = Session(measure_fn=Fake({"vpandd": 11.5, "vandpd": 10.4}, default=5.0))
-    got = dict(_vector_chains(s, form))
+    got = {r["variant"]: r["value"] for r in vector_chain_runs(s, form)}
     assert sorted(got.values()) == [5.0, 6.0]          # int(10.4 + .2) - 5, int(11.5 + .2) - 5
     assert all("uops.info's chain" in k and "op1 (ZMM) -> op0 (ZMM)" in k for k in got)
 

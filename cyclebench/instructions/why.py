@@ -125,8 +125,6 @@ def experiment_cause(session: Session, form: Form, doc: dict, rec, figure: str,
         if cache is not None:
             cache[key] = result
     result = cache[key] if cache is not None else result
-    if result is None:
-        return None
     if "error" in result:       # not explained, but not by the experiments either: say so
         return f"unexplained: the inst --why experiments could not run ({result['error']})"
     hits = [v for f in result["figures"] if f["figure"] == figure for v in f["variants"] if v.get("reproduces")]
@@ -228,11 +226,6 @@ def _pair_variants(p: dict) -> list[tuple[str, float]]:
     if fill and fill.get("upper") is not None:
         out.append(("memory chain with uops.info's fill", fill["upper"]))
     return out
-
-
-def _vector_chains(session: Session, form: Form, missed: set | frozenset = frozenset()) -> list[tuple[str, float]]:
-    """(text, value) of each chain of :func:`vector_chain_runs`."""
-    return [(r["variant"], r["value"]) for r in vector_chain_runs(session, form, missed)]
 
 
 def vector_chain_runs(session: Session, form: Form, missed: set | frozenset = frozenset()) -> list[dict]:
