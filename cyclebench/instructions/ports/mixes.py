@@ -122,6 +122,12 @@ def wide(form: Form) -> bool:
     return any(op.kind == "reg" and op.cls in ("YMM", "ZMM") for op in form.operands)
 
 
+def upper_state_apart(a: Form, b: Form) -> bool:
+    """A legacy-SSE form beside a 256- or 512-bit one: never mixed (:func:`mix_code`), since the
+    mix measures the legacy write's wait for the upper vector state, not shared resources."""
+    return (legacy_sse(a) and wide(b)) or (legacy_sse(b) and wide(a))
+
+
 def mixable(form: Form) -> str | None:
     """Why ``form`` cannot be mixed (None when it can)."""
     if not form.offered:
@@ -171,7 +177,7 @@ def mix_code(forms: dict[str, Form], counts: dict[str, int], lines: bool = False
     own = ()
     if len(names) == 2:
         a, b = forms[names[0]], forms[names[1]]
-        if (legacy_sse(a) and wide(b)) or (legacy_sse(b) and wide(a)):
+        if upper_state_apart(a, b):
             raise NotMixable("a legacy-SSE form beside a 256- or 512-bit one waits for the upper vector state",
                              "such a mix measures that wait, not shared resources")
         own = shares(a, b)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .mixes import legacy_sse, wide
+from .mixes import upper_state_apart
 from .model import FRONT_END, Model
 from .upper import BINDING      # a usage within this share of the form's time alone bounds the form
 
@@ -109,7 +109,7 @@ def unread(model: Model, form, catalogue) -> set[str]:
     out = set()
     for r, name in model.probes.items():
         probe = catalogue.by_name.get(name)
-        if probe is not None and ((legacy_sse(probe) and wide(form)) or (legacy_sse(form) and wide(probe))):
+        if probe is not None and upper_state_apart(probe, form):
             out.add(r)
     return out
 
