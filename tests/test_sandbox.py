@@ -104,9 +104,11 @@ def test_signals_to_self_are_allowed():
 def test_exit_from_the_snippet_is_a_clear_error_and_the_tool_survives():
     with pytest.raises(SnippetFault, match="ended the runner process"):
         cyclebench.measure("mov eax, 60; xor edi, edi; syscall", n_measurements=2)
-    # the default budget: two repetitions with no second attempt read below zero when an interrupt
-    # lands in the empty loop they subtract (seen 1 in 66), and are flagged unstable, not a crash
-    assert cyclebench.measure("add rax, rbx", n_measurements=2).value("cycles") > 0
+    # the tool survives: the next snippet runs.  Two repetitions can read below zero when an
+    # interrupt lands in the empty loop they subtract (seen 1 in 66, and once with the default
+    # budget's second attempt): such a figure is flagged unstable, never given as a cost
+    r = cyclebench.measure("add rax, rbx", n_measurements=2)
+    assert r.value("cycles") > 0 or not r.stable
 
 
 def _finished(**kw):
