@@ -9,6 +9,14 @@ and, for reference, the same copies with a register source (``vptestmq k, ymm1, 
 loads into vector registers (``vpcmpeqq ymm, ymm1, [m]``).  If the rate were set by the mask
 registers the copies name, by the count, or by how densely they issue, a variant would move it.
 
+Then what does move it: mixes of the copies with other loads (vector-destination loads or 64-bit
+GPR loads, 1:1, 3:1, 1:3; figures per instruction), with register-source mask writes (1:1), a load
+into a vector register followed by a register-source mask write of it (per pair), and every load
+given its address 6, 12 or 24 cycles later (2, 4 or 8 dependent ``imul`` ahead of the copies), for
+the mask copies and for the vector-destination loads.  If mask writes that wait on a load were
+limited per cycle by the loads or ports, the mixes would not reach 0.50 a copy; if by a count in
+flight (rate = count / time each is held), delaying the loads slows the mask copies while the vector
+loads, with more room, keep their rate.
 Run: flock -x ~/.cache/cyclebench-tests/tests-alone.lock python3 bench/mask_memory_copies.py [--rounds 4]
 Needs AVX-512 (exits 2 with a message otherwise).
 """
@@ -30,14 +38,34 @@ def load(i: int, regs: int = 7) -> str:
     return f"vptestmq k{1 + i % regs}, ymm1, ymmword ptr [r14+{64 + 32 * (i % 8)}]"
 
 
+def vector(i: int) -> str:
+    return f"vpcmpeqq ymm{2 + i % 7}, ymm1, ymmword ptr [r14+{64 + 32 * (i % 8)}]"
+
+
+def gpr(i: int) -> str:
+    return f"mov {('rbx', 'rdx', 'r8', 'r9', 'r10', 'r11')[i % 6]}, qword ptr [r14+{8 * (i % 8)}]"
+
+
 def variants() -> dict[str, tuple[list[str], int]]:
     """name -> (code, copies per run)."""
     out = {f"k1-k{regs} x{n}": ([load(i, regs) for i in range(n)], n) for regs in (1, 2, 4, 7) for n in (4, 16)}
     out["+nop"] = ([x for i in range(16) for x in (load(i), "nop")], 16)
     out["+xor eax"] = ([x for i in range(16) for x in (load(i), "xor eax, eax")], 16)
     out["register source"] = ([f"vptestmq k{1 + i % 7}, ymm1, ymm2" for i in range(16)], 16)
-    out["vector destination"] = ([f"vpcmpeqq ymm{2 + i % 7}, ymm1, ymmword ptr [r14+{64 + 32 * (i % 8)}]"
-                                  for i in range(16)], 16)
+    out["vector destination"] = ([vector(i) for i in range(16)], 16)
+    for name, other, a, b in (("vector loads", vector, 1, 1), ("vector loads", vector, 3, 1),
+                              ("vector loads", vector, 1, 3), ("GPR loads", gpr, 1, 1), ("GPR loads", gpr, 3, 1),
+                              ("register source", lambda i: f"vptestmq k{1 + i % 7}, ymm1, ymm2", 1, 1)):
+        code = [load(i) if i % (a + b) < a else other(i) for i in range(16)]
+        out[f"{a}:{b} with {name}"] = (code, 16)
+    out["vmovdqu then register source (per pair)"] = (
+        [x for i in range(16) for x in (f"vmovdqu ymm{2 + i % 7}, ymmword ptr [r14+{64 + 32 * (i % 8)}]",
+                                        f"vptestmq k{1 + i % 7}, ymm1, ymm{2 + i % 7}")], 16)
+    for k in (2, 4, 8):
+        for name, line in (("mask", load), ("vector", vector)):
+            head = ["mov rbx, r14"] + ["imul rbx, rbx, 1"] * k
+            delayed = [line(i).replace("[r14", "[rbx") for i in range(16)]
+            out[f"{name} loads {3 * k} cycles later"] = (head + delayed, 16)
     return out
 
 
@@ -49,13 +77,16 @@ def main() -> int:
         print("mask_memory_copies: needs AVX-512 (AVX512F)", file=sys.stderr)
         return 2
     table = variants()
-    print("cycles a copy, one runner process each; ? marks an unstable reading")
-    for r in range(args.rounds):
-        cells = []
+    rows: dict[str, list[str]] = {name: [] for name in table}
+    for _ in range(args.rounds):     # a round over every variant, so a step of the core's state shows in all
         for name, (code, per) in table.items():
             m = measure("\n".join(code), init=INIT)
-            cells.append(f"{name}: {m.events['cycles'].value / per:.3f}{'' if m.stable else '?'}")
-        print(f"round {r + 1}: " + "; ".join(cells), flush=True)
+            rows[name].append(f"{m.events['cycles'].value / per:.3f}{'' if m.stable else '?'}")
+    print(f"cycles a copy (an instruction of a mix), one runner process each, {args.rounds} rounds; "
+          "? marks an unstable reading")
+    width = max(map(len, rows))
+    for name, cells in rows.items():
+        print(f"{name:{width}s}  " + " ".join(cells))
     return 0
 
 
