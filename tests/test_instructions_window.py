@@ -28,6 +28,43 @@ def test_copies_that_do_not_fit_in_flight_are_limited():
     assert w["limited"] is None and w["error"]
 
 
+class _Room(Fake):
+    """The block (48 cycles) with ``room`` copies in flight behind it at no cost, each copy past
+    them ``each`` cycles longer."""
+
+    def __init__(self, room, each=0.58, unstable_from=None):
+        super().__init__({})
+        self.room, self.each, self.unstable_from = room, each, unstable_from
+
+    def __call__(self, code, init=None, **kw):
+        n = sum(not line.startswith("imul") for line in code.splitlines())
+        self.default = 48.0 + max(0, n - self.room) * self.each
+        r = super().__call__(code, init, **kw)
+        if self.unstable_from is not None and 0 < n and len(self.calls) >= self.unstable_from:
+            r.stable = False
+        return r
+
+
+def test_the_probe_counts_how_many_copies_fit_behind_the_block():
+    copies = [f"kmovw k{i}, word ptr [r14+0x40]" for i in range(1, 8)]
+    for room in (8, 41, 53, 57):
+        w = window.probe(Session(measure_fn=_Room(room)), copies, [], 0.55, 0)
+        assert w["limited"] is True and w["copies"] == 64
+        assert room <= w["fits"] <= room + 2, (room, w["fits"])   # KNEE_TOL lets about two more pass
+    w = window.probe(Session(measure_fn=_Room(41)), copies, [], 0.55, 0)
+    text = window.cause({"value": 0.55, "window": w})
+    assert f"about {w['fits']} fit" in text and f"about {round(w['fits'] * 0.55)} cycles from rename" in text
+    # fewer than the smallest count fit, or a reading unstable on the way: no count, the probe still stands
+    w = window.probe(Session(measure_fn=_Room(2, each=2.0)), copies, [], 0.55, 0)
+    assert w["limited"] is True and w["fits"] is None
+    assert "fit (the most" not in window.cause({"value": 0.55, "window": w})
+    w = window.probe(Session(measure_fn=_Room(41, unstable_from=4)), copies, [], 0.55, 0)
+    assert w["limited"] is True and w["fits"] is None
+    # not limited: nothing to count
+    fake = _Room(64)
+    assert window.probe(Session(measure_fn=fake), copies, [], 0.55, 0)["fits"] is None and len(fake.calls) == 2
+
+
 def test_forms_probed_on_the_grid_write_a_mask_register_from_memory(cat):
     assert window.suspect(cat.get("VPCMPD (K, XMM, M128, I8)")) and window.suspect(cat.get("KMOVW (K, M16)"))
     for name in ("VPCMPD (K, XMM, XMM, I8)", "VPADDD (XMM, XMM, M128)", "KMOVW (M16, K)"):

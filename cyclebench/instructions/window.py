@@ -29,6 +29,12 @@ code's placement, the mask values or an XSAVE/XRSTOR round trip. A state of the 
 that the copies cannot choose: the fastest of several processes is kept (throughput.py) and the
 probe's reading, with the processes', is given as the cause. It runs for a figure still off the port grid after the other processes (throughput.py), and
 for the forms :func:`suspect` names, on the full count's copies where a fewer count is kept.
+Copies found limited are counted too (:func:`fits`): the most behind the block that take no longer
+than it alone, and so how long each stays in flight at the copies' rate (41 ``kmovw k, [m16]`` at
+0.55 a copy: about 23 cycles). That count, not the loads or ports, sets the rate: mixed 3:1 with
+loads into vector registers the mask copies read 0.50, and each load's address 12 cycles later
+slows them by 0.2 a copy while the same loads into vector registers lose 0.06
+(bench/mask_memory_copies.py).
 """
 from __future__ import annotations
 
@@ -43,6 +49,7 @@ BLOCK = 16              # dependent imul: about 48 cycles that hold retirement b
 FILL = 0.9              # the copies' own figure needs at most this share of the block
 MAX_COPIES = 64
 MIN_COPIES = 8
+KNEE_TOL = 0.03         # over the block by 3% (1.4 of its 48 cycles): about two copies past the most that fit
 
 
 def suspect(form) -> bool:
@@ -57,7 +64,8 @@ def suspect(form) -> bool:
 def probe(session: Session, copies: list[str], init: list[str], figure: float, pattern: int) -> dict:
     """{"block", "copies", "cycles", "block_cycles", "limited"}: ``copies`` (the independent copies'
     lines, repeated as needed) behind the imul block, against the block alone."""
-    out = {"block": None, "copies": None, "cycles": None, "block_cycles": None, "limited": None, "error": None}
+    out = {"block": None, "copies": None, "cycles": None, "block_cycles": None, "limited": None, "fits": None,
+           "error": None}
     try:
         r = C.scratch_gpr(used_gprs(*copies, *init))
     except C.NoConnector as e:
@@ -77,7 +85,33 @@ def probe(session: Session, copies: list[str], init: list[str], figure: float, p
         return out
     out.update(copies=n, cycles=group.value, block_cycles=alone.value,
                limited=bool(alone.stable and group.stable and group.value > alone.value * (1 + TP_TOL)))
+    if out["limited"]:
+        try:
+            out["fits"] = fits(session, block, copies, init, alone.value, n, pattern)
+        except CycleBenchError:
+            pass
     return out
+
+
+def fits(session: Session, block: list[str], copies: list[str], init: list[str], alone: float, over: int,
+         pattern: int) -> int | None:
+    """The most copies behind ``block`` that take no longer than it alone (within KNEE_TOL): how many
+    fit in flight at once, found by halving between MIN_COPIES and ``over`` (a count known to take
+    longer); None if MIN_COPIES take longer already or a reading is unstable."""
+    def fit(k: int) -> bool | None:
+        g = session.measure(block + [copies[i % len(copies)] for i in range(k)], init, pattern=pattern)
+        return g.value <= alone * (1 + KNEE_TOL) if g.stable else None
+
+    lo, hi = MIN_COPIES, over
+    if not fit(lo):
+        return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        ok = fit(mid)
+        if ok is None:
+            return None
+        lo, hi = (mid, hi) if ok else (lo, mid)
+    return lo
 
 
 def uops_info_copies(session: Session, form, avoid: tuple[str, ...], pattern: int) -> dict:
@@ -108,12 +142,16 @@ def cause(tp: dict) -> str | None:
             f"retirement back take {w['cycles']:.1f} cycles where their own figure needs "
             f"{w['copies'] * tp['value']:.1f}: fewer than {w['copies']} fit in flight at once, so the copies' rate is set "
             "by that capacity and by how long each stays in flight, not by the ports")
+    if w.get("fits"):
+        text += (f"; about {w['fits']} fit (the most behind the block that take no longer than it alone), so "
+                 f"at {tp['value']:.2f} a copy each stays in flight about {w['fits'] * tp['value']:.0f} cycles "
+                 "from rename to retire")
     if w.get("writes_mask"):
         text += ("; each copy holds a mask register from rename until it retires, and how many mask registers "
                  "the core has free for renaming changes between and within runs with a state of the core the "
                  "copies cannot set (bench/mask_rename.py counts them beside the copies' rate; "
-                 "bench/mask_memory_copies.py varies the mask registers the copies write, their count and a "
-                 "port-free instruction between them, against the register-source copies)")
+                 "bench/mask_memory_copies.py shows the rate follows how long a copy's load holds it in flight and "
+                 "what share of the copies write a mask, not the mask registers named, the loads or the ports)")
     theirs = w.get("uops_info") or {}
     if theirs.get("value") is not None:
         text += (f"; uops.info's own copies ({theirs['copies']}, k0 unused, each load one operand width further on) "
