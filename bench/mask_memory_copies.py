@@ -16,7 +16,10 @@ given its address 6, 12 or 24 cycles later (2, 4 or 8 dependent ``imul`` ahead o
 the mask copies and for the vector-destination loads.  If mask writes that wait on a load were
 limited per cycle by the loads or ports, the mixes would not reach 0.50 a copy; if by a count in
 flight (rate = count / time each is held), delaying the loads slows the mask copies while the vector
-loads, with more room, keep their rate.
+loads, with more room, keep their rate.  Last, the copies writing one mask register (k2) or k1-k7
+with the mask registers they do not name zeroed ahead of them by the zero idiom ``kxorw k, k, k``
+(a zeroed register holding no rename register of its own, cyclebench's one_mask.py), against k2
+alone without the zeroing.
 Run: flock -x ~/.cache/cyclebench-tests/tests-alone.lock python3 bench/mask_memory_copies.py [--rounds 4]
 Needs AVX-512 (exits 2 with a message otherwise).
 """
@@ -46,8 +49,12 @@ def gpr(i: int) -> str:
     return f"mov {('rbx', 'rdx', 'r8', 'r9', 'r10', 'r11')[i % 6]}, qword ptr [r14+{8 * (i % 8)}]"
 
 
-def variants() -> dict[str, tuple[list[str], int]]:
-    """name -> (code, copies per run)."""
+def zeroed(*kept: int) -> str:
+    return "\n".join(f"kxorw k{i}, k{i}, k{i}" for i in range(8) if i not in kept)
+
+
+def variants() -> dict[str, tuple[list[str], int] | tuple[list[str], int, str]]:
+    """name -> (code, copies per run[, init after INIT])."""
     out = {f"k1-k{regs} x{n}": ([load(i, regs) for i in range(n)], n) for regs in (1, 2, 4, 7) for n in (4, 16)}
     out["+nop"] = ([x for i in range(16) for x in (load(i), "nop")], 16)
     out["+xor eax"] = ([x for i in range(16) for x in (load(i), "xor eax, eax")], 16)
@@ -66,6 +73,10 @@ def variants() -> dict[str, tuple[list[str], int]]:
             head = ["mov rbx, r14"] + ["imul rbx, rbx, 1"] * k
             delayed = [line(i).replace("[r14", "[rbx") for i in range(16)]
             out[f"{name} loads {3 * k} cycles later"] = (head + delayed, 16)
+    k2 = [f"vptestmq k2, ymm1, ymmword ptr [r14+{64 + 32 * (i % 8)}]" for i in range(16)]
+    out["k2 alone"] = (k2, 16)
+    out["k2 alone, the others zeroed"] = (k2, 16, zeroed(2))
+    out["k1-k7, k0 zeroed"] = ([load(i) for i in range(16)], 16, zeroed(*range(1, 8)))
     return out
 
 
@@ -79,8 +90,8 @@ def main() -> int:
     table = variants()
     rows: dict[str, list[str]] = {name: [] for name in table}
     for _ in range(args.rounds):     # a round over every variant, so a step of the core's state shows in all
-        for name, (code, per) in table.items():
-            m = measure("\n".join(code), init=INIT)
+        for name, (code, per, *more) in table.items():
+            m = measure("\n".join(code), init="\n".join([INIT] + more))
             rows[name].append(f"{m.events['cycles'].value / per:.3f}{'' if m.stable else '?'}")
     print(f"cycles a copy (an instruction of a mix), one runner process each, {args.rounds} rounds; "
           "? marks an unstable reading")

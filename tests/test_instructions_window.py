@@ -54,6 +54,11 @@ def test_the_probe_counts_how_many_copies_fit_behind_the_block():
     w = window.probe(Session(measure_fn=_Room(41)), copies, [], 0.55, 0)
     text = window.cause({"value": 0.55, "window": w})
     assert f"about {w['fits']} fit" in text and f"about {round(w['fits'] * 0.55)} cycles from rename" in text
+    # the one-register copies' reading, when they were not kept (not faster)
+    one = {"register": "k1", "value": 0.56, "kept": False}
+    assert "all writing k1, with the mask registers they do not name zeroed (kxorw), they read 0.56" in \
+        window.cause({"value": 0.55, "window": w, "one_mask": one})
+    assert "all writing" not in window.cause({"value": 0.55, "window": w, "one_mask": dict(one, kept=True)})
     # fewer than the smallest count fit, or a reading unstable on the way: no count, the probe still stands
     w = window.probe(Session(measure_fn=_Room(2, each=2.0)), copies, [], 0.55, 0)
     assert w["limited"] is True and w["fits"] is None

@@ -5,10 +5,11 @@ through the upper 16 vector registers; stores go to distinct addresses), and 4 c
 too: the faster count is kept (uops.info tries several), and a full count off the port grid runs in
 more runner processes, the fastest kept (:func:`_other_processes`: a process can settle in a slower state),
 as are copies the in-flight probe finds limited (window.py; it reads the full count) and the full count
-where a fewer count is kept (:func:`_in_processes`), and a gather's copies also run with
-every mask set-up ahead of them all (gathers.py), the faster layout kept.  Every measurement is
-also read at the fastest steady state several of its repetitions agree on (steady.py: some copies
-run in two states, and the aggregate reads the commoner, slower one).  What the ISA does not
+where a fewer count is kept (:func:`_in_processes`); a gather's copies also run with every mask
+set-up ahead of them all (gathers.py), and copies writing a mask register from memory all writing
+one, the others zeroed (one_mask.py), the faster kept.  Every measurement is also read at the
+fastest steady state several of its repetitions agree on (steady.py: some copies run in two states,
+and the aggregate reads the commoner, slower one).  What the ISA does not
 let us rename apart is broken between copies with documented dependency-breaking idioms that need
 no execution port:
 
@@ -42,7 +43,7 @@ import dataclasses
 
 from ..errors import CycleBenchError
 from . import connectors as C
-from . import gathers, steady, vsib, window
+from . import gathers, one_mask, steady, vsib, window
 from .comparing import TP_TOL, agrees
 from .forms import Form
 from .instantiate import verified
@@ -313,6 +314,9 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
                 doc.update(breakers=[])
     if pre and breakers == "published" and processes and m.stable and "flags" in cps.carried:
         _port_free(session, form, doc, scratch, stride, pattern, len(cps.instances), m.value)
+    if not pre and processes and m.stable and window.suspect(form):
+        m, cps, init = one_mask.kept(session, form, doc, earlier, (m, cps, init), per,
+                                     _scratch_avoid(form, scratch), pattern, _faster)
     # from here on the kept measurement's own code (a fewer count, the earlier run or the set-ups
     # ahead may have won: the full count's code would be read per the wrong count)
     code = m.code.splitlines()
@@ -363,6 +367,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             doc["bound"] = "upper"
             notes.append(f"as slow as the chain through {distinct} rotating registers allows")
             break
+    notes += one_mask.notes(doc)
     ahead = doc.get("setups_ahead") or {}
     if ahead.get("kept"):
         notes.append(f"mask set-ups of the {ahead['kept']} copies ahead of them all (one per copy, counted); "

@@ -34,7 +34,9 @@ than it alone, and so how long each stays in flight at the copies' rate (41 ``km
 0.55 a copy: about 23 cycles). That count, not the loads or ports, sets the rate: mixed 3:1 with
 loads into vector registers the mask copies read 0.50, and each load's address 12 cycles later
 slows them by 0.2 a copy while the same loads into vector registers lose 0.06
-(bench/mask_memory_copies.py).
+(bench/mask_memory_copies.py).  A mask register zeroed by its zero idiom holds no rename register,
+so the copies are also measured writing one mask register with the others zeroed (one_mask.py):
+47-49 of those fit, and they read 0.50.
 """
 from __future__ import annotations
 
@@ -152,6 +154,10 @@ def cause(tp: dict) -> str | None:
                  "copies cannot set (bench/mask_rename.py counts them beside the copies' rate; "
                  "bench/mask_memory_copies.py shows the rate follows how long a copy's load holds it in flight and "
                  "what share of the copies write a mask, not the mask registers named, the loads or the ports)")
+    one = tp.get("one_mask") or {}
+    if one.get("value") is not None and not one.get("kept"):
+        text += (f"; all writing {one['register']}, with the mask registers they do not name zeroed (kxorw), "
+                 f"they read {one['value']:.2f}")
     theirs = w.get("uops_info") or {}
     if theirs.get("value") is not None:
         text += (f"; uops.info's own copies ({theirs['copies']}, k0 unused, each load one operand width further on) "
