@@ -46,7 +46,7 @@ from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
 from .shared import SharedFloors
 from .simulate import simulate, units
-from . import crowding, inflight, upper, vector_loads
+from . import apart, crowding, inflight, upper, vector_loads
 
 STORE_LINES = "store lines"
 
@@ -214,6 +214,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     (:attr:`Loaded.in_flight`), the simulation's limit."""
     catalogue = catalogue or Catalogue.load()
     model = vector_loads.view(model, catalogue)       # a vector load's share of the load path
+    model = apart.view(model, catalogue)              # one pipe group probed twice, kept apart
     model = crowding.unnested(model)                  # crowding of a resource nested in the form's own
     instructions = decode(block)
     forms = [form_of(ins, catalogue, model) or f"?{mnemonic(ins).lower()}" for ins in instructions]
