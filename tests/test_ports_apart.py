@@ -39,6 +39,11 @@ def test_two_resources_kept_apart_are_one_where_every_form_read_beside_both_uses
     one = _model()
     del one.usage[WITNESS[1]]
     assert apart.twins(one, catalogue) == []                      # one witness is not enough
+    three = _model(witness=0.3)
+    three.usage["CVTTSD2SI (R32, M64)"], three.alone["CVTTSD2SI (R32, M64)"] = {"R7": 0.5, "R21": 0.5}, 1.0
+    assert apart.twins(three, catalogue) == [("R21", "R7")]      # the median: one fit a third off
+    three.usage["CVTTSD2SI (R32, M64)"] = {"R7": 0.2, "R21": 0.2}
+    assert apart.twins(three, catalogue) == []                   # under a unit of both: no witness
 
 
 def test_each_side_takes_its_own_pipe_usage_on_the_twin_it_was_never_read_beside(catalogue):

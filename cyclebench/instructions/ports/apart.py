@@ -14,10 +14,15 @@ the conversion's 1.00 add up to 3.00).
 
 The forms that may be mixed with both probes (neither legacy-SSE nor wide: an EVEX XMM form, an
 FP compare, a convert to a GPR) were read beside both, and tell whether the two resources are
-one (:func:`twins`): every such form that uses either of them, neither usage a crowding share
-(crowding.py: a fast form's spread over a narrower resource says nothing of which pipes it is),
-uses both alike, within :data:`ALIKE`, and at least :data:`WITNESSES` do (Zen 4, R7 and R21:
-``ucomisd``, ``ucomiss``, ``comiss``, ``cvttsd2si r32, [m64]``, 0.50 each on both).  :func:`view` then gives each form whose usage of one twin
+one (:func:`twins`).  Its witnesses are those forms that hold a whole unit of either resource
+(crowding.whole), neither usage a crowding share (crowding.py: a fast form's spread over a
+narrower resource says nothing of which pipes it is); at least :data:`WITNESSES` of them, and
+the median of their usages' relative differences within :data:`ALIKE` (the median, since a
+pair's fit can leave one form a third above a unit-cycle on one side).  On Zen 4 R7 and R21:
+``ucomisd``, ``ucomiss``, ``comiss``, ``cvttsd2si r32, [m64]``, 0.50 each on both; the FP0123
+resources of ``andps`` (R13) and the 256-bit ``vpcmpeqd`` (R10): three EVEX XMM forms at 0.25 on
+both, ``cvttsd2si`` 0.27 and 0.25, the three compares 0.35-0.38 and 0.25.  No other pair of the
+model's resources comes within 10%.  :func:`view` then gives each form whose usage of one twin
 was never read its usage of the other, where that usage is one of the form's own pipes (within
 upper.BINDING of its time alone: a fitted share the form does not need alone says nothing about
 the twin).
@@ -25,14 +30,15 @@ the twin).
 from __future__ import annotations
 
 from dataclasses import replace
+from statistics import median
 
-from .crowding import crowding
+from .crowding import crowding, whole
 from .mixes import upper_state_apart
 from .model import FRONT_END, USED, Model
 from .upper import BINDING
 
-ALIKE = 0.10          # a witness's two usages this close (relative) count as one resource
-WITNESSES = 2         # forms read beside both probes that must use the two alike
+ALIKE = 0.10          # the witnesses' median relative difference at most this: one resource
+WITNESSES = 2         # forms read beside both probes, holding a unit of one, needed at least
 
 _views: dict[int, tuple[Model, Model]] = {}
 
@@ -53,18 +59,17 @@ def twins(model: Model, catalogue) -> list[tuple[str, str]]:
         for b in probes[i + 1:]:
             if not _apart(model, catalogue, model.probes[a], b):
                 continue
-            seen, alike = 0, True
+            gaps = []
             for name, use in model.usage.items():
                 if name in (model.probes[a], model.probes[b]) or catalogue.by_name.get(name) is None:
                     continue
                 if _apart(model, catalogue, name, a) or _apart(model, catalogue, name, b):
                     continue
                 ua, ub = use.get(a, 0.0), use.get(b, 0.0)
-                if max(ua, ub) < USED or {a, b} & crowd.get(name, {}).keys():
+                if {a, b} & crowd.get(name, {}).keys() or not (whole(model, name, a) or whole(model, name, b)):
                     continue
-                seen += 1
-                alike = alike and abs(ua - ub) <= ALIKE * max(ua, ub)
-            if alike and seen >= WITNESSES:
+                gaps.append(abs(ua - ub) / max(ua, ub))
+            if len(gaps) >= WITNESSES and median(gaps) <= ALIKE:
                 out.append((a, b))
     return out
 
