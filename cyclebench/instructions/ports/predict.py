@@ -25,7 +25,10 @@ zeroes the register, while the model's form was measured with two distinct regis
 legacy-SSE XMM write under a dirty upper vector state reads its destination's kept part and,
 given the factor upper.probe measures, takes its resources that many times (upper.py holds the
 measurements).  Every form that loads a vector operand takes at least a plain vector load's share of
-the load path (vector_loads.py), where the model fitted an EVEX load-op form elsewhere.
+the load path (vector_loads.py), where the model fitted an EVEX load-op form elsewhere.  Where one
+group of pipes has a legacy-SSE probe and a 256- or 512-bit one (never mixed with each other), the
+forms read beside both tell whether the two resources are one, and each side takes its own pipe
+usage on the one it was never read beside (apart.py).
 A form's usage of a narrower resource than its own, read in mixes that kept its own resource full,
 is charged only where the block keeps that resource full too, a form of the block holds the
 narrower one and the model does not nest it in the wider one (crowding.py).
