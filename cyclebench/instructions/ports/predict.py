@@ -25,7 +25,10 @@ zeroes the register, while the model's form was measured with two distinct regis
 legacy-SSE XMM write under a dirty upper vector state reads its destination's kept part and,
 given the factor upper.probe measures, takes its resources that many times (upper.py holds the
 measurements).  Every form that loads a vector operand takes at least a plain vector load's share of
-the load path (vector_loads.py), where the model fitted an EVEX load-op form elsewhere.
+the load path (vector_loads.py), where the model fitted an EVEX load-op form elsewhere.  Where one
+group of pipes has a legacy-SSE probe and a 256- or 512-bit one (never mixed with each other), the
+forms read beside both tell whether the two resources are one, and each side takes its own pipe
+usage on the one it was never read beside (apart.py).
 A form's usage of a narrower resource than its own, read in mixes that kept its own resource full,
 is charged only where the block keeps that resource full too, a form of the block holds the
 narrower one and the model does not nest it in the wider one (crowding.py).
@@ -46,7 +49,7 @@ from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
 from .shared import SharedFloors
 from .simulate import simulate, units
-from . import crowding, inflight, upper, vector_loads
+from . import apart, crowding, inflight, upper, vector_loads
 
 STORE_LINES = "store lines"
 
@@ -214,6 +217,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     (:attr:`Loaded.in_flight`), the simulation's limit."""
     catalogue = catalogue or Catalogue.load()
     model = vector_loads.view(model, catalogue)       # a vector load's share of the load path
+    model = apart.view(model, catalogue)              # one pipe group probed twice, kept apart
     model = crowding.unnested(model)                  # crowding of a resource nested in the form's own
     instructions = decode(block)
     forms = [form_of(ins, catalogue, model) or f"?{mnemonic(ins).lower()}" for ins in instructions]
