@@ -128,7 +128,7 @@ def cause(doc: dict, rec, form, figure: str) -> str:
                 and their is not None and their < our:
             return GATHER_MASK_CAUSE
         if their == 0:
-            return "published 0 (no dependency) where our chain carries one"
+            return _published_zero(doc, our)
         if figure == "latency_max" and COUNT_NOTE in notes and our is not None and their is not None \
                 and our < their:
             return COUNT_CAUSE
@@ -190,6 +190,29 @@ def cause(doc: dict, rec, form, figure: str) -> str:
         return (f"{PROCESS_CAUSE}: the same copies read {min(runs):.2f} to {max(runs):.2f} cycles a copy in "
                 f"{len(runs)} processes (a process settles in one steady state); the fastest is reported")
     return _copy_count(doc.get("throughput") or {}, their, their_bound) or "unexplained"
+
+
+ZERO_CAUSE = "published 0 (no dependency) where our chain carries one"
+ZERO_UNTESTED = "published 0 (no dependency), not tested here"
+
+
+def _published_zero(doc: dict, our: float | None) -> str:
+    """A published 0 against the no-dependency test (unlinked.py): the pair's chain with the form's
+    other inputs broken and lengthened past every other path of its loop still reads ``value``
+    (the pair giving our figure where it was tested, else the lowest tested)."""
+    tested = [p for p in compared_pairs(doc) if (p.get("no_dependency_test") or {}).get("value") is not None
+              and p["no_dependency_test"].get("stable") is not False]
+    if not tested:
+        return (f"{ZERO_UNTESTED}: no pair of ours was measured lengthened (no one-cycle step fits its start: "
+                "memory, an address, a mask, or flags without the carry; or the results predate the test)")
+    p = min(tested, key=lambda p: (p["value"] != our, p["no_dependency_test"]["value"]))
+    t = p["no_dependency_test"]
+    broken = f", the form's other inputs broken ({'; '.join(t['breakers'])})" if t.get("breakers") else ""
+    merge = ": the form waits for that operand's old value" if p["start"] == p["end"] else ""
+    return (f"{ZERO_CAUSE}: {p['start']} -> {p['end']} with {t['steps']} one-cycle steps ({t['step']}) on its "
+            f"start, past every other path of its loop{broken}, still reads {'' if t.get('exact') else '≤'}"
+            f"{t['value']:.2f} ({t['cycles']:.2f} cycles a copy less the connector){merge}; "
+            f"{len(tested)} pair{'s' if len(tested) > 1 else ''} tested (unlinked.py)")
 
 
 COPY_COUNT_CAUSE = "fewer copies ran faster here"

@@ -24,7 +24,7 @@ import time
 
 from ..errors import CalibrationFailed, CycleBenchError, UnstableMeasurement
 from . import connectors as C
-from . import distinct, isolate, mask_chain, memory_chain, renaming, zeroed_source
+from . import distinct, isolate, mask_chain, memory_chain, renaming, unlinked, zeroed_source
 from .forms import Form, offsets_memory
 from .instantiate import Instance, LatencyPair, Ref, chain, instantiate, latency_pairs, verified
 from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, form_init, form_notes,
@@ -405,6 +405,7 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
         doc["throughput"].update(values)
         mark_issue_bound(doc)
         filled_past_issue(session, form, pairs, doc, pattern, _measure_pair)
+        unlinked.test_pairs(session, form, pairs, doc, pattern, _measure_pair)
         if any(p.get("label") == ISSUE_BOUND for p in doc["latency"]):
             doc["notes"].append(f"{ISSUE_BOUND}: the chain ran at the form's own reciprocal throughput; "
                                 "the pair's latency is at most that (≤)")
