@@ -115,3 +115,11 @@ def test_the_published_zero_cause_gives_the_test_or_says_it_was_not_run():
     text = cause(doc, _rec(True), None, "latency_min")
     assert text.startswith(ZERO_CAUSE + ": op0 (XMM) -> op0 (XMM) with 8 one-cycle steps")
     assert "still reads 3.00" in text and "waits for that operand's old value" in text
+
+
+def test_cmc_lengthens_only_a_carry_the_form_takes_in(cat):
+    # CMPSQ reads the direction flag only: a cmc chain would run beside its flags, not through them
+    cmps = cat.get("CMPSQ")
+    assert unlinked.steps_for(cmps, _pair(cmps, "flags -> flags"), "", 4) is None
+    adc = cat.get("ADC_11 (R64, R64)")
+    assert unlinked.steps_for(adc, _pair(adc, "flags -> op0 (R64)"), "", 2) == (["cmc"] * 2, "cmc")

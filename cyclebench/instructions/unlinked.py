@@ -43,8 +43,8 @@ def steps_for(form: Form, pair, code: str, k: int) -> tuple[list[str], str] | No
     """``k`` one-cycle steps on the pair's start (their lines, their step name), or None where
     none fits (memory, an address, a mask or MMX register, flags other than the carry)."""
     s = pair.start
-    if s.kind == "flags":       # a carry flag the form reads, or keeps with a count of 0 (flags_in)
-        reads = "CF" in form.flags_read or (flags_in(form) and "CF" in form.flags_written)
+    if s.kind == "flags":       # a carry flag the form reads, or keeps with a count of 0 in CL (flags_in)
+        reads = "CF" in form.flags_read or (not form.flags_read and flags_in(form) and "CF" in form.flags_written)
         return (["cmc"] * k, "cmc") if reads else None
     if s.kind == "implicit":
         reg = s.register
