@@ -73,7 +73,7 @@ def test_a_loop_no_longer_than_its_steps_carries_nothing(cat):
     p = next(p for p in doc["latency"] if p["start"] == "op1 (R32)" and p["end"] == "flags")
     assert p["value"] == 0.0 and p["label"] == unlinked.UNLINKED and p["bound"] == "exact"
     # the steps outlast every reading of the loop: the pair's 2 plus its 1-cycle connector, the issue interval 3
-    assert p["no_dependency_test"]["steps"] == 2 * (1 + 4) and len(calls) == 1     # the first 0 ends the tests
+    assert p["no_dependency_test"]["steps"] == 2 * (1 + 4) and len(calls) == 2     # every candidate is tested
 
 
 def test_a_loop_longer_than_its_steps_keeps_the_pair_and_its_figure(cat):
@@ -93,12 +93,17 @@ def test_a_loop_longer_than_its_steps_keeps_the_pair_and_its_figure(cat):
     assert p["value"] == 3.0 and p["no_dependency_test"]["without"] == 5.0
 
 
-def test_a_form_whose_smallest_latency_is_zero_already_is_not_tested(cat):
+def test_pairs_already_zero_or_past_the_limit_are_not_tested(cat):
     form = cat.get("CMPXCHG (M32, R32)")
-    pairs, doc = _doc(form, {"op1 (R32) -> flags": 2.0, "eax -> rax": 0.0})
+    values = {"op1 (R32) -> flags": 2.0, "eax -> rax": 0.0, "op1 (R32) -> rax": 2.5, "eax -> flags": 3.0,
+              "mem op0 (M32) -> rax": 9.0, "addr op0 -> rax": 7.0}
+    pairs, doc = _doc(form, {**values, "op1 (R32) -> mem op0 (M32)": 7.5})
     measure_pair, calls = _measure_with(0.0)
     unlinked.test_pairs(Steps(), form, pairs, doc, 0, measure_pair)
-    assert not calls
+    tested = [f"{p['start']} -> {p['end']}" for p in doc["latency"] if p.get("no_dependency_test")]
+    # smallest first; no step fits a memory or address start; at most MAX_TESTED
+    assert tested == ["op1 (R32) -> mem op0 (M32)", "op1 (R32) -> rax", "op1 (R32) -> flags", "eax -> flags"]
+    assert len(calls) == unlinked.MAX_TESTED == 4
 
 
 def _rec(latency):

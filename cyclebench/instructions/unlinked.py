@@ -32,7 +32,7 @@ from .session import EXACT_SLACK, Session, used_gprs
 
 UNLINKED = ("no dependency: lengthened past every other path of its loop, with the form's other inputs "
             "broken, the chain runs no longer than its one-cycle steps")
-MAX_TESTED = 4          # pairs per form, smallest first: the smallest latency is the figure compared
+MAX_TESTED = 4          # pairs per form, smallest first (the smallest latency is the figure compared)
 MAX_STEPS = 100
 _METHODS = ("chain", "chain + connector", "chain, other operands broken",
             "chain + connector, other operands broken")
@@ -100,12 +100,10 @@ def reading(cycles_less_connector: float, k: int, step_lower: float) -> float:
 def test_pairs(session: Session, form: Form, pairs: list, doc: dict, pattern: int,
                measure_pair: Callable) -> None:
     """The pairs of :func:`candidates` (at most MAX_TESTED) measured lengthened, as the module
-    docstring says; the first that carries nothing ends the tests (the smallest latency is 0)."""
+    docstring says: each one, so that no pair keeps the figure of another path of its loop
+    (``cmpxchg [m], ebx``: op1 -> rax read through memory into the next copy, op1 -> flags at rax's
+    pace)."""
     tp, tested = doc.get("throughput") or {}, 0
-    form_name = doc.get("form", "")
-    if any(p.get("value") is not None and p["value"] < ZERO_BELOW and published_pair(p, form_name)
-           for p in doc["latency"]):
-        return              # the smallest latency is 0 already
     for i in candidates(doc):
         p, pair = doc["latency"][i], pairs[i] if i < len(pairs) else None
         if tested >= MAX_TESTED:
@@ -138,7 +136,7 @@ def test_pairs(session: Session, form: Form, pairs: list, doc: dict, pattern: in
             continue
         if value < ZERO_BELOW:
             p.update(value=0.0, bound="exact", lower=0.0, upper=0.0, label=UNLINKED, code=again.get("code"))
-            return
+            continue
         if exact and value * (1 + LAT_TOL) + ABS_TOL < p["value"]:
             value = C.whole_cycles(value)
             p["no_dependency_test"]["without"] = p["value"]
