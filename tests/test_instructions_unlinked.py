@@ -73,7 +73,21 @@ def test_a_loop_no_longer_than_its_steps_carries_nothing(cat):
     p = next(p for p in doc["latency"] if p["start"] == "op1 (R32)" and p["end"] == "flags")
     assert p["value"] == 0.0 and p["label"] == unlinked.UNLINKED and p["bound"] == "exact"
     # the steps outlast every reading of the loop: the pair's 2 plus its 1-cycle connector, the issue interval 3
-    assert p["no_dependency_test"]["steps"] == 2 * (1 + 4) and len(calls) == 2     # every candidate is tested
+    assert p["no_dependency_test"]["steps"] == 2 * (1 + 4) and p["no_dependency_test"]["readings"] == 2
+    assert len(calls) == 2 * 2      # every candidate is tested; a reading that moves a pair is taken twice
+
+
+def test_one_fast_reading_moves_nothing(cat):
+    """A loop read fast once (the clock moved during it) and then at the steps plus the pair: the
+    larger reading holds, the pair keeps its dependency."""
+    form = cat.get("CMPXCHG (M32, R32)")
+    pairs, doc = _doc(form, {"op1 (R32) -> flags": 2.0})
+    fast, _ = _measure_with(0.0)
+    slow, _ = _measure_with(2.0)
+    reads = iter([fast, slow])
+    unlinked.test_pairs(Steps(), form, pairs, doc, 0, lambda *a: next(reads)(*a))
+    p = next(p for p in doc["latency"] if p["value"] is not None)
+    assert p["value"] == 2.0 and p["label"] is None and p["no_dependency_test"]["value"] == pytest.approx(2.0)
 
 
 def test_a_loop_longer_than_its_steps_keeps_the_pair_and_its_figure(cat):
@@ -103,7 +117,7 @@ def test_pairs_already_zero_or_past_the_limit_are_not_tested(cat):
     tested = [f"{p['start']} -> {p['end']}" for p in doc["latency"] if p.get("no_dependency_test")]
     # smallest first; no step fits a memory or address start; at most MAX_TESTED
     assert tested == ["op1 (R32) -> mem op0 (M32)", "op1 (R32) -> rax", "op1 (R32) -> flags", "eax -> flags"]
-    assert len(calls) == unlinked.MAX_TESTED == 4
+    assert len(calls) == 2 * unlinked.MAX_TESTED == 8      # each read twice: each reads 0
 
 
 def _rec(latency):
