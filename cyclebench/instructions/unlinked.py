@@ -27,7 +27,7 @@ from .comparing import ABS_TOL, LAT_TOL, published_pair
 from .forms import Form, flags_in
 from .instantiate import chain, instantiate
 from .issue_fill import FILLED
-from .renaming import ZERO_BELOW
+from .renaming import DEPENDENCY_BROKEN, MOVE_ELIMINATED, ZERO_BELOW
 from .session import EXACT_SLACK, Session, used_gprs
 
 UNLINKED = ("no dependency: lengthened past every other path of its loop, with the form's other inputs "
@@ -36,7 +36,7 @@ MAX_TESTED = 4          # pairs per form, smallest first (the smallest latency i
 MAX_STEPS = 100
 _METHODS = ("chain", "chain + connector", "chain, other operands broken",
             "chain + connector, other operands broken")
-_ZERO_LABELS = ("dependency broken", "move eliminated")
+_ZERO_LABELS = (DEPENDENCY_BROKEN, MOVE_ELIMINATED)
 
 
 def steps_for(form: Form, pair, code: str, k: int) -> tuple[list[str], str] | None:
@@ -93,14 +93,14 @@ def steps_needed(p: dict, tp: dict) -> int:
 
 def reading(cycles_less_connector: float, k: int, step_lower: float) -> float:
     """The pair's upper bound from the lengthened loop: the loop less the connector's least (already
-    taken off) and the steps' least; what a dependency costs is at least that much shorter."""
+    taken off) and the steps' least; the pair's latency is at most that."""
     return cycles_less_connector - k * step_lower
 
 
 def _lengthened(session: Session, form: Form, pair, pattern: int, extra: list[str],
-                measure_pair: Callable) -> float | None:
-    """The lengthened loop's cycles less the connector's least, read again once if unsettled;
-    None where it failed or stayed unsettled."""
+                measure_pair: Callable) -> tuple[float, dict] | None:
+    """(the lengthened loop's cycles less the connector's least, its document), read again once if
+    unsettled; None where it failed or stayed unsettled."""
     for _ in range(2):
         again, _ = measure_pair(session, form, pair, pattern, extra)
         if again.get("value") is not None and again.get("stable") is not False:
