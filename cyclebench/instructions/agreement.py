@@ -32,8 +32,8 @@ from typing import Callable
 from .causes import (DATA_DEPENDENT_RATIO, ISSUE_BOUND_CAUSE, MEMORY_PAIR_CAUSE, PROCESS_CAUSE,  # noqa: F401
                      cause, spread_cause)
 from .comparing import (ABS_TOL, FIGURES, LAT_TOL, TOLERANCES, TP_TOL, agrees, compared_pairs,  # noqa: F401
-                        issue_bound, match, ours, published_pair, same_register_published, single_issue, theirs,
-                        unsettled, whole_reading)
+                        issue_bound, match, ours, published_pair, reference, same_register_published, single_issue,
+                        theirs, unsettled, whole_reading)
 from .coverage import NO_FORM, Index
 
 CANNOT_RUN = "cannot be measured on this CPU"
@@ -135,6 +135,9 @@ def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, m
         row = {"form": rec.name, "catalogue_form": t.form.name, "status": "compared", "extension": fam}
         for f in FIGURES:
             row[f] = m = match(doc, rec, f)
+            ref = reference(doc, f)
+            if ref is not None:     # compared on uops.info's operand values (comparing.reference)
+                m["values"] = ref["values"]
             our, bound, their, their_bound, ok = (m[k] for k in ("ours", "ours_bound", "published",
                                                                  "published_bound", "match"))
             if ok is None:
@@ -157,7 +160,8 @@ def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, m
             row[f]["cause"] = why
             mismatches.append({"form": rec.name, "figure": f, "ours": our, "ours_bound": bound,
                                "published": their, "published_bound": their_bound,
-                               "published_text": _published_text(rec, f), "cause": why})
+                               "published_text": _published_text(rec, f), "cause": why,
+                               **({"values": m["values"]} if "values" in m else {})})
         rows.append(row)
     return {"published_label": published_label, "measured_on": measured_on,
             "published_forms": len(tgts), "counts": dict(counts),

@@ -1,0 +1,193 @@
+"""The operand values uops.info measured data-dependent forms with, and the figures they give here.
+
+Where a form's cost depends on its operand values, a published figure is comparable only with
+one measured on the same values.  uops.info's values, from its tools (andreas-abel/nanoBench,
+``tools/cpuBench/cpuBench.py`` and ``common/nanoBench.h``):
+
+* **general registers** hold 0: ``SAVE_REGS_FLAGS`` (nanoBench.h) zeroes RAX..R13 and points R14,
+  RBP, RDI, RSI, RSP into memory areas; ``getRegMemInit`` then sets floating-point inputs
+  (0x4000000040000000), integer vector inputs (0) and VSIB indices (0) only, never a general
+  register, a mask register or an integer memory operand;
+* **integer dividers** (``getTPConfigsForDiv``, ``getDivLatConfigLists``): "fast division"
+  RAX = RDX = 0, divisor 1, and "slow division" (64-bit: RAX = 133, RDX = 0x343a9ed744556677,
+  divisor 0x75e6e44fccddeeff; :data:`SLOW` per width), set again before every copy
+  (``preInstrCode``, counted in the figure) and after every step of a latency chain (``AND r,
+  imm; OR r, imm``, whose own latency is subtracted).  The throughput published is the faster of
+  the two (``getThroughputAndUops`` keeps ``minTP``), the latency range spans both;
+* **REP string forms** (``getTPConfigs``, ``'LOOP' in iform or 'REP' in iform``): ``mov RCX, 0``,
+  ``1`` and ``2`` before every copy, the fastest kept;
+* **segment-selector readers** (LSL, LAR, VERR, VERW) get no value: a register selector is 0, the
+  null selector; one in memory holds whatever earlier experiments left in nanoBench's R14 area,
+  which cannot be known (values.py measures both a null and a valid selector);
+* **gathers and scatters**: no throughput configuration sets the write mask, so the first copy
+  empties it and the others move no lane (gathers.mask_unset measures that; comparing.py reads it).
+
+Detected by operand shape, never by mnemonic: a divider reads a double-width dividend from the
+accumulator pair (AX for an 8-bit operand, DX:AX, EDX:EAX, RDX:RAX) beside one read-only
+operand; a REP string form reads and writes RCX (form.rep).  Measured on a Zen 4 guest with these
+values (TSC-calibrated, ``measure()`` with uops.info's code): ``div rbx`` 7.00 cycles a copy fast,
+12.00 slow; its latency 9 (divisor -> RAX) to 19 (RDX -> RDX, slow), as published; ``rep stosd``
+15.00 with RCX = 1 or 2, 25.5 with RCX = 0 (published 15.00).
+"""
+from __future__ import annotations
+
+from ..errors import CycleBenchError
+from .forms import Form
+from .instantiate import instantiate
+from .session import FormInit, Session
+
+SOURCE = "uops.info's operand values (nanoBench tools/cpuBench/cpuBench.py)"
+COPIES = 16
+FAST = ("0", "0", "1")                    # RAX, RDX, divisor
+SLOW = {8: ("13057", "0", "123"), 16: ("133", "0x343a", "0x75e6"),
+        32: ("133", "0x343a9ed7", "0x75e6e44f"), 64: ("133", "0x343a9ed744556677", "0x75e6e44fccddeeff")}
+COUNTS = (0, 1, 2)                        # RCX before every copy of a REP string form
+_ACC = {8: "ax", 16: "ax", 32: "eax", 64: "rax"}
+_DX = {16: "dx", 32: "edx", 64: "rdx"}
+_WIDE = {"ax": 16, "eax": 32, "rax": 64, "dx": 16, "edx": 32, "rdx": 64}
+_SCRATCH = ("r8", "r9", "r10", "r11", "rcx")
+_SIZED = {8: "b", 16: "w", 32: "d", 64: ""}
+
+
+def divider_width(form: Form) -> int | None:
+    """The divisor's width of an integer divider, else None: one read-only register or memory
+    operand and a dividend twice as wide read from the accumulator pair, which is written
+    (a multiply reads one accumulator as wide as its operand)."""
+    ex = [op for op in form.operands if not op.is_mask]
+    if len(ex) != 1 or ex[0].kind not in ("reg", "mem") or not ex[0].read or ex[0].write:
+        return None
+    read = sum(_WIDE.get(i.register, 0) for i in form.implicit if i.read)
+    written = any(i.write and i.register in _WIDE for i in form.implicit)
+    return ex[0].bits if written and ex[0].bits in SLOW and read == 2 * ex[0].bits else None
+
+
+def count_string(form: Form) -> bool:
+    """A REP string form: its count register RCX read and written."""
+    return bool(form.rep) and any(i.register == "rcx" and i.read and i.write for i in form.implicit)
+
+
+def applies(form: Form) -> bool:
+    return divider_width(form) is not None or count_string(form)
+
+
+def _reg(name64: str, bits: int) -> str:
+    return name64 + _SIZED[bits] if name64.startswith("r") and name64[1:].isdigit() else \
+        {8: name64[1] + "l", 16: name64[1:], 32: "e" + name64[1:], 64: name64}[bits]
+
+
+def division_values(bits: int) -> list[tuple[str, tuple[str, str, str]]]:
+    """(label, (RAX, RDX, divisor)) of uops.info's fast and slow division for a divisor width."""
+    out = []
+    for name, (rax, rdx, div) in (("fast", FAST), ("slow", SLOW[bits])):
+        regs = f"{_ACC[bits].upper()}={rax}" + (f", {_DX[bits].upper()}={rdx}" if bits > 8 else "")
+        out.append((f"{name} division: {regs}, divisor {div}", (rax, rdx, div)))
+    return out
+
+
+def _divisor_init(text: str, bits: int, value: str) -> list[str]:
+    if "[" in text:     # memory: through a scratch register (no 64-bit immediate store)
+        return [f"mov {_reg('r8', bits)}, {value}", f"mov {text}, {_reg('r8', bits)}"]
+    return [f"mov {text}, {value}"]
+
+
+def _pre(bits: int, rax: str, rdx: str, fast: bool) -> list[str]:
+    """cpuBench's preInstrCode: the dividend set before every copy."""
+    if fast:
+        return ["mov rax, 0", "mov rdx, 0"]
+    return [f"mov {_ACC[bits]}, {rax}"] + ([f"mov {_DX[bits]}, {rdx}"] if bits > 8 else [])
+
+
+def _divider(session: Session, form: Form, bits: int) -> dict:
+    inst = instantiate(form)
+    operand = inst.text.split(None, 1)[1].strip()
+    configs, pairs = [], []
+    for label, (rax, rdx, div) in division_values(bits):
+        init = list(inst.init) + _divisor_init(operand, bits, div)
+        code = (_pre(bits, rax, rdx, rax == "0") + [inst.text]) * COPIES
+        m = session.measure(code, init, per=COPIES)
+        configs.append({"values": label, "value": m.value, "stable": m.stable})
+        pairs += _divider_chains(session, form, inst, operand, bits, label, (rax, rdx, div))
+    return {"throughput": _fastest(configs), "latency": pairs}
+
+
+def _divider_chains(session: Session, form: Form, inst, divisor: str, bits: int, label: str,
+                    values: tuple[str, str, str]) -> list[dict]:
+    """uops.info's latency chains of a divider: after the form, the start operand is made to
+    depend on the end one (``and s, e``) and is set back to its value (``and s, imm; or s,
+    imm``), the other inputs set back by ``mov``; the same chain without the form is subtracted.
+    An 8-bit divider reads and writes AX only; a divisor in memory starts no register pair (its
+    address pairs are uops.info's bounds)."""
+    acc = _ACC[bits]
+    ends = (acc, _DX[bits]) if bits > 8 else (acc,)
+    width = {divisor: bits, acc: max(bits, 16), **({_DX[bits]: bits} if bits > 8 else {})}
+    # the values in R8 (dividend low), R9 (high), RCX (divisor: CL is nameable beside AH..BH)
+    imm = {r: _reg(x, width[r]) for r, x in zip((acc, _DX.get(bits), divisor), ("r8", "r9", "rcx")) if r in width}
+    init = list(inst.init) + [f"mov {x}, {v}" for x, v in zip(("r8", "r9", "rcx"), values)]
+    init += [f"mov {r}, {imm[r]}" for r in (divisor, *ends)]
+    op = next(o for o in form.operands if not o.is_mask)
+    names = {divisor: f"op{op.pos} ({op.notation})", acc: "rax", _DX.get(bits, "-"): "rdx"}
+    out = []
+    for s in ((*ends,) if "[" in divisor else (divisor, *ends)):
+        for e in ends:
+            chain = ([f"and {s}, {_sized(e, width[s])}"] if s != e else [])
+            chain += [f"and {s}, {imm[s]}", f"or {s}, {imm[s]}"] + [f"mov {o}, {imm[o]}" for o in ends if o != s]
+            try:
+                m, ref = session.measure([inst.text] + chain, init), session.measure(chain, init)
+            except CycleBenchError as err:
+                out.append({"start": names[s], "end": names[e], "value": None, "error": err.cause, "values": label})
+                continue
+            out.append({"start": names[s], "end": names[e], "value": m.value - ref.value, "bound": "exact",
+                        "stable": m.stable and ref.stable, "cycles": m.value, "connector_cycles": ref.value,
+                        "code": m.code, "values": label})
+    return out
+
+
+def _sized(reg: str, bits: int) -> str:
+    """An accumulator-pair register (ax, eax, rax, dx, ...) at another width."""
+    return _reg("r" + reg[-2:], bits)
+
+
+def _count_string(session: Session, form: Form) -> dict:
+    inst = instantiate(form)
+    init = FormInit(inst.init)
+    init.head = {"reset": ("rsi", "rdi")}       # the pointers advance with a count above 0
+    configs = []
+    for n in COUNTS:
+        m = session.measure([f"mov rcx, {n}", inst.text] * COPIES, init, per=COPIES)
+        configs.append({"values": f"RCX={n} before every copy", "value": m.value, "stable": m.stable})
+    return {"throughput": _fastest(configs), "latency": []}
+
+
+def _fastest(configs: list[dict]) -> dict:
+    """uops.info's published throughput: the fastest of its configurations."""
+    ok = [c for c in configs if c.get("value") is not None]
+    best = min(ok, key=lambda c: c["value"]) if ok else {}
+    return {"value": best.get("value"), "bound": "exact" if best else None, "stable": best.get("stable"),
+            "values": best.get("values"), "configs": configs}
+
+
+def measure(session: Session, form: Form) -> dict | None:
+    """The form's figures with uops.info's operand values: {source, throughput {value, values,
+    configs}, latency [pairs]}, or None for a form none of these classes holds."""
+    bits = divider_width(form)
+    try:
+        if bits is not None:
+            out = _divider(session, form, bits)
+        elif count_string(form):
+            out = _count_string(session, form)
+        else:
+            return None
+    except CycleBenchError as e:
+        return {"source": SOURCE, "error": e.cause}
+    return {"source": SOURCE, **out}
+
+
+def note(ref: dict | None, reported: float | None) -> str | None:
+    """The table's note: every configuration's throughput beside the reported figure."""
+    tp = (ref or {}).get("throughput") or {}
+    runs = [c for c in tp.get("configs") or [] if c.get("value") is not None]
+    if not runs:
+        return None
+    text = "; ".join(f"{c['value']:.2f} with {c['values']}" for c in runs)
+    mine = f"{reported:.2f} as reported; " if reported is not None else ""
+    return f"data-dependent throughput with {SOURCE}: {mine}{text} (uops.info publishes the fastest)"
