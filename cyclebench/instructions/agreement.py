@@ -12,6 +12,11 @@ records on three figures:
 A latency also matches when uops.info's own reading of a chain, ``int(cycles + .2)``, gives the
 published whole number, or for a published bound no more than it (:func:`whole_reading`).
 
+Where a form's cost depends on its operand values and it was also measured with uops.info's own
+values (reference_values.py: dividers, REP string forms; a selector register's null figure; a
+gather's copies with the mask left empty), that figure is compared (comparing.reference) and the
+row names the values (``values``).
+
 A figure matches when it is within ``LAT_TOL`` (latency) or ``TP_TOL`` (throughput) relative, or
 ``ABS_TOL`` cycles.  A published upper bound (``≤7``) is matched by any figure at or below it (plus
 the tolerance): it says no more.  Every mismatch gets a cause classified from what was measured
