@@ -49,7 +49,7 @@ class _Fake:
 
 def test_a_divider_runs_uops_infos_fast_and_slow_division_and_keeps_the_faster(forms):
     f = _form(forms, "DIV (R64)")
-    fake = _Fake([7.0] + [12.0, 3.0] * 6 + [12.0] + [22.0, 3.0] * 6)
+    fake = _Fake([7.0, 12.0] + [12.0, 3.0] * 6 + [22.0, 3.0] * 6)
     ref = R.measure(fake, f)
     tp = ref["throughput"]
     assert tp["value"] == 7.0 and tp["values"] == "fast division: RAX=0, RDX=0, divisor 1"
@@ -61,8 +61,21 @@ def test_a_divider_runs_uops_infos_fast_and_slow_division_and_keeps_the_faster(f
     assert slow[:2] == ["mov rax, 133", "mov rdx, 0x343a9ed744556677"]
     # six register pairs a configuration, each its chain less the same chain without the form
     assert len(ref["latency"]) == 12 and {p["value"] for p in ref["latency"]} == {9.0, 19.0}
-    chain, bare = fake.seen[1][0], fake.seen[2][0]
-    assert chain[1:] == bare and any(line.startswith("or ") for line in bare)
+    chain, bare = fake.seen[2][0], fake.seen[3][0]
+    assert chain[1:] == bare and chain[1].startswith("and ")
+    # cpuBench's cRep links: 2 + 2 * ceil(TP_single / 2), from the faster throughput (7.00)
+    assert sum(line.startswith("or ") and line.split()[1].rstrip(",") == line.split()[2] for line in bare) == 10
+
+
+def test_a_divisor_in_memory_starts_uops_infos_address_chains(forms):
+    f = _form(forms, "IDIV (M32)")
+    fake = _Fake([6.0, 12.0])
+    ref = R.measure(fake, f)
+    starts = [p["start"] for p in ref["latency"]]
+    assert starts.count("addr op0") == 4 and "op0 (M32)" not in starts
+    chain, bare = fake.seen[2][0], fake.seen[3][0]
+    assert chain[1] == "movsx r12, eax" and bare[0] == "movsx r12, r14d"
+    assert chain.count("xor r14, r12") == bare.count("xor r14, r12") == 8     # even: R14 as it was
 
 
 def test_a_rep_string_form_runs_rcx_0_1_2_before_every_copy_with_its_pointers_set_back(forms):

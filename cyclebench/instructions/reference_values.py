@@ -31,6 +31,8 @@ values (TSC-calibrated, ``measure()`` with uops.info's code): ``div rbx`` 7.00 c
 """
 from __future__ import annotations
 
+import math
+
 from ..errors import CycleBenchError
 from .forms import Form
 from .instantiate import instantiate
@@ -100,23 +102,29 @@ def _pre(bits: int, rax: str, rdx: str, fast: bool) -> list[str]:
 def _divider(session: Session, form: Form, bits: int) -> dict:
     inst = instantiate(form)
     operand = inst.text.split(None, 1)[1].strip()
-    configs, pairs = [], []
+    configs = []
     for label, (rax, rdx, div) in division_values(bits):
         init = list(inst.init) + _divisor_init(operand, bits, div)
         code = (_pre(bits, rax, rdx, rax == "0") + [inst.text]) * COPIES
         m = session.measure(code, init, per=COPIES)
         configs.append({"values": label, "value": m.value, "stable": m.stable})
-        pairs += _divider_chains(session, form, inst, operand, bits, label, (rax, rdx, div))
-    return {"throughput": _fastest(configs), "latency": pairs}
+    tp = _fastest(configs)
+    # cpuBench's chains carry cRep more links, from the form's single-copy throughput (its TP_single)
+    crep = min(100, 2 + 2 * math.ceil(tp["value"] / 2)) if tp["value"] is not None else 2
+    pairs = [p for label, values in division_values(bits)
+             for p in _divider_chains(session, form, inst, operand, bits, label, values, crep)]
+    return {"throughput": tp, "latency": pairs}
 
 
 def _divider_chains(session: Session, form: Form, inst, divisor: str, bits: int, label: str,
-                    values: tuple[str, str, str]) -> list[dict]:
-    """uops.info's latency chains of a divider: after the form, the start operand is made to
-    depend on the end one (``and s, e``) and is set back to its value (``and s, imm; or s,
-    imm``), the other inputs set back by ``mov``; the same chain without the form is subtracted.
-    An 8-bit divider reads and writes AX only; a divisor in memory starts no register pair (its
-    address pairs are uops.info's bounds)."""
+                    values: tuple[str, str, str], crep: int) -> list[dict]:
+    """uops.info's latency chains of a divider (cpuBench ``getDivLatConfigLists``): after the form,
+    the start operand is made to depend on the end one (``and s, e``), set back to its value
+    (``and s, imm; or s, imm``) and lengthened by ``crep`` links (``or s, s``), the other inputs
+    set back by ``mov``; from a divisor in memory, its address depends on the end (``movsx r12,
+    e; xor r14, r12`` ``crep`` times, an even count that leaves R14 as it was).  The same chain
+    without the form (for the address: from R14 itself) is measured and subtracted.  An 8-bit
+    divider reads and writes AX only."""
     acc = _ACC[bits]
     ends = (acc, _DX[bits]) if bits > 8 else (acc,)
     width = {divisor: bits, acc: max(bits, 16), **({_DX[bits]: bits} if bits > 8 else {})}
@@ -125,14 +133,25 @@ def _divider_chains(session: Session, form: Form, inst, divisor: str, bits: int,
     init = list(inst.init) + [f"mov {x}, {v}" for x, v in zip(("r8", "r9", "rcx"), values)]
     init += [f"mov {r}, {imm[r]}" for r in (divisor, *ends)]
     op = next(o for o in form.operands if not o.is_mask)
-    names = {divisor: f"op{op.pos} ({op.notation})", acc: "rax", _DX.get(bits, "-"): "rdx"}
+    memory = "[" in divisor
+    names = {divisor: f"{'addr ' if memory else ''}op{op.pos}" + ("" if memory else f" ({op.notation})"),
+             acc: "rax", _DX.get(bits, "-"): "rdx"}
     out = []
-    for s in ((*ends,) if "[" in divisor else (divisor, *ends)):
+    for s in (divisor, *ends):
+        if memory and s == divisor and "[r14" not in divisor:
+            continue
         for e in ends:
-            chain = ([f"and {s}, {_sized(e, width[s])}"] if s != e else [])
-            chain += [f"and {s}, {imm[s]}", f"or {s}, {imm[s]}"] + [f"mov {o}, {imm[o]}" for o in ends if o != s]
+            if s == divisor and memory:
+                links = [f"movsx r12, {_sized(e, min(width[e], 32))}"] + ["xor r14, r12"] * crep
+                bare = ["movsx r12, r14d"] + links[1:]
+            else:
+                links = ([f"and {s}, {_sized(e, width[s])}"] if s != e else [])
+                links += [f"and {s}, {imm[s]}", f"or {s}, {imm[s]}"] + [f"or {s}, {s}"] * crep
+                bare = links
+            resets = [f"mov {o}, {imm[o]}" for o in ends if o != s]
             try:
-                m, ref = session.measure([inst.text] + chain, init), session.measure(chain, init)
+                m = session.measure([inst.text] + links + resets, init)
+                ref = session.measure(bare + resets, init)
             except CycleBenchError as err:
                 out.append({"start": names[s], "end": names[e], "value": None, "error": err.cause, "values": label})
                 continue
