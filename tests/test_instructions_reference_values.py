@@ -156,3 +156,17 @@ def test_the_agreement_row_says_which_values_a_figure_was_compared_on(forms):
     assert row["latency_min"]["match"] and row["latency_min"]["values"] == "fast division, slow division"
     (mis,) = a["mismatches"]
     assert mis["figure"] == "throughput" and mis["values"] == "fast division" and mis["ours"] == 7.0
+
+
+def test_swept_values_that_read_no_published_figure_leave_the_cause_to_the_other_experiments():
+    """A fewer copy count kept that read faster than the full count (the published figure), on
+    the same values: that is the cause, the swept values named beside it."""
+    from cyclebench.instructions.causes import COPY_COUNT_CAUSE, cause
+    tp = {"value": 4.5, "bound": "exact", "stable": True, "carried": [], "copies": 4,
+          "by_copies": {"4": 4.5, "15": 5.0}, "by_process": [5.0],
+          "values": [{"pattern": 1, "values": "1.0", "value": 4.5}, {"pattern": 2, "values": "denormals", "value": 7.9}]}
+    doc = {"throughput": tp, "latency": [], "notes": ["data-dependent throughput: ..."]}
+    why = cause(doc, _rec(None, 5.0), None, "throughput")
+    assert why.startswith(COPY_COUNT_CAUSE) and why.endswith("none reads the published 5)")
+    tp["values"][1]["value"] = 5.0            # a swept value reads it: that is the cause
+    assert cause(doc, _rec(None, 5.0), None, "throughput").startswith("data-dependent: cost depends")
