@@ -12,7 +12,9 @@ one measured on the same values.  uops.info's values, from its tools (andreas-ab
   RAX = RDX = 0, divisor 1, and "slow division" (64-bit: RAX = 133, RDX = 0x343a9ed744556677,
   divisor 0x75e6e44fccddeeff; :data:`SLOW` per width), set again before every copy
   (``preInstrCode``, counted in the figure) and after every step of a latency chain (``AND r,
-  imm; OR r, imm``, whose own latency is subtracted).  The throughput published is the faster of
+  imm; OR r, imm`` and ``cRep`` more links, ``cRep = 2 + 2 * ceil(TP_single / 2)`` from
+  ``getLatConfigLists``; from a divisor in memory its address, ``MOVSX R12, e; XOR R14, R12``
+  cRep times; the links' own latency subtracted).  The throughput published is the faster of
   the two (``getThroughputAndUops`` keeps ``minTP``), the latency range spans both;
 * **REP string forms** (``getTPConfigs``, ``'LOOP' in iform or 'REP' in iform``): ``mov RCX, 0``,
   ``1`` and ``2`` before every copy, the fastest kept;
@@ -25,9 +27,11 @@ one measured on the same values.  uops.info's values, from its tools (andreas-ab
 Detected by operand shape, never by mnemonic: a divider reads a double-width dividend from the
 accumulator pair (AX for an 8-bit operand, DX:AX, EDX:EAX, RDX:RAX) beside one read-only
 operand; a REP string form reads and writes RCX (form.rep).  Measured on a Zen 4 guest with these
-values (TSC-calibrated, ``measure()`` with uops.info's code): ``div rbx`` 7.00 cycles a copy fast,
-12.00 slow; its latency 9 (divisor -> RAX) to 19 (RDX -> RDX, slow), as published; ``rep stosd``
-15.00 with RCX = 1 or 2, 25.5 with RCX = 0 (published 15.00).
+values (TSC-calibrated, ``cyclebench inst "DIV (R64)" "IDIV (M32)" ... --compare``): ``DIV (R64)``
+7.00 cycles a copy fast, 12.00 slow, latency 9.00 to 19.01, as published (7.00, [9;19]); the
+register chains of ``IDIV (M32)`` read 9 without the cRep links and 10 with them, as published;
+all 14 integer divider forms match ZEN4 on the three figures; ``STOSD_REPE`` 15.00 with RCX = 1
+or 2, 25.54 with RCX = 0 (published 15.00).
 """
 from __future__ import annotations
 
