@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 
 from ..errors import CycleBenchError
-from .forms import Form
+from .forms import Form, divider_width
 from .instantiate import instantiate
 from .session import FormInit, Session
 
@@ -50,21 +50,8 @@ SLOW = {8: ("13057", "0", "123"), 16: ("133", "0x343a", "0x75e6"),
 COUNTS = (0, 1, 2)                        # RCX before every copy of a REP string form
 _ACC = {8: "ax", 16: "ax", 32: "eax", 64: "rax"}
 _DX = {16: "dx", 32: "edx", 64: "rdx"}
-_WIDE = {"ax": 16, "eax": 32, "rax": 64, "dx": 16, "edx": 32, "rdx": 64}
 _SCRATCH = ("r8", "r9", "r10", "r11", "rcx")
 _SIZED = {8: "b", 16: "w", 32: "d", 64: ""}
-
-
-def divider_width(form: Form) -> int | None:
-    """The divisor's width of an integer divider, else None: one read-only register or memory
-    operand and a dividend twice as wide read from the accumulator pair, which is written
-    (a multiply reads one accumulator as wide as its operand)."""
-    ex = [op for op in form.operands if not op.is_mask]
-    if len(ex) != 1 or ex[0].kind not in ("reg", "mem") or not ex[0].read or ex[0].write:
-        return None
-    read = sum(_WIDE.get(i.register, 0) for i in form.implicit if i.read)
-    written = any(i.write and i.register in _WIDE for i in form.implicit)
-    return ex[0].bits if written and ex[0].bits in SLOW and read == 2 * ex[0].bits else None
 
 
 def count_string(form: Form) -> bool:
