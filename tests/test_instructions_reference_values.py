@@ -170,3 +170,12 @@ def test_swept_values_that_read_no_published_figure_leave_the_cause_to_the_other
     assert why.startswith(COPY_COUNT_CAUSE) and why.endswith("none reads the published 5)")
     tp["values"][1]["value"] = 5.0            # a swept value reads it: that is the cause
     assert cause(doc, _rec(None, 5.0), None, "throughput").startswith("data-dependent: cost depends")
+
+
+def test_inst_compare_says_which_figures_it_compared_on_uops_infos_values():
+    from cyclebench.instructions.compare import compare_published
+    rec = SimpleNamespace(name="DIV (R64)", latency="[9;19]", throughput_text="7.00", source="uops.info",
+                          throughput=SimpleNamespace(hi=7.0, hi_upper_bound=False))
+    rec.latency = SimpleNamespace(lo=9.0, hi=19.0, lo_upper_bound=False, hi_upper_bound=False)
+    out = compare_published([_divider_doc()], {"DIV (R64)": rec})
+    assert out["rows"]["DIV (R64)"]["match"] == "✓ (uops.info's operand values: lat 19.00, tp 7.00)"
