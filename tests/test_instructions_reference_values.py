@@ -179,3 +179,13 @@ def test_inst_compare_says_which_figures_it_compared_on_uops_infos_values():
     rec.latency = SimpleNamespace(lo=9.0, hi=19.0, lo_upper_bound=False, hi_upper_bound=False)
     out = compare_published([_divider_doc()], {"DIV (R64)": rec})
     assert out["rows"]["DIV (R64)"]["match"] == "✓ (uops.info's operand values: lat 19.00, tp 7.00)"
+
+
+def test_a_selector_reader_is_compared_on_the_null_selector_and_its_mismatch_names_both_readings():
+    from cyclebench.instructions.causes import REFERENCE_CAUSE, cause
+    tp = {"value": 59.0, "bound": "exact", "stable": True, "carried": [],
+          "values": [{"values": "the null selector", "value": 101.0}, {"values": "a valid selector", "value": 59.0}],
+          "reference": {"value": 101.0, "bound": "exact", "stable": True, "values": "the null selector: memory 0"}}
+    why = cause({"throughput": tp, "latency": [], "notes": []}, _rec(None, 59.0), None, "throughput")
+    assert why == (f"{REFERENCE_CAUSE} (the null selector: memory 0): 101.00 against the published 59; "
+                   "101.00 with the null selector; 59.00 with a valid selector")

@@ -53,15 +53,15 @@ def test_the_selector_session_loads_ss_into_every_selector_operand_after_the_ini
 
     s = with_selector(Session(measure_fn=fake), "LSL")
     with pytest.raises(RuntimeError):
-        s.measure_fn("lsl rbx, word ptr [r14+0x40]\nlsl rcx, word ptr [r14+0x40]\n{load} lsl rdx, rax",
-                     init="mov eax, 1")
-    assert seen["init"].splitlines() == ["mov eax, 1", "mov word ptr [r14+0x40], ss", "mov rax, ss"]
+        s.measure_fn("lsl rbx, word ptr [r14+0x40]\nlsl rcx, word ptr [r14+0x40]\n{load} lsl rdx, rax\n"
+                     ".byte 0x66, 0x0f, 0x03, 0xcb  # lsl cx, bx", init="mov eax, 1")
+    assert seen["init"].splitlines() == ["mov eax, 1", "mov word ptr [r14+0x40], ss", "mov rax, ss", "mov bx, ss"]
 
 
 def test_a_selector_dependent_throughput_reports_the_valid_selector_and_keeps_the_null_one(forms, monkeypatch):
     """A valid selector is what real code passes, so its figure is reported; the null one is kept,
-    and is uops.info's own figure where the selector is a register (its registers hold 0); in memory
-    uops.info's value cannot be known, and the document says so."""
+    and is uops.info's own figure (its registers hold 0, and its memory unless an earlier
+    experiment stored there: the reference's label says so)."""
     from cyclebench.instructions import values
     mem, reg = forms.get("LSL (R64, M16)"), forms.get("LSL (R32, R32)")
     if mem is None or reg is None:
@@ -72,7 +72,7 @@ def test_a_selector_dependent_throughput_reports_the_valid_selector_and_keeps_th
     assert doc["value"] == 59.1 and doc["data_dependent"] and doc[values.SELECTOR] == "ss"
     assert [v["value"] for v in doc["values"]] == [101.0, 59.1]
     assert "101.00 with the null selector" in note and "59.10 with a valid selector" in note
-    assert "reference" not in doc and "cannot be known" in doc["reference_unknown"]
+    assert doc["reference"]["value"] == 101.0 and "unless an earlier experiment" in doc["reference"]["values"]
     assert doc[values.LATENCY_VALUES]["value"] == 101.0
     doc, _ = values.with_values(session, reg, {"value": 97.9, "pattern": 0, "bound": "exact"}, {})
     assert doc["value"] == 59.1 and doc["reference"]["value"] == 97.9

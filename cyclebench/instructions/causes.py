@@ -105,11 +105,9 @@ def _values_reading(doc: dict, figure: str, our: float | None, their: float | No
         return ""
     text = "; ".join(f"{v['value']:.2f} with {v['values']}" for v in swept if v.get("value") is not None)
     same = [v for v in swept if v.get("value") is not None and agrees(v["value"], their, False, TP_TOL)]
-    unknown = (doc.get("throughput") or {}).get("reference_unknown")
-    tail = f" ({unknown})" if unknown else ""
     if same:
-        return f": {text}; the published {their:g} is the reading with {same[0]['values']}{tail}"
-    return f": {text}; none reads the published {their:g}{tail}"
+        return f": {text}; the published {their:g} is the reading with {same[0]['values']}"
+    return f": {text}; none reads the published {their:g}"
 
 
 REFERENCE_CAUSE = "data-dependent: measured with uops.info's operand values"
@@ -122,20 +120,23 @@ def _reference_cause(doc: dict, figure: str, ref: dict, our: float | None, their
     if our is not None and their is not None:
         text += f": {our:.2f} against the published {their:g}"
     if figure == "throughput":
-        runs = [c for c in ref.get("configs") or [] if c.get("value") is not None]
-        text += "".join(f"; {c['value']:.2f} with {c['values']}" for c in runs)
         tp = doc.get("throughput") or {}
+        # each configuration's reading, or (one configuration) every operand value swept
+        runs = [c for c in ref.get("configs") or tp.get("values") or [] if c.get("value") is not None]
+        text += "".join(f"; {c['value']:.2f} with {c['values']}" for c in runs)
         ahead = tp.get("setups_ahead") or {}
         if ahead.get("value") is not None and ref.get("values") == MASK_EMPTY:
             text += (f"; with every lane on, the set-ups ahead of {ahead['copies']} copies {ahead['value']:.2f}, "
                      f"each before its copy {ahead['in_place']:.2f}")
         mine = tp.get("value")
-        return text + (f"; {mine:.2f} as reported, with cyclebench's values" if mine is not None else "")
+        reported = mine is not None and ref.get("configs") is not None or not tp.get("values")
+        return text + (f"; {mine:.2f} as reported, with cyclebench's values" if reported and mine is not None else "")
     by = {}
     for p in ref["pairs"]:
         by.setdefault(p["values"], []).append(p["value"])
     text += "".join(f"; {min(v):.2f} to {max(v):.2f} with {k}" for k, v in by.items())
-    if any(str(p.get("start", "")).startswith(("mem ", "addr ")) for p in doc.get("latency") or []):
+    memory = [p for p in doc.get("latency") or [] if str(p.get("start", "")).startswith(("mem ", "addr "))]
+    if memory and not any(str(p.get("start", "")).startswith("addr ") for p in ref["pairs"]):
         text += ("; uops.info's pairs from the memory operand's address, in its published range, are not "
                  "measured with these values")
     return text

@@ -19,8 +19,13 @@ one measured on the same values.  uops.info's values, from its tools (andreas-ab
 * **REP string forms** (``getTPConfigs``, ``'LOOP' in iform or 'REP' in iform``): ``mov RCX, 0``,
   ``1`` and ``2`` before every copy, the fastest kept;
 * **segment-selector readers** (LSL, LAR, VERR, VERW) get no value: a register selector is 0, the
-  null selector; one in memory holds whatever earlier experiments left in nanoBench's R14 area,
-  which cannot be known (values.py measures both a null and a valid selector);
+  null selector; one in memory is 0 too (``kernel/nb_km.c`` zeroes the R14 area when the module
+  loads) unless an earlier experiment stored something there: cpuBench measures the forms in name
+  order (``instrNodeList.sort``) and the init of ``LMSW (M16)`` stores ``SMSW``'s CR0 low word,
+  0x33 on Linux (the user code selector), over the area's first 32 bytes.  values.py measures
+  both a null and a valid selector (SS's); ``lsl`` with 0x33 reads 59.00 here, as published for
+  the LSL memory forms, while LAR's (before LMSW in name order) and VERR's/VERW's (after forms
+  that store zeroes) read the null selector's figure, as published;
 * **gathers and scatters**: no throughput configuration sets the write mask, so the first copy
   empties it and the others move no lane (gathers.mask_unset measures that; comparing.py reads it).
 
