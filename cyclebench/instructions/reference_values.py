@@ -55,7 +55,6 @@ SLOW = {8: ("13057", "0", "123"), 16: ("133", "0x343a", "0x75e6"),
 COUNTS = (0, 1, 2)                        # RCX before every copy of a REP string form
 _ACC = {8: "ax", 16: "ax", 32: "eax", 64: "rax"}
 _DX = {16: "dx", 32: "edx", 64: "rdx"}
-_SCRATCH = ("r8", "r9", "r10", "r11", "rcx")
 _SIZED = {8: "b", 16: "w", 32: "d", 64: ""}
 
 
@@ -65,10 +64,12 @@ def count_string(form: Form) -> bool:
 
 
 def applies(form: Form) -> bool:
+    """Whether uops.info ran the form on operand values of its own choosing (:func:`measure`)."""
     return divider_width(form) is not None or count_string(form)
 
 
 def _reg(name64: str, bits: int) -> str:
+    """A general register at a width: ``_reg("r8", 16)`` r8w, ``_reg("rax", 8)`` al."""
     return name64 + _SIZED[bits] if name64.startswith("r") and name64[1:].isdigit() else \
         {8: name64[1] + "l", 16: name64[1:], 32: "e" + name64[1:], 64: name64}[bits]
 
@@ -96,6 +97,7 @@ def _pre(bits: int, rax: str, rdx: str, fast: bool) -> list[str]:
 
 
 def _divider(session: Session, form: Form, bits: int) -> dict:
+    """The copies with each division's values set before every copy, and the latency chains."""
     inst = instantiate(form)
     operand = inst.text.split(None, 1)[1].strip()
     configs = []
@@ -121,6 +123,8 @@ def _divider_chains(session: Session, form: Form, inst, divisor: str, bits: int,
     e; xor r14, r12`` ``crep`` times, an even count that leaves R14 as it was).  The same chain
     without the form (for the address: from R14 itself) is measured and subtracted.  An 8-bit
     divider reads and writes AX only."""
+    if divisor in {_reg(r, bits) for r in ("r8", "r9", "rcx")} | {"ch"}:
+        return []       # a register the chains keep a value in (instantiate picks RBX)
     acc = _ACC[bits]
     ends = (acc, _DX[bits]) if bits > 8 else (acc,)
     width = {divisor: bits, acc: max(bits, 16), **({_DX[bits]: bits} if bits > 8 else {})}
