@@ -53,23 +53,44 @@ def test_the_selector_session_loads_ss_into_every_selector_operand_after_the_ini
 
     s = with_selector(Session(measure_fn=fake), "LSL")
     with pytest.raises(RuntimeError):
-        s.measure_fn("lsl rbx, word ptr [r14+0x40]\nlsl rcx, word ptr [r14+0x40]\n{load} lsl rdx, rax",
-                     init="mov eax, 1")
-    assert seen["init"].splitlines() == ["mov eax, 1", "mov word ptr [r14+0x40], ss", "mov rax, ss"]
+        s.measure_fn("lsl rbx, word ptr [r14+0x40]\nlsl rcx, word ptr [r14+0x40]\n{load} lsl rdx, rax\n"
+                     ".byte 0x66, 0x0f, 0x03, 0xcb  # lsl cx, bx", init="mov eax, 1")
+    assert seen["init"].splitlines() == ["mov eax, 1", "mov word ptr [r14+0x40], ss", "mov rax, ss", "mov bx, ss"]
 
 
-def test_a_selector_dependent_throughput_keeps_the_null_selector_and_names_both(forms, monkeypatch):
+def test_a_selector_dependent_throughput_reports_the_valid_selector_and_keeps_the_null_one(forms, monkeypatch):
+    """A valid selector is what real code passes, so its figure is reported; the null one is kept,
+    and is uops.info's own figure (its registers hold 0, and its memory unless an earlier
+    experiment stored there: the reference's label says so)."""
     from cyclebench.instructions import values
-    form = forms.get("LSL (R64, M16)")
-    if form is None:
-        pytest.skip("LSL (R64, M16) is not in this catalogue")
+    mem, reg = forms.get("LSL (R64, M16)"), forms.get("LSL (R32, R32)")
+    if mem is None or reg is None:
+        pytest.skip("LSL is not in this catalogue")
     monkeypatch.setattr(values, "measure_throughput", lambda *a, **k: {"value": 59.1, "pattern": 0})
-    tp = {"value": 101.0, "pattern": 0}
     session = values.Session(measure_fn=lambda *a, **k: None)
-    doc, note = values.with_values(session, form, tp, {})
-    assert doc["value"] == 101.0 and doc["data_dependent"]
+    doc, note = values.with_values(session, mem, {"value": 101.0, "pattern": 0, "bound": "exact"}, {})
+    assert doc["value"] == 59.1 and doc["data_dependent"] and doc[values.SELECTOR] == "ss"
     assert [v["value"] for v in doc["values"]] == [101.0, 59.1]
     assert "101.00 with the null selector" in note and "59.10 with a valid selector" in note
+    assert doc["reference"]["value"] == 101.0 and "unless an earlier experiment" in doc["reference"]["values"]
+    assert doc[values.LATENCY_VALUES]["value"] == 101.0
+    doc, _ = values.with_values(session, reg, {"value": 97.9, "pattern": 0, "bound": "exact"}, {})
+    assert doc["value"] == 59.1 and doc["reference"]["value"] == 97.9
+    assert "uops.info's register holds 0" in doc["reference"]["values"]
     monkeypatch.setattr(values, "measure_throughput", lambda *a, **k: {"value": 101.1, "pattern": 0})
-    doc, note = values.with_values(session, form, {"value": 101.0, "pattern": 0}, {})
+    doc, note = values.with_values(session, mem, {"value": 101.0, "pattern": 0}, {})
     assert note is None and "data_dependent" not in doc
+
+
+def test_the_latencies_see_the_throughput_of_their_own_operand_values():
+    """issue_fill compares each chain with the issue interval: for a selector reader the
+    latencies run with the null selector, so the null figure is their interval, not the reported one."""
+    from cyclebench.instructions.values import LATENCY_VALUES, latency_view
+    pairs = [{"value": 90.0}]
+    doc = {"latency": pairs, "throughput": {"value": 59.0, "bound": "exact",
+                                            LATENCY_VALUES: {"value": 100.0, "bound": "upper", "carried": []}}}
+    view = latency_view(doc)
+    assert view["throughput"]["value"] == 100.0 and view["throughput"]["bound"] == "upper"
+    assert view["latency"] is pairs and doc["throughput"]["value"] == 59.0
+    plain = {"latency": [], "throughput": {"value": 1.0}}
+    assert latency_view(plain) is plain

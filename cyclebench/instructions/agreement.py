@@ -12,6 +12,11 @@ records on three figures:
 A latency also matches when uops.info's own reading of a chain, ``int(cycles + .2)``, gives the
 published whole number, or for a published bound no more than it (:func:`whole_reading`).
 
+Where a form's cost depends on its operand values and it was also measured with uops.info's own
+values (reference_values.py: dividers, REP string forms; a selector register's null figure; a
+gather's copies with the mask left empty), that figure is compared (comparing.reference) and the
+row names the values (``values``).
+
 A figure matches when it is within ``LAT_TOL`` (latency) or ``TP_TOL`` (throughput) relative, or
 ``ABS_TOL`` cycles.  A published upper bound (``≤7``) is matched by any figure at or below it (plus
 the tolerance): it says no more.  Every mismatch gets a cause classified from what was measured
@@ -32,8 +37,8 @@ from typing import Callable
 from .causes import (DATA_DEPENDENT_RATIO, ISSUE_BOUND_CAUSE, MEMORY_PAIR_CAUSE, PROCESS_CAUSE,  # noqa: F401
                      cause, spread_cause)
 from .comparing import (ABS_TOL, FIGURES, LAT_TOL, TOLERANCES, TP_TOL, agrees, compared_pairs,  # noqa: F401
-                        issue_bound, match, ours, published_pair, same_register_published, single_issue, theirs,
-                        unsettled, whole_reading)
+                        issue_bound, match, ours, published_pair, reference, same_register_published, single_issue,
+                        theirs, unsettled, whole_reading)
 from .coverage import NO_FORM, Index
 
 CANNOT_RUN = "cannot be measured on this CPU"
@@ -135,6 +140,9 @@ def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, m
         row = {"form": rec.name, "catalogue_form": t.form.name, "status": "compared", "extension": fam}
         for f in FIGURES:
             row[f] = m = match(doc, rec, f)
+            ref = reference(doc, f)
+            if ref is not None:     # compared on uops.info's operand values (comparing.reference)
+                m["values"] = ref["values"]
             our, bound, their, their_bound, ok = (m[k] for k in ("ours", "ours_bound", "published",
                                                                  "published_bound", "match"))
             if ok is None:
@@ -157,7 +165,8 @@ def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, m
             row[f]["cause"] = why
             mismatches.append({"form": rec.name, "figure": f, "ours": our, "ours_bound": bound,
                                "published": their, "published_bound": their_bound,
-                               "published_text": _published_text(rec, f), "cause": why})
+                               "published_text": _published_text(rec, f), "cause": why,
+                               **({"values": m["values"]} if "values" in m else {})})
         rows.append(row)
     return {"published_label": published_label, "measured_on": measured_on,
             "published_forms": len(tgts), "counts": dict(counts),

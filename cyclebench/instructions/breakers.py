@@ -5,7 +5,7 @@ register) is broken before every copy with documented idioms; throughput.py says
 from __future__ import annotations
 
 from . import connectors as C
-from .forms import Form
+from .forms import Form, divider_width
 from .session import DIVIDEND
 
 
@@ -23,7 +23,7 @@ def breakers_for(form: Form, carried: list[str], scratch: str,
     if kind == "alu":
         return _alu_breakers(carried, scratch)
     lines, unbroken = [], []
-    mn = form.code_name.split("_")[0]
+    divisor = divider_width(form)
     for c in carried:
         if c == "flags":
             continue                  # after the registers: their zero idiom may break flags too
@@ -34,9 +34,8 @@ def breakers_for(form: Form, carried: list[str], scratch: str,
             continue
         if port.kind == "GPR":
             full = C.gpr(c)
-            if mn in ("DIV", "IDIV") and full == "rax":
-                bits = next(op for op in form.operands if not op.is_mask).bits
-                lines.append(DIVIDEND.get(bits, "mov eax, 100"))
+            if divisor is not None and full == "rax":
+                lines.append(DIVIDEND.get(divisor, "mov eax, 100"))
             else:
                 lines.append(f"xor {C.gpr(c, 32)}, {C.gpr(c, 32)}")
         elif port.kind == "VEC":

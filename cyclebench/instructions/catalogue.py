@@ -31,7 +31,8 @@ import iced_x86
 from . import catalogue_cache, flow, skips, vsib
 from .variants import has_taken_twin, has_zero_twin, high_byte_choices, is_string, rm_group_choices, variants
 from ..machine.features import CpuFeatures, feature_name, this_cpu
-from .forms import Choices, Form, ImplicitOperand, Operand, build, encode, lea_parts, memory_base, pick_registers
+from .forms import (Choices, Form, ImplicitOperand, Operand, build, divider_width, encode, lea_parts, memory_base,
+                    pick_registers)
 from .operands import (CODE_NAMES, ENCODING_NAMES, MNEMONIC_NAMES, REGISTER_BY_NAME, full_register,
                        reg_notation, register_class, register_name, slot_of)
 
@@ -244,7 +245,7 @@ def _make(code: int, oci, slots, rm, mask, bcst, lock, lea, rounding, rep, cpu: 
     notes = []
     if iced_mn == "CPUID" and "hypervisor" in cpu.flags:
         notes.append("CPUID exits to the hypervisor in a VM: the cost includes the VM exit")
-    if iced_mn in ("DIV", "IDIV"):
+    if divider_width(form) is not None:
         notes.append("needs a non-zero divisor and a small dividend: instantiate() sets them up")
     if vsib.vsib_operand(form) is not None:
         notes.append(vsib.NOTE)

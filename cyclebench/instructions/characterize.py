@@ -32,7 +32,8 @@ from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, f
 from .comparing import ABS_TOL, LAT_TOL
 from .issue_fill import FILLED, ISSUE_BOUND, filled_past_issue, mark_issue_bound
 from .throughput import measure_throughput
-from .values import sweeps_values, with_values
+from . import reference_values
+from .values import SWEPT, latency_view, sweeps_values, value_session, with_values
 
 __all__ = ["FILLED", "ISSUE_BOUND", "SCHEMA", "SCHEMA_VERSION", "Session", "characterize", "mark_issue_bound",
            "measure_pair", "measure_throughput",
@@ -381,7 +382,7 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
         # operand values that take the common path, for every figure (masked accesses)
         first_tp, note = with_values(session, form, first_tp, {})
         pattern = first_tp["pattern"]
-        values = {k: first_tp[k] for k in ("values", "data_dependent") if k in first_tp}
+        values = {k: first_tp[k] for k in SWEPT if k in first_tp}
         doc["notes"] += [note] if note else []
     for i, pair in enumerate(pairs):
         if i >= max_pairs:
@@ -401,11 +402,16 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
             if pair.start.kind == pair.end.kind == "op" and pair.start.pos == pair.end.pos and \
                     p["value"] is not None:
                 selfs[pair.start.pos] = p["value"]
-        doc["throughput"] = measure_throughput(session, form, selfs, earlier=first_tp, pattern=pattern)
+        doc["throughput"] = measure_throughput(value_session(session, form, first_tp), form, selfs,
+                                               earlier=first_tp, pattern=pattern)
         doc["throughput"].update(values)
-        mark_issue_bound(doc)
-        filled_past_issue(session, form, pairs, doc, pattern, _measure_pair)
-        unlinked.test_pairs(session, form, pairs, doc, pattern, _measure_pair)
+        ref = reference_values.measure(session, form) if reference_values.applies(form) else None
+        if ref is not None:     # uops.info's operand values, where the cost depends on them
+            doc["reference_values"] = ref
+            doc["notes"] += [n for n in [reference_values.note(ref, doc["throughput"].get("value"))] if n]
+        mark_issue_bound(latency_view(doc))
+        filled_past_issue(session, form, pairs, latency_view(doc), pattern, _measure_pair)
+        unlinked.test_pairs(session, form, pairs, latency_view(doc), pattern, _measure_pair)
         if any(p.get("label") == ISSUE_BOUND for p in doc["latency"]):
             doc["notes"].append(f"{ISSUE_BOUND}: the chain ran at the form's own reciprocal throughput; "
                                 "the pair's latency is at most that (≤)")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from . import published as pub
 from .catalogue import Catalogue, normalize_name
-from .comparing import ABS_TOL as ABS_TOLERANCE, TOLERANCES, match, tolerance as tolerance_of, within
+from .comparing import ABS_TOL as ABS_TOLERANCE, TOLERANCES, match, reference, tolerance as tolerance_of, within
 from .coverage import Index
 from .llvm_mca import LlvmMcaFailed, predict
 
@@ -30,6 +30,14 @@ def _match_text(lat_ok, tp_ok) -> str:
     if lat_ok is None and tp_ok is None:
         return "—"
     return "✓"
+
+
+def _on_values(doc: dict, lat: dict, tp: dict) -> str:
+    """Which figures were compared as measured with uops.info's operand values (comparing.reference):
+    the table's own columns show cyclebench's."""
+    used = [f"{k} {m['ours']:.2f}" for k, f, m in (("lat", "latency_max", lat), ("tp", "throughput", tp))
+            if m["ours"] is not None and reference(doc, f) is not None]
+    return f" (uops.info's operand values: {', '.join(used)})" if used else ""
 
 
 def _tolerance_text(tolerance: float | None) -> str:
@@ -70,7 +78,7 @@ def compare_published(docs: list[dict], records: dict[str, "pub.Published"], lab
         lat_ok, tp_ok, theirs_lat, theirs_tp = lat["match"], tp["match"], lat["published"], tp["published"]
         rows[d["form"]] = {"latency": str(rec.latency) if rec.latency else "—",
                            "throughput": rec.throughput_text or (str(rec.throughput) if rec.throughput else "—"),
-                           "lat_ok": lat_ok, "tp_ok": tp_ok, "match": _match_text(lat_ok, tp_ok),
+                           "lat_ok": lat_ok, "tp_ok": tp_ok, "match": _match_text(lat_ok, tp_ok) + _on_values(d, lat, tp),
                            "latency_value": theirs_lat, "throughput_value": theirs_tp,
                            "source": rec.source}
     out = _summarize(label, rows, len(ok_docs), tolerance)

@@ -96,13 +96,38 @@ def compared_pairs(doc: dict) -> list[dict]:
             and published_pair(p, doc.get("form", "")) and same_register_published(p, doc)]
 
 
+MASK_EMPTY = ("the gather/scatter mask empty after the first copy: the form clears it and cpuBench's "
+              "throughput copies never set it again, so they move no lane; index vector 0")
+
+
+def reference(doc: dict, figure: str) -> dict | None:
+    """Our figure measured with the published measurement's own operand values, where the cost
+    depends on them (reference_values.py), else None: {value, bound, values (their names)} for the
+    throughput; {values, pairs} for a latency.  Sources, first that applies: the reference
+    configurations (dividers, REP string forms); the sweep's figure with uops.info's values (a
+    selector in a register: null); a gather's or scatter's copies with the mask left empty."""
+    ref = doc.get("reference_values") or {}
+    if figure != "throughput":
+        pairs = [p for p in ref.get("latency") or [] if p.get("value") is not None]
+        return {"values": ", ".join(dict.fromkeys(p["values"] for p in pairs)), "pairs": pairs} if pairs else None
+    tp = doc.get("throughput") or {}
+    unset = tp.get("mask_unset") or {}
+    empty = {"value": unset.get("value"), "bound": "exact", "stable": unset.get("stable"), "values": MASK_EMPTY}
+    for r in ((ref.get("throughput") or {}), tp.get("reference") or {}, empty if unset.get("stable") else {}):
+        if r.get("value") is not None:
+            return r
+    return None
+
+
 def ours(doc: dict, figure: str) -> tuple[float | None, str | None]:
     """(value, bound) of one of our figures; the smallest latency over the measured pairs that the
-    published method also measures (compared_pairs)."""
+    published method also measures (compared_pairs).  Where the figure was also measured with
+    the published measurement's operand values (:func:`reference`), that one."""
+    ref = reference(doc, figure)
     if figure == "throughput":
-        tp = doc.get("throughput") or {}
+        tp = ref or doc.get("throughput") or {}
         return tp.get("value"), tp.get("bound")
-    pairs = compared_pairs(doc)
+    pairs = ref["pairs"] if ref else compared_pairs(doc)
     if not pairs:
         return None, None
     pick = min if figure == "latency_min" else max
@@ -166,9 +191,12 @@ def unsettled(doc: dict, figure: str) -> bool:
     """The measurement behind ``figure`` stayed unstable (or not linear in the copies, or a pair's
     connector bounds came from a reference loop read only while unstable): a figure still to
     measure, never a match or a mismatch."""
+    ref = reference(doc, figure)
     if figure == "throughput":
-        part = doc.get("throughput") or {}
+        part = ref or doc.get("throughput") or {}
         return part.get("stable") is False or part.get("linear") is False
+    if ref:
+        return any(p.get("stable") is False for p in ref["pairs"])
     # a published pair whose measurement failed for the moment (the clock calibration during a
     # burst: characterize.TRANSIENT) leaves the figures without it, taken over the other pairs
     failed = any(p.get("value") is None and p.get("stable") is False and published_pair(p, doc.get("form", ""))

@@ -296,6 +296,21 @@ def divide_or_sqrt(name: str) -> bool:
     return "DIV" in head or "SQRT" in head
 
 
+_WIDE = {"ax": 16, "eax": 32, "rax": 64, "dx": 16, "edx": 32, "rdx": 64}
+
+
+def divider_width(form: Form) -> int | None:
+    """The divisor's width of an integer divider, else None: one read-only register or memory
+    operand and a dividend twice as wide read from the accumulator pair, which is written
+    (a multiply reads one accumulator as wide as its operand)."""
+    ex = [op for op in form.operands if not op.is_mask]
+    if len(ex) != 1 or ex[0].kind not in ("reg", "mem") or not ex[0].read or ex[0].write:
+        return None
+    read = sum(_WIDE.get(i.register, 0) for i in form.implicit if i.read)
+    written = any(i.write and i.register in _WIDE for i in form.implicit)
+    return ex[0].bits if written and ex[0].bits in (8, 16, 32, 64) and read == 2 * ex[0].bits else None
+
+
 def flags_in(form: Form) -> bool:
     """Whether the flags are an input of the form: it reads them, or writes them only
     conditionally (a shift or rotate count in CL may be 0, which leaves them as they were: XED's

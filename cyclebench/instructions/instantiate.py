@@ -31,7 +31,7 @@ from ..machine.features import this_cpu
 from . import flow, vsib
 from .asmtext import bytes_text, formatted, text_for
 from .catalogue import implicit_avoid
-from .forms import Choices, Form, build, encode, flags_in, lea_parts, memory_base, pick_registers
+from .forms import Choices, Form, build, divider_width, encode, flags_in, lea_parts, memory_base, pick_registers
 from .gas import assemble_lines, split_slot
 from .operands import (CODE_NAMES, EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, REGISTER_BY_NAME,
                        full_register, register_name)
@@ -67,7 +67,7 @@ def _init_for(form: Form, choices: Choices, ins: iced_x86.Instruction) -> tuple[
         k = register_name(choices.mask_reg)
         op = "kxnorq" if "AVX512BW" in _cpu_features() else "kxnorw"
         init.append(f"{op} {k}, {k}, {k}")
-    if iced_mn in ("DIV", "IDIV"):
+    if divider_width(form) is not None:
         divisor = next(op for op in form.operands if not op.is_mask)
         if divisor.kind == "reg":
             init.append(f"mov {register_name(choices.regs[divisor.pos])}, 1")

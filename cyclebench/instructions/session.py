@@ -18,7 +18,7 @@ from ..errors import CycleBenchError
 from ..machine.features import this_cpu
 from ..measurement.api import measure
 from . import connectors as C
-from .forms import Form
+from .forms import Form, divider_width
 from .instantiate import Instance
 
 SCHEMA = "cyclebench.inst"
@@ -225,11 +225,9 @@ def form_init(form: Form, inst: Instance) -> FormInit:
     init = FormInit(inst.init)
     if inst.reset or inst.loop_init:
         init.head = {"reset": inst.reset, "loop_init": "\n".join(inst.loop_init) or None}
-    mn = form.code_name.split("_")[0]
-    if mn in ("DIV", "IDIV"):
-        bits = next(op for op in form.operands if not op.is_mask).bits
-        if bits in DIVIDEND:
-            init.append(DIVIDEND[bits])
+    bits = divider_width(form)
+    if bits in DIVIDEND:
+        init.append(DIVIDEND[bits])
     if has_count(form):
         init.append(COUNT_INIT)
     return init
@@ -256,8 +254,7 @@ def has_count(form: Form) -> bool:
 
 def form_notes(form: Form) -> list[str]:
     notes = list(form.notes)
-    mn = form.code_name.split("_")[0]
-    if mn in ("DIV", "IDIV"):
+    if divider_width(form) is not None:
         notes.append("data-dependent: measured with divisor 1 and the widest dividend whose quotient "
                      "fits (some dividers, e.g. Zen 4's, are faster for narrow quotients)")
     if has_count(form):

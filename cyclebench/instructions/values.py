@@ -85,12 +85,14 @@ def selector_operand(form: Form):
 def with_selector(session: Session, mnemonic: str) -> Session:
     """A session that measures as ``session`` does, but whose init ends by loading SS's selector
     (valid at the measuring privilege, on any OS) into the last operand of every line of the form
-    (``mov word ptr [r14+0x40], ss``; ``mov rax, ss`` for a register)."""
+    (``mov word ptr [r14+0x40], ss``; ``mov rax, ss`` for a register), also where the line is
+    the form's bytes with its text in a comment (instantiate: ``via_bytes``)."""
     mn = mnemonic.lower()
 
     def measure_fn(code, init=None, **kw):
         ops = []
         for line in code.splitlines():
+            line = line.split("#", 1)[1] if line.lstrip().startswith(".byte") and "#" in line else line
             words = re.sub(r"^(\{\w+\}\s*)+", "", line.strip()).split(None, 1)   # {load}, {evex}
             if len(words) == 2 and words[0] == mn:
                 last = words[1].rsplit(",", 1)[-1].strip()
@@ -140,20 +142,55 @@ def with_values(session: Session, form: Form, tp: dict, self_latency: dict[int, 
 
 
 def _with_selector(session: Session, form: Form, tp: dict, self_latency: dict[int, float]) -> tuple[dict, str | None]:
-    """The copies again with a valid selector in the operand (with_selector).  The null selector
-    stays the reported figure (the harness's zeroed registers and memory, the convention of
-    uops.info's register forms); both are kept under ``values``, and the note names them when they
-    differ beyond noise."""
+    """The copies again with a valid selector in the operand (with_selector), and that figure
+    reported: real code passes LSL, LAR, VERR and VERW the selector of a segment it uses, while
+    the null selector (the harness's zeroed registers and memory) is the path that reads no
+    descriptor, which code takes only to learn that a selector is unusable.  Both are kept under
+    ``values``.  The latencies stay measured with the null selector: a chain through the selector
+    operand writes the chain's own values into it, and uops.info's register forms run with the
+    null selector too (reference_values.py: its general registers hold 0).  The null figure is
+    the one measured with uops.info's values (``reference``): its registers hold 0, and so does
+    its memory area unless an earlier experiment stored something there, which cannot be known
+    for certain (:data:`MEMORY_REFERENCE` names one experiment that stores a valid selector)."""
     other = measure_throughput(with_selector(session, form.mnemonic), form, self_latency,
                                pattern=tp["pattern"], processes=0, counts_from=tp)
     null, valid = tp.get("value"), other.get("value")
     if null is None or valid is None:
         return tp, None
-    tp["values"] = [{"pattern": tp["pattern"], "values": NULL_NAME, "value": null},
-                    {"pattern": tp["pattern"], SELECTOR: "ss", "values": SELECTOR_NAME, "value": valid}]
+    other[SELECTOR] = "ss"
+    other[LATENCY_VALUES] = {k: tp.get(k) for k in ("value", "bound", "carried", "stable")}
+    other["values"] = [{"pattern": tp["pattern"], "values": NULL_NAME, "value": null},
+                       {"pattern": tp["pattern"], SELECTOR: "ss", "values": SELECTOR_NAME, "value": valid}]
+    where = REGISTER_REFERENCE if selector_operand(form).kind == "reg" else MEMORY_REFERENCE
+    other["reference"] = {"value": null, "bound": tp.get("bound"), "stable": tp.get("stable"),
+                          "values": f"{NULL_NAME}: {where}"}
     fast, slow = sorted((null, valid))
     if slow <= fast * DATA_DEPENDENT_RATIO or slow - fast < DATA_DEPENDENT_CYCLES:
-        return tp, None
-    tp["data_dependent"] = True
-    return tp, (f"data-dependent throughput: {null:.2f} with {NULL_NAME}, {valid:.2f} with {SELECTOR_NAME} "
-                f"(the null selector's is reported; latencies use it too)")
+        return other, None
+    other["data_dependent"] = True
+    return other, (f"data-dependent throughput: {valid:.2f} with {SELECTOR_NAME}, {null:.2f} with {NULL_NAME} "
+                   f"(a valid selector's is reported, what real code passes; latencies use the null selector)")
+
+
+REGISTER_REFERENCE = "uops.info's register holds 0 (nanoBench zeroes the general registers)"
+MEMORY_REFERENCE = ("uops.info's memory operand holds 0 unless an earlier experiment left a value there "
+                    "(nanoBench zeroes its R14 area once, kernel/nb_km.c; cpuBench runs the forms in name order "
+                    "and sets no selector, but LMSW's init stores SMSW's CR0 low word, 0x33 on Linux, the user "
+                    "code selector, into that area)")
+LATENCY_VALUES = "latency_values"    # the throughput on the values the latencies were measured with
+# the keys of a throughput document that carry what the value sweep found
+SWEPT = ("values", "data_dependent", "reference", SELECTOR, LATENCY_VALUES)
+
+
+def latency_view(doc: dict) -> dict:
+    """``doc`` as its latencies see it (issue_fill.py compares each chain with the form's issue
+    interval): where the reported throughput ran on other values than the latencies (a valid
+    selector), the throughput on the latencies' own values; the pairs are ``doc``'s, shared."""
+    tp = doc.get("throughput") or {}
+    return dict(doc, throughput={**tp, **tp[LATENCY_VALUES]}) if tp.get(LATENCY_VALUES) else doc
+
+
+def value_session(session: Session, form: Form, tp: dict | None) -> Session:
+    """The session whose operand values the reported throughput was measured with: a valid
+    selector where _with_selector chose one, else ``session``."""
+    return with_selector(session, form.mnemonic) if (tp or {}).get(SELECTOR) else session

@@ -82,10 +82,11 @@ def explain(session: Session, form: Form, doc: dict, rec, figures: tuple[str, ..
                 entry["variants"].append(_run_tp(session, form, text, kw, their, their_bound, tol))
             entry["variants"] += _mask_unset(doc, their, their_bound, tol) + _values_swept(doc, their, their_bound, tol)
         elif their is not None:
-            for p in doc.get("latency") or []:
+            for p in (doc.get("latency") or []) + ((doc.get("reference_values") or {}).get("latency") or []):
                 if p.get("value") is None:
                     continue
-                what = f"{p['start']} -> {p['end']}" + (f" ({p['label']})" if p.get("label") else "")
+                what = f"{p['start']} -> {p['end']}" + (f" ({p['label']})" if p.get("label") else "") + \
+                    (f" with uops.info's operand values, {p['values']}" if p.get("values") else "")
                 entry["variants"].append({"variant": f"latency pair {what}", "value": p["value"],
                                           "bound": p["bound"],
                                           "reproduces": agrees(p["value"], their, their_bound, tol)})
@@ -199,10 +200,12 @@ def _mask_unset(doc: dict, their, their_bound, tol) -> list[dict]:
 
 def _values_swept(doc: dict, their, their_bound, tol) -> list[dict]:
     """The throughput with each operand value the characterisation swept (values.py: a valid
-    segment selector, every bit set, denormals), as variants."""
-    swept = (doc.get("throughput") or {}).get("values") or []
-    return [{"variant": f"operand values swept: {v['values']}", "value": v["value"],
-             "reproduces": agrees(v["value"], their, their_bound, tol)} for v in swept if v.get("value") is not None]
+    segment selector, every bit set, denormals) and with uops.info's (reference_values.py), as variants."""
+    swept = [(f"operand values swept: {v['values']}", v) for v in (doc.get("throughput") or {}).get("values") or []]
+    swept += [(f"uops.info's operand values: {c['values']}", c)
+              for c in ((doc.get("reference_values") or {}).get("throughput") or {}).get("configs") or []]
+    return [{"variant": text, "value": v["value"], "reproduces": agrees(v["value"], their, their_bound, tol)}
+            for text, v in swept if v.get("value") is not None]
 
 
 def _pair_variants(p: dict) -> list[tuple[str, float]]:
