@@ -49,7 +49,7 @@ from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
 from .shared import SharedFloors
 from .simulate import simulate, units
-from . import apart, crowding, inflight, upper, vector_loads
+from . import apart, crowding, inflight, upper, upper_loop, vector_loads
 
 STORE_LINES = "store lines"
 
@@ -88,11 +88,13 @@ class Loaded:
                                   # without AVX-512, not a file from before the probe)
     in_flight: int | None = None  # waiting instructions that fit in flight (inflight.stored), or None
     in_flight_source: str = ""
+    loop: upper_loop.LoopFloor | None = None   # legacy-SSE beside ZMM writes (upper_loop.stored)
+    loop_source: str = ""
 
     @property
-    def bounds(self) -> tuple[PairFloors, SharedFloors]:
-        """The floors predict() takes from the readings (its ``floors``)."""
-        return self.floors, self.shared
+    def bounds(self) -> tuple:
+        """The floors predict() takes from the readings and probes (its ``floors``)."""
+        return (self.floors, self.shared) + ((self.loop,) if self.loop else ())
 
 
 def load(path: Path) -> Loaded:
@@ -105,7 +107,8 @@ def load(path: Path) -> Loaded:
     model = shared.charged_whole(model, units(model))   # whole-resource holds: the floor charges them
     factor, where = upper.stored(path)
     probed = any(r.get("type") == upper.RECORD for r in store(path).load()[1])
-    return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path))
+    return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
+                  *upper_loop.stored(path))
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
@@ -275,7 +278,8 @@ def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: d
     if lines:
         loads[STORE_LINES] = lines
     for each in (floors if isinstance(floors, (list, tuple)) else [floors] if floors else []):
-        v, why = each.floor(counts)
+        # a floor that reads registers (upper_loop.LoopFloor) takes the instructions too
+        v, why = each.floor_of(instructions, counts) if hasattr(each, "floor_of") else each.floor(counts)
         if v:
             loads[why] = v
     return loads

@@ -34,6 +34,8 @@ def _check(rec: dict) -> str | None:
         return None if "waiting" in rec else "an in-flight record without its figure"
     if t == "upper":                 # upper.record: the upper-state probe's figure
         return None if "factor" in rec else "an upper-state record without its factor"
+    if t == "upper_loop":            # upper_loop.record: legacy-SSE beside ZMM writes in the loop
+        return None if "legacy" in rec else "a legacy-beside-ZMM record without its figures"
     if t == "model":
         return None if isinstance(rec.get("model"), dict) else "a model record without a model"
     return f"unknown record type {t!r}"
