@@ -32,6 +32,9 @@ usage on the one it was never read beside (apart.py).
 A form's usage of a narrower resource than its own, read in mixes that kept its own resource full,
 is charged only where the block keeps that resource full too, a form of the block holds the
 narrower one and the model does not nest it in the wider one (crowding.py).
+A block that names a ZMM register 0-15 and holds legacy-SSE XMM writes takes at least the costs
+upper_loop.probe measured per legacy write and per ZMM write in one loop (upper_loop.LoopFloor,
+one of :attr:`Loaded.bounds`).
 """
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ import iced_x86
 from .upper import _X, _WRITES, _INFO, dirty, legacy_xmm_write
 
 RECORD = "upper_loop"
+LABEL = "legacy-SSE beside ZMM writes (upper_loop.py)"
 LEGACY = [f"movaps xmm{n}, xmm2" for n in (5, 6, 7, 8)]     # independent legacy-SSE register moves
 WIDE = [f"vpxord zmm{n}, zmm2, zmm10" for n in (9, 11, 12, 13)]  # independent 512-bit logic writes
 
@@ -71,12 +72,17 @@ class LoopFloor:
         """(cycles, label) for a block: its legacy-SSE XMM writes under a ZMM-dirty state and its
         ZMM 0-15 writes at their measured costs; 0 for a block without both a low ZMM register
         named and a legacy write."""
-        state = dirty(instructions, wide=True)
-        n_legacy = sum(1 for ins, s in zip(instructions, state) if s and legacy_xmm_write(ins))
+        n_legacy = self.writes(instructions)
         if not n_legacy:
             return 0.0, ""
         n_wide = sum(map(_zmm_write, instructions))
-        return n_legacy * self.legacy + n_wide * self.wide, "legacy-SSE beside ZMM writes (upper_loop.py)"
+        return n_legacy * self.legacy + n_wide * self.wide, LABEL
+
+    @staticmethod
+    def writes(instructions: list[iced_x86.Instruction]) -> int:
+        """The block's legacy-SSE XMM writes under a ZMM-dirty state."""
+        state = dirty(instructions, wide=True)
+        return sum(1 for ins, s in zip(instructions, state) if s and legacy_xmm_write(ins))
 
     def floor(self, counts) -> tuple[float, str]:
         return 0.0, ""           # it needs the instructions' registers, not the forms' counts
