@@ -67,3 +67,13 @@ def test_the_record_is_kept_once_read_back_and_absent_keeps_todays_prediction(tm
     bare = _model_file(tmp_path / "bare.jsonl")
     assert upper_loop.record(bare, _Fake(avx512=False))["legacy"] is None
     assert load(bare).loop is None and "AVX-512" in load(bare).loop_source
+
+
+def test_show_prints_the_floor_or_its_absence(tmp_path, capsys):
+    from cyclebench.cli.main import main
+    path = _model_file(tmp_path / "m.jsonl")
+    assert main(["ports", "--show", str(path)]) == 0
+    assert "legacy-SSE beside ZMM writes in the loop: no floor (not measured" in capsys.readouterr().out
+    upper_loop.record(path, _Fake())
+    assert main(["ports", "--show", str(path)]) == 0
+    assert "at least 0.55 cycles a legacy write and 0.45 a ZMM write" in capsys.readouterr().out
