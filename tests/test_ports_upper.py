@@ -8,6 +8,7 @@ import pytest
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import chain_bound, decode, predict
 from cyclebench.instructions.ports.upper import PROBE, DIRTY_ZMM, dirty, legacy_xmm_write, weights
+from ports_fake import model_file
 
 ZMM = "vpxord zmm9, zmm9, zmm10"
 
@@ -77,14 +78,7 @@ class _FakeSession:
 
 
 def _model_file(path):
-    from cyclebench.instructions.ports.run import store
-    st = store(path)
-    st.start({"forms": []}, resume=False)
-    usage = {"CVTDQ2PS (XMM, XMM)": {"R0": 0.5}, "VPXORD (ZMM, ZMM, ZMM)": {"R1": 0.5}}
-    st.append({"type": "model", "model": Model(["R0", "R1"], usage, 6).to_json(),
-               "report": {"blockers": {}, "measurements_per_form": 1, "readings": 0}})
-    st.close()
-    return path
+    return model_file(path, {"CVTDQ2PS (XMM, XMM)": {"R0": 0.5}, "VPXORD (ZMM, ZMM, ZMM)": {"R1": 0.5}})
 
 
 def test_the_probe_is_kept_in_the_model_file_once_and_read_back(tmp_path):

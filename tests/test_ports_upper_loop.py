@@ -8,9 +8,8 @@ import json
 import pytest
 
 from cyclebench.instructions.ports import upper_loop
-from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import decode, load, predict
-from cyclebench.instructions.ports.run import store
+from ports_fake import model_file
 
 
 def test_the_two_costs_solve_the_probes_two_blocks():
@@ -42,13 +41,7 @@ class _Fake:
 
 
 def _model_file(path):
-    st = store(path)
-    st.start({"forms": []}, resume=False)
-    usage = {"MOVAPS (XMM, XMM)": {"R0": 0.25}, "VPXORD (ZMM, ZMM, ZMM)": {"R1": 0.5}}
-    st.append({"type": "model", "model": Model(["R0", "R1"], usage, 6).to_json(),
-               "report": {"blockers": {}, "measurements_per_form": 1, "readings": 0}})
-    st.close()
-    return path
+    return model_file(path, {"MOVAPS (XMM, XMM)": {"R0": 0.25}, "VPXORD (ZMM, ZMM, ZMM)": {"R1": 0.5}})
 
 
 def test_the_record_is_kept_once_read_back_and_absent_keeps_todays_prediction(tmp_path):
