@@ -27,7 +27,6 @@ def test_the_floor_counts_legacy_writes_and_low_zmm_writes_only_together():
     assert f.floor_of(decode("movaps xmm5, xmm2; vpxord zmm19, zmm20, zmm21"))[0] == 0.0
     assert f.floor_of(decode("vpxor xmm5, xmm2, xmm3; vpxord zmm9, zmm2, zmm10"))[0] == 0.0
     assert f.floor_of(decode("movaps xmm5, xmm2; vmovdqu64 zmmword ptr [r14], zmm1"))[0] == pytest.approx(0.5)
-    assert f.floor({"MOVAPS (XMM, XMM)": 2}) == (0.0, "")          # the counts alone say nothing
 
 
 class _Fake:

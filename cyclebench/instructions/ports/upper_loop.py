@@ -84,9 +84,6 @@ class LoopFloor:
         state = dirty(instructions, wide=True)
         return sum(1 for ins, s in zip(instructions, state) if s and legacy_xmm_write(ins))
 
-    def floor(self, counts) -> tuple[float, str]:
-        return 0.0, ""           # it needs the instructions' registers, not the forms' counts
-
 
 def stored(path) -> tuple[LoopFloor | None, str]:
     """(the floor, where its figures came from) of a results file, or None where it holds no probe."""
