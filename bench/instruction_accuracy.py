@@ -15,8 +15,10 @@ none); ``--reference CODE|FILE`` names another, and the output says which was co
 
 With ``--why`` each latency mismatch the causes leave "unexplained" gets the ``inst --why``
 variant experiment that reproduces the published figure as its cause, where one does, or else
-"uops.info's own chain reads ours here" where its chains, run here, read our figure (measured,
-so run it under the tests' lock).
+"uops.info's own chain reads ours here" where its chains, run here, read our figure; each
+throughput mismatch left unexplained or off the published port figure gets what uops.info's own
+throughput experiment reads here (instructions/published_throughput.py).  It measures, so run it
+under the tests' lock.
 
 Run: python3 bench/instruction_accuracy.py --results R.jsonl [--sample 400 --seed 1] [--no-mca] [--why]
 """
@@ -59,14 +61,21 @@ def mca_docs(tgts, docs, mcpu):
 
 def _with_experiments(n: int):
     """causes.cause, then for a latency figure it leaves unexplained the --why experiment that
-    reproduces the published figure (instructions/why.py), on one measuring session."""
+    reproduces the published figure (instructions/why.py), and for a throughput it leaves
+    unexplained or gives from the published pair alone (its port figure) uops.info's own
+    throughput experiment run here, on one measuring session."""
+    from cyclebench.instructions.causes import PORT_FIGURE_CAUSE
     from cyclebench.instructions.session import Session
-    from cyclebench.instructions.why import experiment_cause
+    from cyclebench.instructions.why import experiment_cause, throughput_cause
     session, cache = Session(n_measurements=n), {}
 
     def cause_fn(doc, rec, form, figure):
         why = cause(doc, rec, form, figure)
-        if why != "unexplained" or figure == "throughput":
+        if figure == "throughput":
+            if why == "unexplained" or why.startswith(PORT_FIGURE_CAUSE):
+                return throughput_cause(session, form, doc, rec, why)
+            return why
+        if why != "unexplained":
             return why
         return experiment_cause(session, form, doc, rec, figure, cache) or why
     return cause_fn

@@ -160,7 +160,7 @@ def agreement(tgts: list[Target], docs: dict[str, dict], published_label: str, m
                 by_ext[fam][f]["match"] += 1
                 continue
             why = _differs(evidence, evidence_label, rec, f, our, TOLERANCES[f]) or cause_fn(doc, rec, t.form, f)
-            if why == "unexplained" and f == "throughput":
+            if why.split(":")[0] == "unexplained" and f == "throughput":
                 why = spread_cause(rec, records, our) or why
             row[f]["cause"] = why
             mismatches.append({"form": rec.name, "figure": f, "ours": our, "ours_bound": bound,

@@ -221,8 +221,7 @@ def _measured_cause(doc: dict, rec, form, figure: str) -> str:
     ports = _port_figure(rec)
     if ports is not None and our is not None and their is not None and agrees(our, ports, False, TP_TOL) \
             and not agrees(ports, their, False, TP_TOL):
-        return (f"published measurement differs from its own port figure: {rec.throughput_text} (ports / "
-                "measured), ours matches the port figure")
+        return (f"{PORT_FIGURE_CAUSE}: {rec.throughput_text} (ports / measured), ours matches the port figure")
     limited = window.cause(doc.get("throughput") or {})
     if limited:
         return limited
@@ -279,6 +278,7 @@ def _copy_count(tp: dict, their: float | None, their_bound: bool) -> str | None:
 
 
 PROCESS_CAUSE = "varies between runner processes"
+PORT_FIGURE_CAUSE = "published measurement differs from its own port figure"
 PORT_FREE_CAUSE = ("flag breaker's ALU µop: copies linked through the flags are broken as uops.info does, "
                    "with test r, r, which takes an ALU slot beside each copy; the published figure is the "
                    "copies' rate with a breaker that takes none")

@@ -31,8 +31,8 @@ the cause (:func:`method_reads_ours`).  Nothing here changes the reported figure
 from __future__ import annotations
 
 from ..errors import CycleBenchError
-from . import connectors as C, published_chains
-from .comparing import TOLERANCES, agrees, match, single_issue
+from . import connectors as C, published_chains, published_throughput
+from .comparing import TOLERANCES, agrees, match, ours, single_issue, theirs
 from .forms import Form
 from .instantiate import AREA_GUARD, instantiate, latency_pairs
 from .copies import LINE, independent_copies, rmw_stride
@@ -81,6 +81,8 @@ def explain(session: Session, form: Form, doc: dict, rec, figures: tuple[str, ..
             for text, kw in _tp_variants(form):
                 entry["variants"].append(_run_tp(session, form, text, kw, their, their_bound, tol))
             entry["variants"] += _mask_unset(doc, their, their_bound, tol) + _values_swept(doc, their, their_bound, tol)
+            entry["variants"] += published_throughput.variant(published_throughput.measure(session, form),
+                                                              their, their_bound)
         elif their is not None:
             for p in (doc.get("latency") or []) + ((doc.get("reference_values") or {}).get("latency") or []):
                 if p.get("value") is None:
@@ -132,6 +134,25 @@ def experiment_cause(session: Session, form: Form, doc: dict, rec, figure: str,
     if hits:
         return f"{REPRODUCED}: {hits[0]['variant']} = {hits[0]['value']:.2f}"
     return unsteady_chain(result, figure) or method_reads_ours(result, figure)
+
+
+def throughput_cause(session: Session, form: Form, doc: dict, rec, prior: str) -> str:
+    """A throughput mismatch's cause with uops.info's own throughput experiment run here
+    (published_throughput.py) where it explains the published figure, ``prior`` (causes.cause's)
+    after it; ``prior`` alone where the experiment cannot run.  An "unexplained" stays so
+    (first), with the experiment's readings beside it."""
+    our, _b = ours(doc, "throughput")
+    their, their_bound = theirs(rec, "throughput")
+    try:
+        result = published_throughput.measure(session, form)
+    except (CycleBenchError, ValueError) as e:
+        return f"{prior} (uops.info's throughput experiment could not run: {e})"
+    said = published_throughput.cause(result, our, their, their_bound)
+    if said is None:
+        return prior
+    if said.startswith((REPRODUCED, published_throughput.SOME_CONFIGS)):
+        return said if prior == "unexplained" else f"{said}; {prior}"
+    return f"{prior}: {said}" if prior == "unexplained" else f"{prior}; {said}"
 
 
 UNSTEADY_CHAIN = "uops.info's chain is not steady here"
