@@ -100,3 +100,16 @@ def test_a_chain_that_reads_differently_from_process_to_process_names_the_publis
     assert unsteady_chain(_result(5.0, 10, v), "latency_min") is None        # two above: not its reading
     v[0]["cycles"] = [11.8, 11.9, 12.0]                                       # steady: nothing claimed
     assert unsteady_chain(_result(5.0, 8, v), "latency_min") is None
+
+
+def test_a_vector_chain_runs_to_an_implicit_vector_register_with_uops_infos_links():
+    form = Catalogue.load().get("PCMPESTRM (XMM, M128, I8)")
+    fake = Fake({}, default=15.05)
+    # a form of throughput 4: cRep = 2 + 2 * ceil(4 / 2) = 6, seven links in all
+    got = vector_chain_runs(Session(measure_fn=fake), form, frozenset(), 4.0)
+    assert {r["links"] for r in got} == {7} and all(r["value"] == 8.0 for r in got)     # int(15.25) - 7
+    codes = [c.splitlines() for c, _i in fake.calls]
+    legacy = next(c for c in codes if "pshufd" in c[1])
+    # a legacy SSE form: uops.info's integer chain is pshufd then pand, not the VEX vpand
+    assert legacy[1].startswith("pshufd xmm") and legacy[1].endswith(", xmm0, 0") and legacy.count(legacy[2]) == 6
+    assert any(c[1].startswith("vandpd xmm") and c[1].endswith("xmm0, xmm0") for c in codes)

@@ -38,7 +38,7 @@ from .instantiate import AREA_GUARD, instantiate, latency_pairs
 from .copies import LINE, independent_copies, rmw_stride
 from .mask_chain import whole
 from .session import Session, form_init, has_count, value_pattern, with_count
-from .zeroed_source import LINKS, vector_chain
+from .zeroed_source import LEGACY_INT, LINKS, vector_chain
 from .throughput import BREAKERS, measure_throughput
 from .values import ALL_ONES
 
@@ -97,14 +97,15 @@ def explain(session: Session, form: Form, doc: dict, rec, figures: tuple[str, ..
                                               "bound": p["bound"],
                                               "reproduces": agrees(value, their, their_bound, tol)})
             if chains is None:
-                chains = [dict(r, its=True) for r in vector_chain_runs(session, form, missed)] + \
+                chains = [dict(r, its=True) for r in vector_chain_runs(session, form, missed, single_issue(doc))] + \
                     [{"variant": t, "value": v, "its": False} for t, v in _count_zero(session, form)] + \
                     [{"variant": t, "value": v, "its": True}
                      for t, v in published_chains.measure(session, form, single_issue(doc))]
             for c in chains:
                 entry["variants"].append({"variant": c["variant"], "value": c["value"], "bound": "exact",
                                           "published_method": c["its"],
-                                          **({"cycles": c["cycles"]} if c.get("cycles") else {}),
+                                          **({"cycles": c["cycles"], "links": c.get("links", LINKS)}
+                                             if c.get("cycles") else {}),
                                           "reproduces": agrees(c["value"], their, their_bound, tol)})
         out["figures"].append(entry)
     return out
@@ -173,11 +174,12 @@ def unsteady_chain(result: dict, figure: str) -> str | None:
         cycles = v.get("cycles") or []
         if not v.get("published_method") or len(cycles) < 2 or max(cycles) - min(cycles) < UNSTEADY_SPREAD:
             continue
-        lo, hi = (max(0, whole(c) - LINKS) for c in (min(cycles), max(cycles)))
+        links = v.get("links", LINKS)
+        lo, hi = (max(0, whole(c) - links) for c in (min(cycles), max(cycles)))
         if not lo <= their <= hi + 1:
             continue
         where = ("within them" if their <= hi else
-                 f"one above the highest ({max(cycles):.2f} cycles; {their + LINKS - 0.2:.2f} reads {their:g})")
+                 f"one above the highest ({max(cycles):.2f} cycles; {their + links - 0.2:.2f} reads {their:g})")
         ours = f" ours {f['ours']:.2f};" if f.get("ours") is not None else ""
         return (f"{UNSTEADY_CHAIN}: {v['variant']}: {min(cycles):.2f} to {max(cycles):.2f} cycles, "
                 f"{lo} to {hi} its way;{ours} the published {their:g} is {where}")
@@ -252,49 +254,61 @@ def _pair_variants(p: dict) -> list[tuple[str, float]]:
     return out
 
 
-def vector_chain_runs(session: Session, form: Form, missed: set | frozenset = frozenset()) -> list[dict]:
-    """Each pair between two different vector register operands measured with uops.info's own
-    connector (nanoBench ``getChainInstrForVectorRegs``: ``vandpd src, dst, dst`` or ``vpand``, then
-    more of the same on src) and read as uops.info reads it, ``int(cycles + .2)`` minus the links:
+def vector_chain_runs(session: Session, form: Form, missed: set | frozenset = frozenset(),
+                      throughput: float | None = None) -> list[dict]:
+    """Each pair from a read vector register operand to another vector register, explicit or
+    implicit (``pcmpestrm``'s XMM0), measured with uops.info's own connector (nanoBench
+    ``getChainInstrForVectorRegs``: ``vandpd src, dst, dst``, and ``vpand``, or for a legacy SSE form
+    ``pshufd src, dst, 0``, then more of the same on src, ``cRep + 1`` links in all,
+    published_chains.c_rep) and read as uops.info reads it, ``int(cycles + .2)`` minus the links:
     where it differs from our chain through one register, the connector's consumer matters (Zen 4,
-    ``vpexpandw zmm1, zmm2``: 5.00 through one register, 11.5 cycles with five ``vpandd``: 6).
-    Each chain runs in up to CHAIN_PROCESSES runner processes, until one reads a published
-    figure in ``missed`` (the ones ours misses): the same loop settles from 10.37 to 11.95
-    cycles from process to process (Zen 4, ``vpermi2w zmm1{k1}{z}, zmm2, zmm3`` with five
-    ``vandpd`` or ``vpandd``: 5 or 6 its way), and uops.info's figure is one run's reading."""
+    ``vpexpandw zmm1, zmm2``: 5.00 through one register, 11.5 cycles with five ``vpandd``: 6;
+    ``pcmpestrm xmm1, [m], 2`` to XMM0: 7.00 through one register, 15.05 and 15.13 cycles with
+    ``pshufd`` and six ``pand``: 8).  Each chain runs in up to CHAIN_PROCESSES runner processes,
+    until one reads a published figure in ``missed`` (the ones ours misses): the same loop settles
+    from 10.37 to 11.95 cycles from process to process (Zen 4, ``vpermi2w zmm1{k1}{z}, zmm2, zmm3``
+    with five ``vandpd`` or ``vpandd``: 5 or 6 its way), and uops.info's figure is one run's reading."""
     out = []
     inst = instantiate(form)
+    links = published_chains.c_rep(throughput) + 1
     for pair in latency_pairs(form):
         s, e = pair.start, pair.end
-        if s.kind != "op" or e.kind != "op" or s.pos == e.pos:
+        if s.kind != "op" or e.kind not in ("op", "implicit") or (e.kind == "op" and s.pos == e.pos):
             continue
-        a, b = form.operands[s.pos], form.operands[e.pos]
-        if not (a.kind == b.kind == "reg" and a.cls in _VECTOR and b.cls in _VECTOR and not a.write):
+        a = form.operands[s.pos]
+        if e.kind == "op":
+            b = form.operands[e.pos]
+            dst, cls, bits = inst.regs.get(e.pos), b.cls if b.kind == "reg" else None, b.bits
+        else:
+            dst = str(e.register).lower()
+            cls = dst[:3].upper()
+            bits = {"XMM": 128, "YMM": 256, "ZMM": 512}.get(cls)
+        if not (a.kind == "reg" and a.cls in _VECTOR and cls in _VECTOR and not a.write):
             continue
-        src, dst = inst.regs.get(s.pos), inst.regs.get(e.pos)
+        src = inst.regs.get(s.pos)
         if not src or not dst or src == dst:
             continue
-        src = C.vec(src, max(a.bits, b.bits))
-        for op in ("vandpd", C.vand(src)):
+        src = C.vec(src, max(a.bits, bits))
+        for op in ("vandpd", LEGACY_INT if form.encoding == "LEGACY" else C.vand(src)):
             readings = []
             for _ in range(CHAIN_PROCESSES):
                 try:
-                    m = session.measure(vector_chain(inst.text, src, dst, op), form_init(form, inst),
+                    m = session.measure(vector_chain(inst.text, src, dst, op, links), form_init(form, inst),
                                         pattern=value_pattern(form))
                 except CycleBenchError:
                     break
                 readings.append(m.value)
-                if not missed or whole(m.value) - LINKS in missed:
+                if not missed or whole(m.value) - links in missed:
                     break
             if not readings:
                 continue
             # the reading uops.info's figure came from, if one process gave it, else the last
-            best = next((c for c in readings if whole(c) - LINKS in missed), readings[-1])
+            best = next((c for c in readings if whole(c) - links in missed), readings[-1])
             runs = ", ".join(f"{c:.2f}" for c in readings)
             where = f" in {len(readings)} processes" if len(readings) > 1 else ""
-            out.append({"variant": f"latency pair {pair}, uops.info's chain ({op} x{LINKS}, {runs} cycles{where}, "
+            out.append({"variant": f"latency pair {pair}, uops.info's chain ({op} x{links}, {runs} cycles{where}, "
                                    f"{best:.2f} read as int(cycles + .2) minus the links)",
-                        "value": float(max(0, whole(best) - LINKS)), "cycles": readings})
+                        "value": float(max(0, whole(best) - links)), "cycles": readings, "links": links})
     return out
 
 

@@ -68,11 +68,16 @@ def _zero(reg: str) -> str:
     return f"{op} {reg}, {reg}, {reg}"
 
 
-def vector_chain(text: str, src: str, dst: str, op: str = "vandpd") -> list[str]:
+LEGACY_INT = "pshufd/pand"     # uops.info's integer chain for a legacy SSE form
+
+
+def vector_chain(text: str, src: str, dst: str, op: str = "vandpd", links: int = LINKS) -> list[str]:
     """uops.info's chain for a pair between two vector registers (nanoBench
-    ``getChainInstrForVectorRegs``): the form, ``op src, dst, dst``, then LINKS - 1 more
-    ``op src, src, src``."""
-    return [text, f"{op} {src}, {dst}, {dst}"] + [f"{op} {src}, {src}, {src}"] * (LINKS - 1)
+    ``getChainInstrForVectorRegs``): the form, ``op src, dst, dst``, then ``links`` - 1 more
+    ``op src, src, src``; for LEGACY_INT, ``pshufd src, dst, 0`` then ``pand src, src``."""
+    if op == LEGACY_INT:
+        return [text, f"pshufd {src}, {dst}, 0"] + [f"pand {src}, {src}"] * (links - 1)
+    return [text, f"{op} {src}, {dst}, {dst}"] + [f"{op} {src}, {src}, {src}"] * (links - 1)
 
 
 def code(form: Form, pair: LatencyPair):
