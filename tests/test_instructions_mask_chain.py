@@ -83,3 +83,21 @@ def test_an_avx2_gather_s_smallest_bound_below_ours_is_its_mask_pair(cat):
     k = cat.get("VPGATHERDQ (XMM, K, VSIB_XMM)")              # a K mask: not this pair
     if k is not None:
         assert cause({**d, "form": k.name}, rec, k, "latency_min") != GATHER_MASK_CAUSE
+
+
+def test_an_avx512_gather_s_smallest_below_ours_is_its_write_mask_pair(cat):
+    from cyclebench.instructions.agreement import cause
+    from cyclebench.instructions.causes import GATHER_K_MASK_CAUSE
+    form = cat.get("VGATHERQPS (YMM, K, VSIB_ZMM)")
+    d = {"form": form.name, "notes": [], "throughput": {"value": 9.3, "bound": "exact"},
+         "latency": [{"start": "op0 (YMM)", "end": "op0 (YMM)", "value": 11.55, "bound": "exact", "stable": True,
+                      "linear": True, "label": None}]}
+    # published [3;<=25]: an exact smallest below every pair measured
+    rec = SimpleNamespace(latency=SimpleNamespace(lo=3.0, hi=25.0, lo_upper_bound=False, hi_upper_bound=True))
+    assert cause(d, rec, form, "latency_min") == GATHER_K_MASK_CAUSE
+    # a published smallest above ours is not that pair; nor is a scatter's
+    rec.latency.lo = 12.5
+    assert cause(d, rec, form, "latency_min") != GATHER_K_MASK_CAUSE
+    rec.latency.lo = 3.0
+    scatter = cat.get("VPSCATTERDQ (VSIB_YMM, K, ZMM)")
+    assert cause({**d, "form": scatter.name}, rec, scatter, "latency_min") != GATHER_K_MASK_CAUSE

@@ -113,3 +113,16 @@ def test_a_vector_chain_runs_to_an_implicit_vector_register_with_uops_infos_link
     # a legacy SSE form: uops.info's integer chain is pshufd then pand, not the VEX vpand
     assert legacy[1].startswith("pshufd xmm") and legacy[1].endswith(", xmm0, 0") and legacy.count(legacy[2]) == 6
     assert any(c[1].startswith("vandpd xmm") and c[1].endswith("xmm0, xmm0") for c in codes)
+
+
+def test_an_avx512_gathers_mask_chain_is_uops_infos_kmovq_chain():
+    cat = Catalogue.load()
+    (c,) = P.chains(cat.get("VGATHERQPS (YMM, K, VSIB_ZMM)"), 11.5)
+    # cRep for a single-copy rate of 11.5: 2 + 2 * ceil(11.5 / 2) = 14, one kmovq more in the chain
+    assert c["links"] == 15 and c["code"].count("kmovq k1, k1") == 15 and c["pair"] == "mask k1 -> mask k1"
+    # the destination zeroed, the mask never set again: the gather itself, not its per-copy set-up
+    assert c["code"][0] == "vpxord ymm1, ymm1, ymm1" and c["code"][1].startswith("{evex} vgatherqps ymm1{k1}")
+    assert not any("kxnor" in line for line in c["code"])
+    # not for an AVX2 gather (a vector mask) nor a scatter (no destination register)
+    assert P.chains(cat.get("VGATHERQPS (XMM, VSIB_XMM, XMM)")) == []
+    assert P.chains(cat.get("VPSCATTERDQ (VSIB_YMM, K, ZMM)")) == []

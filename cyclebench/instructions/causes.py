@@ -176,6 +176,8 @@ def _measured_cause(doc: dict, rec, form, figure: str) -> str:
         if figure == "latency_min" and _vector_mask_gather(form) and their_bound and our is not None \
                 and their is not None and their < our:
             return GATHER_MASK_CAUSE
+        if figure == "latency_min" and _k_mask_gather(form) and our is not None and their is not None and their < our:
+            return GATHER_K_MASK_CAUSE
         if their == 0:
             return _published_zero(doc, our)
         if figure == "latency_max" and COUNT_NOTE in notes and our is not None and their is not None \
@@ -287,6 +289,21 @@ GATHER_MASK_CAUSE = ("gather: the published smallest, a bound, is a pair into th
                      "uops.info's index -> mask chain (the gather, four vandpd from the mask into the index, "
                      "the mask set again) runs at the gather's own issue rate, 5.00 cycles a loop on Zen 4, "
                      "so it shows no latency (docs/results/zen4-guest.md)")
+
+
+GATHER_K_MASK_CAUSE = ("gather: the published smallest is below every pair cyclebench measures; the pairs it does "
+                       "not measure are the write mask's (vsib.py), which the gather clears without waiting for its "
+                       "loads: uops.info's mask -> mask chain (the gather, its destination zeroed, cRep + 1 kmovq; "
+                       "published_chains.py, run by inst --why) reads a few cycles its way on Zen 4 (vgatherqps ymm{k}, "
+                       "zmm index: 19.61 and 19.93 cycles a loop in two runs, 4 and 5; xmm index 2, ymm index 1; "
+                       "published 3, 0, 1), against the loads' 11 or more (docs/results/zen4-guest.md)")
+
+
+def _k_mask_gather(form) -> bool:
+    """An AVX-512 gather: a VSIB memory operand read (not a scatter's store) under a K write mask."""
+    if form is None or getattr(form, "operands", None) is None or vsib_operand(form) is None:
+        return False
+    return vsib_operand(form).read and any(op.cls == "K" and op.is_mask for op in form.operands)
 
 
 def _vector_mask_gather(form) -> bool:

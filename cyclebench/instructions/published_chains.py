@@ -11,7 +11,9 @@ the least of a pair's configurations:
   trip's own reading (``MOV_10MOVSX_MOV``: the same without the form, with ``movsx r12, r12w``);
 * **address -> flags**: the form and ``cmovCC base, base`` (less 1);
 * **general register -> flags**: the form, ``cmovCC t, t``, ``movsx reg, t`` and ``cRep`` more
-  ``movsx reg, reg`` (less 2 + cRep; ``cRep`` is 2 + 2 * ceil(throughput / 2)).
+  ``movsx reg, reg`` (less 2 + cRep; ``cRep`` is 2 + 2 * ceil(throughput / 2));
+* **an AVX-512 gather's write mask -> itself** (:func:`gather_mask_chain`): the form and cRep + 1
+  ``kmovq k, k``.
 
 Zen 4 (KVM guest), ``NOT (M8)`` (published ``[6;≤11]``): ``not byte ptr [r14]`` alone 7.31 cycles
 a copy (7 its way), with the round trip 25.34 against the round trip's 17.86 (25 - 18 = 7);
@@ -27,11 +29,13 @@ from ..errors import CycleBenchError
 from .connectors import cmov_for, gpr, Port, scratch_gpr
 from .forms import Form
 from .instantiate import instantiate, latency_pairs
+from . import vsib
 from .mask_chain import whole
 from .session import Session, form_init, used_gprs, value_pattern
 
 ROUND_TRIP_MOVSX = 10           # uops.info's MOV_10MOVSX_MOV chain
 _MEM = re.compile(r"\[([a-z0-9]+)[^\]]*\]")
+_WRITE_MASK = re.compile(r"\{(k[1-7])\}")
 _WIDTH = {8: "byte", 16: "word", 32: "dword", 64: "qword"}
 
 
@@ -48,11 +52,32 @@ def round_trip(mem: str, bits: int, t: str, with_form: bool) -> list[str]:
     return [f"mov {w}, {mem}"] + [f"movsx {t}, {ext}"] * ROUND_TRIP_MOVSX + [f"mov {mem}, {w}"]
 
 
+def gather_mask_chain(form: Form, throughput: float | None = None) -> list[dict]:
+    """An AVX-512 gather's write mask -> itself, uops.info's way (``getLatConfigLists``: K -> K is
+    ``kmovq k, k`` cRep + 1 times; the other operands broken, here the destination by a zero
+    idiom): the gather clears the mask without waiting for its loads, so the loop shows the
+    mask's own path.  Zen 4: ``vgatherqps ymm1{k1}, [r14+zmm15]`` with 15 ``kmovq`` 19.61 and 19.93
+    cycles in two runs (4 and 5 its way, published smallest 3); the xmm-index form 17.00 (2,
+    published 0), the ymm-index 16.01 (1, published 1)."""
+    masks = [form.operands[i] for i in vsib.mask_positions(form)]
+    if not masks or masks[0].cls != "K":
+        return []
+    inst = instantiate(form)
+    gather = inst.text.splitlines()[-1]        # not the mask's set-up before it: the chain is the mask
+    k, dst = _WRITE_MASK.search(gather), inst.regs.get(0)
+    if not k or not dst or form.operands[0].cls not in ("XMM", "YMM", "ZMM"):
+        return []
+    k, rep = k.group(1), c_rep(throughput)
+    return [{"pair": f"mask {k} -> mask {k}", "what": f"{rep + 1} kmovq, destination zeroed",
+             "links": rep + 1, "code": [f"vpxord {dst}, {dst}, {dst}", gather] + [f"kmovq {k}, {k}"] * (rep + 1),
+             "reference": None}]
+
+
 def chains(form: Form, throughput: float | None = None) -> list[dict]:
     """The loops to measure: [{pair, what, code, reference (or None), links}], each read as
     ``int(cycles + .2) - links`` (less the reference's own reading where there is one)."""
     if form.encoding != "LEGACY":
-        return []
+        return gather_mask_chain(form, throughput)
     inst = instantiate(form)
     m = _MEM.search(inst.text)
     taken = used_gprs(inst.text)
