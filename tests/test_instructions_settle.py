@@ -66,3 +66,33 @@ def test_a_pair_bounded_by_a_reference_read_during_a_burst_is_unsettled():
     pair["connector"] = {**info, "unsettled_reference": []}     # a settled reference: a bound, not unsettled
     assert not unsettled({"latency": [pair]}, "latency_max")
     assert not C.PINNING.get("alu")                             # only the mask steps are pinned
+
+
+def test_a_throughput_off_the_port_grid_is_measured_again_on_each_cpu_the_fastest_kept(tmp_path, monkeypatch):
+    cat = Catalogue.load()
+    sel = bulk.select(cat, names=["kmovq k1, rbx", "add rax, rbx"])
+    k, add = (s.name for s in sel)
+    calls, sessions = [], []
+
+    def fake(form, session, opts, name):
+        calls.append((name, session, opts["latency"]))
+        d = _doc(name, True)
+        if name == k:    # 1.80 a copy in the pool's run and on CPU 1, 1.38 on CPU 0 alone
+            d["throughput"]["value"] = 1.38 if session == 0 and not opts["latency"] else 1.80
+        return d
+
+    monkeypatch.setattr(bulk, "_characterize_one", fake)
+    monkeypatch.setattr(bulk, "Session", lambda cpu=None, **kw: cpu)      # the session is its CPU here
+    monkeypatch.setattr(bulk, "pinned_pool", lambda items, cpus, init, args, work, finish:
+                        [finish(fake(cat.get(n), 1, {"latency": True}, n)) for n in items])
+    docs = {d["form"]: d for d in bulk.run(sel, results=tmp_path / "r.jsonl", cpus=[0, 1])}
+    # 0.25 is on the grid (µops over four ports): only the off-grid figure runs again, throughput only
+    assert [(n, c) for n, c, lat in calls if not lat] == [(k, 0), (k, 1)]
+    assert docs[k]["throughput"]["value"] == 1.38 and docs[k]["throughput"]["by_cpu"] == {"0": 1.38, "1": 1.80}
+    assert docs[add]["throughput"]["value"] == 0.25 and "by_cpu" not in docs[add]["throughput"]
+    # the results file keeps the last document of a form: resuming reads the faster one
+    again = bulk.run(sel, results=tmp_path / "r.jsonl", cpus=[0, 1], resume=True)
+    assert again[0]["throughput"]["value"] == 1.38
+    assert bulk.off_grid({"status": "ok", "throughput": {"value": 1.8, "stable": True}})
+    assert not bulk.off_grid({"status": "ok", "throughput": {"value": 0.667, "stable": True}})
+    assert not bulk.off_grid({"status": "ok", "throughput": {"value": 1.8, "stable": False}})
