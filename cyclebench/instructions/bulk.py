@@ -257,11 +257,12 @@ def off_grid(doc: dict) -> bool:
 def _on_every_cpu(selected: list[Selected], cpus: list[int], measure_kwargs: dict, out: dict, sink) -> None:
     """The throughput of each of ``selected`` measured again on each CPU in turn, alone (one
     process, the other CPU idle), and the fastest settled reading kept, each CPU's listed in
-    ``by_cpu``.  The steady state some copies settle in can depend on the CPU their process runs
-    on, and on the time: on a Zen 4 KVM guest, 16 copies of ``kmovq k, r64`` read 1.31 cycles each
-    in 3 of 8 processes on vCPU 0 and 1.80 in the others, and 1.80 in all 8 on vCPU 1 (alternating;
-    in an earlier run 1.38 in all 4 on vCPU 0, 1.80 in all 4 on vCPU 1), so a form a worker
-    measured on vCPU 1 read 1.80 in every process (uops.info 1.30)."""
+    ``by_cpu``.  The steady state some copies settle in can hold for every process of a form on
+    one CPU for a while: on a Zen 4 KVM guest, 16 copies of ``kmovq k, r64`` read 1.31 cycles each
+    in 3 of 8 processes on vCPU 0 and 1.80 in all 8 on vCPU 1 (alternating), and in another run
+    1.80 in all 4 processes of the form's own measurement, 1.80 again on vCPU 0 after it and 1.39
+    in all 4 on vCPU 1 (uops.info 1.30): a reading apart in time and on each CPU catches the
+    faster state where the form's processes, one after the other on one CPU, did not."""
     for cpu in cpus:
         def faster(doc: dict, cpu: int = cpu) -> None:
             old = out.get(doc["form"])
