@@ -93,6 +93,7 @@ def test_a_throughput_off_the_port_grid_is_measured_again_on_each_cpu_the_fastes
     # the results file keeps the last document of a form: resuming reads the faster one
     again = bulk.run(sel, results=tmp_path / "r.jsonl", cpus=[0, 1], resume=True)
     assert again[0]["throughput"]["value"] == 1.38
+    assert len([c for c in calls if not c[2]]) == 2          # a resumed form is not measured again
     assert bulk.off_grid({"status": "ok", "throughput": {"value": 1.8, "stable": True}})
     assert not bulk.off_grid({"status": "ok", "throughput": {"value": 0.667, "stable": True}})
     assert not bulk.off_grid({"status": "ok", "throughput": {"value": 1.8, "stable": False}})

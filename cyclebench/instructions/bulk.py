@@ -237,7 +237,8 @@ def run(selected: list[Selected], results: Path | None = None, resume: bool = Fa
                 break
             _measure(again, cpus, measure_kwargs, opts, keep)
         if throughput and len(cpus) > 1:
-            _on_every_cpu([s for s in selected if s.name in out and off_grid(out[s.name])], cpus,
+            # the forms this run measured (a resumed file's earlier forms had their turn)
+            _on_every_cpu([s for s in runnable if s.name in out and off_grid(out[s.name])], cpus,
                           measure_kwargs, out, sink)
     finally:
         if sink is not None:
