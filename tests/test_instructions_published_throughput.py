@@ -68,6 +68,9 @@ def test_the_experiments_verdicts():
     # nothing reaches a published figure below its own port figure; one copy never counts
     assert P.cause(SLOW_SOME, 0.67, 0.37, False).endswith("none of its configurations reads the published 0.37")
     assert "none" in P.cause(SLOW_SOME, 0.67, 2.0, False)
+    # none within the tolerance, but its several-copy configurations read both below and above it
+    spans = P.cause(_result([2.0] * 3 + [0.76, 0.83, 1.0, 0.8, 0.82, 1.23, 0.76, 0.8, 0.81]), 0.76, 0.91, False)
+    assert spans.startswith(P.SPANS) and "read 0.76 to 1.23 cycles a copy here and it keeps 0.76" in spans
     assert P.cause(None, 0.67, 0.98, False) is None
 
 

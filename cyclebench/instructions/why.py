@@ -151,7 +151,7 @@ def throughput_cause(session: Session, form: Form, doc: dict, rec, prior: str) -
     said = published_throughput.cause(result, our, their, their_bound)
     if said is None:
         return prior
-    if said.startswith((REPRODUCED, published_throughput.SOME_CONFIGS)):
+    if said.startswith((REPRODUCED, published_throughput.SOME_CONFIGS, published_throughput.SPANS)):
         return said if prior == "unexplained" else f"{said}; {prior}"
     return f"{prior}: {said}" if prior == "unexplained" else f"{prior}; {said}"
 
