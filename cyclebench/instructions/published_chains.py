@@ -28,7 +28,7 @@ import re
 from ..errors import CycleBenchError
 from .connectors import cmov_for, gpr, Port, scratch_gpr
 from .forms import Form
-from .instantiate import instantiate, latency_pairs
+from .instantiate import instantiate, latency_pairs, verified
 from . import vsib
 from .mask_chain import whole
 from .session import Session, form_init, used_gprs, value_pattern
@@ -62,7 +62,7 @@ def gather_mask_chain(form: Form, throughput: float | None = None) -> list[dict]
     masks = [form.operands[i] for i in vsib.mask_positions(form)]
     if not masks or masks[0].cls != "K":
         return []
-    inst = instantiate(form)
+    inst = verified([instantiate(form)])[0]     # as assembled: GNU as lacks some iced names
     gather = inst.text.splitlines()[-1]        # not the mask's set-up before it: the chain is the mask
     k, dst = _WRITE_MASK.search(gather), inst.regs.get(0)
     if not k or not dst or form.operands[0].cls not in ("XMM", "YMM", "ZMM"):
@@ -78,7 +78,7 @@ def chains(form: Form, throughput: float | None = None) -> list[dict]:
     ``int(cycles + .2) - links`` (less the reference's own reading where there is one)."""
     if form.encoding != "LEGACY":
         return gather_mask_chain(form, throughput)
-    inst = instantiate(form)
+    inst = verified([instantiate(form)])[0]     # as assembled: GNU as lacks some iced names
     m = _MEM.search(inst.text)
     taken = used_gprs(inst.text)
     out = []

@@ -34,7 +34,7 @@ from ..errors import CycleBenchError
 from . import connectors as C, published_chains, published_throughput
 from .comparing import TOLERANCES, agrees, match, ours, single_issue, theirs
 from .forms import Form
-from .instantiate import AREA_GUARD, instantiate, latency_pairs
+from .instantiate import AREA_GUARD, instantiate, latency_pairs, verified
 from .copies import LINE, independent_copies, rmw_stride
 from .mask_chain import whole
 from .session import Session, form_init, has_count, value_pattern, with_count
@@ -269,7 +269,7 @@ def vector_chain_runs(session: Session, form: Form, missed: set | frozenset = fr
     from 10.37 to 11.95 cycles from process to process (Zen 4, ``vpermi2w zmm1{k1}{z}, zmm2, zmm3``
     with five ``vandpd`` or ``vpandd``: 5 or 6 its way), and uops.info's figure is one run's reading."""
     out = []
-    inst = instantiate(form)
+    inst = verified([instantiate(form)])[0]      # as assembled (pcmpestrm64: GNU as has no such name)
     links = published_chains.c_rep(throughput) + 1
     for pair in latency_pairs(form):
         s, e = pair.start, pair.end
