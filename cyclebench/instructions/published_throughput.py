@@ -21,8 +21,8 @@ registers, x87) are left out, since uops.info breaks those with instructions of 
 
 Zen 4 (KVM guest, TSC-calibrated, one run each): ``VPEXPANDQ (XMM, M128)`` (published 0.67 / 0.98)
 reads 0.67 to 2.00 cycles a copy over the 12 configurations, 5 of them 0.97 to 1.00, and keeps
-0.67, as cyclebench; ``VCVTTPD2DQ (XMM, K, M256)`` (0.67 / 0.90) 0.67 to 3.00, 4 of them 0.85 to
-0.98, keeps 0.67: the same copies run at the port figure or about a third slower from layout to
+0.67, as cyclebench; ``VCVTTPD2DQ (XMM, K, M256)`` (0.67 / 0.90) 0.67 to 3.00, 4 of them 0.84 to
+0.96, keeps 0.67: the same copies run at the port figure or a third to a half slower from layout to
 layout and process to process (throughput.py), and uops.info's table keeps a run that read the
 slower rate in every configuration.  ``PUNPCKHBW (MM, MM)`` (0.33 / 0.43) keeps 0.43, as
 published, where cyclebench's copies read 0.38.  ``VPEXPANDQ_Z (XMM, K, M128)`` (0.67 / 0.37) and
