@@ -12,11 +12,14 @@ differently, each measured here on the same form:
 * **addresses** of read-modify-write copies: one operand width apart (ours), one cache line per
   copy, one shared address;
 * a gather's or scatter's **mask** not set again before each copy, as uops.info's copies run;
+* **uops.info's own throughput experiment** (published_throughput.py: 1, 4, 8 and 16 copies,
+  unrolled and in two loops, the least kept);
 * **the same register** for every register operand against distinct ones (latency: the
   characterisation measures both, and their entries are listed);
 * **uops.info's own chain** for a pair between two vector registers (``vandpd``/``vpand``
   connectors, read as ``int(cycles + .2)`` minus the links, in up to CHAIN_PROCESSES processes),
-  and for a legacy form's memory and flags pairs (published_chains.py), measured on demand;
+  also into an implicit vector register, for a legacy form's memory and flags pairs and for an
+  AVX-512 gather's write mask (published_chains.py), measured on demand;
 * **a shift count of 0** (CL forms; the tables run count 1): the flags are then left as they were,
   and a flags read after it may take a slow path; uops.info's flags -> CL chain (``SETcc CL``)
   leaves the count 0 whenever the flag is clear;
