@@ -64,9 +64,13 @@ class Units:
         self.waiting: list[list[float]] = [[] for _ in range(k)]    # start times of those assigned
         self.turn = 0
 
-    def choose(self, entered: float) -> int:
+    def _settle(self, entered: float) -> None:
+        """Drops the instances that started by ``entered`` from the units' queues."""
         for q in self.waiting:
             q[:] = [t for t in q if t > entered]
+
+    def choose(self, entered: float) -> int:
+        self._settle(entered)
         order = [(self.turn + j) % self.k for j in range(self.k)]
         unit = min(order, key=lambda j: len(self.waiting[j]))
         self.turn = (unit + 1) % self.k
@@ -77,8 +81,7 @@ class Units:
         other's by more than :data:`SLACK`: then the other (two µops dealt one pipe each iteration
         do not halve the pair: ``cvtpd2dq``, ``orps``, ``cvtpd2dq``, ``orps`` on independent
         registers runs 1.64 cycles on Zen 4, not 2)."""
-        for q in self.waiting:
-            q[:] = [t for t in q if t > entered]
+        self._settle(entered)
         other = min(range(self.k), key=lambda j: len(self.waiting[j]))
         return other if len(self.waiting[unit]) > len(self.waiting[other]) + SLACK else unit
 
