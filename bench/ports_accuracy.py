@@ -289,7 +289,8 @@ def main():
           f"({loaded.in_flight_source})")
 
     def pred(block):
-        return predict(block, model, cat, lats, floors=floors, upper_factor=factor, in_flight=loaded.in_flight)
+        return predict(block, model, cat, lats, floors=floors, upper_factor=factor, in_flight=loaded.in_flight,
+                       deal=loaded.deals)
     if args.replay:
         return replay(args.replay, pred, args.rows)
     global SAVED

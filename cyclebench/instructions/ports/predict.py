@@ -19,7 +19,7 @@ resource that a pair's readings at several ratios show the two forms share, at a
 two bounds and the **simulated** figure (simulate.py: the block scheduled oldest first over the
 model's resources with the chain bound's dependences and latencies, where chains and resources
 can delay each other, and with no more instructions waiting to start than inflight.py measured
-fit: ``in_flight``).  Forms the model does not know make the resource bound a lower bound (listed in
+fit: ``in_flight``; where the core deals vector µops to pipe pairs in turn, dealing.py: ``deal``).  Forms the model does not know make the resource bound a lower bound (listed in
 ``unknown``).  A zero idiom (``xor eax, eax``) takes only its share of the front end: the renamer
 zeroes the register, while the model's form was measured with two distinct registers.  A
 legacy-SSE XMM write under a dirty upper vector state reads its destination's kept part and,
@@ -51,8 +51,8 @@ from .infer import FASTER
 from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
 from .shared import SharedFloors
-from .simulate import simulate, units
-from . import apart, crowding, inflight, upper, upper_loop, vector_loads
+from .simulate import Units, simulate, units
+from . import apart, dealing, crowding, inflight, upper, upper_loop, vector_loads
 
 STORE_LINES = "store lines"
 
@@ -93,6 +93,7 @@ class Loaded:
     in_flight_source: str = ""
     loop: upper_loop.LoopFloor | None = None   # legacy-SSE beside ZMM writes (upper_loop.stored)
     loop_source: str = ""
+    deals: bool = False           # the file's core deals vector µops in turn (dealing.deals)
 
     @property
     def bounds(self) -> tuple:
@@ -109,9 +110,10 @@ def load(path: Path) -> Loaded:
     shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {})
     model = shared.charged_whole(model, units(model))   # whole-resource holds: the floor charges them
     factor, where = upper.stored(path)
-    probed = any(r.get("type") == upper.RECORD for r in store(path).load()[1])
+    header, records = store(path).load()
+    probed = any(r.get("type") == upper.RECORD for r in records)
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
-                  *upper_loop.stored(path))
+                  *upper_loop.stored(path), dealing.deals((header or {}).get("machine")))
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
@@ -214,13 +216,15 @@ def _bypassing(counts: dict[str, int], model: Model) -> int:
 
 def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None,
             latencies: dict[str, float] | None = None, latency_source: str = "published",
-            floors=None, upper_factor: float | None = None, in_flight: int | None = None) -> Prediction:
+            floors=None, upper_factor: float | None = None, in_flight: int | None = None,
+            deal: bool = False) -> Prediction:
     """The prediction for one block (see the module docstring); ``floors``: the readings of the
     model's results file as floors, one set or several (repair.PairFloors, shared.SharedFloors:
     :attr:`Loaded.bounds`); ``upper_factor``: the resources a legacy-SSE
     XMM write takes while a ZMM register dirties the upper state, as upper.probe measured it;
     ``in_flight``: the waiting instructions that fit in flight, as inflight.probe measured it
-    (:attr:`Loaded.in_flight`), the simulation's limit."""
+    (:attr:`Loaded.in_flight`), the simulation's limit; ``deal``: the core deals vector µops to
+    pipe pairs in turn (:attr:`Loaded.deals`, dealing.py)."""
     catalogue = catalogue or Catalogue.load()
     model = vector_loads.view(model, catalogue)       # a vector load's share of the load path
     model = apart.view(model, catalogue)              # one pipe group probed twice, kept apart
@@ -263,8 +267,10 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         res = loads[binding]
     else:
         res, binding = (len(forms) / model.width if model.width else 0.0), None
-    sim = simulate(instructions, lats, *_instances(instructions, forms, weight, model), units(model),
-                   waiting=in_flight)
+    discrete = units(model)
+    dealt = dealing.plan(instructions, forms, model, discrete, _whole(discrete)) if deal else None
+    sim = simulate(instructions, lats, *_instances(instructions, forms, weight, model), discrete,
+                   waiting=in_flight, deal=dealt)
     return Prediction(max(res, chain, sim), res, binding, chain, forms, unknown, assumed,
                       latency_source if latencies else "assumed 1 cycle", extra, sim)
 
@@ -304,3 +310,8 @@ def _instances(instructions, forms, weight, model: Model) -> tuple[list[dict[str
         usage.append(u)
         front.append(0.0 if _bypassing({f: 1}, model) else fe)
     return usage, front
+
+
+def _whole(discrete: dict[str, int]):
+    """Whether a usage of a resource holds one of its units (simulate.Units.whole)."""
+    return lambda r, u: Units(discrete[r]).whole(u)

@@ -19,6 +19,10 @@ from throughput and the latencies cyclebench measured:
   instance goes first.  Every other usage is fluid: the resource serves one cycle of usage a
   cycle, shared by any instances (a usage that does not fill a cycle wastes none of it), and a
   form's time alone is one more such resource of its own (model.Model.loads);
+* where the core deals vector µops in turn (dealing.py, Zen 4), a pair of vector pipes is not
+  chosen by the fewest waiting: each vector µop takes the next turn, and one held to a pair takes
+  the unit of its turn (unless that unit's queue is :data:`SLACK` longer than the other's), so
+  a chain's step dealt the pipe of an older consumer of its last step waits a cycle;
 * instructions are placed in program order, each in the first cycle from its ready time where
   its unit and its fluid resources have room, so a younger one only takes what an older one left.
 
@@ -43,6 +47,9 @@ from .upper import BINDING
 WINDOW = 224          # instructions in flight: an assumption, of the order of reorder buffers (Zen 3 256,
                       # Zen 4 320, Golden Cove 512); the replayed figures barely move from 224 to 512
 EPS = 1e-9
+WHOLE = 0.02          # a dealt instruction's measured latency this near a whole number of cycles is that
+                      # number: 2.9999 by one source and 3.0002 by another would drift two steps apart
+SLACK = 1             # a dealt unit's queue may be this many longer than the other's (Units.dealt)
 NEAR = 0.15           # a usage within this many unit-cycles of one unit-cycle takes a unit
 
 
@@ -57,13 +64,26 @@ class Units:
         self.waiting: list[list[float]] = [[] for _ in range(k)]    # start times of those assigned
         self.turn = 0
 
-    def choose(self, entered: float) -> int:
+    def _settle(self, entered: float) -> None:
+        """Drops the instances that started by ``entered`` from the units' queues."""
         for q in self.waiting:
             q[:] = [t for t in q if t > entered]
+
+    def choose(self, entered: float) -> int:
+        self._settle(entered)
         order = [(self.turn + j) % self.k for j in range(self.k)]
         unit = min(order, key=lambda j: len(self.waiting[j]))
         self.turn = (unit + 1) % self.k
         return unit
+
+    def dealt(self, entered: float, unit: int) -> int:
+        """The unit an instance was dealt in turn (dealing.py), unless its queue is longer than the
+        other's by more than :data:`SLACK`: then the other (two µops dealt one pipe each iteration
+        do not halve the pair: ``cvtpd2dq``, ``orps``, ``cvtpd2dq``, ``orps`` on independent
+        registers runs 1.64 cycles on Zen 4, not 2)."""
+        self._settle(entered)
+        other = min(range(self.k), key=lambda j: len(self.waiting[j]))
+        return other if len(self.waiting[unit]) > len(self.waiting[other]) + SLACK else unit
 
     def whole(self, u: float) -> bool:
         """Whether a usage is one cycle of one unit (any other, such as a share the inference
@@ -98,8 +118,11 @@ class Scheduler:
     has entered, its inputs are ready and its resources have room (see the module docstring)."""
 
     def __init__(self, usage: list[dict[str, float]], front: list[float], latency: list[float],
-                 window: int = WINDOW, discrete: dict[str, int] | None = None, waiting: int | None = None):
+                 window: int = WINDOW, discrete: dict[str, int] | None = None, waiting: int | None = None,
+                 deal: tuple[list[int], set[str]] | None = None):
         self.usage, self.front, self.latency, self.window, self.waiting = usage, front, latency, window, waiting
+        self.dealt, self.pairs = deal or ([0] * len(usage), set())
+        self.count = 0                                    # µops dealt so far (dealing.py)
         self.pending: list[float] = []                    # start times of the entered, a heap
         self.units = {r: Units(k) for r, k in (discrete or {}).items()}
         self.used: dict[str, dict[int, float]] = {}      # resource -> cycle -> usage taken
@@ -133,7 +156,10 @@ class Scheduler:
         start = max(ready, entered)
         cycle = math.floor(start + EPS)
         use = self.usage[i]
-        pick = {r: self.units[r].choose(entered) for r, u in use.items() if r in self.units and self.units[r].whole(u)}
+        pick = {r: self.units[r].dealt(entered, self.count % 2) if r in self.pairs and self.dealt[i]
+                else self.units[r].choose(entered)
+                for r, u in use.items() if r in self.units and self.units[r].whole(u)}
+        self.count += self.dealt[i]
         while not (all(self._fits(r, cycle) for r, u in use.items() if u >= USED and r not in pick)
                    and all(self.units[r].free(j, cycle) for r, j in pick.items())):
             cycle += 1
@@ -151,15 +177,27 @@ class Scheduler:
         return begin
 
 
+def _whole(v):
+    """A latency (cycles, a tuple of them, or source -> cycles) with :data:`WHOLE` applied."""
+    if isinstance(v, tuple):
+        return tuple(_whole(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _whole(x) for k, x in v.items()}
+    return float(round(v)) if isinstance(v, (int, float)) and abs(v - round(v)) < WHOLE else v
+
+
 def simulate(instructions: list[iced_x86.Instruction], latency: list, usage: list[dict[str, float]],
              front: list[float], discrete: dict[str, int] | None = None, window: int = WINDOW,
-             waiting: int | None = None) -> float:
+             waiting: int | None = None, deal: tuple[list[int], set[str]] | None = None) -> float:
     """Cycles per iteration of the block in the steady state of the simulation: ``latency`` per
     instruction as dataflow.chain_bound takes it, ``usage`` per instruction (resource -> cycles,
     its form's time alone as a resource of its own), ``front`` per instruction (its share of a
     front-end cycle); ``waiting``: instructions entered and not started at most (inflight.py),
-    or no such limit."""
+    or no such limit; ``deal``: (vector µops dealt per instruction, the pair resources whose unit
+    their turn decides), dealing.plan."""
+    if deal:
+        latency = [_whole(v) if n else v for v, n in zip(latency, deal[0])]
     main = [(v[0] if isinstance(v, tuple) else v) for v in latency]
     n = max(1, len(instructions))
     iterations = max(64, 2 * math.ceil(3 * window / n))      # the window fills, then half is measured
-    return steady(instructions, latency, Scheduler(usage, front, main, window, discrete, waiting), iterations)
+    return steady(instructions, latency, Scheduler(usage, front, main, window, discrete, waiting, deal), iterations)

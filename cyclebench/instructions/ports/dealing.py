@@ -1,0 +1,101 @@
+"""Which unit of a vector pipe pair a µop takes: dealt in turn at dispatch, not chosen at issue.
+
+Zen 4 deals the vector µops of a block out in program order, one after the other, whatever pipes
+they go to (docs/ports.md, "The scheduling simulation"): a µop held to a pair of pipes (FP23)
+takes the pipe of its turn, and two steps that become ready together and were dealt one pipe
+wait for each other, the older first.  ``addss xmm1, xmm2; ucomiss xmm1, xmm2`` runs 4 cycles an
+iteration for its 3-cycle chain, and 3 again with one more vector µop anywhere in the block.
+
+Read from the model and the instructions' operand shapes, never from a list of forms:
+
+* **the vector pipe resources** are those of several units that some register-only vector form
+  (an XMM, YMM, ZMM or mask operand, no memory one) holds whole and no register-only form
+  without a vector operand does; of them, the **pairs** (two units) are dealt;
+* **an instruction is dealt** one µop where its form uses half a unit or more of a vector pipe
+  resource of the most units (a compute µop: Zen 4's four FP pipes), and one more where it
+  reads a vector register and writes a general register, the flags or memory (a transfer or a
+  store's data, published on FP45 on Zen 4: ``ucomiss`` is dealt two, its compare first); a
+  form the model does not know computes where it writes a vector register from registers.  A
+  zero idiom counts as its form does; an eliminated move and a plain load are dealt none.
+
+Only cores whose dealing was measured (:data:`DEALT`, by the core a results file was run on)
+deal; any other keeps the simulation's unit with the fewest waiting.
+"""
+from __future__ import annotations
+
+import re
+
+import iced_x86
+
+from .infer import MEMORY
+from .model import USED, Model
+
+DEALT = frozenset({"ZEN4"})      # cores measured to deal vector µops in turn (docs/ports.md)
+VECTOR = re.compile(r"\b(XMM|YMM|ZMM|K)\b")
+_R = iced_x86.OpAccess
+READS = (_R.READ, _R.READ_WRITE, _R.COND_READ, _R.READ_COND_WRITE)
+WRITES = (_R.WRITE, _R.READ_WRITE, _R.COND_WRITE, _R.READ_COND_WRITE)
+
+
+def deals(machine: dict | None) -> bool:
+    """Whether the core a results file was run on (its ``machine`` record) deals in turn."""
+    return ((machine or {}).get("core") or {}).get("key") in DEALT
+
+
+def _vector(form: str) -> bool:
+    return bool(VECTOR.search(form[form.find("("):] if "(" in form else ""))
+
+
+def _vec(reg) -> bool:
+    X = iced_x86.RegisterExt
+    return X.is_xmm(reg) or X.is_ymm(reg) or X.is_zmm(reg)
+
+
+def pipes(model: Model, discrete: dict[str, int], whole) -> set[str]:
+    """The vector pipe resources (see the module docstring); ``whole(r, u)``: whether a usage
+    ``u`` of ``r`` holds one unit (simulate.Units.whole)."""
+    out = set()
+    for r, k in discrete.items():
+        holders = [f for f, use in model.usage.items() if use.get(r, 0.0) >= USED and whole(r, use[r])]
+        alone = [f for f in holders if not MEMORY.search(f)]
+        if k >= 2 and any(map(_vector, alone)) and all(map(_vector, alone)):
+            out.add(r)
+    return out
+
+
+def _transfers(info) -> bool:
+    """Reads a vector register and writes a general register, the flags or memory."""
+    used = info.used_registers()
+    reads = any(_vec(u.register) and u.access in READS for u in used)
+    writes = any(iced_x86.RegisterExt.is_gpr(u.register) and u.access in WRITES for u in used) or \
+        any(m.access in WRITES for m in info.used_memory())
+    return reads and writes
+
+
+def _computes(info) -> bool:
+    """Writes a vector register and reads some register that is not an address's."""
+    addr = {r for m in info.used_memory() for r in (m.base, m.index)}
+    used = info.used_registers()
+    return any(_vec(u.register) and u.access in WRITES for u in used) and \
+        any(u.register not in addr and u.access in READS for u in used)
+
+
+def plan(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,
+         discrete: dict[str, int], whole) -> tuple[list[int], set[str]]:
+    """(per instruction: the µops it is dealt, its compute µop first; the pair resources whose
+    unit that µop's turn decides), or no pairs where the model has none."""
+    vec = pipes(model, discrete, whole)
+    pairs = {r for r in vec if discrete[r] == 2}
+    if not pairs:
+        return [0] * len(forms), set()
+    widest = {r for r in vec if discrete[r] == max(discrete[v] for v in vec)}
+    factory = iced_x86.InstructionInfoFactory()
+    counts = []
+    for ins, f in zip(instructions, forms):
+        info = factory.info(ins)
+        flags = bool(ins.rflags_modified) and any(_vec(u.register) and u.access in READS
+                                                  for u in info.used_registers())
+        computes = any(model.usage[f].get(r, 0.0) * discrete[r] >= 0.5 for r in widest) \
+            if f in model.usage else _computes(info)
+        counts.append(int(computes) + int(_transfers(info) or flags))
+    return counts, pairs
