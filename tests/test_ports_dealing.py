@@ -71,6 +71,29 @@ def test_a_dealt_unit_gives_way_to_the_other_when_its_queue_runs_long():
     assert pair.dealt(0.0, 0) == 0
 
 
-def test_only_cores_measured_to_deal_deal():
-    assert dealing.deals({"core": {"key": "ZEN4"}})
-    assert not dealing.deals({"core": {"key": "ADL-P"}}) and not dealing.deals(None) and not dealing.deals({})
+class _Fake:
+    """A session that reads the probe's blocks as a core that deals (or not) would."""
+    def __init__(self, late: float):
+        self.late, self.calls = late, 0
+
+    def measure(self, code, init):
+        self.calls += 1
+        return type("M", (), {"value": 3.0 + (self.late if len(code) > len(dealing.CHAIN) else 0.0)})()
+
+
+def test_dealing_is_measured_kept_once_and_absent_means_none(tmp_path, capsys):
+    from cyclebench.cli.main import main
+    from cyclebench.instructions.ports.predict import load
+    from ports_fake import model_file
+    assert dealing.deals(3.0, 4.0) and not dealing.deals(3.0, 3.02) and not dealing.deals(3.0, 2.5)
+    path = model_file(tmp_path / "m.jsonl", {"ADDSS (XMM, XMM)": {"R0": 0.5}})
+    assert load(path).deals is False                              # no record: the fewest-waiting unit
+    s = _Fake(1.0)
+    rec = dealing.record(path, s)
+    assert rec["deals"] is True and rec["times"] == {"chain": 3.0, "chain and one more": 4.0} and s.calls == 2
+    assert dealing.record(path, s)["deals"] is True and s.calls == 2          # not measured again
+    assert load(path).deals is True
+    assert main(["ports", "--show", str(path)]) == 0
+    assert "dealt to pipe pairs in turn (measured by cyclebench ports" in capsys.readouterr().out
+    other = model_file(tmp_path / "o.jsonl", {"ADDSS (XMM, XMM)": {"R0": 0.5}})
+    assert dealing.record(other, _Fake(0.0))["deals"] is False and load(other).deals is False

@@ -18,8 +18,13 @@ Read from the model and the instructions' operand shapes, never from a list of f
   form the model does not know computes where it writes a vector register from registers.  A
   zero idiom counts as its form does; an eliminated move and a plain load are dealt none.
 
-Only cores whose dealing was measured (:data:`DEALT`, by the core a results file was run on)
-deal; any other keeps the simulation's unit with the fewest waiting.
+Whether the core deals is measured, not looked up: :func:`probe` times two chain steps that
+become ready in one cycle on one pipe pair (``addss xmm1, xmm2; addss xmm3, xmm1``) alone and with
+one more vector µop on neither chain (``mulss xmm5, xmm6``).  A core that picks the free pipe runs
+both at the chain's pace; one that deals in turn runs the second a cycle later (Zen 4: 3.00 and
+4.00 cycles an iteration).  ``cyclebench ports`` keeps the result as a results-file record (type
+``dealing``); a file without it, or a core that did not deal, keeps the simulation's unit with the
+fewest waiting.
 """
 from __future__ import annotations
 
@@ -30,16 +35,45 @@ import iced_x86
 from .infer import MEMORY
 from .model import USED, Model
 
-DEALT = frozenset({"ZEN4"})      # cores measured to deal vector µops in turn (docs/ports.md)
+RECORD = "dealing"
+CHAIN = ["addss xmm1, xmm2", "addss xmm3, xmm1"]   # two steps ready in one cycle, one pipe pair
+OTHER = ["mulss xmm5, xmm6"]                        # one vector µop more, on neither chain
+LATE = 0.5          # cycles: a dealt core runs the second step a whole cycle later (Zen 4: 1.00)
 VECTOR = re.compile(r"\b(XMM|YMM|ZMM|K)\b")
 _R = iced_x86.OpAccess
 READS = (_R.READ, _R.READ_WRITE, _R.COND_READ, _R.READ_COND_WRITE)
 WRITES = (_R.WRITE, _R.READ_WRITE, _R.COND_WRITE, _R.READ_COND_WRITE)
 
 
-def deals(machine: dict | None) -> bool:
-    """Whether the core a results file was run on (its ``machine`` record) deals in turn."""
-    return ((machine or {}).get("core") or {}).get("key") in DEALT
+def deals(alone: float, beside: float) -> bool:
+    """Whether the probe's two readings (cycles an iteration) show dealing in turn."""
+    return beside - alone >= LATE
+
+
+def probe(session) -> dict:
+    """The probe measured on this CPU (``session``: an instructions.session.Session), as the record
+    {"type": "dealing", "deals", "times"}."""
+    alone = session.measure(CHAIN, []).value
+    beside = session.measure(CHAIN + OTHER, []).value
+    return {"type": RECORD, "deals": deals(alone, beside),
+            "times": {"chain": round(alone, 3), "chain and one more": round(beside, 3)}}
+
+
+def record(path, session=None, log=lambda msg: None) -> dict:
+    """The probe's record in a results file: the one it holds, or measured now and appended."""
+    from .run import probe_record
+    return probe_record(path, RECORD, probe, "whether vector µops are dealt to pipe pairs in turn", session, log)
+
+
+def stored(path) -> tuple[bool, str]:
+    """(whether the results file's core deals in turn, where that came from)."""
+    from .run import stored_record
+    r = stored_record(path, RECORD)
+    if r is None:
+        return False, "not measured: the model file has no dealing probe"
+    t = r.get("times") or {}
+    return bool(r.get("deals")), (f"measured by cyclebench ports: two chain steps {t.get('chain')} cycles, "
+                                  f"with one more vector µop {t.get('chain and one more')}")
 
 
 def _vector(form: str) -> bool:

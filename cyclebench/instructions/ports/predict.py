@@ -93,7 +93,7 @@ class Loaded:
     in_flight_source: str = ""
     loop: upper_loop.LoopFloor | None = None   # legacy-SSE beside ZMM writes (upper_loop.stored)
     loop_source: str = ""
-    deals: bool = False           # the file's core deals vector µops in turn (dealing.deals)
+    deals: bool = False           # the file's core deals vector µops in turn (dealing.stored)
 
     @property
     def bounds(self) -> tuple:
@@ -110,10 +110,10 @@ def load(path: Path) -> Loaded:
     shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {})
     model = shared.charged_whole(model, units(model))   # whole-resource holds: the floor charges them
     factor, where = upper.stored(path)
-    header, records = store(path).load()
+    _, records = store(path).load()
     probed = any(r.get("type") == upper.RECORD for r in records)
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
-                  *upper_loop.stored(path), dealing.deals((header or {}).get("machine")))
+                  *upper_loop.stored(path), dealing.stored(path)[0])
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:

@@ -36,6 +36,8 @@ def _check(rec: dict) -> str | None:
         return None if "factor" in rec else "an upper-state record without its factor"
     if t == "upper_loop":            # upper_loop.record: legacy-SSE beside ZMM writes in the loop
         return None if "legacy" in rec else "a legacy-beside-ZMM record without its figures"
+    if t == "dealing":               # dealing.record: vector µops dealt to pipe pairs in turn
+        return None if "deals" in rec else "a dealing record without its finding"
     if t == "model":
         return None if isinstance(rec.get("model"), dict) else "a model record without a model"
     return f"unknown record type {t!r}"
