@@ -114,6 +114,19 @@ def test_distinct_cores_skip_smt_siblings(tmp_path):
     assert topology.core_pair(root, [0, 1]) is None
 
 
+def test_distinct_cores_keep_one_core_type_on_a_hybrid_part(tmp_path):
+    # Alder Lake's numbering: P-cores 0-3 with SMT siblings (0-1, 2-3), E-cores 4-7
+    root = _sysfs(tmp_path / "devices" / "system" / "cpu",
+                  {0: "0-1", 1: "0-1", 2: "2-3", 3: "2-3", 4: "4", 5: "5", 6: "6", 7: "7"})
+    (tmp_path / "devices" / "cpu_core").mkdir()
+    (tmp_path / "devices" / "cpu_core" / "cpus").write_text("0-3\n")
+    (tmp_path / "devices" / "cpu_atom").mkdir()
+    (tmp_path / "devices" / "cpu_atom" / "cpus").write_text("4-7\n")
+    assert topology.distinct_cores(list(range(8)), root) == [0, 2]
+    assert topology.core_pair(root, [2, 3, 4, 5]) is None            # one P-core allowed: no pair
+    assert topology.distinct_cores([4, 5, 6], root) == [4, 5, 6]    # E-cores only
+
+
 def test_distinct_cores_without_sysfs(tmp_path):
     assert topology.distinct_cores([0, 1], tmp_path) == [0, 1]
 

@@ -1,6 +1,9 @@
 """Which CPUs are distinct physical cores: sysfs ``topology/thread_siblings_list`` (and
 ``core_id``/``physical_package_id`` where the list is missing), so that code that wants two CPUs which
-do not share a core never assumes CPUs 0 and 1 are not SMT siblings (on many Intel machines they are)."""
+do not share a core never assumes CPUs 0 and 1 are not SMT siblings (on many Intel machines they are);
+and, on a hybrid part, which CPUs are of one core type (the kernel's ``/sys/devices/cpu_core`` and
+``cpu_atom`` lists), so that CPUs measured side by side, or a figure kept as the fastest of
+several CPUs, never mix performance and efficiency cores."""
 from __future__ import annotations
 
 import os
@@ -46,10 +49,28 @@ def allowed_cpus() -> list[int]:
         return list(range(os.cpu_count() or 1))
 
 
+KINDS = ("cpu_core", "cpu_atom")     # hybrid core types, performance cores first
+
+
+def one_core_type(cpus: list[int], root: Path = SYSFS) -> list[int]:
+    """``cpus`` of one core type: on a hybrid part the performance cores among them if any, else
+    the efficiency cores; elsewhere (no kind lists in sysfs) all of them."""
+    for kind in KINDS:
+        try:
+            mine = _cpu_list((root.parent.parent / kind / "cpus").read_text())
+        except OSError:
+            continue
+        picked = [c for c in cpus if c in mine]
+        if picked:
+            return picked
+    return list(cpus)
+
+
 def distinct_cores(cpus: list[int] | None = None, root: Path = SYSFS) -> list[int]:
-    """One CPU per physical core among ``cpus`` (default: the allowed ones), lowest first."""
+    """One CPU per physical core among ``cpus`` (default: the allowed ones), lowest first, all of
+    one core type (:func:`one_core_type`)."""
     seen, out = set(), []
-    for cpu in sorted(allowed_cpus() if cpus is None else cpus):
+    for cpu in one_core_type(sorted(allowed_cpus() if cpus is None else cpus), root):
         key = _core_of(cpu, root)
         if key not in seen:
             seen.add(key)
