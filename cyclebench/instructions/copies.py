@@ -3,6 +3,7 @@ between them where the ISA allows.  Written operands rotate through the register
 also use the upper 16 vector registers), read-modify-write memory gets an address per copy, and
 ``Copies.carried`` names what still links the copies (implicit registers, flags, x87 stack).
 :func:`balanced_count` trims the copies so that every written register is written equally often.
+:func:`bank_offset` places memory operands of different lines on L1 banks of their own.
 """
 from __future__ import annotations
 
