@@ -34,6 +34,7 @@ import iced_x86
 
 from ...errors import UsageError
 from ..catalogue import Catalogue
+from ..copies import BANK, LINE, bank_offset
 from ..instantiate import instantiate
 from ..operands import POOLS, REGISTER_BY_NAME, full_register
 from ..session import form_init
@@ -196,7 +197,8 @@ def _keeps(own: dict[int, str], pins: dict[int, str], encoding: bytes) -> bool:
 def random_blocks(cat: Catalogue, forms: list[str], n: int, rng) -> list[tuple[list[str], list[str]]]:
     """n blocks of 4-10 instances of ``forms`` (lines, init), registers picked at random (so some
     chain); each memory operand its own 64-byte slot (the predictor follows no memory dependency,
-    and a narrow store under a wide load of one address stalls store forwarding).  A block whose
+    and a narrow store under a wide load of one address stalls store forwarding), at an offset in
+    it on banks the block's other operands leave free (:func:`copies.bank_offset`).  A block whose
     instructions overwrite another's init is drawn again."""
     gprs = list(POOLS["GPR64"])
     out = []
@@ -205,10 +207,13 @@ def random_blocks(cat: Catalogue, forms: list[str], n: int, rng) -> list[tuple[l
             picks = rng.choices(forms, k=rng.randint(4, 10))
             pins: dict[int, str] = {}
             insts, own, clash = [], [], False
+            banks = [0] * (LINE // BANK)
             for i, f in enumerate(picks):
                 form = cat.get(f)
+                mem = form.memory_operand
+                off = bank_offset(mem.bits // 8, banks) if mem is not None and mem.kind == "mem" else 0
                 inst = instantiate(form, avoid=rng.sample(gprs, rng.randint(0, 8)) + list(pins),
-                                   displacement=64 * (i + 1))
+                                   displacement=LINE * (i + 1) + off)
                 setup = form_init(form, inst)
                 mine = pinned(setup)
                 insts.append((inst, setup))

@@ -21,14 +21,13 @@ import iced_x86
 from ...errors import CycleBenchError
 from ..forms import Form
 from ..instantiate import instantiate, verified
-from ..copies import independent_copies
+from ..copies import BANK, LINE, bank_offset, independent_copies
 from ..operands import EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, full_register
 from ..session import Session, form_init
 
 MIN_INSTANCES = 16
 MIN_COPIES = 8                # of each form: its copies take their registers from half a pool
 MAX_INSTANCES = 8 * 48
-LINE = 64                     # bytes: a cache line
 SECOND_AREA = 0x2140          # bytes from the first form's addresses; not a multiple of 4 KiB
 
 
@@ -182,6 +181,7 @@ def mix_code(forms: dict[str, Form], counts: dict[str, int], lines: bool = False
                              "such a mix measures that wait, not shared resources")
         own = shares(a, b)
     copies, init = {}, []
+    banks = [0] * (LINE // BANK)     # the first form's operand takes offset 0; the second the banks it leaves
     for i, name in enumerate(names):
         form = forms[name]
         avoid = set()
@@ -190,12 +190,19 @@ def mix_code(forms: dict[str, Form], counts: dict[str, int], lines: bool = False
             avoid = (set(_reach(other)) - own[i]) | _own_fixed(other)
         cps = independent_copies(form, u * counts[name], avoid=tuple(avoid))
         instances = cps.instances
-        if lines and form.memory_operand is not None and form.memory_operand.kind == "mem":
-            instances = [instantiate(form, regs=c.regs, displacement=LINE * (k + 1)) for k, c in enumerate(instances)]
-        if i == 1 and form.memory_operand is not None and form.memory_operand.kind == "mem":
+        mem = form.memory_operand if form.memory_operand is not None and form.memory_operand.kind == "mem" else None
+        if lines and mem is not None:
+            # each line's copy on banks of its own (copies.bank_offset)
+            own_banks = [0] * (LINE // BANK)
+            instances = [instantiate(form, regs=c.regs, displacement=LINE * (k + 1) + bank_offset(mem.bits // 8, own_banks))
+                         for k, c in enumerate(instances)]
+        if mem is not None:
+            off = bank_offset(mem.bits // 8, banks)
+        if i == 1 and mem is not None:
             # the second form's memory apart from the first's: a load of one and a store of the
-            # other at one address would chain them through store forwarding
-            instances = [instantiate(form, regs=c.regs, displacement=SECOND_AREA) for c in instances]
+            # other at one address would chain them through store forwarding; and on banks the
+            # first's operand leaves free
+            instances = [instantiate(form, regs=c.regs, displacement=SECOND_AREA + off) for c in instances]
         verified(instances)
         copies[name] = iter(instances)
         init += [s for s in form_init(form, cps.instances[0]) + cps.init if s not in init]
