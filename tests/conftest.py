@@ -1,6 +1,6 @@
-import contextlib
 import fcntl
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -23,6 +23,20 @@ def pytest_configure(config):
         os.environ["CYCLEBENCH_CACHE"] = os.path.join(base, "cyclebench-tests")
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_collection(session):
+    """pytest rewrites each test module's asserts when it imports it, and keeps the rewritten code
+    only where bytecode may be written. Where PYTHONDONTWRITEBYTECODE is set (setup.sh compiles the
+    package ahead of time for such hosts), each worker rewrote every test module on every run:
+    collecting took 3.9 s, 1.6 s with the rewritten code kept. The tests' bytecode is the suite's
+    own cache (tests/__pycache__, ignored by git), so collection writes it (the first run on a
+    checkout pays the rewrite); the tests themselves run with the host's setting."""
+    host = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    yield
+    sys.dont_write_bytecode = host
+
+
 @pytest.fixture
 def cli(capsys):
     """Run the CLI in-process: returns (exit code, stdout, stderr)."""
@@ -42,12 +56,22 @@ def stored_result(monkeypatch):
     return result
 
 
+def _measured(item) -> bool:
+    return item.get_closest_marker("measured") is not None
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items):
     """A `measured` test is re-run up to twice: a fact that holds fails all three runs, a run
-    disturbed by a burst of other work on the host does not fail CI."""
+    disturbed by a burst of other work on the host does not fail CI.
+
+    The measured tests run last, one after another (in their collection order): each one alone
+    first waits for the test the other worker is in, so spread over the suite they cost that wait
+    every time, and together once (pytest_runtest_protocol keeps the lock between them)."""
     for item in items:
-        if item.get_closest_marker("measured"):
+        if _measured(item):
             item.add_marker(pytest.mark.flaky(reruns=2))
+    items.sort(key=_measured)
 
 
 @pytest.fixture(autouse=True)
@@ -57,11 +81,10 @@ def _few_attempts(request, monkeypatch):
     suite's time followed the host's noise. A test that is not `measured` asserts nothing a timing
     decides: one attempt serves it. A `measured` test keeps the best of 10 attempts; a burst that
     spoils all ten is what its re-runs (pytest_collection_modifyitems) are for."""
-    monkeypatch.setattr(attempts, "MAX_ATTEMPTS", 10 if request.node.get_closest_marker("measured") else 1)
+    monkeypatch.setattr(attempts, "MAX_ATTEMPTS", 10 if _measured(request.node) else 1)
 
 
-@contextlib.contextmanager
-def _alone_if(measured: bool):
+class _Alone:
     """A `measured` test runs alone; the others may share the machine with each other.
 
     pytest-xdist runs the suite on two workers (pyproject's addopts), and two timing runs on a
@@ -69,27 +92,46 @@ def _alone_if(measured: bool):
     measured tests take it exclusively, the others shared. The turnstile lets a waiting measured
     test in before the next shared taker, so it cannot starve. Two suites run at once on one
     machine share the same lock, which is what their measured tests need too."""
-    base = os.environ["CYCLEBENCH_CACHE"]
-    os.makedirs(base, exist_ok=True)
-    with open(os.path.join(base, "tests-turnstile.lock"), "a") as turn, \
-            open(os.path.join(base, "tests-alone.lock"), "a") as lock:
-        fcntl.flock(turn, fcntl.LOCK_EX)
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX if measured else fcntl.LOCK_SH)
-        finally:
-            fcntl.flock(turn, fcntl.LOCK_UN)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def __init__(self):
+        self.lock = None            # the open lock file while this worker holds it
+
+    def take(self, exclusive: bool) -> None:
+        if self.lock is not None:   # kept, exclusive, by the measured test before this one
+            return
+        base = os.environ["CYCLEBENCH_CACHE"]
+        os.makedirs(base, exist_ok=True)
+        lock = open(os.path.join(base, "tests-alone.lock"), "a")
+        with open(os.path.join(base, "tests-turnstile.lock"), "a") as turn:
+            fcntl.flock(turn, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            except BaseException:
+                lock.close()
+                raise
+            finally:
+                fcntl.flock(turn, fcntl.LOCK_UN)
+        self.lock = lock
+
+    def give(self) -> None:
+        if self.lock is not None:
+            fcntl.flock(self.lock, fcntl.LOCK_UN)
+            self.lock.close()
+            self.lock = None
+
+
+_ALONE = _Alone()
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """Setup, call, teardown and re-runs of one test, under _alone_if: module fixtures that
-    measure are set up inside the first test that uses them, so they are covered too."""
-    with _alone_if(item.get_closest_marker("measured") is not None):
-        yield
+    """Setup, call, teardown and re-runs of one test, under _Alone: module fixtures that measure
+    are set up inside the first test that uses them, so they are covered too. A measured test
+    followed by another on this worker keeps the lock for it."""
+    _ALONE.take(exclusive=_measured(item))
+    yield
+    if not (_measured(item) and nextitem is not None and _measured(nextitem)):
+        _ALONE.give()
 
 
 @pytest.fixture

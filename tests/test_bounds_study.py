@@ -17,7 +17,7 @@ from cyclebench.studies.bounds.config import BUILDS, KERNELS, QUICK
 from cyclebench.studies.bounds.study import BoundsStudy
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")     # built once: its measured test runs at the suite's end (conftest.py)
 def progs():
     return programs.build_all()
 

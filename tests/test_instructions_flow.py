@@ -29,8 +29,12 @@ def cat():
     return Catalogue.load()
 
 
-def test_published_branch_stack_and_string_forms_are_offered(cat):
-    index = Index(cat)
+@pytest.fixture(scope="module")
+def index(cat):
+    return Index(cat)
+
+
+def test_published_branch_stack_and_string_forms_are_offered(index):
     for name in PUBLISHED:
         form, _ = index.find(name)
         assert form is not None and form.offered, (name, form and form.reason)
@@ -56,8 +60,7 @@ def test_direct_branches_go_to_the_next_instruction_taken_or_not(cat):
     assert seen >= 2 * 2 * 16       # every Jcc, rel8 and rel32, not taken and taken
 
 
-def test_forms_that_leave_the_code_keep_a_stated_reason(cat):
-    index = Index(cat)
+def test_forms_that_leave_the_code_keep_a_stated_reason(cat, index):
     assert "16-bit operand size" in index.find("JNZ_JNE_REL8_16 (REL8)")[0].skip_reason
     assert "far" in cat.get("JMP (M80)").skip_reason and "far" in cat.get("RETF").skip_reason
     assert "mmap" in cat.get("MOV (RAX, M64)").skip_reason     # moffs: no address known

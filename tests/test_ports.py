@@ -2,6 +2,7 @@
 known (tests/ports_fake.py); the results file's resume path; the CLI's errors."""
 from __future__ import annotations
 
+import functools
 import json
 import random
 
@@ -22,11 +23,16 @@ from ports_fake import UOPS, WIDTH, cycles, ports_text
 from ports_fake import published as published_table
 
 
+@functools.cache
+def inference(seed: int):
+    """The fabricated CPU's model and report for one blocker order: several tests read the same
+    seeds, and the inference is deterministic (about half a second each)."""
+    return Inference(measure=cycles).run(list(UOPS), seed=seed)
+
+
 @pytest.fixture(scope="module")
 def inferred():
-    inf = Inference(measure=cycles)
-    model, report = inf.run(list(UOPS), seed=3)
-    return model, report, inf
+    return inference(3)
 
 
 def test_solver_recovers_a_known_mapping():
@@ -42,7 +48,7 @@ def test_solver_recovers_a_known_mapping():
 
 
 def test_inference_explains_every_mix_of_the_fabricated_cpu(inferred):
-    model, report, _ = inferred
+    model, report = inferred
     assert model.width == WIDTH
     assert report["measurements_per_form"] == 1 + 2 * (len(report["blockers"]) - len(report["slow_units"]))
     rng = random.Random(5)
@@ -61,7 +67,7 @@ def test_port_sets_of_the_fabricated_cpu_agree():
     pumps = pumping(published_table())
     agree = []
     for seed in range(6):
-        model, report = Inference(measure=cycles).run(list(UOPS), seed=seed)
+        model, report = inference(seed)
         mapped = resource_ports(report["blockers"], published, report["alone"], pumps)
         assert mapped                                   # the blockers' bottlenecks are named
         for r in report["slow_units"]:
@@ -79,7 +85,7 @@ def test_every_interference_class_gets_a_blocker_whatever_the_order():
     published = {f: ports_text(f) for f in UOPS}
     pumps = pumping(published_table())
     for seed in range(1, 6):
-        model, report = Inference(measure=cycles).run(list(UOPS), seed=seed)
+        model, report = inference(seed)
         mapped = resource_ports(report["blockers"], published, report["alone"], pumps)
         sets = sorted("".join(sorted(q)) for q, _ in mapped.values())
         assert {"A0A1A2A3", "F0F1F2F3", "F0F1", "F2F3", "F1F2", "L0L1"} <= set(sets), (seed, sets)
@@ -106,7 +112,7 @@ def test_pumping_is_read_from_the_published_table():
 
 
 def test_a_slow_unit_no_blocker_probes_is_found_by_pairing(inferred):
-    model, report, _ = inferred
+    model, report = inferred
     units_ = report["slow_units"]
     assert len(units_) == 1                                    # one divider, shared
     (r,) = units_
@@ -120,7 +126,7 @@ def test_a_slow_unit_no_blocker_probes_is_found_by_pairing(inferred):
 
 
 def test_blockers_are_chosen_by_rule_not_by_name(inferred):
-    _, report, _ = inferred
+    _, report = inferred
     alone = report["alone"]
     for r, b in report["blockers"].items():
         assert units(alone[b]) or r in report["slow_units"]     # 1/k cycles, or a slow unit's probe

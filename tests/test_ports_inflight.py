@@ -3,6 +3,7 @@ fabricated figures: the probe's bisection, the record it keeps, the simulation's
 capacity the probe reads, and a block whose iterations overlap only as far as their waiters fit."""
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -15,6 +16,7 @@ from cyclebench.instructions.ports.simulate import simulate
 WIDE = 1 / 6
 
 
+@functools.cache          # the check reads again the counts the bisection simulated
 def probe_time(n: int, waiting: int) -> float:
     """The simulation's figure for the probe's block: 13-cycle divides on one divider."""
     ins = decode("; ".join(inflight.block(n)))

@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")     # built once: its measured test runs at the suite's end (conftest.py)
 def built(tmp_path_factory):
     d = tmp_path_factory.mktemp("prog")
     (d / "loop.c").write_text(LOOP)
