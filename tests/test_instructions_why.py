@@ -95,3 +95,17 @@ def test_a_mismatch_left_unexplained_gets_the_experiment_that_reproduces_it():
     n = len(calls)
     experiment_cause(s, form, doc, rec, "latency_max", cache)    # the same experiments, not run again
     assert n and len(calls) == n
+
+
+def test_the_no_dependency_test_is_listed_as_a_variant_with_the_figure_it_replaced():
+    from cyclebench.instructions.why import _pair_variants
+    moved = {"start": "op1", "end": "op0", "value": 1.0,
+             "no_dependency_test": {"steps": 8, "step": "vand128", "breakers": ["vpxor xmm2, xmm2, xmm2"],
+                                    "cycles": 9.0, "value": 1.0, "exact": True, "stable": True, "without": 3.0}}
+    got = dict(_pair_variants(moved))
+    assert got["no-dependency test: 8 one-cycle steps (vand128) on the start, the other inputs broken"] == 1.0
+    assert got["the pair's own chain, before the no-dependency test"] == 3.0
+    unsettled = {"start": "op1", "end": "op0", "value": 3.0,
+                 "no_dependency_test": {"steps": 8, "step": "alu", "breakers": [], "cycles": 11.0,
+                                        "value": 3.0, "exact": False, "stable": False}}
+    assert _pair_variants(unsettled) == []

@@ -25,7 +25,8 @@ differently, each measured here on the same form:
   leaves the count 0 whenever the flag is clear;
 * **latency configurations** a pair was measured in besides the one kept: with the form's other
   read-written operands broken or not (isolate.py), a memory chain with uops.info's fill or without,
-  a scalar form's pass-through source zeroed or not (zeroed_source.py).
+  a scalar form's pass-through source zeroed or not (zeroed_source.py), and the no-dependency
+  test's lengthened chain (unlinked.py), with the figure it replaced where it moved the pair.
 
 A variant *reproduces* the published figure when it agrees within the comparison's tolerance
 (:func:`agreement.agrees`).  Where none does and uops.info's own chains read our figure, that is
@@ -254,6 +255,14 @@ def _pair_variants(p: dict) -> list[tuple[str, float]]:
     fill = (p.get("connector") or {}).get("filled")
     if fill and fill.get("upper") is not None:
         out.append(("memory chain with uops.info's fill", fill["upper"]))
+    test = p.get("no_dependency_test") or {}
+    if test.get("value") is not None and test.get("stable") is not False:
+        kept = test.get("without")     # the figure the test replaced, where it moved the pair
+        out.append((f"no-dependency test: {test['steps']} one-cycle steps ({test['step']}) on the start"
+                    + (", the other inputs broken" if test.get("breakers") else "")
+                    + ("" if test.get("exact") else ", an upper bound"), test["value"]))
+        if kept is not None:
+            out.append(("the pair's own chain, before the no-dependency test", kept))
     return out
 
 
