@@ -13,8 +13,9 @@
    shared one (Zen 4's logic ops on all four FP pipes) is drawn as surely as the narrowest.
    A blocker that is a union of two narrower resources (a µop on each of two pipe pairs) adds
    up with both while they do not add up with each other: the two take its place.
-3. **Front end.**  The width is the most instructions per cycle a good measurement reached (a
-   mix that ran faster than its slowest part alone is a bad reading and is set aside): among the
+3. **Front end.**  The width is the most instructions per cycle that two good readings reached (a
+   mix that ran faster than its slowest part alone is a bad reading and is set aside; one reading
+   faster than all others is no width until a second mix confirms it): among the
    blockers for their solve, then among all forms that use some resource.  A form that uses none
    and runs alone faster than that width (Zen 4's NOPs, about 10 per cycle) passes the front end
    on another path and takes no share of it.  The width bounds the solves only where a reading
@@ -69,6 +70,7 @@ LOADS = 0.1                # cycles: a blocker usage that makes a resource a can
 MAX_PAIR = 8               # instances per form in a slow pair
 OVERLOAD = 0.1             # two blockers' cross usages above their mix's time by this share: one is no share
 NARROWER = 10.0            # price factor of a wider blocker's use of a narrower one's resource
+CONFIRMED = 2              # good readings (of distinct mixes) that must reach a front-end width
 
 
 def key(counts: dict[str, int]) -> str:
@@ -200,11 +202,20 @@ class Inference:
         return r["cycles"] >= FASTER * max(parts, default=0.0)
 
     def width(self, alone: dict[str, float], forms) -> int | None:
-        """The most instructions per cycle a good reading of ``forms`` reached."""
+        """The most instructions per cycle that :data:`CONFIRMED` good readings of ``forms`` (each
+        of another mix) reached: one reading alone sets no model-wide figure.  A mix read 2% fast
+        (within FASTER, so good) would otherwise lift a 6-wide front end to 7."""
+        return self.front_end(alone, forms)[0]
+
+    def front_end(self, alone: dict[str, float], forms) -> tuple[int | None, list[dict]]:
+        """(the width, the good readings that ran faster than it: unconfirmed, for the report)."""
         s = set(forms)
-        ipc = [sum(r["counts"].values()) / r["cycles"] for r in self.readings.values()
-               if set(r["counts"]) <= s and self.good(r, alone)]
-        return max(1, math.ceil(max(ipc) - 0.1)) if ipc else None
+        rated = sorted(((sum(r["counts"].values()) / r["cycles"], r) for r in self.readings.values()
+                        if set(r["counts"]) <= s and self.good(r, alone)), key=lambda x: -x[0])
+        if not rated:
+            return None, []
+        w = max(1, math.ceil(rated[min(CONFIRMED, len(rated)) - 1][0] - 0.1))
+        return w, [{"counts": r["counts"], "cycles": r["cycles"]} for ipc, r in rated if ipc - 0.1 > w]
 
     def mixes(self, forms: list[str], alone: dict[str, float]) -> list[Mix]:
         """Every good reading that involves only ``forms``."""
@@ -254,7 +265,10 @@ class Inference:
         # the front end: the most a mix of forms that use some resource passed per cycle; a form
         # that uses none and runs alone faster than that (Zen's NOPs) passes it on another path
         busy = [f for f in model.usage if model.used(f)]
-        model.width = self.width(alone, busy) or width
+        fast_width, unconfirmed = self.front_end(alone, busy)
+        model.width = fast_width or width
+        if unconfirmed:
+            self.log(f"front end: {model.width} wide; {len(unconfirmed)} reading(s) alone ran faster, set aside")
         for f, u in model.usage.items():
             if f not in busy and model.width and alone[f] < FASTER / model.width:
                 u[FRONT_END] = 0.0
@@ -263,7 +277,7 @@ class Inference:
         model.probes = {**dict(zip(resources, blockers)), **slow}
         report = {"blockers": model.probes, "classes": classes,
                   "slow_units": list(slow),
-                  "width": model.width, "alone": alone, "misfit": misfits,
+                  "width": model.width, "width_unconfirmed": unconfirmed, "alone": alone, "misfit": misfits,
                   "probed": self.probed(model.probes, alone),
                   "measurements_per_form": 1 + 2 * len(blockers), "readings": len(self.readings),
                   "measured_now": self.measured,

@@ -1,0 +1,58 @@
+"""The front-end width the inference reads (infer.Inference.front_end): one outlying reading never
+sets it, two mixes that agree do.  On the fabricated CPU (tests/ports_fake.py, 6 wide), where a
+mix bound by the front end is read a few per cent fast, as a re-measure on a real core can read
+one (a mix of three instructions in 0.491 cycle on a 6-wide core: 6.11 a cycle)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from cyclebench.instructions.ports.infer import Inference
+
+from ports_fake import UOPS, WIDTH, cycles
+
+FAST = 0.97        # a reading 3% fast: within the 5% a good reading may be, past the width's 0.1
+
+
+def _fast(n: int):
+    """cycles(), but the first ``n`` distinct two-form mixes bound by the front end read FAST."""
+    seen: list[frozenset] = []
+
+    def measure(counts):
+        t = cycles(counts)
+        k = frozenset(counts.items())
+        if len(counts) == 2 and t == pytest.approx(sum(counts.values()) / WIDTH) and (k in seen or len(seen) < n):
+            if k not in seen:
+                seen.append(k)
+            return t * FAST
+        return t
+    return measure
+
+
+def _widest(inf: Inference, report) -> float:
+    """The most instructions per cycle a good reading of forms that use some resource reached."""
+    alone = report["alone"]
+    return max(sum(r["counts"].values()) / r["cycles"] for r in inf.readings.values()
+               if inf.good(r, alone) and len(r["counts"]) > 1)
+
+
+def test_one_fast_reading_sets_no_width():
+    inf = Inference(measure=_fast(1))
+    model, report = inf.run(list(UOPS), seed=3)
+    # the outlier is a good reading, and alone it would have read a front end one wider
+    assert math.ceil(_widest(inf, report) - 0.1) == WIDTH + 1
+    assert model.width == WIDTH
+    (odd,) = report["width_unconfirmed"]
+    assert sum(odd["counts"].values()) / odd["cycles"] == pytest.approx(WIDTH / FAST)
+
+
+def test_two_mixes_that_agree_set_the_width():
+    model, report = Inference(measure=_fast(2)).run(list(UOPS), seed=3)
+    assert model.width == WIDTH + 1
+    assert report["width_unconfirmed"] == []
+
+
+def test_the_fabricated_cpus_readings_leave_nothing_unconfirmed():
+    model, report = Inference(measure=cycles).run(list(UOPS), seed=3)
+    assert model.width == WIDTH and report["width_unconfirmed"] == []
