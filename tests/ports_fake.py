@@ -76,15 +76,16 @@ def published() -> dict[str, Published]:
     return out
 
 
-def model_file(path, usage: dict):
+def model_file(path, usage: dict, **report):
     """A results file that holds only a model: ``usage`` (form -> resource -> share) over the
-    resources it names, front-end width 6; the probes' tests add their records to it."""
+    resources it names, front-end width 6, ``report`` added to its report; the probes' tests add
+    their records to it."""
     from cyclebench.instructions.ports.model import Model
     from cyclebench.instructions.ports.run import store
     st = store(path)
     st.start({"forms": []}, resume=False)
     resources = sorted({r for u in usage.values() for r in u})
     st.append({"type": "model", "model": Model(resources, usage, 6).to_json(),
-               "report": {"blockers": {}, "measurements_per_form": 1, "readings": 0}})
+               "report": {"blockers": {}, "measurements_per_form": 1, "readings": 0, **report}})
     st.close()
     return path

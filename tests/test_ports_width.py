@@ -56,3 +56,16 @@ def test_two_mixes_that_agree_set_the_width():
 def test_the_fabricated_cpus_readings_leave_nothing_unconfirmed():
     model, report = Inference(measure=cycles).run(list(UOPS), seed=3)
     assert model.width == WIDTH and report["width_unconfirmed"] == []
+
+
+def test_show_names_the_readings_set_aside(tmp_path, capsys):
+    from cyclebench.cli.main import main
+    from ports_fake import model_file
+    odd = {"counts": {"SETNZ (R8)": 1, "VPCMPEQD (YMM, YMM, YMM)": 2}, "cycles": 0.4907}
+    path = model_file(tmp_path / "m.jsonl", {"SETNZ (R8)": {"R0": 0.5}}, width_unconfirmed=[odd])
+    assert main(["ports", "--show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "1 SETNZ (R8) + 2 VPCMPEQD (YMM, YMM, YMM) ran 6.11 instructions a cycle" in out
+    assert "faster than the front end's 6, and no second mix confirms it: set aside" in out
+    plain = model_file(tmp_path / "p.jsonl", {"SETNZ (R8)": {"R0": 0.5}})
+    assert main(["ports", "--show", str(plain)]) == 0 and "set aside" not in capsys.readouterr().out

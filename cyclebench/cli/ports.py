@@ -71,6 +71,10 @@ def run(args) -> int:
           f"{model.width}); {report['measurements_per_form']} measurements per form; "
           f"{report['readings']} readings"
           + ("" if args.show else f" ({report.get('measured_now', 0)} measured now)"))
+    for r in report.get("width_unconfirmed") or ():
+        mix = " + ".join(f"{n} {f}" for f, n in r["counts"].items())
+        print(f"  note: {mix} ran {sum(r['counts'].values()) / r['cycles']:.2f} instructions a cycle, faster "
+              f"than the front end's {model.width}, and no second mix confirms it: set aside")
     units = set(report.get("slow_units") or ())
     for r, b in blockers.items():
         print(f"  {r}: " + (f"a unit no blocker probes, held by {b}" if r in units else f"the bottleneck of {b}"))
