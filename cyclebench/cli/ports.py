@@ -37,7 +37,7 @@ def add_parser(sub):
 
 def run(args) -> int:
     from ..instructions.ports import run as ports_run
-    from ..instructions.ports import dealing, inflight, upper, upper_loop
+    from ..instructions.ports import dealing, inflight, store_grain, upper, upper_loop
     from ..instructions.ports.portsets import describe
     if args.show:
         model, report = ports_run.load(args.show)
@@ -66,6 +66,7 @@ def run(args) -> int:
         inflight.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
         upper_loop.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
         dealing.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
+        store_grain.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
     blockers = report["blockers"]
     print(f"resources inferred from throughput: {len(model.resources)} (+ front end, width "
           f"{model.width}); {report['measurements_per_form']} measurements per form; "
@@ -91,6 +92,8 @@ def run(args) -> int:
     dealt, where = dealing.stored(args.show or args.resume or args.results)
     print("  vector µops " + ("dealt to pipe pairs in turn" if dealt else "take the pipe of a pair with the fewest waiting")
           + f" ({where})")
+    span, where = store_grain.stored(args.show or args.resume or args.results)
+    print(f"  two stores a cycle within {span} bytes ({where})")
     if model.lines:
         print(f"  stores to distinct cache lines: {', '.join(f'{f} {t:.2f}' for f, t in sorted(model.lines.items()))} "
               "cycles each")

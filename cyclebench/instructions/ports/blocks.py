@@ -8,7 +8,7 @@ area (``[r14+disp]``), since the registers that held pointers start at 0 in the 
 arithmetic is dropped with it, the loads and stores stay.  Each distinct address expression (base,
 index, scale) gets a slot of its own with the source's displacements kept relative to each other,
 so accesses that alias in the source still alias and accesses to one cache line stay on one line
-(Zen 4 writes two stores a cycle to one line, one to two lines).  Slots are placed so that no two
+(Zen 4 writes two stores a cycle to one 32-byte half of a line, one to two: store_grain.py).  Slots are placed so that no two
 of them hold accesses whose addresses agree in their low :data:`ALIAS` bits: a load after a store
 whose address agrees with it there waits as if it read the store (Zen 4: ``mov edx,
 [r14+0x200]; mov [r14+0x600], edx`` runs 10.4 cycles an iteration, ``[r14+0x1200]`` 40, and

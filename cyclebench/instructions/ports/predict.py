@@ -4,7 +4,8 @@
 or machine code bytes and gives two bounds, each shown, and a simulation on them:
 
 * **resource bound:** the largest resource load of one iteration (model.Model.cost), the front
-  end included, and the stores' time by distinct cache lines written (:func:`store_lines`);
+  end included, and the stores' time by distinct spans written (:func:`store_lines`; the span
+  that two stores a cycle share, store_grain.py: ``grain``);
 * **dependency-chain bound:** the loop-carried chains through registers, flags and memory, iterated
   until they settle, with each instruction's latency from ``latencies`` (form name -> cycles, e.g.
   a published column; the label says where they came from) or 1 cycle where none is known
@@ -52,7 +53,7 @@ from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
 from .shared import SharedFloors
 from .simulate import Units, simulate, units
-from . import apart, dealing, crowding, inflight, upper, upper_loop, vector_loads
+from . import apart, dealing, crowding, inflight, store_grain, upper, upper_loop, vector_loads
 
 STORE_LINES = "store lines"
 
@@ -94,6 +95,8 @@ class Loaded:
     loop: upper_loop.LoopFloor | None = None   # legacy-SSE beside ZMM writes (upper_loop.stored)
     loop_source: str = ""
     deals: bool = False           # the file's core deals vector µops in turn (dealing.stored)
+    grain: int = store_grain.LINE  # bytes two stores a cycle share (store_grain.stored)
+    grain_source: str = ""
 
     @property
     def bounds(self) -> tuple:
@@ -113,7 +116,7 @@ def load(path: Path) -> Loaded:
     _, records = store(path).load()
     probed = any(r.get("type") == upper.RECORD for r in records)
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
-                  *upper_loop.stored(path), dealing.stored(path)[0])
+                  *upper_loop.stored(path), dealing.stored(path)[0], *store_grain.stored(path))
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
@@ -173,13 +176,14 @@ def _lea_mode(ins: iced_x86.Instruction) -> str:
 
 
 
-def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], model: Model) -> float:
-    """Cycles the block's stores take by cache line, iteration after iteration: a run of stores to
-    one line (in program order, the loop wrapping round) is written k at a time, k = the store
-    form's time on distinct lines over its time alone (model.lines, model.alone); a run costs its
-    first form's time on distinct lines per k.  A block whose stores all go to one line adds
-    nothing the resources do not already charge.  Lines are told apart by address expression
-    (segment, base, index, scale) and displacement / 64."""
+def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,
+                grain: int = store_grain.LINE) -> float:
+    """Cycles the block's stores take by span, iteration after iteration: a run of stores to
+    one span of ``grain`` bytes (in program order, the loop wrapping round) is written k at a
+    time, k = the store form's time on distinct lines over its time alone (model.lines,
+    model.alone); a run costs its first form's time on distinct lines per k.  A block whose stores
+    all go to one span adds nothing the resources do not already charge.  Spans are told apart by
+    address expression (segment, base, index, scale) and displacement / grain."""
     factory = iced_x86.InstructionInfoFactory()
     seq = []
     for ins, f in zip(instructions, forms):
@@ -188,7 +192,7 @@ def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], mode
         for m in factory.info(ins).used_memory():
             if m.access in (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
                             iced_x86.OpAccess.READ_COND_WRITE):
-                seq.append(((m.segment, m.base, m.index, m.scale, m.displacement // 64), f))
+                seq.append(((m.segment, m.base, m.index, m.scale, m.displacement // grain), f))
     if len({line for line, _ in seq}) < 2:
         return 0.0
     start = next(i for i in range(len(seq)) if seq[i][0] != seq[i - 1][0])
@@ -217,14 +221,15 @@ def _bypassing(counts: dict[str, int], model: Model) -> int:
 def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None,
             latencies: dict[str, float] | None = None, latency_source: str = "published",
             floors=None, upper_factor: float | None = None, in_flight: int | None = None,
-            deal: bool = False) -> Prediction:
+            deal: bool = False, grain: int = store_grain.LINE) -> Prediction:
     """The prediction for one block (see the module docstring); ``floors``: the readings of the
     model's results file as floors, one set or several (repair.PairFloors, shared.SharedFloors:
     :attr:`Loaded.bounds`); ``upper_factor``: the resources a legacy-SSE
     XMM write takes while a ZMM register dirties the upper state, as upper.probe measured it;
     ``in_flight``: the waiting instructions that fit in flight, as inflight.probe measured it
     (:attr:`Loaded.in_flight`), the simulation's limit; ``deal``: the core deals vector µops to
-    pipe pairs in turn (:attr:`Loaded.deals`, dealing.py)."""
+    pipe pairs in turn (:attr:`Loaded.deals`, dealing.py); ``grain``: the bytes within which two
+    stores are written in one cycle (:attr:`Loaded.grain`, store_grain.py)."""
     catalogue = catalogue or Catalogue.load()
     model = vector_loads.view(model, catalogue)       # a vector load's share of the load path
     model = apart.view(model, catalogue)              # one pipe group probed twice, kept apart
@@ -259,10 +264,10 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         # forms' own resources are full (crowding.py)
         model = crowding.unneeded(model, counts)
         first = _loads(crowding.uncrowded(model, counts), instructions, forms, counts, charged,
-                       len(unknown) + front_only, floors)
+                       len(unknown) + front_only, floors, grain)
         model = crowding.uncrowded(model, crowding.relieved(model, first, max(max(first.values()), chain))
                                    & counts.keys())
-        loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors)
+        loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain)
         binding = max(loads, key=loads.get)
         res = loads[binding]
     else:
@@ -276,14 +281,14 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
 
 
 def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: dict[str, float],
-           front_only: int, floors) -> dict[str, float]:
+           front_only: int, floors, grain: int = store_grain.LINE) -> dict[str, float]:
     """The block's resource loads (the resource bound is the largest): the forms' usages as
     upper.loads charges them, the front end with ``front_only`` instructions that take only its
-    share, the stores' cache lines and the readings' floors."""
+    share, the stores' spans and the readings' floors."""
     loads = upper.loads(model, counts, charged)
     if model.width:
         loads[FRONT_END] += (front_only - _bypassing(counts, model)) / model.width
-    lines = store_lines(instructions, forms, model)
+    lines = store_lines(instructions, forms, model, grain)
     if lines:
         loads[STORE_LINES] = lines
     for each in (floors if isinstance(floors, (list, tuple)) else [floors] if floors else []):

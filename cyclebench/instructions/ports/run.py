@@ -38,6 +38,8 @@ def _check(rec: dict) -> str | None:
         return None if "legacy" in rec else "a legacy-beside-ZMM record without its figures"
     if t == "dealing":               # dealing.record: vector µops dealt to pipe pairs in turn
         return None if "deals" in rec else "a dealing record without its finding"
+    if t == "store_grain":           # store_grain.record: the span two stores a cycle share
+        return None if "grain" in rec else "a store-span record without its figure"
     if t == "model":
         return None if isinstance(rec.get("model"), dict) else "a model record without a model"
     return f"unknown record type {t!r}"
