@@ -97,3 +97,15 @@ def test_dealing_is_measured_kept_once_and_absent_means_none(tmp_path, capsys):
     assert "dealt to pipe pairs in turn (measured by cyclebench ports" in capsys.readouterr().out
     other = model_file(tmp_path / "o.jsonl", {"ADDSS (XMM, XMM)": {"R0": 0.5}})
     assert dealing.record(other, _Fake(0.0))["deals"] is False and load(other).deals is False
+
+
+def test_a_probe_record_without_its_figure_is_refused_with_its_line(tmp_path):
+    from cyclebench.errors import ResultFileError
+    from cyclebench.instructions.ports.run import PROBES, store
+    from ports_fake import model_file
+    assert {"inflight", "upper", "upper_loop", "dealing", "store_grain"} <= set(PROBES)
+    path = model_file(tmp_path / "m.jsonl", {"ADDSS (XMM, XMM)": {"R0": 0.5}})
+    with open(path, "a") as f:
+        f.write('{"type": "dealing", "times": {}}\n')
+    with pytest.raises(ResultFileError, match=r"m.jsonl:3 .*a dealing record without its figure"):
+        store(path).load()

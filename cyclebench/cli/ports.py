@@ -62,11 +62,8 @@ def run(args) -> int:
         model, report = ports_run.infer(forms, args.resume or args.results, resume=args.resume is not None,
                                         seed=seed, catalogue=cat,
                                         log=lambda m: print(f"note: {m}", file=sys.stderr))
-        upper.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
-        inflight.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
-        upper_loop.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
-        dealing.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
-        store_grain.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
+        for probe in (upper, inflight, upper_loop, dealing, store_grain):    # run.PROBES, each once
+            probe.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
     blockers = report["blockers"]
     print(f"resources inferred from throughput: {len(model.resources)} (+ front end, width "
           f"{model.width}); {report['measurements_per_form']} measurements per form; "

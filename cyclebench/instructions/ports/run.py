@@ -22,6 +22,17 @@ from .mixes import legacy_sse, measure_mix, mixable, wide
 from .model import Model
 
 
+# The CPU probes `cyclebench ports` keeps as records (each module's record()): type -> (the key
+# its figure is under, what it is).
+PROBES = {
+    "inflight": ("waiting", "an in-flight"),           # inflight.py: waiting instructions in flight
+    "upper": ("factor", "an upper-state"),             # upper.py: legacy SSE under a dirty ZMM state
+    "upper_loop": ("legacy", "a legacy-beside-ZMM"),   # upper_loop.py: the two in the loop
+    "dealing": ("deals", "a dealing"),                 # dealing.py: vector µops dealt in turn
+    "store_grain": ("grain", "a store-span"),          # store_grain.py: two stores a cycle's span
+}
+
+
 def _check(rec: dict) -> str | None:
     t = rec.get("type")
     if t == "reading":
@@ -30,16 +41,9 @@ def _check(rec: dict) -> str | None:
         return None
     if t == "lines":
         return None if isinstance(rec.get("form"), str) else "a lines reading without its form"
-    if t == "inflight":              # inflight.record: the in-flight probe's figure
-        return None if "waiting" in rec else "an in-flight record without its figure"
-    if t == "upper":                 # upper.record: the upper-state probe's figure
-        return None if "factor" in rec else "an upper-state record without its factor"
-    if t == "upper_loop":            # upper_loop.record: legacy-SSE beside ZMM writes in the loop
-        return None if "legacy" in rec else "a legacy-beside-ZMM record without its figures"
-    if t == "dealing":               # dealing.record: vector µops dealt to pipe pairs in turn
-        return None if "deals" in rec else "a dealing record without its finding"
-    if t == "store_grain":           # store_grain.record: the span two stores a cycle share
-        return None if "grain" in rec else "a store-span record without its figure"
+    if t in PROBES:                  # a CPU probe's record (PROBES): its figure must be there
+        key, what = PROBES[t]
+        return None if key in rec else f"{what} record without its figure"
     if t == "model":
         return None if isinstance(rec.get("model"), dict) else "a model record without a model"
     return f"unknown record type {t!r}"
