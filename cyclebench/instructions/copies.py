@@ -41,6 +41,11 @@ LINE = 64
 BANK = 8          # bytes: one bank of the L1 data cache (AMD: address bits 5:3)
 
 
+def no_banks() -> list[int]:
+    """The bank counts :func:`bank_offset` starts from: none used yet."""
+    return [0] * (LINE // BANK)
+
+
 def bank_offset(width: int, used: list[int]) -> int:
     """An offset within a 64-byte slot for a memory operand of ``width`` bytes: a multiple of its
     width (its power of two, up to a line), never crossing the line, on the banks the operands
@@ -53,7 +58,7 @@ def bank_offset(width: int, used: list[int]) -> int:
     while size < min(max(width, 1), LINE):
         size *= 2
     span = max(1, size // BANK)
-    starts = range(0, LINE, max(size, BANK)) if size >= BANK else range(0, LINE, BANK)
+    starts = range(0, LINE, max(size, BANK))
     best = min(starts, key=lambda o: (sum(used[o // BANK:o // BANK + span]), o))
     for b in range(best // BANK, best // BANK + span):
         used[b] += 1

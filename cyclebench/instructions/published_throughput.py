@@ -127,9 +127,8 @@ def cause(result: dict | None, ours: float | None, their: float | None, their_bo
     near = sorted((c for c in result["configs"] if c["copies"] > 1 and agrees(c["value"], their, their_bound, TP_TOL)),
                   key=lambda c: abs(c["value"] - their))
     if near and ours is not None and agrees(kept, ours, False, TP_TOL):
-        c, vals = near[0], [c["value"] for c in result["configs"]]
-        n, lo, hi = len(vals), min(vals), max(vals)
-        return (f"{SOME_CONFIGS}: its {n} configurations ({lo:.2f} to {hi:.2f} cycles a copy) keep {kept:.2f} here, as ours; {len(near)} of them read the "
+        c = near[0]
+        return (f"{SOME_CONFIGS}: its {span} keep {kept:.2f} here, as ours; {len(near)} of them read the "
                 f"published {their:g} ({c['copies']} copies, {c['layout']}, unroll {c['unroll']}: {c['value']:.2f}): "
                 "the copies' rate changes with the layout and the process, and the published least is a run "
                 "that read every configuration at the slower rate")

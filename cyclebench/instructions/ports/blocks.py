@@ -34,7 +34,7 @@ import iced_x86
 
 from ...errors import UsageError
 from ..catalogue import Catalogue
-from ..copies import BANK, LINE, bank_offset
+from ..copies import LINE, bank_offset, no_banks
 from ..instantiate import instantiate
 from ..operands import POOLS, REGISTER_BY_NAME, full_register
 from ..session import form_init
@@ -207,7 +207,7 @@ def random_blocks(cat: Catalogue, forms: list[str], n: int, rng) -> list[tuple[l
             picks = rng.choices(forms, k=rng.randint(4, 10))
             pins: dict[int, str] = {}
             insts, own, clash = [], [], False
-            banks = [0] * (LINE // BANK)
+            banks = no_banks()
             for i, f in enumerate(picks):
                 form = cat.get(f)
                 mem = form.memory_operand

@@ -21,7 +21,7 @@ import iced_x86
 from ...errors import CycleBenchError
 from ..forms import Form
 from ..instantiate import instantiate, verified
-from ..copies import BANK, LINE, bank_offset, independent_copies
+from ..copies import LINE, bank_offset, independent_copies, no_banks
 from ..operands import EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, full_register
 from ..session import Session, form_init
 
@@ -181,7 +181,7 @@ def mix_code(forms: dict[str, Form], counts: dict[str, int], lines: bool = False
                              "such a mix measures that wait, not shared resources")
         own = shares(a, b)
     copies, init = {}, []
-    banks = [0] * (LINE // BANK)     # the first form's operand takes offset 0; the second the banks it leaves
+    banks = no_banks()     # the first form's operand takes offset 0; the second the banks it leaves
     for i, name in enumerate(names):
         form = forms[name]
         avoid = set()
@@ -193,7 +193,7 @@ def mix_code(forms: dict[str, Form], counts: dict[str, int], lines: bool = False
         mem = form.memory_operand if form.memory_operand is not None and form.memory_operand.kind == "mem" else None
         if lines and mem is not None:
             # each line's copy on banks of its own (copies.bank_offset)
-            own_banks = [0] * (LINE // BANK)
+            own_banks = no_banks()
             instances = [instantiate(form, regs=c.regs, displacement=LINE * (k + 1) + bank_offset(mem.bits // 8, own_banks))
                          for k, c in enumerate(instances)]
         if mem is not None:
