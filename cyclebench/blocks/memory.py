@@ -42,6 +42,10 @@ def _names():
     return I, reg
 
 
+def _writes(I) -> tuple:
+    return (I.OpAccess.WRITE, I.OpAccess.READ_WRITE, I.OpAccess.COND_WRITE, I.OpAccess.READ_COND_WRITE)
+
+
 def used_gprs(code: bytes) -> set[str]:
     """The 64-bit general registers the block reads or writes, explicitly or implicitly."""
     I, reg = _names()
@@ -61,15 +65,16 @@ def used_gprs(code: bytes) -> set[str]:
     return out
 
 
-def accesses(code: bytes, start: dict[str, int]) -> list[Access]:
-    """Every memory access of one copy, its address when it follows from ``start``."""
+def accesses(code, start: dict[str, int]) -> list[Access]:
+    """Every memory access of one copy (``code``: its bytes or decoded instructions), its address
+    when it follows from ``start``."""
     I, reg = _names()
     f = I.InstructionInfoFactory()
     known = dict(start)
     out = []
-    writes = (I.OpAccess.WRITE, I.OpAccess.READ_WRITE, I.OpAccess.COND_WRITE, I.OpAccess.READ_COND_WRITE)
+    writes = _writes(I)
     reads = (I.OpAccess.READ, I.OpAccess.READ_WRITE, I.OpAccess.COND_READ, I.OpAccess.READ_COND_WRITE)
-    for n, ins in enumerate(I.Decoder(64, code)):
+    for n, ins in enumerate(I.Decoder(64, code) if isinstance(code, (bytes, bytearray)) else code):
         info = f.info(ins)
         for m in info.used_memory():
             if m.access == I.OpAccess.NO_MEM_ACCESS:
@@ -97,6 +102,23 @@ def accesses(code: bytes, start: dict[str, int]) -> list[Access]:
             if full in reg and u.access in writes:
                 known.pop(reg[full], None)
     return out
+
+
+def written(code) -> set[str]:
+    """The 64-bit general registers the block writes (``code``: bytes or decoded instructions)."""
+    I, reg = _names()
+    f = I.InstructionInfoFactory()
+    w = _writes(I)
+    return {reg[I.RegisterExt.full_register(u.register)]
+            for ins in (I.Decoder(64, code) if isinstance(code, (bytes, bytearray)) else code)
+            for u in f.info(ins).used_registers()
+            if u.access in w and I.RegisterExt.full_register(u.register) in reg}
+
+
+def steady_state(code) -> list[Access]:
+    """The accesses of every copy alike: addresses from the start state through the registers the
+    block never writes (the others unknown), so that an address names one place in every iteration."""
+    return accesses(code, {r: FILL for r in GPRS if r not in written(code)})
 
 
 def flags(acc: list[Access]) -> dict:

@@ -48,7 +48,7 @@ def run(args) -> int:
     lats, label = from_file(args.latencies, cat) if args.latencies else (None, "")
     p = predict(args.block, model, cat, latencies=lats, latency_source=label, floors=loaded.bounds,
                 upper_factor=factor, in_flight=loaded.in_flight, deal=loaded.deals,
-                grain=loaded.grain)
+                grain=loaded.grain, trips=loaded.trips)
     if args.json:
         print(json.dumps({**p.to_json(), "upper_factor": factor, "upper_factor_source": where}))
         return 0
@@ -63,6 +63,8 @@ def run(args) -> int:
         print(f"  legacy-SSE writes under a dirty ZMM state: {p.upper_charged} charged {factor:g} times ({where})")
     elif factor is None and any(upper.exposed(decode(args.block))):
         print(f"  legacy-SSE writes under a dirty ZMM state: charged nothing ({where})")
+    for note in p.notes:
+        print(f"  {note}")
     if p.unknown:
         print(f"  not in the model (the resource bound is a lower bound): {', '.join(sorted(set(p.unknown)))}")
     return 0

@@ -13,6 +13,7 @@ from typing import Callable
 
 import iced_x86
 
+from ...blocks.memory import PAGE, steady_state
 from ..operands import full_register
 from . import upper
 
@@ -98,23 +99,32 @@ def _source_latencies(ins: iced_x86.Instruction, by_source: dict) -> dict[int, f
     return out
 
 
-def _memory(ins: iced_x86.Instruction, factory, changed: set[int]) -> tuple[list, list]:
-    """(locations read, locations written): (address expression, first byte, end) of the memory
-    operands whose address registers the block never writes (``changed``: those it does), so
-    that they name one place in every iteration; a LEA reads no memory."""
+def _memory(ins: iced_x86.Instruction, factory, changed: set[int], placed: list | None = None) -> tuple[list, list]:
+    """(locations read, locations written): (place, first byte, end, address expression) of the
+    memory operands whose address registers the block never writes (``changed``: those it does),
+    so that they name one place in every iteration; a LEA reads no memory.  The place is the
+    address expression, or with ``placed`` (the instruction's memory.steady_state accesses, in
+    order) the page offset where the start state puts the access: every page the block touches
+    is one physical page, so two expressions meet where their offsets overlap."""
     reads, writes = [], []
     if mnemonic(ins) == "LEA":
         return reads, writes
+    placed = list(placed or ())
     for m in factory.info(ins).used_memory():
+        if m.access == iced_x86.OpAccess.NO_MEM_ACCESS:
+            continue
+        at = placed.pop(0).address if placed else None
         regs = {full_register(r) for r in (m.base, m.index) if r not in (iced_x86.Register.NONE,
                                                                           iced_x86.Register.RIP)}
         if regs & changed:
             continue
         size = iced_x86.MemorySizeExt.size(m.memory_size) or 1
-        loc = ((m.segment, m.base, m.index, m.scale), m.displacement_i64, m.displacement_i64 + size)
+        expr = (m.segment, m.base, m.index, m.scale, m.displacement_i64)
+        loc = (expr[:4], m.displacement_i64, m.displacement_i64 + size, expr) if at is None else \
+            ("page", at % PAGE, at % PAGE + size, expr)
         if m.access in _WRITES:
             writes.append(loc)
-        if m.access not in (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.COND_WRITE, iced_x86.OpAccess.NO_MEM_ACCESS):
+        if m.access not in (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.COND_WRITE):
             reads.append(loc)
     return reads, writes
 
@@ -123,49 +133,78 @@ def _overlaps(a, b) -> bool:
     return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
 
 
-def chain_bound(instructions: list[iced_x86.Instruction], latency: list) -> float:
+def chain_bound(instructions: list[iced_x86.Instruction], latency: list, trips=None) -> float:
     """Cycles per iteration the loop-carried register, flag and memory chains allow (``latency``:
     cycles per instruction, or (cycles, cycles from the address registers[, cycles by source
     operand, "mem" for the memory operand])).
 
-    Through memory: a store of one address expression makes its data ready there its latency
-    after the data (a read-modify-write form: when its result is), and a later load that
-    overlaps it, in the iteration or the next, waits that time plus the load's latency from
-    memory; cyclebench inst measures the two as halves of a store-and-load round trip (Zen 4:
-    ``movsd [m], xmm0`` 4.5 and ``addsd xmm0, [m]`` 7.5, a loop of the two 12.0 cycles;
-    ``mov [m], rax`` and ``mov rax, [m]`` 0.5 each, memory renamed).  With no such figure the
-    load waits its latency from the address registers (a load-to-use time).  Stores and loads
-    through different expressions (another base register, or one the block changes) are taken
-    for distinct."""
-    return steady(instructions, latency)
+    Through memory: a store makes its data ready there its latency after the data (a
+    read-modify-write form: when its result is), and a later load that overlaps it, in the
+    iteration or the next, waits that time plus the load's latency from memory; cyclebench inst
+    measures the two as halves of a store-and-load round trip (Zen 4: ``movsd [m], xmm0`` 4.5
+    and ``addsd xmm0, [m]`` 7.5, a loop of the two 12.0 cycles; ``mov [m], rax`` and ``mov rax,
+    [m]`` 0.5 each).  With no such figure the load waits its latency from the address registers
+    (a load-to-use time).  Without ``trips`` a store and a load meet only through one address
+    expression.  With ``trips`` (store_load.Trips, the CPU's probed round trips) they meet where
+    the start state places them on one byte (memory.steady_state: all registers equal, every
+    page one physical page), and a general-register load after a general-register store waits
+    the store's data plus the trip the probe measured for how the two meet (renamed, forwarded,
+    wider, misrenamed), plus a load-op's latency from its register operands (its operation's)."""
+    return steady(instructions, latency, trips=trips)
+
+
+def _general(ins: iced_x86.Instruction) -> bool:
+    """Moves data between memory and general registers (or an immediate): the probe's shape."""
+    return not any(ins.op_kind(i) == iced_x86.OpKind.REGISTER and not iced_x86.RegisterExt.is_gpr(ins.op_register(i))
+                   for i in range(ins.op_count))
 
 
 def steady(instructions: list[iced_x86.Instruction], latency: list,
-           issue: Callable[[int, float], float] | None = None, iterations: int = ITERATIONS) -> float:
+           issue: Callable[[int, float], float] | None = None, iterations: int = ITERATIONS,
+           trips=None) -> float:
     """Cycles per iteration, in the steady state, of the block run ``iterations`` times with its
-    dependences and ``latency`` (as :func:`chain_bound` takes them).  Without ``issue`` every
-    instruction starts as soon as its inputs allow (the chain bound); with it, ``issue(i, t)``
-    gives when instruction ``i`` of the block, whose inputs allow it to start at ``t``, does
-    start (called in program order, iteration after iteration), and the figure is the pace at
-    which the iterations complete."""
+    dependences and ``latency`` (as :func:`chain_bound` takes them, with its ``trips``).  Without
+    ``issue`` every instruction starts as soon as its inputs allow (the chain bound); with it,
+    ``issue(i, t)`` gives when instruction ``i`` of the block, whose inputs allow it to start at
+    ``t``, does start (called in program order, iteration after iteration), and the figure is
+    the pace at which the iterations complete."""
     factory = iced_x86.InstructionInfoFactory()
     access = [_access(ins, factory, d) for ins, d in zip(instructions, upper.dirty(instructions))]
     changed = set().union(*(w for _, _, w, _ in access))
-    memory = [_memory(ins, factory, changed) for ins in instructions]
+    placed = [[] for _ in instructions]
+    for a in (steady_state(instructions) if trips is not None else ()):
+        placed[a.index].append(a)
+    memory = [_memory(ins, factory, changed, p) for ins, p in zip(instructions, placed)]
+    general = [trips is not None and _general(ins) for ins in instructions]
     steps = []
     for ins, lat in zip(instructions, latency):
         lat = lat if isinstance(lat, tuple) else (lat, lat)
         by = lat[2] if len(lat) > 2 else {}
         steps.append((lat[0], lat[1], _source_latencies(ins, by), by.get("mem", lat[1])))
     ready: dict[int, float] = {}
-    stored: list[tuple[tuple, float]] = []        # (location, when its data is ready)
+    # (location, when the data is ready there, when the store had its data, the store is general,
+    # the expressions of older stores it overwrote)
+    stored: list[tuple] = []
     marks, last = [], 0.0
+
+    def waits(i: int, loc, via_mem: float, op: float) -> list[float]:
+        out = []
+        for where, t, data, gp, shadowed in stored:
+            if not _overlaps(loc, where):
+                continue
+            if not (gp and general[i]) or (memory[i][1] and loc[3] == where[3]):
+                out.append(t + via_mem)        # inst's halves (a read-modify-write to itself)
+            else:
+                trip = trips.trip((loc[3], *loc[1:3]), (where[3], *where[1:3]), loc[3] in shadowed, op > 0)
+                out.append(data + trip + op)
+        return out
+
     for _ in range(iterations):
         for i, ((reads, addr, writes, kept), (loads, stores), (lat, via_addr, by_reg, via_mem)) in \
                 enumerate(zip(access, memory, steps)):
             done = max([ready.get(r, 0.0) + by_reg.get(r, lat) for r in reads]
                        + [ready.get(r, 0.0) + via_addr for r in addr]
-                       + [t + via_mem for loc in loads for where, t in stored if _overlaps(loc, where)]
+                       + [w for loc in loads for w in waits(i, loc, via_mem, lat if reads else 0.0)]
                        + [ready.get(r, 0.0) + (max(lat, MERGE) if through else MERGE)
                           for r, through in kept.items()] + [lat])
             if issue is not None:
@@ -174,8 +213,11 @@ def steady(instructions: list[iced_x86.Instruction], latency: list,
             for w in writes:
                 ready[w] = done
             for loc in stores:
-                stored = [(w, t) for w, t in stored if not _overlaps(loc, w)]
-                stored.append((loc, done))
-        marks.append(last if issue is not None else max([*ready.values(), *(t for _, t in stored)], default=0.0))
+                over = [e for e in stored if _overlaps(loc, e[0])]
+                shadowed = {e[0][3] for e in over if e[0][3] != loc[3]}
+                stored = [e for e in stored if not _overlaps(loc, e[0])]
+                # a read-modify-write's data is its result; a plain store had it its latency before
+                stored.append((loc, done, done - (0.0 if loads else lat), general[i], shadowed))
+        marks.append(last if issue is not None else max([*ready.values(), *(e[1] for e in stored)], default=0.0))
     half = iterations // 2
     return (marks[-1] - marks[half - 1]) / (iterations - half)

@@ -53,7 +53,7 @@ from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
 from .shared import SharedFloors
 from .simulate import Units, simulate, units
-from . import apart, dealing, crowding, inflight, store_grain, upper, upper_loop, vector_loads
+from . import apart, dealing, crowding, inflight, store_grain, store_load, upper, upper_loop, vector_loads
 
 STORE_LINES = "store lines"
 
@@ -70,6 +70,7 @@ class Prediction:
     latency_source: str = "assumed 1 cycle"
     upper_charged: int = 0         # legacy-SSE writes charged the upper-state factor (upper.py)
     simulated: float = 0.0         # the scheduling simulation's figure (simulate.py)
+    notes: list[str] = field(default_factory=list)
 
     def simulation_binds(self) -> bool:
         """The simulated figure is above both bounds: chains and resources delay each other."""
@@ -97,6 +98,8 @@ class Loaded:
     deals: bool = False           # the file's core deals vector µops in turn (dealing.stored)
     grain: int = store_grain.LINE  # bytes two stores a cycle share (store_grain.stored)
     grain_source: str = ""
+    trips: store_load.Trips | None = None     # store-to-load round trips (store_load.stored)
+    trips_source: str = ""
 
     @property
     def bounds(self) -> tuple:
@@ -116,7 +119,8 @@ def load(path: Path) -> Loaded:
     _, records = store(path).load()
     probed = any(r.get("type") == upper.RECORD for r in records)
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
-                  *upper_loop.stored(path), dealing.stored(path)[0], *store_grain.stored(path))
+                  *upper_loop.stored(path), dealing.stored(path)[0], *store_grain.stored(path),
+                  *store_load.stored(path))
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
@@ -221,7 +225,7 @@ def _bypassing(counts: dict[str, int], model: Model) -> int:
 def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None,
             latencies: dict[str, float] | None = None, latency_source: str = "published",
             floors=None, upper_factor: float | None = None, in_flight: int | None = None,
-            deal: bool = False, grain: int = store_grain.LINE) -> Prediction:
+            deal: bool = False, grain: int = store_grain.LINE, trips: store_load.Trips | None = None) -> Prediction:
     """The prediction for one block (see the module docstring); ``floors``: the readings of the
     model's results file as floors, one set or several (repair.PairFloors, shared.SharedFloors:
     :attr:`Loaded.bounds`); ``upper_factor``: the resources a legacy-SSE
@@ -229,7 +233,10 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     ``in_flight``: the waiting instructions that fit in flight, as inflight.probe measured it
     (:attr:`Loaded.in_flight`), the simulation's limit; ``deal``: the core deals vector µops to
     pipe pairs in turn (:attr:`Loaded.deals`, dealing.py); ``grain``: the bytes within which two
-    stores are written in one cycle (:attr:`Loaded.grain`, store_grain.py)."""
+    stores are written in one cycle (:attr:`Loaded.grain`, store_grain.py); ``trips``: the
+    store-to-load round trips the CPU's probe measured (:attr:`Loaded.trips`, store_load.py): the
+    block's loads and stores then meet where its start state places them (all registers equal,
+    docs/block.md), and a prediction with a meeting the start state makes says so in its notes."""
     catalogue = catalogue or Catalogue.load()
     model = vector_loads.view(model, catalogue)       # a vector load's share of the load path
     model = apart.view(model, catalogue)              # one pipe group probed twice, kept apart
@@ -258,7 +265,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         if v is None:
             v, assumed = 1.0, assumed + 1
         lats.append(v)
-    chain = chain_bound(instructions, lats)
+    chain = chain_bound(instructions, lats, trips)
     if counts:
         # crowding usages bind only where a form needs the crowded resource and the crowding
         # forms' own resources are full (crowding.py)
@@ -275,9 +282,23 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     discrete = units(model)
     dealt = dealing.plan(instructions, forms, model, discrete, _whole(discrete)) if deal else None
     sim = simulate(instructions, lats, *_instances(instructions, forms, weight, model), discrete,
-                   waiting=in_flight, deal=dealt)
+                   waiting=in_flight, deal=dealt, trips=trips)
     return Prediction(max(res, chain, sim), res, binding, chain, forms, unknown, assumed,
-                      latency_source if latencies else "assumed 1 cycle", extra, sim)
+                      latency_source if latencies else "assumed 1 cycle", extra, sim,
+                      _meetings(instructions) if trips is not None else [])
+
+
+def _meetings(instructions) -> list[str]:
+    """The note a block gets whose accesses through different registers meet (or 4K-alias onto
+    one physical page) only because its start state makes every register equal."""
+    from ...blocks.memory import flags, steady_state
+    f = flags(steady_state(instructions))
+    pairs = f["registers_meet"] + f["aliasing_4k"]
+    if not pairs:
+        return []
+    return [f"a memory dependency the start state creates (all registers equal): instructions "
+            + ", ".join(f"{a + 1} and {b + 1}" for a, b in pairs)
+            + " meet at one address; the figure is data-dependent (another program state may not have it)"]
 
 
 def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: dict[str, float],

@@ -188,16 +188,17 @@ def _whole(v):
 
 def simulate(instructions: list[iced_x86.Instruction], latency: list, usage: list[dict[str, float]],
              front: list[float], discrete: dict[str, int] | None = None, window: int = WINDOW,
-             waiting: int | None = None, deal: tuple[list[int], set[str]] | None = None) -> float:
+             waiting: int | None = None, deal: tuple[list[int], set[str]] | None = None, trips=None) -> float:
     """Cycles per iteration of the block in the steady state of the simulation: ``latency`` per
     instruction as dataflow.chain_bound takes it, ``usage`` per instruction (resource -> cycles,
     its form's time alone as a resource of its own), ``front`` per instruction (its share of a
     front-end cycle); ``waiting``: instructions entered and not started at most (inflight.py),
     or no such limit; ``deal``: (vector µops dealt per instruction, the pair resources whose unit
-    their turn decides), dealing.plan."""
+    their turn decides), dealing.plan; ``trips``: as dataflow.chain_bound takes them."""
     if deal:
         latency = [_whole(v) if n else v for v, n in zip(latency, deal[0])]
     main = [(v[0] if isinstance(v, tuple) else v) for v in latency]
     n = max(1, len(instructions))
     iterations = max(64, 2 * math.ceil(3 * window / n))      # the window fills, then half is measured
-    return steady(instructions, latency, Scheduler(usage, front, main, window, discrete, waiting, deal), iterations)
+    return steady(instructions, latency, Scheduler(usage, front, main, window, discrete, waiting, deal), iterations,
+                  trips)
