@@ -12,7 +12,10 @@ or machine code bytes and gives two bounds, each shown, and a simulation on them
   (counted in ``assumed_latency``).  A value may be a pair (cycles, cycles from the address
   registers): a load whose address register another load wrote (a pointer chase) carries its
   load-to-use time.  A load after a store through one address expression waits for the stored
-  data (dataflow.chain_bound); addresses through different expressions are taken for distinct.
+  data (dataflow.chain_bound); with the CPU's store-to-load probe (store_load.py: ``trips``) a
+  load waits for any store that ``cyclebench block``'s start state (all registers equal, one
+  physical page) puts on its bytes, the probed round trip, and the prediction notes a meeting
+  of different registers as data-dependent.
 
 With ``floors`` (repair.PairFloors), a mix of two of the block's forms' classes read in the
 block's own ratio is one more bound among the resources, and (shared.SharedFloors) so is one
