@@ -14,18 +14,19 @@ from cyclebench.instructions.ports.run import store
 
 # a core that renames dword and qword loads through the store's own expression (Zen 4's shape)
 TIMES = {"alu": 1.0, "plain": 1.0, "same 1": 7.6, "same 2": 7.5, "same 4": 1.0, "same 8": 1.0,
-         "other": 7.5, "op": 8.0, "wider": 20.0, "misrenamed": 10.0}
+         "other": 7.5, "op": 8.0, "pair": 1.1, "pair and load": 2.0, "wider": 20.0, "misrenamed": 10.0}
 TRIPS = store_load.Trips.from_times(TIMES)
 # a core that renames nothing: every trip is forwarded
-PLAIN = store_load.Trips.from_times({**{k: 5.0 for k in TIMES}, "alu": 1.0, "op": 6.0, "wider": 16.0})
+PLAIN = store_load.Trips.from_times({**{k: 5.0 for k in TIMES}, "alu": 1.0, "op": 6.0, "wider": 16.0,
+                                     "pair": 1.0, "pair and load": 1.0})
 
 
 def test_the_trips_read_from_the_probe_times():
     assert TRIPS.forwarded == pytest.approx(6.5)
     assert TRIPS.renamed == {4, 8} and TRIPS.renamed_cost == pytest.approx(0.0)
     assert TRIPS.wider == pytest.approx(19.0) and TRIPS.misrenamed == pytest.approx(2.5)
-    assert TRIPS.op == pytest.approx(7.0)
-    assert PLAIN.renamed == set() and PLAIN.misrenamed == 0.0
+    assert TRIPS.op == pytest.approx(7.0) and TRIPS.unpairs
+    assert PLAIN.renamed == set() and PLAIN.misrenamed == 0.0 and not PLAIN.unpairs
 
 
 def test_which_trip_a_load_gets():
@@ -94,3 +95,33 @@ def test_a_prediction_says_when_the_start_state_made_the_dependency():
     assert meet.chain_bound == pytest.approx(6.5)        # from the store's data: the trip, whatever its own latency
     assert not predict("mov [rdi+0x40], rax; mov rax, [rsi]", model, trips=TRIPS).notes
     assert not predict("mov [rdi], rax; mov rax, [rsi]", model).notes      # no probe: no claim
+
+
+def test_the_meetings_the_start_state_places():
+    # [rsi] and [rdi+4] overlap by 4 bytes: a meeting, the load wider than the store's bytes
+    assert store_load.meetings(decode("mov [rdi+4], eax; mov rcx, [rsi]")) == [(1, 0, True)]
+    assert store_load.meetings(decode("mov [rdi], rax; mov ecx, [rsi+4]")) == [(1, 0, False)]
+    assert store_load.meetings(decode("mov [rdi+8], rax; mov rcx, [rsi]")) == []
+    assert store_load.meetings(decode("add [rdi], rax")) == []         # never with itself
+    assert store_load.meetings(decode("mov [rdi], rax; mov rcx, [rsi]; add rsi, 8")) == []
+
+
+def test_stores_in_a_span_a_load_reads_are_written_one_a_cycle():
+    from cyclebench.instructions.ports.model import Model
+    from cyclebench.instructions.ports.predict import WIDER, predict, store_lines
+    forms = {"MOV (M64, R64)": 0.5, "MOV (R64, M64)": 0.5}
+    model = Model(["R0"], {f: {"R0": t} for f, t in forms.items()}, 6, dict(forms), {"MOV (M64, R64)": 1.0})
+    pair = "mov [r14+0x200], rax; mov [r14+0x208], rax"
+    ins = decode(pair)
+    f = ["MOV (M64, R64)"] * 2
+    assert store_lines(ins, f, model, 32) == 0.0                       # one span: the resources' pair
+    assert store_lines(ins, f, model, 32, True, frozenset({0})) == pytest.approx(2.0)
+    # the span a load reads is written one a cycle; the other keeps its pair
+    four = decode(pair + "; mov [r14+0x240], rax; mov [r14+0x248], rax")
+    assert store_lines(four, f * 2, model, 32, True, frozenset({0})) == pytest.approx(3.0)
+    assert predict(pair + "; mov rcx, [r14+0x200]", model, grain=32, trips=TRIPS).resource_bound == pytest.approx(2.0)
+    assert predict(pair + "; mov rcx, [r14+0x210]", model, grain=32, trips=TRIPS).resource_bound < 2.0
+    assert predict(pair + "; mov rcx, [r14+0x200]", model, grain=32, trips=PLAIN).resource_bound < 2.0
+    # a load astride two stores waits for them to be written, on no chain
+    p = predict(pair + "; mov rcx, [r14+0x204]", model, grain=32, trips=TRIPS)
+    assert p.binding_resource == WIDER and p.resource_bound == pytest.approx(19.0)

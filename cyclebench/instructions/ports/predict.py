@@ -59,6 +59,7 @@ from .simulate import Units, simulate, units
 from . import apart, dealing, crowding, inflight, store_grain, store_load, upper, upper_loop, vector_loads
 
 STORE_LINES = "store lines"
+WIDER = "a load wider than the store it meets"
 
 
 @dataclass
@@ -184,24 +185,41 @@ def _lea_mode(ins: iced_x86.Instruction) -> str:
 
 
 def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,
-                grain: int = store_grain.LINE) -> float:
+                grain: int = store_grain.LINE, placed: bool = False, read: frozenset = frozenset()) -> float:
     """Cycles the block's stores take by span, iteration after iteration: a run of stores to
     one span of ``grain`` bytes (in program order, the loop wrapping round) is written k at a
     time, k = the store form's time on distinct lines over its time alone (model.lines,
     model.alone); a run costs its first form's time on distinct lines per k.  A block whose stores
     all go to one span adds nothing the resources do not already charge.  Spans are told apart by
-    address expression (segment, base, index, scale) and displacement / grain."""
+    address expression (segment, base, index, scale) and displacement / grain, or with ``placed``
+    by where the start state puts them (memory.steady_state; page offset / grain).  ``read``: the
+    stores (instruction numbers) whose bytes a load of the block reads, where the core then
+    writes the stores of their span one a cycle (store_load.Trips.unpairs)."""
     factory = iced_x86.InstructionInfoFactory()
+    at = {}
+    if placed:
+        from ...blocks.memory import PAGE, steady_state
+        at = {(a.index, n): a.address for n, a in enumerate(steady_state(instructions)) if a.address is not None}
     seq = []
-    for ins, f in zip(instructions, forms):
-        if f not in model.lines or f not in model.alone:
-            continue
+    n = -1
+    for i, (ins, f) in enumerate(zip(instructions, forms)):
         for m in factory.info(ins).used_memory():
+            if m.access == iced_x86.OpAccess.NO_MEM_ACCESS:
+                continue
+            n += 1
+            if f not in model.lines or f not in model.alone:
+                continue
             if m.access in (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
                             iced_x86.OpAccess.READ_COND_WRITE):
-                seq.append(((m.segment, m.base, m.index, m.scale, m.displacement // grain), f))
-    if len({line for line, _ in seq}) < 2:
+                where = at.get((i, n))
+                seq.append(((m.segment, m.base, m.index, m.scale, m.displacement // grain) if where is None
+                            else ("page", where % PAGE // grain), f, i in read))
+    alone = {line for line, _, r in seq if r}        # spans written one store a cycle
+    seq = [(line, f) for line, f, _ in seq]
+    if len({line for line, _ in seq}) < 2 and not alone:
         return 0.0
+    if len({line for line, _ in seq}) < 2:
+        return len(seq) * model.lines[seq[0][1]]
     start = next(i for i in range(len(seq)) if seq[i][0] != seq[i - 1][0])
     seq = seq[start:] + seq[:start]
     total, i = 0.0, 0
@@ -210,7 +228,7 @@ def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], mode
         while j < len(seq) and seq[j][0] == seq[i][0]:
             j += 1
         f = seq[i][1]
-        k = max(1, round(model.lines[f] / model.alone[f]))
+        k = 1 if seq[i][0] in alone else max(1, round(model.lines[f] / model.alone[f]))
         total += math.ceil((j - i) / k) * model.lines[f]
         i = j
     return total
@@ -274,10 +292,11 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         # forms' own resources are full (crowding.py)
         model = crowding.unneeded(model, counts)
         first = _loads(crowding.uncrowded(model, counts), instructions, forms, counts, charged,
-                       len(unknown) + front_only, floors, grain)
+                       len(unknown) + front_only, floors, grain, trips)
         model = crowding.uncrowded(model, crowding.relieved(model, first, max(max(first.values()), chain))
                                    & counts.keys())
-        loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain)
+        loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain,
+                       trips)
         binding = max(loads, key=loads.get)
         res = loads[binding]
     else:
@@ -305,16 +324,21 @@ def _meetings(instructions) -> list[str]:
 
 
 def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: dict[str, float],
-           front_only: int, floors, grain: int = store_grain.LINE) -> dict[str, float]:
+           front_only: int, floors, grain: int = store_grain.LINE, trips=None) -> dict[str, float]:
     """The block's resource loads (the resource bound is the largest): the forms' usages as
     upper.loads charges them, the front end with ``front_only`` instructions that take only its
-    share, the stores' spans and the readings' floors."""
+    share, the stores' spans (one store a cycle in a span a load reads, where ``trips`` say so), the
+    wider trip where a load reads bytes a store it meets did not write, and the readings' floors."""
     loads = upper.loads(model, counts, charged)
     if model.width:
         loads[FRONT_END] += (front_only - _bypassing(counts, model)) / model.width
-    lines = store_lines(instructions, forms, model, grain)
+    meet = store_load.meetings(instructions) if trips is not None else []
+    read = frozenset(st for _, st, _ in meet) if trips is not None and trips.unpairs else frozenset()
+    lines = store_lines(instructions, forms, model, grain, trips is not None, read)
     if lines:
         loads[STORE_LINES] = lines
+    if any(wider for _, _, wider in meet):      # it waits for the store to be written, chain or not
+        loads[WIDER] = trips.wider
     for each in (floors if isinstance(floors, (list, tuple)) else [floors] if floors else []):
         # a floor that reads registers (upper_loop.LoopFloor) takes the instructions too
         v, why = each.floor_of(instructions, counts) if hasattr(each, "floor_of") else each.floor(counts)
