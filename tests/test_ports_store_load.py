@@ -125,3 +125,11 @@ def test_stores_in_a_span_a_load_reads_are_written_one_a_cycle():
     # a load astride two stores waits for them to be written, on no chain
     p = predict(pair + "; mov rcx, [r14+0x204]", model, grain=32, trips=TRIPS)
     assert p.binding_resource == WIDER and p.resource_bound == pytest.approx(19.0)
+
+
+def test_the_steady_state_follows_addresses_the_block_recomputes_alike():
+    from cyclebench.blocks.memory import FILL, steady_state
+    got = steady_state(decode("mov [r14+0x48], rbx; lea rbx, [r14+0x38]; mov [rbx+0x18], rdi"))
+    assert [a.address for a in got] == [FILL + 0x48, FILL + 0x50]       # rbx: r14+0x38 every iteration
+    assert steady_state(decode("lea rax, [rax+8]; mov [rax], rcx"))[0].address is None    # it grows
+    assert steady_state(decode("mov [rdi], rax; add rdi, 8"))[0].address is None

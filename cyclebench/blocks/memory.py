@@ -65,9 +65,10 @@ def used_gprs(code: bytes) -> set[str]:
     return out
 
 
-def accesses(code, start: dict[str, int]) -> list[Access]:
+def accesses(code, start: dict[str, int], follow: bool = False) -> list[Access]:
     """Every memory access of one copy (``code``: its bytes or decoded instructions), its address
-    when it follows from ``start``."""
+    when it follows from ``start``; with ``follow``, through the registers that ``mov`` of an
+    immediate or a known register and ``lea`` of a known address write too (:func:`_follows`)."""
     I, reg = _names()
     f = I.InstructionInfoFactory()
     known = dict(start)
@@ -97,28 +98,55 @@ def accesses(code, start: dict[str, int]) -> list[Access]:
                 addr = None
             out.append(Access(n, None if addr is None else addr & (2**64 - 1), size,
                               m.access in writes, m.access in reads, "+".join(parts) or "absolute", seg))
+        value = _follows(I, reg, ins, known) if follow else None
         for u in info.used_registers():
             full = I.RegisterExt.full_register(u.register)
             if full in reg and u.access in writes:
                 known.pop(reg[full], None)
+        if value is not None:
+            known[value[0]] = value[1]
     return out
 
 
-def written(code) -> set[str]:
-    """The 64-bit general registers the block writes (``code``: bytes or decoded instructions)."""
-    I, reg = _names()
-    f = I.InstructionInfoFactory()
-    w = _writes(I)
-    return {reg[I.RegisterExt.full_register(u.register)]
-            for ins in (I.Decoder(64, code) if isinstance(code, (bytes, bytearray)) else code)
-            for u in f.info(ins).used_registers()
-            if u.access in w and I.RegisterExt.full_register(u.register) in reg}
+def _follows(I, reg, ins, known: dict[str, int]) -> tuple[str, int] | None:
+    """(register, value) a 32- or 64-bit ``mov`` of an immediate or a known register, or ``lea``
+    of a known address, writes; None for any other instruction or an unknown value."""
+    if ins.op_count != 2 or ins.op0_kind != I.OpKind.REGISTER or I.RegisterExt.size(ins.op0_register) not in (4, 8):
+        return None
+    dest = reg.get(I.RegisterExt.full_register(ins.op0_register))
+    value = None
+    if ins.mnemonic == I.Mnemonic.LEA and ins.memory_base != I.Register.RIP:
+        value = ins.memory_displacement
+        for r, scale in ((ins.memory_base, 1), (ins.memory_index, ins.memory_index_scale)):
+            if r == I.Register.NONE:
+                continue
+            name = reg.get(I.RegisterExt.full_register(r))
+            if name not in known:
+                return None
+            value += (known[name] if I.RegisterExt.size(r) == 8 else known[name] & 0xFFFFFFFF) * scale
+    elif ins.mnemonic == I.Mnemonic.MOV and ins.op1_kind == I.OpKind.REGISTER:
+        name = reg.get(I.RegisterExt.full_register(ins.op1_register))
+        value = known.get(name) if name else None
+    elif ins.mnemonic == I.Mnemonic.MOV and ins.op1_kind in (I.OpKind.IMMEDIATE32, I.OpKind.IMMEDIATE64,
+                                                             I.OpKind.IMMEDIATE32TO64):
+        value = ins.immediate(1)
+    if dest is None or value is None:
+        return None
+    return dest, value & (0xFFFFFFFF if I.RegisterExt.size(ins.op0_register) == 4 else 2**64 - 1)
 
 
 def steady_state(code) -> list[Access]:
-    """The accesses of every copy alike: addresses from the start state through the registers the
-    block never writes (the others unknown), so that an address names one place in every iteration."""
-    return accesses(code, {r: FILL for r in GPRS if r not in written(code)})
+    """The accesses of every copy alike: the second copy's, its address kept where the third copy
+    has it too (the block's loop reaches it every iteration), followed from the start state through
+    the registers a ``mov`` or ``lea`` of known values writes (``lea rbx, [r14+0x38]``), None for
+    the rest: an address names one place in every iteration."""
+    I, _ = _names()
+    ins = list(I.Decoder(64, code)) if isinstance(code, (bytes, bytearray)) else list(code)
+    acc = accesses(ins * 3, {r: FILL for r in GPRS}, follow=True)
+    per = len(acc) // 3
+    second, third = acc[per:2 * per], acc[2 * per:]
+    return [Access(a.index - len(ins), a.address if a.address == b.address else None, a.size, a.write, a.read,
+                   a.expr, a.segment) for a, b in zip(second, third)]
 
 
 def flags(acc: list[Access]) -> dict:

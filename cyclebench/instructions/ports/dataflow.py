@@ -101,11 +101,11 @@ def _source_latencies(ins: iced_x86.Instruction, by_source: dict) -> dict[int, f
 
 def _memory(ins: iced_x86.Instruction, factory, changed: set[int], placed: list | None = None) -> tuple[list, list]:
     """(locations read, locations written): (place, first byte, end, address expression) of the
-    memory operands whose address registers the block never writes (``changed``: those it does),
-    so that they name one place in every iteration; a LEA reads no memory.  The place is the
-    address expression, or with ``placed`` (the instruction's memory.steady_state accesses, in
-    order) the page offset where the start state puts the access: every page the block touches
-    is one physical page, so two expressions meet where their offsets overlap."""
+    memory operands that name one place in every iteration; a LEA reads no memory.  The place is
+    the address expression, where the block never writes its registers (``changed``: those it
+    does), or with ``placed`` (the instruction's memory.steady_state accesses, in order) the page
+    offset where the start state puts the access: every page the block touches is one physical
+    page, so two expressions meet where their offsets overlap."""
     reads, writes = [], []
     if mnemonic(ins) == "LEA":
         return reads, writes
@@ -116,7 +116,7 @@ def _memory(ins: iced_x86.Instruction, factory, changed: set[int], placed: list 
         at = placed.pop(0).address if placed else None
         regs = {full_register(r) for r in (m.base, m.index) if r not in (iced_x86.Register.NONE,
                                                                           iced_x86.Register.RIP)}
-        if regs & changed:
+        if regs & changed and at is None:
             continue
         size = iced_x86.MemorySizeExt.size(m.memory_size) or 1
         expr = (m.segment, m.base, m.index, m.scale, m.displacement_i64)
