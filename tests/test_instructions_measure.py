@@ -518,7 +518,8 @@ class ByProcess(Fake):
 
 
 def test_throughput_keeps_the_fastest_process(cat):
-    from cyclebench.instructions.throughput import PROCESSES, measure_throughput
+    from cyclebench.instructions.fastest import PROCESSES
+    from cyclebench.instructions.throughput import measure_throughput
     form = cat.get("VPEXPANDB (XMM, XMM)")
     # the first process settles at 1.04 (off the port grid, in both placements), a later one at
     # 0.67: every more process runs, the fastest is kept, all are shown
@@ -638,7 +639,8 @@ class ByPlacement(Fake):
 
 
 def test_throughput_off_the_port_grid_is_measured_in_a_second_placement(cat):
-    from cyclebench.instructions.throughput import SHIFT, measure_throughput, on_port_grid
+    from cyclebench.instructions.fastest import SHIFT, on_port_grid
+    from cyclebench.instructions.throughput import measure_throughput
     assert on_port_grid(0.25) and on_port_grid(2 / 3) and on_port_grid(4 / 3)
     assert not on_port_grid(0.78) and not on_port_grid(1.54)
     form = cat.get("VEXPANDPD (XMM, XMM)")

@@ -33,7 +33,7 @@ from .characterize import SCHEMA, SCHEMA_VERSION, Session, characterize, skipped
 from .comparing import unsettled
 from .forms import Form
 from .notation import by_extension, by_mnemonic, resolve
-from .throughput import FEW_GAIN, on_port_grid
+from .fastest import FEW_GAIN, on_port_grid
 
 
 @dataclass
@@ -250,7 +250,7 @@ SETTLE_ROUNDS = 1      # measurements again of a form left unsettled
 
 
 def off_grid(doc: dict) -> bool:
-    """A measured throughput that execution ports alone cannot set (throughput.on_port_grid)."""
+    """A measured throughput that execution ports alone cannot set (fastest.on_port_grid)."""
     tp = doc.get("throughput") or {} if doc.get("status") == "ok" else {}
     return tp.get("value") is not None and tp.get("stable") is not False and not on_port_grid(tp["value"])
 
