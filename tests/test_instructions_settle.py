@@ -49,15 +49,15 @@ def test_a_pair_bounded_by_a_reference_read_during_a_burst_is_unsettled():
 
     def measure(code, init=None, **kw):
         # the mask connector's pinning loops read unstable: its latency stays between 1 and 3
-        v = {"vpcmpuq k1, xmm1, xmm1, 5\nvmovdqu64 xmm1{k1}, xmm1": 4.0, "vmovdqu64 xmm1{k1}, xmm1": 1.0,
-             "vpcmpuq k1, xmm1, xmm1, 5\nkmovq rbx, k1\nkmovq k1, rbx": 5.0}.get(code, 3.0)
+        v = {"vpcmpuq k1, xmm1, xmm31, 5\nvmovdqu64 xmm1{k1}, xmm1": 4.0, "vmovdqu64 xmm1{k1}, xmm1": 1.0,
+             "vpcmpuq k1, xmm1, xmm31, 5\nkmovq rbx, k1\nkmovq k1, rbx": 5.0}.get(code, 3.0)
         ev = SimpleNamespace(value=v, uncertainty=0.001, samples=[v] * 3)
         stable = "vmovdqu64" not in code
         return SimpleNamespace(events={"cycles": ev}, stable=stable, warnings=[],
                                stability={"stable": stable, "linearity": {"linear": True}}, backend={})
 
     s = Session(measure_fn=measure)
-    conn = SimpleNamespace(steps=["vec2k128"], text="vpcmpuq k1, xmm1, xmm1, 5")
+    conn = SimpleNamespace(steps=["vec2k128"], text="vpcmpuq k1, xmm1, xmm31, 5")
     upper, lower, exact, info = _closed(s, 6.0, conn)
     assert not exact and info["unsettled_reference"] == ["vec2k128"] and s.unsettled_step("k2vec128")
     pair = {"start": "op1 (K)", "end": "op0 (XMM)", "value": upper, "bound": "upper", "stable": True,

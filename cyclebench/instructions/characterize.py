@@ -330,7 +330,8 @@ def measure_same_register(session: Session, form: Form, pattern: int | None = No
         if case.closed:         # a mask destination: back to the sources through a connector
             conn = C.connect(C.port_for_register(inst.regs[case.dst]), C.port_for_register(inst.regs[case.src]),
                              used_gprs(inst.text, *inst.init))
-        m = session.measure([inst.text] + (conn.lines if conn else []), form_init(form, inst), pattern=pattern)
+        init = form_init(form, inst) + (conn.init if conn else [])
+        m = session.measure([inst.text] + (conn.lines if conn else []), init, pattern=pattern)
         alone = session.measure([inst.text], form_init(form, inst), pattern=pattern).value if conn else m.value
     except (CycleBenchError, C.NoConnector) as e:
         doc.update(error=str(getattr(e, "cause", e)), code=inst.text)
