@@ -57,10 +57,11 @@ def _register_breaker(form: Form, reg: str) -> str | None:
     if port.kind == "GPR":
         return None if C.gpr(reg) in ("rsp", "rbp", C.MEM_BASE) else f"mov {reg}, 0"
     if port.kind == "VEC":
-        if form.encoding == "VEX" and port.bits == 512:
-            reg = C.vec(reg, 256)        # a VEX form runs without AVX-512: a VEX zero idiom clears zmm too
+        bits = port.bits
+        if form.encoding == "VEX" and bits == 512:
+            reg, bits = C.vec(reg, 256), 256    # a VEX form runs without AVX-512: a VEX zero idiom clears zmm too
         if form.encoding in ("VEX", "EVEX"):
-            zero = "vpxord" if port.bits == 512 or int("".join(c for c in reg if c.isdigit())) >= 16 else "vpxor"
+            zero = "vpxord" if bits == 512 or int("".join(c for c in reg if c.isdigit())) >= 16 else "vpxor"
             return f"{zero} {reg}, {reg}, {reg}"
         return f"pxor {reg}, {reg}"
     if port.kind == "MM":
