@@ -24,8 +24,8 @@ fit: ``in_flight``; where the core deals vector µops to pipe pairs in turn, dea
 ``unknown``).  A zero idiom (``xor eax, eax``) takes only its share of the front end: the renamer
 zeroes the register, while the model's form was measured with two distinct registers.  A
 legacy-SSE XMM write under a dirty upper vector state reads its destination's kept part and,
-given the factor upper.probe measures, takes its resources that many times (upper.py holds the
-measurements).  Every form that loads a vector operand takes at least a plain vector load's share of
+given the factor upper.probe measures, takes its resources that many times, the load path once
+(upper.py holds the measurements).  Every form that loads a vector operand takes at least a plain vector load's share of
 the load path (vector_loads.py), where the model fitted an EVEX load-op form elsewhere.  Where one
 group of pipes has a legacy-SSE probe and a 256- or 512-bit one (never mixed with each other), the
 forms read beside both tell whether the two resources are one, and each side takes its own pipe
@@ -234,6 +234,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     model = vector_loads.view(model, catalogue)       # a vector load's share of the load path
     model = apart.view(model, catalogue)              # one pipe group probed twice, kept apart
     model = crowding.unnested(model)                  # crowding of a resource nested in the form's own
+    once = vector_loads.path(model, catalogue)[0]     # the load path: the upper state's extra pass skips it
     instructions = decode(block)
     forms = [form_of(ins, catalogue, model) or f"?{mnemonic(ins).lower()}" for ins in instructions]
     counts: dict[str, int] = {}
@@ -264,28 +265,29 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         # forms' own resources are full (crowding.py)
         model = crowding.unneeded(model, counts)
         first = _loads(crowding.uncrowded(model, counts), instructions, forms, counts, charged,
-                       len(unknown) + front_only, floors, grain)
+                       len(unknown) + front_only, floors, grain, once)
         model = crowding.uncrowded(model, crowding.relieved(model, first, max(max(first.values()), chain))
                                    & counts.keys())
-        loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain)
+        loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain,
+                       once)
         binding = max(loads, key=loads.get)
         res = loads[binding]
     else:
         res, binding = (len(forms) / model.width if model.width else 0.0), None
     discrete = units(model)
     dealt = dealing.plan(instructions, forms, model, discrete, _whole(discrete)) if deal else None
-    sim = simulate(instructions, lats, *_instances(instructions, forms, weight, model), discrete,
+    sim = simulate(instructions, lats, *_instances(instructions, forms, weight, model, once), discrete,
                    waiting=in_flight, deal=dealt)
     return Prediction(max(res, chain, sim), res, binding, chain, forms, unknown, assumed,
                       latency_source if latencies else "assumed 1 cycle", extra, sim)
 
 
 def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: dict[str, float],
-           front_only: int, floors, grain: int = store_grain.LINE) -> dict[str, float]:
+           front_only: int, floors, grain: int = store_grain.LINE, once=frozenset()) -> dict[str, float]:
     """The block's resource loads (the resource bound is the largest): the forms' usages as
     upper.loads charges them, the front end with ``front_only`` instructions that take only its
     share, the stores' spans and the readings' floors."""
-    loads = upper.loads(model, counts, charged)
+    loads = upper.loads(model, counts, charged, once)
     if model.width:
         loads[FRONT_END] += (front_only - _bypassing(counts, model)) / model.width
     lines = store_lines(instructions, forms, model, grain)
@@ -299,7 +301,7 @@ def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: d
     return loads
 
 
-def _instances(instructions, forms, weight, model: Model) -> tuple[list[dict[str, float]], list[float]]:
+def _instances(instructions, forms, weight, model: Model, once=frozenset()) -> tuple[list[dict[str, float]], list[float]]:
     """Per instruction, for the simulation: (its usage of the resources, its front-end share), as
     the resource bound charges them (a zero idiom or a form outside the model: the front end
     only; a form that bypasses the front end: none of it)."""
@@ -310,7 +312,7 @@ def _instances(instructions, forms, weight, model: Model) -> tuple[list[dict[str
             usage.append({})
             front.append(share)
             continue
-        u = upper.instance(model, f, w)
+        u = upper.instance(model, f, w, once)
         fe = u.pop(FRONT_END, 0.0)
         usage.append(u)
         front.append(0.0 if _bypassing({f: 1}, model) else fe)
