@@ -291,7 +291,7 @@ def main():
 
     def pred(block):
         return predict(block, model, cat, lats, floors=floors, upper_factor=factor, in_flight=loaded.in_flight,
-                       deal=loaded.deals, grain=loaded.grain)
+                       deal=loaded.deals, grain=loaded.grain, in_order=loaded.in_order)
     if args.replay:
         return replay(args.replay, pred, args.rows)
     global SAVED
