@@ -49,12 +49,11 @@ import iced_x86
 from ...errors import UsageError
 from ..catalogue import Catalogue
 from .dataflow import mnemonic, chain_bound, zero_idiom
-from .infer import FASTER
 from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
 from .shared import SharedFloors
 from .simulate import Units, simulate, units
-from . import apart, dealing, crowding, inflight, load_order, store_grain, upper, upper_loop, vector_loads
+from . import apart, dealing, crowding, inflight, load_order, slots, store_grain, upper, upper_loop, vector_loads
 
 STORE_LINES = "store lines"
 
@@ -215,11 +214,8 @@ def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], mode
 
 def _bypassing(counts: dict[str, int], model: Model) -> int:
     """Instances of forms that pass the front end on another path and that the model charges
-    for it: forms that use no resource and run alone faster than the front end could pass them
-    (infer's rule, Zen 4's long NOPs), where the model names no front-end share of their own."""
-    return sum(n for f, n in counts.items()
-               if FRONT_END not in model.usage[f] and not model.used(f)
-               and model.alone.get(f, math.inf) < FASTER / model.width)
+    for it (slots.bypasses: infer's rule, Zen 4's long NOPs)."""
+    return sum(n for f, n in counts.items() if slots.bypasses(model, f))
 
 
 def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None,
