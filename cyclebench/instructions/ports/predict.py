@@ -51,7 +51,7 @@ from .dataflow import mnemonic, chain_bound, zero_idiom
 from .infer import FASTER
 from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
-from .shared import SharedFloors
+from .shared import SharedFloors, integer_side
 from .simulate import Units, simulate, units
 from . import apart, dealing, crowding, inflight, store_grain, upper, upper_loop, vector_loads
 
@@ -110,7 +110,10 @@ def load(path: Path) -> Loaded:
     predict``, the ``predict`` block predictor and the accuracy bench all predict with."""
     from .run import load as load_run, store
     model, floors, notes = mended(path)
-    shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {})
+    catalogue = Catalogue.load()
+    sides = {f: side for f in model.usage if (form := catalogue.get(f)) is not None
+             and (side := integer_side(form)) is not None}
+    shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {}, sides)
     model = shared.charged_whole(model, units(model))   # whole-resource holds: the floor charges them
     factor, where = upper.stored(path)
     _, records = store(path).load()
