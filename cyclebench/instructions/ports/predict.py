@@ -115,6 +115,7 @@ def load(path: Path) -> Loaded:
              and (side := integer_side(form)) is not None}
     shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {}, sides)
     model = shared.charged_whole(model, units(model))   # whole-resource holds: the floor charges them
+    model.firm = crowding.shown(model, readings(path), sides)   # transfers' holds below saturation
     factor, where = upper.stored(path)
     _, records = store(path).load()
     probed = any(r.get("type") == upper.RECORD for r in records)
