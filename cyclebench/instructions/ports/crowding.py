@@ -47,7 +47,7 @@ A usage the readings show below saturation is no crowding (:func:`shown`, kept a
 ``Model.firm`` by predict.load for the resources of forms that move a vector result to the
 integer side, shared.integer_side): the form is never relieved of it, though a block where no
 form holds the resource whole still drops it.  Zen 4: ``ucomiss`` beside one, two or four ``add``
-reads 1.38, 1.61 and 2.00 cycles (bench/transfer_grid.py), one cycle more than the ALU forms
+reads 1.38, 1.61 and 2.00 cycles (bench/transfer_grid.py), a cycle or more over the ALU forms
 alone at every count, where the relief said 1.00, 1.00 and 2.00.  Taken for every probe's
 resource, the readings mark 71 forms' usages of 16 resources and compiled blocks lose 42 of 617.
 """
