@@ -44,9 +44,8 @@ cycles, beside 8 ``lea r, [r+d8]`` or ``movsxd``, which write no flags, 2.00 as 
 """
 from __future__ import annotations
 
-import re
-
 import copy
+import re
 from dataclasses import dataclass, field
 
 from .model import USED, Model
