@@ -51,7 +51,7 @@ from ..catalogue import Catalogue
 from .dataflow import mnemonic, chain_bound, zero_idiom
 from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
-from .shared import SharedFloors
+from .shared import SharedFloors, integer_side
 from .simulate import Units, simulate, units
 from . import apart, dealing, crowding, inflight, load_order, slots, store_grain, upper, upper_loop, vector_loads
 
@@ -112,8 +112,12 @@ def load(path: Path) -> Loaded:
     predict``, the ``predict`` block predictor and the accuracy bench all predict with."""
     from .run import load as load_run, store
     model, floors, notes = mended(path)
-    shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {})
+    catalogue = Catalogue.load()
+    sides = {f: side for f in model.usage if (form := catalogue.get(f)) is not None
+             and (side := integer_side(form)) is not None}
+    shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {}, sides)
     model = shared.charged_whole(model, units(model))   # whole-resource holds: the floor charges them
+    model.firm = crowding.shown(model, readings(path), sides)   # transfers' holds below saturation
     factor, where = upper.stored(path)
     _, records = store(path).load()
     probed = any(r.get("type") == upper.RECORD for r in records)
