@@ -288,11 +288,13 @@ def main():
     print(f"waiting instructions in flight, the simulation's limit: {loaded.in_flight or 'none'} "
           f"({loaded.in_flight_source})")
     print(f"stores written two a cycle within {loaded.grain} bytes ({loaded.grain_source})")
+    print("a 512-bit load " + ("has its cycle of the load path to itself" if loaded.in_order else "shares the load path")
+          + f" ({loaded.in_order_source})")
     print(f"a store's data to a later load: {loaded.trips_source}")
 
     def pred(block):
         return predict(block, model, cat, lats, floors=floors, upper_factor=factor, in_flight=loaded.in_flight,
-                       deal=loaded.deals, grain=loaded.grain, trips=loaded.trips)
+                       deal=loaded.deals, grain=loaded.grain, in_order=loaded.in_order, trips=loaded.trips)
     if args.replay:
         return replay(args.replay, pred, args.rows)
     global SAVED

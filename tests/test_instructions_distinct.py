@@ -78,8 +78,8 @@ def test_a_mask_destination_with_equal_sources_is_closed_by_a_connector(cat):
     # renaming.same_register_case: vpcmpgtd k2, zmm1, zmm1, back to zmm1 through vpmovm2q (1 cycle)
     from cyclebench.instructions.characterize import measure_same_register
     form = cat.get("VPCMPGTD (K, ZMM, ZMM)")
-    refs = {"vpcmpuq k1, zmm1, zmm1, 5\nvpmovm2q zmm1, k1": 5.0,             # vec2k 4 + k2vec 1
-            "vpcmpuq k1, zmm1, zmm1, 5\nvmovdqu64 zmm1{k1}, zmm1": 5.0, "vmovdqu64 zmm1{k1}, zmm1": 1.0}
+    refs = {"vpcmpuq k1, zmm1, zmm31, 5\nvpmovm2q zmm1, k1": 5.0,            # vec2k 4 + k2vec 1
+            "vpcmpuq k1, zmm1, zmm31, 5\nvmovdqu64 zmm1{k1}, zmm1": 5.0, "vmovdqu64 zmm1{k1}, zmm1": 1.0}
     loop, alone = "{evex} {load} vpcmpgtd k2, zmm1, zmm1\nvpmovm2q zmm1, k2", "{evex} {load} vpcmpgtd k2, zmm1, zmm1"
     d = measure_same_register(Session(measure_fn=Fake({**refs, loop: 0.33, alone: 0.17})), form)
     assert d["value"] == 0.0 and d["label"] == "dependency broken" and d["same_register"]

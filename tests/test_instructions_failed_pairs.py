@@ -27,7 +27,7 @@ def form():
 
 def _doc(form, error):
     # the mask pair's chain (closed by vpcmpuq) fails; the other pairs read 12 (memory bounds) or 3
-    fake = Failing(error, "vpcmpuq k1, ymm1, ymm1, 5", default=3.0)
+    fake = Failing(error, "vpcmpuq k1, ymm1, ymm31, 5", default=3.0)
     pairs = [measure_pair(Session(measure_fn=fake), form, p) for p in latency_pairs(form)]
     return {"form": form.name, "latency": pairs}
 

@@ -150,7 +150,7 @@ def test_connectors_per_kind():
     assert C.connect(rbx, mem, {"rbx"}).lines == ["mov qword ptr [r14+0x40], rbx"]
     assert C.connect(mem, xmm1, set()).lines == ["vmovq xmm1, qword ptr [r14+0x40]"]
     mask = C.port_for_register("k1", is_mask=True)
-    assert C.connect(C.port_for_register("zmm2"), mask, set()).lines == ["vpcmpuq k1, zmm2, zmm2, 5"]
+    assert C.connect(C.port_for_register("zmm2"), mask, set()).lines == ["vpcmpuq k1, zmm2, zmm31, 5"]
     addr = C.connect(xmm1, C.Port("ADDR", mem="[r14+0x40]"), {"rbx"})
     assert addr.lines[1:] == ["add r14, r13", "sub r14, r13"] and addr.steps == ["vec2gpr", "alu", "alu"]
     with pytest.raises(C.NoConnector):
@@ -333,9 +333,31 @@ def test_mask_connectors_follow_the_vector_width():
         assert C.connect(k1, v, set()).steps == [f"k2vec{bits}"]
         # each width has its own reference loop: Zen 4's vpcmpuq takes 3, 4, 5 cycles by width
         loop = C.REFERENCES[C.reference_of(f"k2vec{bits}")][0]
-        assert f"vpcmpuq k1, {reg[0]}mm1, {reg[0]}mm1, 5" in loop
+        assert f"vpcmpuq k1, {reg[0]}mm1, {reg[0]}mm31, 5" in loop
     mask = C.port_for_register("k1", is_mask=True)
     assert C.connect(C.port_for_register("rbx"), mask, {"rbx"}).steps == ["gpr2vec", "vec2k128"]
+
+
+def test_the_vector_to_mask_step_compares_two_registers():
+    # a compare of a register with itself has a constant result, which a core may take as an idiom
+    # that waits for nothing (Zen 4 does for vpcmpgtq k, x, x): the chain's register is compared with
+    # register 31, zeroed in the connector's init, so that every lane reads "not less than"
+    k1, mask = C.port_for_register("k1"), C.port_for_register("k1", is_mask=True)
+    for end in (C.port_for_register("ymm2"), C.port_for_register("rbx")):
+        for start in (k1, mask):
+            try:
+                conn = C.connect(end, start, {"rbx"})
+            except C.NoConnector:
+                continue
+            compares = [line for line in conn.lines if line.startswith("vpcmp")]
+            for line in compares:
+                regs = [r.strip() for r in line.split(",")[1:3]]
+                assert regs[0] != regs[1] and regs[1].endswith("mm31"), line
+            assert not compares or C.ZERO_INIT in conn.init
+    loops = [C.REFERENCES[f"vec2k{b}"][0] for b in (128, 256, 512)] + [C.PINNING[f"vec2k{b}"][0] for b in (128, 256, 512)]
+    for loop in loops:
+        first = loop.split("; ")[0]
+        assert first.split(",")[1].strip() != first.split(",")[2].strip(), loop
 
 
 def test_pinned_latency_is_the_loop_minus_the_closing_instruction():
@@ -349,8 +371,8 @@ def test_pinned_latency_is_the_loop_minus_the_closing_instruction():
 
 
 def _mask_fake(closing=1.0, plain=6.12, pinned=6.14, chain=7.0):
-    return Fake({"vpcmpuq k1, zmm1, zmm1, 5\nvpmovm2q zmm1, k1": plain,
-                 "vpcmpuq k1, zmm1, zmm1, 5\nvmovdqu64 zmm1{k1}, zmm1": pinned,
+    return Fake({"vpcmpuq k1, zmm1, zmm31, 5\nvpmovm2q zmm1, k1": plain,
+                 "vpcmpuq k1, zmm1, zmm31, 5\nvmovdqu64 zmm1{k1}, zmm1": pinned,
                  "vmovdqu64 zmm1{k1}, zmm1": closing, "vpsllvq": chain})
 
 
@@ -518,7 +540,8 @@ class ByProcess(Fake):
 
 
 def test_throughput_keeps_the_fastest_process(cat):
-    from cyclebench.instructions.throughput import PROCESSES, measure_throughput
+    from cyclebench.instructions.fastest import PROCESSES
+    from cyclebench.instructions.throughput import measure_throughput
     form = cat.get("VPEXPANDB (XMM, XMM)")
     # the first process settles at 1.04 (off the port grid, in both placements), a later one at
     # 0.67: every more process runs, the fastest is kept, all are shown
@@ -638,7 +661,8 @@ class ByPlacement(Fake):
 
 
 def test_throughput_off_the_port_grid_is_measured_in_a_second_placement(cat):
-    from cyclebench.instructions.throughput import SHIFT, measure_throughput, on_port_grid
+    from cyclebench.instructions.fastest import SHIFT, on_port_grid
+    from cyclebench.instructions.throughput import measure_throughput
     assert on_port_grid(0.25) and on_port_grid(2 / 3) and on_port_grid(4 / 3)
     assert not on_port_grid(0.78) and not on_port_grid(1.54)
     form = cat.get("VEXPANDPD (XMM, XMM)")

@@ -49,15 +49,15 @@ def test_a_pair_bounded_by_a_reference_read_during_a_burst_is_unsettled():
 
     def measure(code, init=None, **kw):
         # the mask connector's pinning loops read unstable: its latency stays between 1 and 3
-        v = {"vpcmpuq k1, xmm1, xmm1, 5\nvmovdqu64 xmm1{k1}, xmm1": 4.0, "vmovdqu64 xmm1{k1}, xmm1": 1.0,
-             "vpcmpuq k1, xmm1, xmm1, 5\nkmovq rbx, k1\nkmovq k1, rbx": 5.0}.get(code, 3.0)
+        v = {"vpcmpuq k1, xmm1, xmm31, 5\nvmovdqu64 xmm1{k1}, xmm1": 4.0, "vmovdqu64 xmm1{k1}, xmm1": 1.0,
+             "vpcmpuq k1, xmm1, xmm31, 5\nkmovq rbx, k1\nkmovq k1, rbx": 5.0}.get(code, 3.0)
         ev = SimpleNamespace(value=v, uncertainty=0.001, samples=[v] * 3)
         stable = "vmovdqu64" not in code
         return SimpleNamespace(events={"cycles": ev}, stable=stable, warnings=[],
                                stability={"stable": stable, "linearity": {"linear": True}}, backend={})
 
     s = Session(measure_fn=measure)
-    conn = SimpleNamespace(steps=["vec2k128"], text="vpcmpuq k1, xmm1, xmm1, 5")
+    conn = SimpleNamespace(steps=["vec2k128"], text="vpcmpuq k1, xmm1, xmm31, 5")
     upper, lower, exact, info = _closed(s, 6.0, conn)
     assert not exact and info["unsettled_reference"] == ["vec2k128"] and s.unsettled_step("k2vec128")
     pair = {"start": "op1 (K)", "end": "op0 (XMM)", "value": upper, "bound": "upper", "stable": True,
@@ -97,3 +97,36 @@ def test_a_throughput_off_the_port_grid_is_measured_again_on_each_cpu_the_fastes
     assert bulk.off_grid({"status": "ok", "throughput": {"value": 1.8, "stable": True}})
     assert not bulk.off_grid({"status": "ok", "throughput": {"value": 0.667, "stable": True}})
     assert not bulk.off_grid({"status": "ok", "throughput": {"value": 1.8, "stable": False}})
+
+
+def test_the_issue_bound_labels_follow_the_throughput_the_pass_on_each_cpu_keeps(tmp_path, monkeypatch):
+    # kmovq's chain ran 1.80 a link, as its copies did in the form's own run: marked issue-bound (≤);
+    # the pass on each CPU keeps 1.38, so the chain is slower than the copies issue: a latency, exact
+    from cyclebench.instructions.issue_fill import ISSUE_BOUND, ISSUE_NOTE, mark_issue_bound
+    cat = Catalogue.load()
+    sel = bulk.select(cat, names=["kmovq k1, rbx"])
+    k = sel[0].name
+
+    def fake(form, session, opts, name):
+        d = _doc(name, True)
+        d["latency"] = [{"start": "op1 (R64)", "end": "op0 (K)", "value": 1.80, "bound": "exact", "stable": True}]
+        d["throughput"] = {"value": 1.80 if opts["latency"] or session == 1 else 1.38, "bound": "exact",
+                           "stable": True}
+        if opts["latency"]:
+            assert mark_issue_bound(d)
+            d["notes"].append(ISSUE_NOTE)
+            d["latency_max"] = {"value": 1.80, "bound": "upper", "pair": "op1 (R64) -> op0 (K)"}
+        return d
+
+    monkeypatch.setattr(bulk, "_characterize_one", fake)
+    monkeypatch.setattr(bulk, "Session", lambda cpu=None, **kw: cpu)
+    monkeypatch.setattr(bulk, "pinned_pool", lambda items, cpus, init, args, work, finish:
+                        [finish(fake(cat.get(n), 1, {"latency": True}, n)) for n in items])
+    doc = bulk.run(sel, results=tmp_path / "r.jsonl", cpus=[0, 1])[0]
+    assert doc["throughput"]["value"] == 1.38
+    pair = doc["latency"][0]
+    assert pair["label"] is None and pair["bound"] == "exact"
+    assert doc["latency_max"]["bound"] == "exact" and ISSUE_NOTE not in doc["notes"]
+    # the results file's last document of the form is the relabelled one
+    again = bulk.run(sel, results=tmp_path / "r.jsonl", cpus=[0, 1], resume=True)[0]
+    assert again["latency"][0]["label"] is None and again["latency"][0].get("label") != ISSUE_BOUND

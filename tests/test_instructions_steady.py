@@ -81,7 +81,8 @@ class _FewerFirst:
 
 
 def test_a_fewer_count_kept_sends_the_full_count_to_more_processes():
-    from cyclebench.instructions.throughput import FEW_COPIES, PROCESSES
+    from cyclebench.instructions.fastest import PROCESSES
+    from cyclebench.instructions.throughput import FEW_COPIES
     form = Catalogue.load().get("VPEXPANDQ (XMM, XMM)")
     fake = _FewerFirst(later_fast=True)
     tp = measure_throughput(Session(measure_fn=fake), form)
@@ -114,7 +115,7 @@ class _SlowThenFast:
 
 
 def test_two_runs_apart_beyond_noise_send_the_copies_to_more_processes():
-    from cyclebench.instructions.throughput import PROCESSES
+    from cyclebench.instructions.fastest import PROCESSES
     form = Catalogue.load().get("VCVTTPD2DQ (XMM, YMM)")
     # each run: the full count and 4 copies (0.83 < a cycle: no 8), no state, on the grid
     fake = _SlowThenFast(0.833, 0.875, 2)

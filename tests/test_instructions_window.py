@@ -162,7 +162,8 @@ class _States(Fake):
 
 
 def test_copies_limited_in_flight_run_in_more_processes(cat):
-    from cyclebench.instructions.throughput import LIMITED_PROCESSES, measure_throughput
+    from cyclebench.instructions.fastest import LIMITED_PROCESSES
+    from cyclebench.instructions.throughput import measure_throughput
     form = cat.get("KMOVW (K, M16)")
     # 0.58 = 7/12 sits on the port grid: only the probe sends the copies to more processes
     tp = measure_throughput(Session(measure_fn=_States([0.583] * 4 + [0.50], 0.583)), form)
@@ -187,7 +188,8 @@ def test_copies_limited_in_flight_run_in_more_processes(cat):
 
 
 def test_the_probe_reads_the_full_count_where_a_fewer_count_is_kept(cat):
-    from cyclebench.instructions.throughput import FEW_COPIES, LIMITED_PROCESSES, measure_throughput
+    from cyclebench.instructions.fastest import LIMITED_PROCESSES
+    from cyclebench.instructions.throughput import FEW_COPIES, measure_throughput
     form = cat.get("KMOVW (K, M16)")
     # 4 copies 0.553, 16 copies 0.583 in every process: the 4 are kept, the probe still runs (on
     # the 16), finds them limited and sends the 16 to more processes

@@ -91,3 +91,18 @@ def test_a_trace_below_a_used_cycle_crowds_like_any_share():
     assert predict("mov rax, [r14]; add rcx, 1", m).resource_bound == pytest.approx(1 / 3)
     alus = "mov rax, [r14]; " + "; ".join(f"add {r}, 1" for r in ("rcx", "rdx", "rsi", "rdi"))
     assert predict(alus, m).resource_bound == pytest.approx(1.0)           # ALUs full at 1.0
+
+
+def test_a_crowding_usage_the_readings_show_below_saturation_is_never_relieved():
+    m = model()
+    # two ADD beside the probe: 1.62 cycles, where the slower stream alone takes 1.00 (a hold at
+    # any ratio); beside a form that is no probe of the resource, nothing is read of it
+    read = [({ADD: 2, IMUL: 1}, 1.62), ({ADD: 4, IMUL: 1}, 2.0), ({ADD: 2, DIV: 1}, 3.5)]
+    assert crowding.shown(m, read) == {ADD: {"MUL"}}
+    assert crowding.shown(m, read, probes={DIV}) == {}          # only the probes named
+    assert crowding.shown(m, [({ADD: 2, IMUL: 1}, 1.0), ({ADD: 4, IMUL: 1}, 1.63)]) == {}   # crowding
+    m.firm = crowding.shown(m, read)
+    assert crowding.crowding(m) == {ADD: {"MUL": 0.16}}           # still dropped where none holds it
+    assert crowding.uncrowded(m, {ADD}).usage[ADD] == {"ALU": 0.25, "MUL": 0.16}
+    assert predict("imul rax, rbx; add rcx, 1", m).resource_bound == pytest.approx(1.16)
+    assert predict("add rcx, 1; add rdx, 1", m).resource_bound == pytest.approx(0.5)

@@ -139,3 +139,36 @@ def test_a_form_the_readings_give_one_unit_keeps_its_share():
     shared = SharedFloors.build(m, [({XFER: 1, CMP: 4}, 1.25), ({XFER: 1, CMP: 8}, 2.25)], {TEST: CMP})
     assert shared.whole_group(m, {"R0": 4}) == {}
     assert shared.charged_whole(m, {"R0": 4}) is m
+
+
+def test_what_a_form_moves_to_the_integer_side_is_read_from_its_operands():
+    from cyclebench.instructions.catalogue import Catalogue
+    from cyclebench.instructions.ports.shared import integer_side
+    c = Catalogue.load()
+    side = {n: integer_side(c.get(n)) for n in (
+        "UCOMISS (XMM, XMM)", "PTEST (XMM, XMM)", "MOVMSKPS (R32, XMM)", "CVTTSD2SI (R32, M64)",
+        "PEXTRD (R32, XMM, I8)", "PEXTRD (M32, XMM, I8)", "CVTSI2SD (XMM, R64)", "ADDSS (XMM, XMM)",
+        "ADD_01 (R64, R64)", "MOV (R64, M64)")}
+    assert side["UCOMISS (XMM, XMM)"] == side["PTEST (XMM, XMM)"] == {"flags"}
+    assert side["MOVMSKPS (R32, XMM)"] == side["PEXTRD (R32, XMM, I8)"] == {"gpr"}
+    assert side["CVTTSD2SI (R32, M64)"] == {"gpr"}       # memory in a vector register's place
+    for n in ("PEXTRD (M32, XMM, I8)", "CVTSI2SD (XMM, R64)", "ADDSS (XMM, XMM)", "ADD_01 (R64, R64)",
+              "MOV (R64, M64)"):
+        assert side[n] is None, n
+
+
+def test_a_class_member_that_loses_no_whole_cycle_to_a_like_transfer_is_not_counted_beside_it():
+    m = _model()
+    lea = "LEA_B_D8 (R64)"            # of the blocker's class, writes no flags
+    m.usage.update({XFER2: {"R0": 0.5, "R1": 1.0}, lea: {"R0": 0.25}})
+    m.alone.update({XFER2: 1.0, lea: 0.25})
+    sides = {XFER: frozenset({"flags"}), XFER2: frozenset({"flags"})}
+    # beside the other compare, four of it read 1.58 (no whole cycle lost), four of the test 2.00
+    read = READ + [({lea: 4, XFER2: 1}, 1.58), ({lea: 8, XFER2: 1}, 2.0), ({TEST: 4, XFER2: 1}, 2.0)]
+    shared = SharedFloors.build(m, read, {TEST: CMP, lea: CMP}, sides)
+    assert shared.apart[frozenset({"flags"})] == {lea}
+    assert shared.floor({XFER: 1, lea: 8}) == (0.0, None)
+    assert shared.floor({XFER: 1, lea: 4, TEST: 4})[0] == pytest.approx(2.0)     # the tests only
+    # without what the forms write, every member counts as before
+    assert SharedFloors.build(m, read, {TEST: CMP, lea: CMP}).floor({XFER: 1, lea: 4, TEST: 4})[0] \
+        == pytest.approx(3.0)

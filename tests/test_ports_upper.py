@@ -151,3 +151,15 @@ def test_a_form_slower_alone_than_its_pipes_keeps_its_floor():
     got = loads(model, {"MPSADBW (XMM, M128, I8)": 2}, {"MPSADBW (XMM, M128, I8)": 4.0})
     assert got["MPSADBW (XMM, M128, I8) alone"] == pytest.approx(6.0)
     assert got["R0"] == pytest.approx(4.0) and got["R1"] == pytest.approx(2.4)
+
+
+def test_the_extra_pass_does_not_load_again():
+    # Zen 4, cyclebench asm after a ZMM write: 4 xorps xmm, [m128] and 4 vxorps xmm, xmm, [m128]
+    # run 4.00 cycles as with a clean state (8 loads, two a cycle): the load path (``once``) is
+    # charged once, and a floor only that path reaches is not doubled either
+    usage = {"XORPS (XMM, M128)": {"R0": 0.5, "R1": 0.25}}
+    model = Model(["R0", "R1"], usage, 6, {"XORPS (XMM, M128)": 0.5})
+    from cyclebench.instructions.ports.upper import loads
+    got = loads(model, {"XORPS (XMM, M128)": 4}, {"XORPS (XMM, M128)": 8.0}, once={"R0"})
+    assert got["R0"] == pytest.approx(2.0) and got["XORPS (XMM, M128) alone"] == pytest.approx(2.0)
+    assert loads(model, {"XORPS (XMM, M128)": 4}, {"XORPS (XMM, M128)": 8.0})["R0"] == pytest.approx(4.0)

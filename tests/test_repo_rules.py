@@ -1,6 +1,6 @@
 """Rules of the repository that hold for every file: imports point down the layers of
-docs/ARCHITECTURE.md, and nothing reads data from outside the repo (the shared reference folder or a
-machine path)."""
+docs/ARCHITECTURE.md, every module says what it is and stays short, and nothing reads data from
+outside the repo (the shared reference folder or a machine path)."""
 import ast
 import re
 import subprocess
@@ -68,6 +68,21 @@ def test_no_module_imports_a_layer_above_its_own():
 def test_the_layer_table_names_every_place():
     places = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert places == set(LAYERS)
+
+
+MODULE_LINES = 450      # a module longer than this holds more than one concern
+
+
+def test_every_module_has_a_docstring_and_stays_short():
+    bad = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text()
+        lines = len(text.splitlines())
+        if lines > MODULE_LINES:
+            bad.append(f"{path.relative_to(ROOT)}: {lines} lines")
+        if path.name != "__init__.py" and ast.get_docstring(ast.parse(text)) is None:
+            bad.append(f"{path.relative_to(ROOT)}: no docstring")
+    assert not bad, "modules to split or describe:\n" + "\n".join(bad)
 
 
 SHARED = re.compile(r"/work/shared|\.\./shared")

@@ -88,6 +88,7 @@ class ResourceModel:
         self.in_flight = loaded.in_flight                # so is the simulation's waiting limit
         self.deal = loaded.deals                         # and whether its core deals vector µops
         self.grain = loaded.grain                        # and the span two stores a cycle share
+        self.in_order = loaded.in_order                  # and a 512-bit load's cycle of the load path
         self.trips = loaded.trips                        # and a store's data to a load
         self.catalogue = Catalogue.load()
         self.latencies, self.label = from_file(Path(latencies), self.catalogue) if latencies else (None, "")
@@ -98,7 +99,8 @@ class ResourceModel:
         try:
             return predict(code, self.model, self.catalogue, latencies=self.latencies,
                            latency_source=self.label, floors=self.floors, upper_factor=self.upper_factor,
-                           in_flight=self.in_flight, deal=self.deal, grain=self.grain, trips=self.trips).cycles
+                           in_flight=self.in_flight, deal=self.deal, grain=self.grain,
+                           in_order=self.in_order, trips=self.trips).cycles
         except UsageError as e:
             raise PredictionFailed(e.cause) from None
 

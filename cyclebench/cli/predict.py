@@ -48,7 +48,7 @@ def run(args) -> int:
     lats, label = from_file(args.latencies, cat) if args.latencies else (None, "")
     p = predict(args.block, model, cat, latencies=lats, latency_source=label, floors=loaded.bounds,
                 upper_factor=factor, in_flight=loaded.in_flight, deal=loaded.deals,
-                grain=loaded.grain, trips=loaded.trips)
+                grain=loaded.grain, in_order=loaded.in_order, trips=loaded.trips)
     if args.json:
         print(json.dumps({**p.to_json(), "upper_factor": factor, "upper_factor_source": where}))
         return 0

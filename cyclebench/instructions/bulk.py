@@ -8,7 +8,8 @@
   finished form to the results file at once (one JSON document per line, flushed), skips forms
   already in that file when resuming, and records a form that fails with its reason; a form whose
   figures stayed unstable is measured once more at the end (:data:`SETTLE_ROUNDS`), and a
-  throughput off the port grid once more on each CPU alone, the fastest kept (:func:`_on_every_cpu`).
+  throughput off the port grid once more on each CPU alone, the fastest kept (:func:`_on_every_cpu`),
+  and the latencies' issue-bound labels read again against it.
 
 Forms that are not offered (dangerous, or not supported by this CPU) are recorded as ``skipped``
 with their reason without running anything.
@@ -33,7 +34,9 @@ from .characterize import SCHEMA, SCHEMA_VERSION, Session, characterize, skipped
 from .comparing import unsettled
 from .forms import Form
 from .notation import by_extension, by_mnemonic, resolve
-from .throughput import FEW_GAIN, on_port_grid
+from .fastest import FEW_GAIN, on_port_grid
+from .issue_fill import follow_throughput
+from .values import latency_view
 
 
 @dataclass
@@ -250,7 +253,7 @@ SETTLE_ROUNDS = 1      # measurements again of a form left unsettled
 
 
 def off_grid(doc: dict) -> bool:
-    """A measured throughput that execution ports alone cannot set (throughput.on_port_grid)."""
+    """A measured throughput that execution ports alone cannot set (fastest.on_port_grid)."""
     tp = doc.get("throughput") or {} if doc.get("status") == "ok" else {}
     return tp.get("value") is not None and tp.get("stable") is not False and not on_port_grid(tp["value"])
 
@@ -273,7 +276,10 @@ def _on_every_cpu(selected: list[Selected], cpus: list[int], measure_kwargs: dic
             tp["by_cpu"] = {**tp.get("by_cpu", {}), str(cpu): new["value"]}
             if new["value"] < tp["value"] * (1 - FEW_GAIN):
                 tp = {**new, "by_cpu": tp["by_cpu"]}
-            out[doc["form"]] = {**old, "throughput": tp}
+            kept = {**old, "throughput": tp, "latency": [dict(p) for p in old.get("latency") or []]}
+            # the latencies were marked against the throughput they were measured with
+            follow_throughput(kept, latency_view(kept)["throughput"])
+            out[doc["form"]] = kept
             if sink is not None:
                 sink.append(out[doc["form"]])
         _measure(selected, [cpu], measure_kwargs, {"latency": False, "throughput": True}, faster)

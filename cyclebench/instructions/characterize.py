@@ -30,7 +30,7 @@ from .instantiate import Instance, LatencyPair, Ref, chain, instantiate, latency
 from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, form_init, form_notes,
                       used_gprs, value_init, value_pattern)
 from .comparing import ABS_TOL, LAT_TOL
-from .issue_fill import FILLED, ISSUE_BOUND, filled_past_issue, mark_issue_bound
+from .issue_fill import FILLED, ISSUE_BOUND, ISSUE_NOTE, filled_past_issue, largest, mark_issue_bound
 from .throughput import measure_throughput
 from . import reference_values
 from .values import SWEPT, latency_view, sweeps_values, value_session, with_values
@@ -330,7 +330,8 @@ def measure_same_register(session: Session, form: Form, pattern: int | None = No
         if case.closed:         # a mask destination: back to the sources through a connector
             conn = C.connect(C.port_for_register(inst.regs[case.dst]), C.port_for_register(inst.regs[case.src]),
                              used_gprs(inst.text, *inst.init))
-        m = session.measure([inst.text] + (conn.lines if conn else []), form_init(form, inst), pattern=pattern)
+        init = form_init(form, inst) + (conn.init if conn else [])
+        m = session.measure([inst.text] + (conn.lines if conn else []), init, pattern=pattern)
         alone = session.measure([inst.text], form_init(form, inst), pattern=pattern).value if conn else m.value
     except (CycleBenchError, C.NoConnector) as e:
         doc.update(error=str(getattr(e, "cause", e)), code=inst.text)
@@ -413,12 +414,8 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
         filled_past_issue(session, form, pairs, latency_view(doc), pattern, _measure_pair)
         unlinked.test_pairs(session, form, pairs, latency_view(doc), pattern, _measure_pair)
         if any(p.get("label") == ISSUE_BOUND for p in doc["latency"]):
-            doc["notes"].append(f"{ISSUE_BOUND}: the chain ran at the form's own reciprocal throughput; "
-                                "the pair's latency is at most that (≤)")
-    if measured:
-        top = max(measured, key=lambda p: (p["value"], p["bound"] == "exact"))
-        doc["latency_max"] = {"value": top["value"], "bound": top["bound"],
-                              "pair": f"{top['start']} -> {top['end']}"}
+            doc["notes"].append(ISSUE_NOTE)
+    doc["latency_max"] = largest(doc["latency"])
     reason = _machine_reason(session.backend)
     doc["uops_reason"] = reason
     ok_tp = doc["throughput"] and doc["throughput"]["value"] is not None

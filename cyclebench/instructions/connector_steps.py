@@ -42,13 +42,28 @@ def vand(reg: str) -> str:
     return "vpandd" if reg.startswith("z") or int(re.sub(r"\D", "", reg)) >= 16 else "vpand"
 
 
+# The VEC -> K step compares the chain's register with this one, zeroed in the connector's init
+# (unsigned e >= 0 holds for every e: all ones), never with itself: a compare of one register with
+# itself has a constant result, which a core may take as an idiom that waits for nothing (Zen 4
+# does for vpcmpgtq k1, xmm1, xmm1: 0.33 cycles a loop with vpmovm2q, against 4.00 for vpcmpuq)
+ZERO_VEC = 31
+
+
+def vec2k(k: str, reg: str) -> str:
+    """``vpcmpuq k, reg, v31, 5`` (not less than, unsigned): all ones in ``k`` from ``reg``'s value."""
+    return f"vpcmpuq {k}, {reg}, {reg[0]}mm{ZERO_VEC}, 5"
+
+
+ZERO_INIT = f"vpxord xmm{ZERO_VEC}, xmm{ZERO_VEC}, xmm{ZERO_VEC}"
+
+
 # step name -> (reference loop, number of other instructions on its path)
 REFERENCES: dict[str, tuple[str, int]] = {
     "alu": ("add rbx, rcx; sub rbx, rcx", 1),
     "test": ("test rbx, rbx; cmovc rbx, rbx", 1),
     "gpr2vec": ("vmovq xmm1, rbx; vmovq rbx, xmm1", 1),
     "gpr2k": ("kmovq k1, rbx; kmovq rbx, k1", 1),
-    **{f"vec2k{b}": (f"vpcmpuq k1, {r}1, {r}1, 5; vpmovm2q {r}1, k1", 1) for b, r in _VEC_REGS},
+    **{f"vec2k{b}": (f"{vec2k('k1', f'{r}1')}; vpmovm2q {r}1, k1", 1) for b, r in _VEC_REGS},
     "gpr2mm": ("movq mm1, rbx; movq rbx, mm1", 1),
     "gpr2k32": ("kmovd k1, ebx; kmovd ebx, k1", 1),       # the other routes (alternatives)
     "mm2vec": ("movq2dq xmm1, mm1; movdq2q mm1, xmm1", 1),
@@ -76,7 +91,7 @@ _SAME_REF = {"cmov": "test", "vec2gpr": "gpr2vec", "k2gpr": "gpr2k", "mm2gpr": "
 # loop - closing exactly, and its partner in the plain reference loop costs the rest.
 # step -> (loop of the step and the closing instruction, the closing instruction's self-chain)
 PINNING: dict[str, tuple[str, str]] = {
-    f"vec2k{b}": (f"vpcmpuq k1, {r}1, {r}1, 5; vmovdqu64 {r}1{{k1}}, {r}1", f"vmovdqu64 {r}1{{k1}}, {r}1")
+    f"vec2k{b}": (f"{vec2k('k1', f'{r}1')}; vmovdqu64 {r}1{{k1}}, {r}1", f"vmovdqu64 {r}1{{k1}}, {r}1")
     for b, r in _VEC_REGS}
 PINNED_PARTNER = {f"k2vec{b}": f"vec2k{b}" for b, _ in _VEC_REGS}
 PIN_SLACK = 0.1              # a pinned latency may read this far below its 1-cycle lower bound

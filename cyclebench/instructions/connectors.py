@@ -30,7 +30,7 @@ gpr2vec    vmovq xmm_s, e          GPR -> VEC        vmovq xmm1, rbx; vmovq rbx,
 vec2gpr    vmovq s, xmm_e          VEC -> GPR        (same)
 gpr2k      kmovq k_s, e            GPR -> K          kmovq k1, rbx; kmovq rbx, k1
 k2gpr      kmovq s, k_e            K -> GPR          (same)
-vec2kW     vpcmpuq k_s, e, e, 5    VEC -> K (ones)   vpcmpuq k1, v1, v1, 5; vpmovm2q v1, k1
+vec2kW     vpcmpuq k_s, e, v31, 5  VEC -> K (ones)   vpcmpuq k1, v1, v31, 5; vpmovm2q v1, k1
 k2vecW     vpmovm2q v_s, k_e       K -> VEC          (same; W = the vector width, v = xmm/ymm/zmm)
 gpr2mm     movq mm_s, e            GPR -> MM         movq mm1, rbx; movq rbx, mm1
 mm2gpr     movq s, mm_e            MM -> GPR         (same)
@@ -40,6 +40,9 @@ store/load store to / load from the form's memory    store then load of the same
            operand (store forwarding)
 vandW      vpand v, v, v (memory_chain.py's fill)    its own self-chain (exact)
 =========  ========================================  ==================================
+
+``v31`` is zeroed in the connector's init (``ZERO_VEC``): ``vpcmpuq`` compares two registers, never
+one with itself, whose constant result a core may take as an idiom that reads nothing.
 
 The mask steps are pinned (uops.info's method, see ``PINNING``): ``vpcmpuq`` closed by a
 masked move ``vmovdqu64 v1{k1}, v1``, whose latency its own self-chain gives, costs the loop minus
@@ -65,8 +68,8 @@ import iced_x86
 
 from .operands import GPR_BITS, REGISTER_BY_NAME, register_class, register_name
 from .connector_steps import (  # noqa: F401  (the step costs, read through this module too)
-    PIN_SLACK, PIN_WHOLE, PINNED_PARTNER, PINNING, REFERENCES, RENAMED_ROUND_TRIP, SIZE, lower_bound,
-    partner_of_pinned, pinned, reference_of, vand, vec_move, whole_cycles)
+    PIN_SLACK, PIN_WHOLE, PINNED_PARTNER, PINNING, REFERENCES, RENAMED_ROUND_TRIP, SIZE, ZERO_INIT, lower_bound,
+    partner_of_pinned, pinned, reference_of, vand, vec2k, vec_move, whole_cycles)
 
 MEM_BASE = "r14"
 
@@ -282,12 +285,12 @@ def connect(end: Port, start: Port, used: set[str], alt: bool = False) -> Connec
         return _join(c, Connector([f"vmovq {vec(start.reg, 128)}, {g}"], ["gpr2vec"]))
     if start.kind == "K":
         if end.kind == "VEC":
-            return Connector([f"vpcmpuq {start.reg}, {end.reg}, {end.reg}, 5"], [f"vec2k{_vbits(end.reg)}"])
+            return Connector([vec2k(start.reg, end.reg)], [f"vec2k{_vbits(end.reg)}"], [ZERO_INIT])
         if start.is_mask:
-            # keep the write mask all ones: through a vector compare of a register with itself
+            # keep the write mask all ones: through a vector compare against the zeroed register
             g, c = _to_gpr(end, used, alt)
-            return _join(c, Connector([f"vmovq xmm31, {g}", f"vpcmpuq {start.reg}, xmm31, xmm31, 5"],
-                                      ["gpr2vec", "vec2k128"]))
+            return _join(c, Connector([f"vmovq xmm30, {g}", vec2k(start.reg, "xmm30")],
+                                      ["gpr2vec", "vec2k128"], [ZERO_INIT]))
         if end.kind == "MEM":
             w = min(end.bits or 64, 64)
             return Connector([f"kmov{'bwdq'[(w // 8).bit_length() - 1]} {start.reg}, {SIZE[w]} ptr {end.mem}"],

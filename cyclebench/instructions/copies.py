@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from iced_x86 import Register
 
 from .catalogue import implicit_avoid
-from .forms import Form, lea_parts
+from .forms import Form, lea_parts, read_and_written
 from .instantiate import AREA_GUARD, Instance, instantiate, register_id
-from .operands import EVEX_EXTRA, NEVER_PICK, POOLS, full_register, register_name
+from .operands import EVEX_EXTRA, NEVER_PICK, POOLS, full_register
 
 
 @dataclass
@@ -144,18 +144,10 @@ def independent_copies(form: Form, n: int, avoid=(), stride: int | None = None, 
     # an implicit register read under one name and written under another (imul r32: reads eax,
     # writes rax/rdx) links the copies as much as one read and written under one name
     # and so does a fixed explicit register read and written (AND AL, imm8: AL)
-    by_full: dict[str, list[bool]] = {}
     fixed = [(op.fixed, op.read, op.write) for op in form.operands
              if op.kind == "reg" and op.fixed and not op.fixed.startswith("ST")]
-    for register, read, write in [(i.register, i.read, i.write) for i in form.implicit] + fixed:
-        try:
-            full = register_name(full_register(register_id(register)))
-        except KeyError:
-            full = register
-        rw = by_full.setdefault(full, [False, False])
-        rw[0] |= read
-        rw[1] |= write
-    carried = [name for name, (r, w) in by_full.items() if r and w and name not in base.chained]
+    both = read_and_written([(i.register, i.read, i.write) for i in form.implicit] + fixed)
+    carried = [name for name in both if name not in base.chained]
     if form.flags_read & form.flags_written:
         carried.append("flags")
     if any(op.cls == "ST" for op in form.operands) or "FPU" in form.cpuid_features:

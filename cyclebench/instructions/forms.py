@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import iced_x86
 from iced_x86 import OpKind, Register
 
-from .operands import POOLS, EVEX_EXTRA, NEVER_PICK, Slot, full_register
+from .operands import POOLS, EVEX_EXTRA, NEVER_PICK, Slot, full_register, register_id, register_name
 
 
 @dataclass(frozen=True)
@@ -309,6 +309,27 @@ def divider_width(form: Form) -> int | None:
     read = sum(_WIDE.get(i.register, 0) for i in form.implicit if i.read)
     written = any(i.write and i.register in _WIDE for i in form.implicit)
     return ex[0].bits if written and ex[0].bits in (8, 16, 32, 64) and read == 2 * ex[0].bits else None
+
+
+def read_and_written(registers) -> dict[str, str]:
+    """Full register -> its widest name, of the registers among ``registers`` ((name, read, write)
+    triples) that are read and written as one architectural register.  iced-x86 lists a register
+    read under one name and written under another apart (``cmpxchg ebx, ecx`` reads eax and writes
+    rax; ``mul cl`` reads al and writes ax), and it links one copy or chain step to the next as much
+    as one read and written under one name."""
+    seen: dict[str, list] = {}
+    for name, read, write in registers:
+        try:
+            reg = register_id(name)
+            full, size = register_name(full_register(reg)), iced_x86.RegisterInfo(reg).size
+        except KeyError:
+            full, size = name, 0
+        entry = seen.setdefault(full, [False, False, name, size])
+        entry[0] |= read
+        entry[1] |= write
+        if size > entry[3]:
+            entry[2:] = [name, size]
+    return {full: e[2] for full, e in seen.items() if e[0] and e[1]}
 
 
 def flags_in(form: Form) -> bool:

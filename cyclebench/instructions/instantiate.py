@@ -33,8 +33,8 @@ from .asmtext import bytes_text, formatted, text_for
 from .catalogue import implicit_avoid
 from .forms import Choices, Form, build, divider_width, encode, flags_in, lea_parts, memory_base, pick_registers
 from .gas import assemble_lines, split_slot
-from .operands import (CODE_NAMES, EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, REGISTER_BY_NAME,
-                       full_register, register_name)
+from .operands import (CODE_NAMES, EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, full_register,
+                       register_id, register_name)
 
 AREA_GUARD = 0x10000       # stay within +-64 KiB of R14 (the area is +-512 KiB)
 _ADDRESS_REGS_OK = {Register.R14, Register.RSI, Register.RDI, Register.RSP, Register.RBP}
@@ -154,17 +154,6 @@ def instantiate(form: Form, regs: dict[int, int | str] | None = None,
         inst.encoding = s.encoding or data
         inst.init += [i for i in s.init if i not in inst.init]
     return inst
-
-
-def register_id(r: int | str) -> int:
-    """The iced-x86 register ``r`` names: a register id as is, or a name in any case as the
-    assembly text or a pair label gives it (``rcx``, ``(XMM1)``; GNU's ``r8b`` is iced's R8L)."""
-    if isinstance(r, str):
-        name = r.strip().upper().replace("(", "").replace(")", "")
-        if name.endswith("B") and name[:-1].startswith("R") and name[1:-1].isdigit():
-            name = name[:-1] + "L"
-        return REGISTER_BY_NAME[name]
-    return r
 
 
 @dataclass

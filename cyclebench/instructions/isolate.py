@@ -16,7 +16,7 @@ loop as ``int(cycles + .2) - chain``, 0 (``XADD (R32, R32)``, ecx -> ecx: ``[0;1
 from __future__ import annotations
 
 from . import connectors as C
-from .forms import Form, divide_or_sqrt, flags_in
+from .forms import Form, divide_or_sqrt, flags_in, read_and_written
 from .instantiate import Instance, LatencyPair
 
 INDEPENDENT = "no dependency once the other operands' chains are broken"
@@ -57,8 +57,11 @@ def _register_breaker(form: Form, reg: str) -> str | None:
     if port.kind == "GPR":
         return None if C.gpr(reg) in ("rsp", "rbp", C.MEM_BASE) else f"mov {reg}, 0"
     if port.kind == "VEC":
+        bits = port.bits
+        if form.encoding == "VEX" and bits == 512:
+            reg, bits = C.vec(reg, 256), 256    # a VEX form runs without AVX-512: a VEX zero idiom clears zmm too
         if form.encoding in ("VEX", "EVEX"):
-            zero = "vpxord" if port.bits == 512 or int("".join(c for c in reg if c.isdigit())) >= 16 else "vpxor"
+            zero = "vpxord" if bits == 512 or int("".join(c for c in reg if c.isdigit())) >= 16 else "vpxor"
             return f"{zero} {reg}, {reg}, {reg}"
         return f"pxor {reg}, {reg}"
     if port.kind == "MM":
@@ -92,16 +95,17 @@ def breakers(form: Form, inst: Instance, pair: LatencyPair, mem: str | None, use
         line = _register_breaker(form, reg)
         if line and line not in out:
             out.append(line)
-    for imp in form.implicit:
+    # an implicit register read and written, under one name or two (cmpxchg r32: eax read, rax written)
+    for name in read_and_written((i.register, i.read, i.write) for i in form.implicit).values():
         # a pointer the form reads memory through (string operations' rsi/rdi) must keep its value
-        if imp.read and imp.write and not (form.implicit_memory and _is_gpr(imp.register)) \
-                and _full(imp.register) not in kept:
-            try:
-                line = _register_breaker(form, imp.register)
-            except KeyError:
-                line = None
-            if line and line not in out:
-                out.append(line)
+        if (form.implicit_memory and _is_gpr(name)) or _full(name) in kept:
+            continue
+        try:
+            line = _register_breaker(form, name)
+        except KeyError:
+            line = None
+        if line and line not in out:
+            out.append(line)
     memory = form.memory_operand
     on_memory = pair.start.kind == "mem" or (pair.start.kind == "addr" and pair.end.kind == "mem")
     if memory is not None and memory.read and memory.write and not on_memory and mem and memory.bits in _SIZE:

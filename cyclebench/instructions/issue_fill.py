@@ -35,6 +35,8 @@ from .instantiate import chain, instantiate
 from .session import EXACT_SLACK, Session, used_gprs
 
 ISSUE_BOUND = "issue-bound"
+ISSUE_NOTE = (f"{ISSUE_BOUND}: the chain ran at the form's own reciprocal throughput; "
+              "the pair's latency is at most that (≤)")
 FILLED = "one-cycle steps added past the issue interval"
 _METHODS = ("chain", "chain + connector", "chain, other operands broken",
             "chain + connector, other operands broken")
@@ -47,6 +49,28 @@ def mark_issue_bound(doc: dict) -> bool:
         if p["bound"] == "exact" and not p.get("label") and issue_bound(p["value"], doc.get("throughput")):
             p["bound"], p["label"], hit = "upper", ISSUE_BOUND, True
     return hit
+
+
+def largest(pairs: list[dict]) -> dict | None:
+    """The document's ``latency_max``: the largest measured pair, an exact one before a bound."""
+    measured = [p for p in pairs if p["value"] is not None]
+    if not measured:
+        return None
+    top = max(measured, key=lambda p: (p["value"], p["bound"] == "exact"))
+    return {"value": top["value"], "bound": top["bound"], "pair": f"{top['start']} -> {top['end']}"}
+
+
+def follow_throughput(doc: dict, tp: dict | None) -> None:
+    """``doc``'s issue-bound labels, their note and its largest latency as the throughput ``tp`` (as
+    the latencies see it: values.latency_view) gives them, where a reading of the copies was kept
+    after the latencies were marked (bulk.py's pass on each CPU): a chain slower than the copies now
+    issue is the pair's latency again, exact, and one the new figure equals is marked."""
+    for p in doc["latency"]:
+        if p.get("label") == ISSUE_BOUND:           # only exact pairs are ever marked
+            p["bound"], p["label"] = "exact", None
+    hit = mark_issue_bound({"latency": doc["latency"], "throughput": tp})
+    doc["notes"] = [n for n in doc.get("notes") or [] if n != ISSUE_NOTE] + ([ISSUE_NOTE] if hit else [])
+    doc["latency_max"] = largest(doc["latency"]) or doc.get("latency_max")
 
 
 def _memory_carried(form: Form, pair) -> bool:

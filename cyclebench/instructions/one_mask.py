@@ -18,6 +18,7 @@ import re
 
 from ..errors import CycleBenchError
 from .copies import independent_copies
+from .fastest import faster
 from .forms import Form
 from .instantiate import verified
 from .session import Session, form_init
@@ -60,9 +61,9 @@ def build(form: Form, n: int, avoid: tuple[str, ...]):
 
 
 def kept(session: Session, form: Form, doc: dict, earlier: dict | None, usual: tuple, n: int,
-         avoid: tuple[str, ...], pattern: int, faster) -> tuple:
+         avoid: tuple[str, ...], pattern: int) -> tuple:
     """``usual`` (measurement, copies, init of the kept copies) or the one-register copies' in its
-    place when ``faster`` says they are (``faster(m, other)`` returns the one kept); the earlier run's
+    place when they are faster beyond noise (fastest.faster); the earlier run's
     one-register copies where their reading was adopted.  ``doc["one_mask"]`` records the reading
     beside the usual copies' figure."""
     m, _, init = usual

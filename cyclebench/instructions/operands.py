@@ -152,6 +152,17 @@ def register_name(reg: int) -> str:
     return n
 
 
+def register_id(r: int | str) -> int:
+    """The iced-x86 register ``r`` names: a register id as is, or a name in any case as the
+    assembly text or a pair label gives it (``rcx``, ``(XMM1)``; GNU's ``r8b`` is iced's R8L)."""
+    if isinstance(r, str):
+        name = r.strip().upper().replace("(", "").replace(")", "")
+        if name.endswith("B") and name[:-1].startswith("R") and name[1:-1].isdigit():
+            name = name[:-1] + "L"
+        return REGISTER_BY_NAME[name]
+    return r
+
+
 def register_class(reg: int) -> str:
     """iced Register -> operand class (GPR64, XMM, K, ...)."""
     n = REGISTER_NAMES[reg]

@@ -3,13 +3,13 @@
 :func:`copies.independent_copies` gives 16 copies (written registers rotate, EVEX forms also
 through the upper 16 vector registers; stores go to distinct addresses), and 4 copies are measured
 too: the faster count is kept (uops.info tries several), and a full count off the port grid runs in
-more runner processes, the fastest kept (:func:`_other_processes`: a process can settle in a slower state),
+more runner processes, the fastest kept (fastest.py: a process can settle in a slower state),
 as are copies the in-flight probe finds limited (window.py; it reads the full count) and the full count
 where a fewer count is kept (:func:`_in_processes`); a gather's copies also run with every mask
 set-up ahead of them all (gathers.py), and copies writing a mask register from memory all writing
 one, the others zeroed (one_mask.py), the faster kept.  Every measurement is also read at the
-fastest steady state several of its repetitions agree on (steady.py: some copies run in two states,
-and the aggregate reads the commoner, slower one).  What the ISA does not
+fastest steady state several of its repetitions agree on (fastest.py, steady.py: some copies run in
+two states, and the aggregate reads the commoner, slower one).  What the ISA does not
 let us rename apart is broken between copies with documented dependency-breaking idioms that need
 no execution port:
 
@@ -39,16 +39,16 @@ register rotation is also reported as an upper bound.
 """
 from __future__ import annotations
 
-import dataclasses
-
 from ..errors import CycleBenchError
 from . import connectors as C
-from . import gathers, one_mask, steady, vsib, window
+from . import gathers, one_mask, vsib, window
 from .comparing import TP_TOL, agrees
 from .forms import Form
 from .instantiate import verified
 from .copies import LINE, Copies, balanced_count, independent_copies, rmw_stride
-from .breakers import BREAKERS, breakers_for, only_breaks
+from .breakers import breakers_for, only_breaks
+from .fastest import (FEW_GAIN, LIMITED_PROCESSES, PROCESSES, fast_state, faster, on_port_grid,
+                      other_processes, placed, runs_differ)
 from .session import THROUGHPUT_COPIES, Measured, Session, form_init, used_gprs, value_pattern
 
 
@@ -68,7 +68,6 @@ FEW_COUNTS = (FEW_COPIES, 8)
 MID_AFTER = 0.95        # 8 copies only where 4 take a cycle a copy or more: the only three of 572
                         # forms 8 made faster read 1.00 with 4 (Zen 4, vpexpand*), and 8 on every
                         # form cost a fifth of the forms a minute (256 -> 208, 300 forms)
-FEW_GAIN = 0.03         # kept when this much faster than the full count: beyond noise
 
 
 def _scratch_avoid(form: Form, scratch: str) -> tuple[str, ...]:
@@ -99,101 +98,6 @@ def _fewer(session: Session, form: Form, scratch: str, stride: int | None, break
         return None
 
 
-SHIFT = 32             # the second placement: half a cache line further on
-GRID = 12              # µops over 1, 2, 3, 4 or 6 equal ports: multiples of 1/12 cycle
-GRID_TOL = 0.015
-
-
-def on_port_grid(value: float | None) -> bool:
-    """A reciprocal throughput that execution ports alone can set: µops spread over 1, 2, 3, 4 or 6
-    equal ports give a multiple of 1/12 cycle (0.25, 0.33, 0.5, 0.67, 1.33 ...); a figure off that
-    grid (0.78, 1.54) is capped by something else, such as the front end, and is measured in a
-    second placement (_placed)."""
-    if value is None or value <= 0:
-        return True
-    return abs(value - round(value * GRID) / GRID) <= GRID_TOL * value
-
-
-def _placed(session: Session, doc: dict, m: Measured, code: list[str], init: list[str], per: int,
-            pattern: int) -> Measured:
-    """``m`` or the same copies placed SHIFT bytes further on, whichever is faster beyond noise.
-    Some forms run slower than their execution units allow in one layout of the code and not in
-    another, and which one is slow changes with the placement and from process to process (the
-    front end: fetch windows, decoded-op cache): on Zen 4, 16 copies of vpexpandb xmm, xmm read
-    1.00 cycles each in 6 of 8 processes, 0.95 and 0.67 (uops.info's figure) in the others;
-    vexpandpd xmm, xmm and vcvtpd2dq xmm, m64{1to4} read 0.99 and 0.84 in one placement, 0.67 in
-    the other.  uops.info keeps the best of several unroll and loop layouts; this is one more."""
-    try:
-        other = session.measure(code, init, per=per, pattern=pattern, shift=SHIFT)
-    except CycleBenchError:
-        return m
-    doc["by_placement"] = {"0": m.value, str(SHIFT): other.value}
-    return _faster(m, _fast_state(doc, other))
-
-
-def _fast_state(doc: dict, m: Measured) -> Measured:
-    """``m`` read at the fastest steady state its repetitions agree on (steady.py), where that is
-    faster than its aggregate beyond noise; each such state is listed in ``doc["states"]`` beside
-    the aggregate it replaced.  Looked for in every measurement of the copies: it costs no run."""
-    found = steady.fastest_state(m.samples, m.value, FEW_GAIN)
-    if found is None:
-        return m
-    value, reps, half = found
-    doc.setdefault("states", []).append({"fast": value, "repetitions": reps, "of": len(m.samples),
-                                         "aggregate": m.value})
-    # settled by the repetitions that agree on it, even where the mixture of states read as unsettled
-    return dataclasses.replace(m, value=value, uncertainty=max(half, m.uncertainty), stable=True)
-
-
-def _faster(m: Measured, other: Measured) -> Measured:
-    """``other`` when it is faster than ``m`` beyond noise and no less settled, else ``m``: noise
-    and a slow layout or state only ever add time."""
-    return other if (other.stable or not m.stable) and other.value < m.value * (1 - FEW_GAIN) else m
-
-
-PROCESSES = 3          # runner processes of the copies beyond the first, at most (uops.info keeps its least of many runs)
-
-
-def _other_processes(session: Session, doc: dict, m: Measured, code: list[str], init: list[str], per: int,
-                     pattern: int, processes: int = PROCESSES) -> Measured:
-    """``m`` or the fastest of ``processes`` more runs of the same code in fresh runner processes,
-    whichever is faster beyond noise.  Some forms settle into a slower steady state in one
-    process and a faster one in another, whatever the placement: on Zen 4, 14 copies of
-    ``vpexpandb xmm, xmm`` read 1.00 cycles each in 6 of 8 processes started one after the
-    other, 0.67 (uops.info's figure) in the other 2; each process holds its state through all
-    its repetitions.  Run for a figure still off the port grid after its second placement (as
-    ``_placed``): in 1,892 throughput figures of 300-form samples on Zen 4, three more processes
-    moved 6 by more than FEW_GAIN, 5 of them off the grid, while running them for every form
-    cost 40% of the forms a minute.  Run with LIMITED_PROCESSES for copies the in-flight probe
-    finds limited (window.py), whose rate changes from process to process on the grid too."""
-    readings = doc.get("by_process") or [m.value]       # more processes extend the earlier ones
-    best, pool = m, list(m.samples)
-    for _ in range(processes):
-        try:
-            other = session.measure(code, init, per=per, pattern=pattern)
-        except CycleBenchError:
-            break
-        readings.append(other.value)
-        pool += other.samples
-        best = _faster(best, _fast_state(doc, other))
-    doc["by_process"] = readings
-    # the same code in every process: a state too rare in any one of them to show shows in all
-    pooled = _fast_state(doc, dataclasses.replace(best, samples=pool))
-    return best if pooled.value == best.value else dataclasses.replace(pooled, samples=best.samples)
-
-
-def _runs_differ(earlier: dict | None, fresh: Measured) -> bool:
-    """The earlier run of the copies, in the same layout, and this run's full count read apart
-    beyond noise: the copies' rate changes between runs apart in time, and a process may hold a
-    faster state than either (Zen 4, ``VCVTTPD2DQ_Z (XMM, K, M256)``: 0.837 and 0.879 a copy, each
-    process in one slow state throughout; uops.info 0.67, the fast state of the same copies)."""
-    if not earlier or earlier.get("value") is None or \
-            any(k in earlier for k in ("stride", "setups_ahead", "operand_width_apart")):
-        return False                        # another layout's figure: not the same copies
-    low, high = sorted((earlier["value"], fresh.value))
-    return high > low * (1 + FEW_GAIN)
-
-
 def _in_processes(session: Session, doc: dict, kept: tuple, full: tuple, init: list[str], pattern: int,
                   processes: int) -> tuple:
     """(measurement, copies, breakers, unbroken, count) after ``processes`` more runner processes: of the
@@ -204,12 +108,10 @@ def _in_processes(session: Session, doc: dict, kept: tuple, full: tuple, init: l
     and never run again)."""
     m, per = kept[0], kept[4]
     if per > FEW_COPIES:
-        return (_other_processes(session, doc, m, m.code.splitlines(), init, per, pattern, processes),) + kept[1:]
-    other = _other_processes(session, doc, full[0], full[0].code.splitlines(), init, full[4], pattern, processes)
-    return (other,) + full[1:] if _faster(m, other) is other else kept
+        return (other_processes(session, doc, m, m.code.splitlines(), init, per, pattern, processes),) + kept[1:]
+    other = other_processes(session, doc, full[0], full[0].code.splitlines(), init, full[4], pattern, processes)
+    return (other,) + full[1:] if faster(m, other) is other else kept
 
-
-LIMITED_PROCESSES = 6    # more processes for copies the in-flight probe finds limited (window.py)
 
 
 def counts_to_try(before: dict | None, full: int) -> tuple[int, ...]:
@@ -254,7 +156,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
     doc.update(copies=len(cps.instances), carried=list(cps.carried), breakers=pre)
     per = len(cps.instances)        # copies in the kept measurement's code
     try:
-        m = _fast_state(doc, session.measure(code, init, per=per, pattern=pattern))
+        m = fast_state(doc, session.measure(code, init, per=per, pattern=pattern))
         full = (m, cps, pre, unbroken, per)        # this run's full count, whatever count is kept
         if earlier is not None and earlier.get("value") is not None:
             doc["repeats"] = [earlier["value"], m.value]
@@ -286,9 +188,9 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
             few = _fewer(session, form, scratch, stride, breakers, pattern, n)
             if few is None:
                 continue
-            few = (_fast_state(doc, few[0]),) + few[1:]
+            few = (fast_state(doc, few[0]),) + few[1:]
             doc["by_copies"][str(n)] = few[0].value
-            if _faster(m, few[0]) is few[0]:
+            if faster(m, few[0]) is few[0]:
                 m, cps, pre, unbroken = few
                 per = n
                 doc.update(copies=n, carried=list(cps.carried), breakers=pre)
@@ -298,7 +200,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
         ahead, k = gathers.setups_ahead(session, form, cps.instances, pre, init, pattern)
         if ahead is not None:
             doc["setups_ahead"] = {"copies": k, "value": ahead.value, "in_place": m.value}
-            if _faster(m, ahead) is ahead:
+            if faster(m, ahead) is ahead:
                 m, cps = ahead, Copies(cps.instances[:k], cps.carried)
                 per = doc["copies"] = doc["setups_ahead"]["kept"] = k
     if pre and breakers == "published" and processes and m.stable and only_breaks(pre):
@@ -308,7 +210,7 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
         bare = _fewer(session, form, scratch, stride, "none", pattern, len(cps.instances))
         if bare is not None:
             doc["without_breakers"] = {"value": bare[0].value, "with": m.value}
-            if _faster(m, bare[0]) is bare[0]:
+            if faster(m, bare[0]) is bare[0]:
                 m, cps, pre, unbroken = bare
                 per = doc["copies"] = len(cps.instances)
                 doc.update(breakers=[])
@@ -316,15 +218,15 @@ def measure_throughput(session: Session, form: Form, self_latency: dict[int, flo
         _port_free(session, form, doc, scratch, stride, pattern, len(cps.instances), m.value)
     if not pre and processes and m.stable and window.suspect(form):
         m, cps, init = one_mask.kept(session, form, doc, earlier, (m, cps, init), per,
-                                     _scratch_avoid(form, scratch), pattern, _faster)
+                                     _scratch_avoid(form, scratch), pattern)
     # from here on the kept measurement's own code (a fewer count, the earlier run or the set-ups
     # ahead may have won: the full count's code would be read per the wrong count)
     code = m.code.splitlines()
     if per > FEW_COPIES and not on_port_grid(m.value):
-        m = _placed(session, doc, m, code, init, per, pattern)
+        m = placed(session, doc, m, code, init, per, pattern)
     # copies seen in more than one steady state (in this run or the earlier one) may hold a faster
     # one in another process
-    states = bool(doc.get("states") or (earlier or {}).get("states")) or _runs_differ(earlier, full[0])
+    states = bool(doc.get("states") or (earlier or {}).get("states")) or runs_differ(earlier, full[0])
     kept = (m, cps, pre, unbroken, per)
     if processes and ((per > FEW_COPIES and (not on_port_grid(m.value) or states)) or per <= FEW_COPIES < full[4]):
         kept = _in_processes(session, doc, kept, full, init, pattern, processes)
@@ -399,7 +301,7 @@ def _one_address(session: Session, form: Form, doc: dict, full: tuple, scratch: 
     ``sbb``): the count reproduces only some of its figures, so it is a cause, not a method."""
     one = _fewer(session, form, scratch, None, breakers, pattern, 1)
     if one is not None:
-        one = _fast_state({}, one[0])                   # read as the fewer counts are
+        one = fast_state({}, one[0])                   # read as the fewer counts are
         doc["one_address"] = {"value": one.value, "stable": one.stable, "copies": full[4], "with": full[0].value}
 
 

@@ -43,7 +43,8 @@ from .copies import LINE, independent_copies, rmw_stride
 from .mask_chain import whole
 from .session import Session, form_init, has_count, value_pattern, with_count
 from .zeroed_source import LEGACY_INT, LINKS, vector_chain
-from .throughput import BREAKERS, measure_throughput
+from .breakers import BREAKERS
+from .throughput import measure_throughput
 from .values import ALL_ONES
 
 

@@ -42,6 +42,14 @@ meet (3 ``imul`` + 9 ``add`` run 5.00).  Nor is a crowding usage charged in a bl
 holds its resource whole (:func:`unneeded`): with no narrow form to lose a unit, the spread is
 counted on the crowding forms' own resources (the shifts' 0.42 of the multiplier's resource put 2
 ``shl`` + 2 ``add`` at 1.15 once the ALU forms' share of the shifts' was gone).
+
+A usage the readings show below saturation is no crowding (:func:`shown`, kept as
+``Model.firm`` by predict.load for the resources of forms that move a vector result to the
+integer side, shared.integer_side): the form is never relieved of it, though a block where no
+form holds the resource whole still drops it.  Zen 4: ``ucomiss`` beside one, two or four ``add``
+reads 1.38, 1.61 and 2.00 cycles (bench/transfer_grid.py), a cycle or more over the ALU forms
+alone at every count, where the relief said 1.00, 1.00 and 2.00.  Taken for every probe's
+resource, the readings mark 71 forms' usages of 16 resources and compiled blocks lose 42 of 617.
 """
 from __future__ import annotations
 
@@ -52,6 +60,7 @@ from .upper import BINDING
 
 FULL = BINDING        # a resource loaded within this share of the block's bound is full
 WHOLE = 0.85          # a usage of this many unit-cycles or more is a µop held to the resource
+SHOWN = 0.10          # a reading this much over both streams alone shows a usage below saturation
 
 _cache: dict = {}
 CACHE_MODELS = 16     # every prediction derives models of its own (without): keep the last few only
@@ -92,6 +101,28 @@ def _crowding(model: Model) -> dict[str, dict[str, float]]:
                 continue
             if u * units(model, r) < WHOLE and alone < BINDING * model.alone[probe]:
                 out.setdefault(f, {})[r] = u
+    return out
+
+
+def shown(model: Model, mixes: list[tuple[dict[str, int], float]], probes=None) -> dict[str, set[str]]:
+    """Form -> the resources of its crowding usages that its readings show it holds below
+    saturation: read beside the resource's probe where its own stream is not full (under FULL of
+    the slower of the two streams alone), the pair runs slower than that by more than
+    :data:`SHOWN`, which no spread over idle pipes explains.  Zen 4: two ``add`` beside a
+    ``ucomisd`` read 1.62 cycles where the compare alone takes 1.00 (one transfer to the integer
+    side holds the ALUs at any ratio); two ``add`` beside an ``imul`` 1.00, as crowding says."""
+    crowd = _crowding(model)
+    out: dict[str, set[str]] = {}
+    for counts, t in mixes:
+        if len(counts) != 2 or not all(model.alone.get(f) for f in counts):
+            continue
+        for f, p in (tuple(counts), tuple(counts)[::-1]):
+            for r in crowd.get(f, {}):
+                if model.probes.get(r) != p or (probes is not None and p not in probes):
+                    continue
+                mine, bound = counts[f] * model.alone[f], max(counts[f] * model.alone[f], counts[p] * model.alone[p])
+                if mine < FULL * bound and t > bound * (1 + SHOWN):
+                    out.setdefault(f, set()).add(r)
     return out
 
 
@@ -161,7 +192,7 @@ def own(model: Model, form: str) -> set[str]:
 def uncrowded(model: Model, forms) -> Model:
     """The model with the crowding usages of ``forms`` dropped (the model itself where none has any)."""
     crowd = crowding(model)
-    return without(model, {f: crowd[f] for f in forms if f in crowd})
+    return without(model, {f: [r for r in crowd[f] if r not in model.firm.get(f, ())] for f in forms if f in crowd})
 
 
 def relieved(model: Model, loads: dict[str, float], bound: float) -> set[str]:

@@ -65,6 +65,8 @@ class Model:
     alone: dict[str, float] = field(default_factory=dict)   # each form's own throughput: a floor
     lines: dict[str, float] = field(default_factory=dict)   # store form -> cycles per store to a new line
     probes: dict[str, str] = field(default_factory=dict)    # resource -> the form that probes it (its blocker)
+    firm: dict[str, set[str]] = field(default_factory=dict)  # form -> resources its readings show it
+    # holds below saturation (crowding.shown): no crowding there; set by predict.load, not stored
 
     def cost(self, counts: dict[str, int]) -> tuple[float, str]:
         """(cycles, binding resource) of a mix; every form must be in the model."""

@@ -27,8 +27,8 @@ fit: ``in_flight``; where the core deals vector µops to pipe pairs in turn, dea
 ``unknown``).  A zero idiom (``xor eax, eax``) takes only its share of the front end: the renamer
 zeroes the register, while the model's form was measured with two distinct registers.  A
 legacy-SSE XMM write under a dirty upper vector state reads its destination's kept part and,
-given the factor upper.probe measures, takes its resources that many times (upper.py holds the
-measurements).  Every form that loads a vector operand takes at least a plain vector load's share of
+given the factor upper.probe measures, takes its resources that many times, the load path once
+(upper.py holds the measurements).  Every form that loads a vector operand takes at least a plain vector load's share of
 the load path (vector_loads.py), where the model fitted an EVEX load-op form elsewhere.  Where one
 group of pipes has a legacy-SSE probe and a 256- or 512-bit one (never mixed with each other), the
 forms read beside both tell whether the two resources are one, and each side takes its own pipe
@@ -38,7 +38,8 @@ is charged only where the block keeps that resource full too, a form of the bloc
 narrower one and the model does not nest it in the wider one (crowding.py).
 A block that names a ZMM register 0-15 and holds legacy-SSE XMM writes takes at least the costs
 upper_loop.probe measured per legacy write and per ZMM write in one loop (upper_loop.LoopFloor,
-one of :attr:`Loaded.bounds`).
+one of :attr:`Loaded.bounds`).  Where load_order.probe found that a 512-bit load has a cycle of
+the load path to itself, the block's vector loads taken in program order are one more bound.
 """
 from __future__ import annotations
 
@@ -51,12 +52,12 @@ import iced_x86
 from ...errors import UsageError
 from ..catalogue import Catalogue
 from .dataflow import mnemonic, chain_bound, zero_idiom
-from .infer import FASTER
 from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
-from .shared import SharedFloors
+from .shared import SharedFloors, integer_side
 from .simulate import Units, simulate, units
-from . import apart, dealing, crowding, inflight, store_grain, store_load, upper, upper_loop, vector_loads
+from . import apart, dealing, crowding, inflight, load_order, slots, store_grain, store_load, upper, upper_loop, \
+    vector_loads
 
 STORE_LINES = "store lines"
 WIDER = "a load wider than the store it meets"
@@ -102,6 +103,8 @@ class Loaded:
     deals: bool = False           # the file's core deals vector µops in turn (dealing.stored)
     grain: int = store_grain.LINE  # bytes two stores a cycle share (store_grain.stored)
     grain_source: str = ""
+    in_order: bool = False        # a 512-bit load has its cycle of the load path (load_order.stored)
+    in_order_source: str = ""
     trips: store_load.Trips | None = None     # store-to-load round trips (store_load.stored)
     trips_source: str = ""
 
@@ -117,14 +120,18 @@ def load(path: Path) -> Loaded:
     predict``, the ``predict`` block predictor and the accuracy bench all predict with."""
     from .run import load as load_run, store
     model, floors, notes = mended(path)
-    shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {})
+    catalogue = Catalogue.load()
+    sides = {f: side for f in model.usage if (form := catalogue.get(f)) is not None
+             and (side := integer_side(form)) is not None}
+    shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {}, sides)
     model = shared.charged_whole(model, units(model))   # whole-resource holds: the floor charges them
+    model.firm = crowding.shown(model, readings(path), sides)   # transfers' holds below saturation
     factor, where = upper.stored(path)
     _, records = store(path).load()
     probed = any(r.get("type") == upper.RECORD for r in records)
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
                   *upper_loop.stored(path), dealing.stored(path)[0], *store_grain.stored(path),
-                  *store_load.stored(path))
+                  *load_order.stored(path), *store_load.stored(path))
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
@@ -236,17 +243,15 @@ def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], mode
 
 def _bypassing(counts: dict[str, int], model: Model) -> int:
     """Instances of forms that pass the front end on another path and that the model charges
-    for it: forms that use no resource and run alone faster than the front end could pass them
-    (infer's rule, Zen 4's long NOPs), where the model names no front-end share of their own."""
-    return sum(n for f, n in counts.items()
-               if FRONT_END not in model.usage[f] and not model.used(f)
-               and model.alone.get(f, math.inf) < FASTER / model.width)
+    for it (slots.bypasses: infer's rule, Zen 4's long NOPs)."""
+    return sum(n for f, n in counts.items() if slots.bypasses(model, f))
 
 
 def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None,
             latencies: dict[str, float] | None = None, latency_source: str = "published",
             floors=None, upper_factor: float | None = None, in_flight: int | None = None,
-            deal: bool = False, grain: int = store_grain.LINE, trips: store_load.Trips | None = None) -> Prediction:
+            deal: bool = False, grain: int = store_grain.LINE, in_order: bool = False,
+            trips: store_load.Trips | None = None) -> Prediction:
     """The prediction for one block (see the module docstring); ``floors``: the readings of the
     model's results file as floors, one set or several (repair.PairFloors, shared.SharedFloors:
     :attr:`Loaded.bounds`); ``upper_factor``: the resources a legacy-SSE
@@ -254,14 +259,17 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     ``in_flight``: the waiting instructions that fit in flight, as inflight.probe measured it
     (:attr:`Loaded.in_flight`), the simulation's limit; ``deal``: the core deals vector µops to
     pipe pairs in turn (:attr:`Loaded.deals`, dealing.py); ``grain``: the bytes within which two
-    stores are written in one cycle (:attr:`Loaded.grain`, store_grain.py); ``trips``: the
-    store-to-load round trips the CPU's probe measured (:attr:`Loaded.trips`, store_load.py): the
-    block's loads and stores then meet where its start state places them (all registers equal,
-    docs/block.md), and a prediction with a meeting the start state makes says so in its notes."""
+    stores are written in one cycle (:attr:`Loaded.grain`, store_grain.py); ``in_order``: a 512-bit
+    load has its cycle of the load path to itself (:attr:`Loaded.in_order`, load_order.py);
+    ``trips``: the store-to-load round trips the CPU's probe measured (:attr:`Loaded.trips`,
+    store_load.py): the block's loads and stores then meet where its start state places them (all
+    registers equal, docs/block.md), and a prediction with a meeting the start state makes says
+    so in its notes."""
     catalogue = catalogue or Catalogue.load()
     model = vector_loads.view(model, catalogue)       # a vector load's share of the load path
     model = apart.view(model, catalogue)              # one pipe group probed twice, kept apart
     model = crowding.unnested(model)                  # crowding of a resource nested in the form's own
+    once = vector_loads.path(model, catalogue)[0]     # the load path: the upper state's extra pass skips it
     instructions = decode(block)
     forms = [form_of(ins, catalogue, model) or f"?{mnemonic(ins).lower()}" for ins in instructions]
     counts: dict[str, int] = {}
@@ -292,18 +300,18 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         # forms' own resources are full (crowding.py)
         model = crowding.unneeded(model, counts)
         first = _loads(crowding.uncrowded(model, counts), instructions, forms, counts, charged,
-                       len(unknown) + front_only, floors, grain, trips)
+                       len(unknown) + front_only, floors, grain, once, in_order and catalogue, trips)
         model = crowding.uncrowded(model, crowding.relieved(model, first, max(max(first.values()), chain))
                                    & counts.keys())
         loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain,
-                       trips)
+                       once, in_order and catalogue, trips)
         binding = max(loads, key=loads.get)
         res = loads[binding]
     else:
         res, binding = (len(forms) / model.width if model.width else 0.0), None
     discrete = units(model)
     dealt = dealing.plan(instructions, forms, model, discrete, _whole(discrete)) if deal else None
-    sim = simulate(instructions, lats, *_instances(instructions, forms, weight, model), discrete,
+    sim = simulate(instructions, lats, *_instances(instructions, forms, weight, model, once), discrete,
                    waiting=in_flight, deal=dealt, trips=trips)
     return Prediction(max(res, chain, sim), res, binding, chain, forms, unknown, assumed,
                       latency_source if latencies else "assumed 1 cycle", extra, sim,
@@ -324,12 +332,13 @@ def _meetings(instructions) -> list[str]:
 
 
 def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: dict[str, float],
-           front_only: int, floors, grain: int = store_grain.LINE, trips=None) -> dict[str, float]:
+           front_only: int, floors, grain: int = store_grain.LINE, once=frozenset(),
+           ordered=None, trips=None) -> dict[str, float]:
     """The block's resource loads (the resource bound is the largest): the forms' usages as
     upper.loads charges them, the front end with ``front_only`` instructions that take only its
     share, the stores' spans (one store a cycle in a span a load reads, where ``trips`` say so), the
     wider trip where a load reads bytes a store it meets did not write, and the readings' floors."""
-    loads = upper.loads(model, counts, charged)
+    loads = upper.loads(model, counts, charged, once)
     if model.width:
         loads[FRONT_END] += (front_only - _bypassing(counts, model)) / model.width
     meet = store_load.meetings(instructions) if trips is not None else []
@@ -339,6 +348,10 @@ def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: d
         loads[STORE_LINES] = lines
     if any(wider for _, _, wider in meet):      # it waits for the store to be written, chain or not
         loads[WIDER] = trips.wider
+    if ordered:                        # the catalogue, where the core takes the path in order (load_order.py)
+        v = load_order.in_order(forms, model, ordered)
+        if v:
+            loads[load_order.LABEL] = v
     for each in (floors if isinstance(floors, (list, tuple)) else [floors] if floors else []):
         # a floor that reads registers (upper_loop.LoopFloor) takes the instructions too
         v, why = each.floor_of(instructions, counts) if hasattr(each, "floor_of") else each.floor(counts)
@@ -347,7 +360,7 @@ def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: d
     return loads
 
 
-def _instances(instructions, forms, weight, model: Model) -> tuple[list[dict[str, float]], list[float]]:
+def _instances(instructions, forms, weight, model: Model, once=frozenset()) -> tuple[list[dict[str, float]], list[float]]:
     """Per instruction, for the simulation: (its usage of the resources, its front-end share), as
     the resource bound charges them (a zero idiom or a form outside the model: the front end
     only; a form that bypasses the front end: none of it)."""
@@ -358,7 +371,7 @@ def _instances(instructions, forms, weight, model: Model) -> tuple[list[dict[str
             usage.append({})
             front.append(share)
             continue
-        u = upper.instance(model, f, w)
+        u = upper.instance(model, f, w, once)
         fe = u.pop(FRONT_END, 0.0)
         usage.append(u)
         front.append(0.0 if _bypassing({f: 1}, model) else fe)

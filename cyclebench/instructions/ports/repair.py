@@ -48,6 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import slots
 from .model import FRONT_END, USED, Model
 from .upper import BINDING      # a usage within this share of the form's time alone bounds the form
 
@@ -222,6 +223,7 @@ def mended(path: Path) -> tuple[Model, PairFloors, list[str]]:
     model, report = load(path)
     mixes = readings(path)
     model, notes = repair(model, mixes)
+    notes += slots.front_slots(model, mixes, TOLERANCE)
     notes += unit_floors(model, mixes, report.get("slow_units") or ())
     notes += alone_short(model)
     return model, PairFloors.build(mixes, report.get("classes") or {}, model.alone), notes

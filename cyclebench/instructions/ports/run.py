@@ -30,6 +30,7 @@ PROBES = {
     "upper_loop": ("legacy", "a legacy-beside-ZMM"),   # upper_loop.py: the two in the loop
     "dealing": ("deals", "a dealing"),                 # dealing.py: vector µops dealt in turn
     "store_grain": ("grain", "a store-span"),          # store_grain.py: two stores a cycle's span
+    "load_order": ("whole", "a load-order"),           # load_order.py: a 512-bit load's cycle to itself
     "store_load": ("forwarded", "a store-to-load"),    # store_load.py: a store's data to a load
 }
 

@@ -32,14 +32,42 @@ and the model's own fit gives it less, the floor alone charges it that resource
 (:meth:`SharedFloors.charged_whole`, applied by predict.load): the transfer takes the four ALUs'
 cycle where the blocker's class fills them and costs nothing where a multiply or three-part
 ``lea`` leave ALUs idle, which a fitted share, charged in every block, cannot say.
+
+That cycle falls only on the forms that write what the transfer writes on the integer side
+(:func:`integer_side`, from its operands: the flags for a compare, a general register for a move
+or conversion): readings of a class member beside a transfer that writes the same, in numbers
+that keep it busy for the transfer's time alone, under the two times added tell that the member
+loses none (:meth:`SharedFloors._apart`), and beside such a transfer the floor leaves it out.
+Zen 4 (bench/transfer_grid.py): ``ucomiss`` beside 8 ``add``, ``cmp`` or ``and`` reads 3.00
+cycles, beside 8 ``lea r, [r+d8]`` or ``movsxd``, which write no flags, 2.00 as they do alone;
+``movd r32, xmm`` beside 8 ``add`` or ``lea`` 3.00, beside 8 ``cmp``, which writes only flags, 2.00.
 """
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 
 from .model import USED, Model
 from .repair import TOLERANCE, model_cost, pair_shares
+
+VECTOR = ("XMM", "YMM", "ZMM")
+
+
+def integer_side(form) -> frozenset[str] | None:
+    """What a form (a catalogue Form) moves from the vector side to the integer side, by its
+    operands: "flags", "gpr" or both, for a form that reads a vector register (or memory in a
+    vector register's place) and writes no vector register or memory; None for any other."""
+    if not (any(o.read and o.kind == "reg" and o.cls in VECTOR for o in form.operands)
+            or (form.memory_operand is not None and form.memory_operand.read
+                and re.search(r"\b[xyz]mm\d*/m", form.instruction_string))):
+        return None
+    if any(o.write and (o.kind != "reg" or o.cls in VECTOR) for o in form.operands):
+        return None
+    out = {"flags"} if form.flags_written else set()
+    if any(o.write and o.kind == "reg" and o.cls.startswith("GPR") for o in form.operands):
+        out.add("gpr")
+    return frozenset(out) or None
 
 
 @dataclass
@@ -52,10 +80,13 @@ class SharedFloors:
     # form -> usage, of the resource the blocker is bound by alone (the fits that give it its time alone)
     used: dict[str, set[str]] = field(default_factory=dict)   # form -> the resources the model has it use
     probes: dict[str, str] = field(default_factory=dict)      # blocker -> the resource it probes
+    sides: dict[str, frozenset[str]] = field(default_factory=dict)   # transfer -> integer_side
+    apart: dict[frozenset[str], set[str]] = field(default_factory=dict)   # what a transfer writes ->
+    # the forms whose readings beside such a transfer, filling its time, lose no whole cycle to it
 
     @classmethod
     def build(cls, model: Model, mixes: list[tuple[dict[str, int], float]],
-              classes: dict[str, str]) -> "SharedFloors":
+              classes: dict[str, str], sides: dict[str, frozenset[str]] | None = None) -> "SharedFloors":
         rows: dict[tuple[str, str], list[tuple[int, int, float]]] = {}
         short: set[tuple[str, str]] = set()
         for counts, t in mixes:
@@ -66,7 +97,8 @@ class SharedFloors:
             if model_cost(model, counts)[0] < t * (1 - TOLERANCE):
                 short.add((a, b))
         out = cls(classes=dict(classes), used={f: set(model.used(f)) for f in model.usage},
-                  probes={f: r for r, f in model.probes.items()})
+                  probes={f: r for r, f in model.probes.items()}, sides=dict(sides or {}))
+        out.apart = out._apart(model, mixes)
         blockers = set(classes.values())
         for pair in sorted(short):
             fit = pair_shares(rows[pair])
@@ -77,6 +109,34 @@ class SharedFloors:
                     if x in blockers and y not in blockers and ux >= model.alone[x] * (1 - TOLERANCE):
                         out.probed.setdefault(x, {x: model.alone[x]})[y] = uy
         return out
+
+    def _apart(self, model: Model, mixes: list[tuple[dict[str, int], float]]) -> dict[frozenset[str], set[str]]:
+        """What a transfer writes -> the forms that, read beside a transfer writing the same,
+        in numbers that keep them busy at least its time alone, lose no whole cycle to it (every
+        such reading under the two times alone added): the transfer's result holds the integer
+        side where it writes what they write (Zen 4: ``ucomisd`` beside four ``add`` 2.00 cycles,
+        beside four ``lea`` or ``movsxd``, which write no flags, 1.59-1.63; a conversion to a
+        general register beside four ``cmp``, which write only flags, 1.39, four ``add`` 2.00)."""
+        verdicts: dict[tuple[frozenset[str], str], set[bool]] = {}
+        for counts, t in mixes:
+            if len(counts) != 2:
+                continue
+            for z, f in (tuple(counts), tuple(counts)[::-1]):
+                if z not in self.sides or f in self.sides or not model.alone.get(z) or not model.alone.get(f):
+                    continue
+                busy, own = counts[f] * model.alone[f], counts[z] * model.alone[z]
+                if busy >= own * (1 - TOLERANCE):
+                    verdicts.setdefault((self.sides[z], f), set()).add(t < (busy + own) * (1 - TOLERANCE))
+        out: dict[frozenset[str], set[str]] = {}
+        for (side, f), v in verdicts.items():
+            if v == {True}:
+                out.setdefault(side, set()).add(f)
+        return out
+
+    def _spared(self, forms) -> set[str]:
+        """The forms that lose no whole cycle to any of the transfers among ``forms``."""
+        sides = {self.sides[f] for f in forms if f in self.sides}
+        return set.intersection(*(self.apart.get(s, set()) for s in sides)) if sides else set()
 
     def whole_group(self, model: Model, units: dict[str, int]) -> dict[str, str]:
         """Form -> resource of ``k >= 2`` units that the form's readings beside its probe show it
@@ -115,20 +175,21 @@ class SharedFloors:
         blockers = set(self.classes.values())
         best, why = 0.0, None
         for (a, b), (ua, ub) in self.pairs.items():
-            na = self._count(a, counts, blockers, {b}, self.used.get(b))
-            nb = self._count(b, counts, blockers, {a}, self.used.get(a))
+            na = self._count(a, counts, blockers, {b}, self.used.get(b), self._spared([b]))
+            nb = self._count(b, counts, blockers, {a}, self.used.get(a), self._spared([a]))
             if na and nb and ua * na + ub * nb > best:
                 best, why = ua * na + ub * nb, f"shared by {a} + {b} (their readings)"
         for x, use in self.probed.items():
             with_x = [f for f in use if f != x and counts.get(f)]
-            nx = self._count(x, counts, blockers, set(with_x), {self.probes[x]} if x in self.probes else None)
+            nx = self._count(x, counts, blockers, set(with_x), {self.probes[x]} if x in self.probes else None,
+                             self._spared(with_x))
             v = use[x] * nx + sum(use[f] * counts[f] for f in with_x)
             if len(with_x) + bool(nx) >= 2 and v > best:     # two forms on it at least
                 best, why = v, f"the resource {x} probes, shared by {len(with_x)} forms (their readings)"
         return best, why
 
     def _count(self, form: str, counts: dict[str, int], blockers: set[str], besides: set[str],
-               shared: set[str] | None = None) -> int:
+               shared: set[str] | None = None, spared: set[str] = frozenset()) -> int:
         """Instances ``form`` stands for in the block: a blocker its class's, but for the forms in
         ``besides``, which count on their own side at their own fit (a form is counted once), and
         for the forms the model has use none of the ``shared`` resources (the other form's, or
@@ -136,7 +197,7 @@ class SharedFloors:
         alike, not every resource it uses (Zen 4's plain loads join ``cmp r32, [m]``'s class but
         use no ALU, and beside ``sub`` hold none of the ALU work the pair's fit shares)."""
         if form not in blockers:
-            return counts.get(form, 0)
-        return sum(n for f, n in counts.items()
-                   if f == form or (self.classes.get(f) == form and f not in besides
-                                    and (shared is None or f not in self.used or self.used[f] & shared)))
+            return counts.get(form, 0) if form not in spared else 0
+        return sum(n for f, n in counts.items() if f not in spared and (
+                   f == form or (self.classes.get(f) == form and f not in besides
+                                    and (shared is None or f not in self.used or self.used[f] & shared))))

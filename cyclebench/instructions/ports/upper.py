@@ -16,7 +16,12 @@ init dirties the state once, outside the timed code):
   register 0-15 is dirty, not a YMM one: 8 ``cvtdq2ps xmmN, xmm9`` 4.0 -> 8.0 (after a YMM write
   4.0), 8 ``addps xmmN, xmm9`` 4.0 -> 8.0, 4 ``sqrtss xmmN, xmm9`` 20 -> 40, while a ``divss
   xmm1, xmm2`` chain stays 11.0 and VEX forms stay as they were (8 ``vpxor`` 2.0 -> 2.0).  Scalar
-  loads pay less (4 ``movss xmmN, [m]`` 2.0 -> 2.92) and are not charged.
+  loads pay less (4 ``movss xmmN, [m]`` 2.0 -> 2.92) and are not charged.  The second pass does
+  not load again: 4 ``xorps xmmN, [m128]`` with 4 ``vxorps xmmN, xmm2, [m128]`` run 4.00 cycles
+  dirty as clean (8 loads, two a cycle; loading twice would take 6), and ``mulss xmm1, [m32];
+  vpmulld zmm1, ...; cvtsi2sd xmm1, [m64]`` runs 2.00 cycles with 2 ``vmovsd`` loads more, 3.00
+  with 4 (once: 2.00 and 3.00; twice: 3.00 and 4.00).  The load path (vector_loads.path) is
+  charged once (``once``).
 
 Other cores need not behave so: the resource factor is what :func:`probe` measures here (the
 ratio of the 8 ``cvtdq2ps`` with and without a ZMM write), never a vendor's constant.
@@ -106,36 +111,37 @@ def weights(instructions: list[iced_x86.Instruction], factor: float | None) -> l
 BINDING = 0.9           # a usage within this share of the form's time alone is a pipe that bounds it
 
 
-def instance(model, form: str, weight: float = 1.0) -> dict[str, float]:
+def instance(model, form: str, weight: float = 1.0, once=frozenset()) -> dict[str, float]:
     """One instance's usage of the model's resources (model.Model.loads: its form's time alone as
     ``"FORM alone"``, its front-end share), taken ``weight`` times (:func:`weights`) on the form's
     own pipes only: the resources that bound the form alone (a usage within :data:`BINDING` of
     its time alone), its floor and its front-end share.  The write passes its pipe again, as a
     pumped wide µop does; the smaller usages the inference spreads a form over are not doubled
     (Zen 4: a random block of ``subss``, ``movsd`` and a ZMM ``vpternlogd`` read 1.50 cycles,
-    doubling every usage said 1.77, the pipes only 1.57)."""
+    doubling every usage said 1.77, the pipes only 1.57).  ``once``: resources the extra pass does
+    not take again (the load path: a load-op form loads once), nor its floor where only they reach it."""
     use = model.usage[form]
     own = {r: u for r, u in use.items() if r != FRONT_END}
     bound = model.alone.get(form) or max(own.values(), default=0.0)    # its time alone, or its top usage
-    out = {r: u * (weight if u >= BINDING * bound else 1.0) for r, u in own.items()}
+    out = {r: u * (weight if u >= BINDING * bound and r not in once else 1.0) for r, u in own.items()}
     if form in model.alone:
         # the floor is taken again only where a pipe reaches it: a form slower alone than any of
         # its pipes (a sequence the model names no resource for) passes them again with room
         # left under its floor (Zen 4: mpsadbw xmm, [m], i8 3.00 cycles alone, pipes 2.00, and
         # 3.00 beside a dirty ZMM register)
-        piped = any(u >= BINDING * bound for u in own.values())
+        piped = any(u >= BINDING * bound for r, u in own.items() if r not in once)
         out[f"{form} alone"] = model.alone[form] * (weight if piped else 1.0)
     if model.width:
         out[FRONT_END] = use.get(FRONT_END, 1 / model.width) * weight
     return out
 
 
-def loads(model, counts: dict[str, int], weighted: dict[str, float]) -> dict[str, float]:
+def loads(model, counts: dict[str, int], weighted: dict[str, float], once=frozenset()) -> dict[str, float]:
     """The model's resource loads of a block (model.Model.loads of ``counts``), each form's
     instances taken as :func:`instance` charges them (``weighted``: counts weighted)."""
     out = {r: 0.0 for r in model.loads({})}
     for f, n in counts.items():
-        for r, u in instance(model, f, weighted.get(f, n) / n).items():
+        for r, u in instance(model, f, weighted.get(f, n) / n, once).items():
             out[r] = out.get(r, 0.0) + n * u
     return out
 
