@@ -53,7 +53,7 @@ from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
 from .shared import SharedFloors, integer_side
 from .simulate import Units, simulate, units
-from . import apart, dealing, crowding, inflight, load_order, slots, store_grain, upper, upper_loop, vector_loads
+from . import apart, dealing, crowding, flag_order, inflight, load_order, slots, store_grain, upper, upper_loop, vector_loads
 
 STORE_LINES = "store lines"
 
@@ -99,11 +99,13 @@ class Loaded:
     grain_source: str = ""
     in_order: bool = False        # a 512-bit load has its cycle of the load path (load_order.stored)
     in_order_source: str = ""
+    flags: flag_order.FlagOrder | None = None    # compares after a flag writer (flag_order.stored)
+    flags_source: str = ""
 
     @property
     def bounds(self) -> tuple:
         """The floors predict() takes from the readings and probes (its ``floors``)."""
-        return (self.floors, self.shared) + ((self.loop,) if self.loop else ())
+        return (self.floors, self.shared) + tuple(f for f in (self.loop, self.flags) if f)
 
 
 def load(path: Path) -> Loaded:
@@ -116,6 +118,9 @@ def load(path: Path) -> Loaded:
     sides = {f: side for f in model.usage if (form := catalogue.get(f)) is not None
              and (side := integer_side(form)) is not None}
     shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {}, sides)
+    pair, pair_source = flag_order.stored(path)
+    flags = flag_order.FlagOrder.build(pair, model, catalogue, sides, shared.whole_group(model, units(model)),
+                                       crowding.units)
     model = shared.charged_whole(model, units(model))   # whole-resource holds: the floor charges them
     model.firm = crowding.shown(model, readings(path), sides)   # transfers' holds below saturation
     factor, where = upper.stored(path)
@@ -123,7 +128,7 @@ def load(path: Path) -> Loaded:
     probed = any(r.get("type") == upper.RECORD for r in records)
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
                   *upper_loop.stored(path), dealing.stored(path)[0], *store_grain.stored(path),
-                  *load_order.stored(path))
+                  *load_order.stored(path), flags, pair_source)
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
