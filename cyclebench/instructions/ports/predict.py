@@ -37,6 +37,8 @@ A block that names a ZMM register 0-15 and holds legacy-SSE XMM writes takes at 
 upper_loop.probe measured per legacy write and per ZMM write in one loop (upper_loop.LoopFloor,
 one of :attr:`Loaded.bounds`).  Where load_order.probe found that a 512-bit load has a cycle of
 the load path to itself, the block's vector loads taken in program order are one more bound.
+Where flag_order.probe found that a compare to the flags costs more right after a flag writer,
+each such compare takes at least the probe's pair time (flag_order.FlagOrder, one of the bounds).
 """
 from __future__ import annotations
 
