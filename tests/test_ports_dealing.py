@@ -103,7 +103,8 @@ def test_a_probe_record_without_its_figure_is_refused_with_its_line(tmp_path):
     from cyclebench.errors import ResultFileError
     from cyclebench.instructions.ports.run import PROBES, store
     from ports_fake import model_file
-    assert {"inflight", "upper", "upper_loop", "dealing", "store_grain", "load_order", "store_load"} <= set(PROBES)
+    assert {"inflight", "upper", "upper_loop", "dealing", "store_grain", "load_order", "store_load",
+            "flag_order"} <= set(PROBES)
     path = model_file(tmp_path / "m.jsonl", {"ADDSS (XMM, XMM)": {"R0": 0.5}})
     with open(path, "a") as f:
         f.write('{"type": "dealing", "times": {}}\n')

@@ -40,6 +40,8 @@ A block that names a ZMM register 0-15 and holds legacy-SSE XMM writes takes at 
 upper_loop.probe measured per legacy write and per ZMM write in one loop (upper_loop.LoopFloor,
 one of :attr:`Loaded.bounds`).  Where load_order.probe found that a 512-bit load has a cycle of
 the load path to itself, the block's vector loads taken in program order are one more bound.
+Where flag_order.probe found that a compare to the flags costs more right after a flag writer,
+each such compare takes at least the probe's pair time (flag_order.FlagOrder, one of the bounds).
 """
 from __future__ import annotations
 
@@ -56,8 +58,8 @@ from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
 from .shared import SharedFloors, integer_side
 from .simulate import Units, simulate, units
-from . import apart, dealing, crowding, inflight, load_order, slots, store_grain, store_load, upper, upper_loop, \
-    vector_loads
+from . import apart, dealing, crowding, flag_order, inflight, load_order, slots, store_grain, store_load, upper, \
+    upper_loop, vector_loads
 
 STORE_LINES = "store lines"
 WIDER = "a load wider than the store it meets"
@@ -107,11 +109,13 @@ class Loaded:
     in_order_source: str = ""
     trips: store_load.Trips | None = None     # store-to-load round trips (store_load.stored)
     trips_source: str = ""
+    flags: flag_order.FlagOrder | None = None    # compares after a flag writer (flag_order.stored)
+    flags_source: str = ""
 
     @property
     def bounds(self) -> tuple:
         """The floors predict() takes from the readings and probes (its ``floors``)."""
-        return (self.floors, self.shared) + ((self.loop,) if self.loop else ())
+        return (self.floors, self.shared) + tuple(f for f in (self.loop, self.flags) if f)
 
 
 def load(path: Path) -> Loaded:
@@ -124,6 +128,9 @@ def load(path: Path) -> Loaded:
     sides = {f: side for f in model.usage if (form := catalogue.get(f)) is not None
              and (side := integer_side(form)) is not None}
     shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {}, sides)
+    pair, pair_source = flag_order.stored(path)
+    flags = flag_order.FlagOrder.build(pair, model, catalogue, sides, shared.whole_group(model, units(model)),
+                                       crowding.units)
     model = shared.charged_whole(model, units(model))   # whole-resource holds: the floor charges them
     model.firm = crowding.shown(model, readings(path), sides)   # transfers' holds below saturation
     factor, where = upper.stored(path)
@@ -131,7 +138,7 @@ def load(path: Path) -> Loaded:
     probed = any(r.get("type") == upper.RECORD for r in records)
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
                   *upper_loop.stored(path), dealing.stored(path)[0], *store_grain.stored(path),
-                  *load_order.stored(path), *store_load.stored(path))
+                  *load_order.stored(path), *store_load.stored(path), flags, pair_source)
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:

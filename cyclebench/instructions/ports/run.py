@@ -32,6 +32,7 @@ PROBES = {
     "store_grain": ("grain", "a store-span"),          # store_grain.py: two stores a cycle's span
     "load_order": ("whole", "a load-order"),           # load_order.py: a 512-bit load's cycle to itself
     "store_load": ("forwarded", "a store-to-load"),    # store_load.py: a store's data to a load
+    "flag_order": ("pair", "a flag-order"),            # flag_order.py: a compare after a flag writer
 }
 
 

@@ -1,0 +1,163 @@
+"""A compare to the flags right after a flag writer: the loop's order, measured.
+
+shared.py charges a compare of vector registers to the flags (``ucomiss``: shared.integer_side
+"flags") a cycle of the four ALUs beside forms that write flags, by counts.  On Zen 4 the order
+matters too: the compare costs more where the last ALU instruction before it in the loop (the
+loop wrapping round) writes the flags, and less where an ALU instruction that writes no flags
+comes between.  ``cyclebench asm --cpu 1``, cycles an iteration, ``C`` ``ucomiss xmm1, xmm2``,
+``T`` ``test rbx, rcx``, ``L`` ``lea r9, [rcx+0x1]``:
+
+| block | cycles | block | cycles |
+| --- | ---: | --- | ---: |
+| C T | 1.33 | C T L | 1.18 |
+| C L T | 1.61 | C T L L, C L T L | 1.35, 1.34 |
+| C L L T | 1.49 | C T T L | 1.34 |
+| C T T | 1.62 | C T ``mov r8, 5`` / ``not`` / ``movzx`` / ``seta`` / ``cmova`` | 1.17-1.21 |
+| C T ``shl r8, 2`` / ``cmp qword ptr [m], 0`` | 1.61, 1.62 | C T ``nop`` / ``mov r8, r9`` / a load / ``imul r8, r9, 5`` | 1.33-1.41 |
+
+A flag writer exposes the compare (:func:`exposed`) where it is an ALU form of registers that
+writes ZF and runs as many a cycle as the ALUs (``test``, ``and``, ``add``, ``popcnt``); an ALU
+form of registers that writes a general register and no flags shields it (``lea``, ``mov r,
+imm``, ``movzx``, ``not``, ``seta``, ``cmova``); any other instruction is passed over: memory
+forms (``C cmp qword ptr [m], 0`` 1.00), slower ALU forms (``C shl r8, 2`` 1.00), eliminated
+moves, vector forms.  A zero idiom (``xor r8d, r8d`` 1.12 either order), a writer of CF only
+(``bt r8, 3``, ``clc``: 1.09-1.17) and a writer fused with the branch after it (``test rbx, rcx;
+jz``: 1.13) do not expose it.  ``vptest`` (flags from vector registers too) exposed the same
+way: ``vptest; lea; test`` 1.62, ``vptest; test; lea`` 1.17.
+
+:func:`probe` measures C T, C T L and C L T; where C L T runs over C T L by more than
+:data:`OVER` the core has the cost, and ``cyclebench ports`` keeps C T, the time of a compare
+and its writer in a loop of their own, as a results-file record (type ``flag_order``).
+:class:`FlagOrder` is then the block's floor: each exposed compare that time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import iced_x86
+
+from .dataflow import zero_idiom
+from .repair import TOLERANCE
+
+RECORD = "flag_order"
+LABEL = "compares after a flag writer (flag_order.py)"
+COMPARE, WRITER, OTHER = "ucomiss xmm1, xmm2", "test rbx, rcx", "lea r9, [rcx+0x1]"
+OVER = 0.10           # C L T over C T L by this share: the order costs
+_ZF = iced_x86.RflagsBits.ZF
+_MEMORY = {v for k, v in iced_x86.OpKind.__dict__.items() if k.startswith("MEMORY")}
+
+
+def exposes(times: dict[str, float]) -> bool:
+    """Whether the probe's times say a flag writer right before the compare costs it more."""
+    return times["exposed"] > times["shielded"] * (1 + OVER)
+
+
+def probe(session) -> dict:
+    """The probe on this CPU (``session``: an instructions.session.Session): the record {"type":
+    "flag_order", "pair", "times"}; pair None where the order costs nothing."""
+    times = {"pair": session.measure([COMPARE, WRITER], []).value,
+             "shielded": session.measure([COMPARE, WRITER, OTHER], []).value,
+             "exposed": session.measure([COMPARE, OTHER, WRITER], []).value}
+    return {"type": RECORD, "pair": round(times["pair"], 3) if exposes(times) else None,
+            "times": {k: round(v, 3) for k, v in times.items()}}
+
+
+def record(path_, session=None, log=lambda msg: None) -> dict:
+    """The probe's record in a results file: the one it holds, or measured now and appended."""
+    from .run import probe_record
+    return probe_record(path_, RECORD, probe, "a compare after a flag writer", session, log)
+
+
+def stored(path_) -> tuple[float | None, str]:
+    """(the time of a compare and its flag writer alone where the order costs, or None; where
+    that came from)."""
+    from .run import stored_record
+    r = stored_record(path_, RECORD)
+    if r is None:
+        return None, "not measured: the model file has no flag-order probe"
+    t = r.get("times") or {}
+    return r.get("pair"), (f"measured by cyclebench ports: C T {t.get('pair')}, C T L {t.get('shielded')}, "
+                           f"C L T {t.get('exposed')} cycles")
+
+
+def _registers_only(ins: iced_x86.Instruction) -> bool:
+    """No memory accessed (a LEA's address is arithmetic on registers)."""
+    return ins.mnemonic == iced_x86.Mnemonic.LEA or not any(
+        ins.op_kind(i) in _MEMORY for i in range(ins.op_count))
+
+
+def _gpr_written(ins: iced_x86.Instruction) -> bool:
+    return (ins.op_count > 0 and ins.op_kind(0) == iced_x86.OpKind.REGISTER
+            and iced_x86.RegisterExt.is_gpr(ins.op0_register))
+
+
+def kinds(instructions, forms, compares: set[str], fast: set[str]) -> list[str]:
+    """Per instruction: "C" a compare to the flags (a form of ``compares``), "W" a flag writer
+    that exposes one (a form of ``fast``, the forms as fast as the ALUs), "N" an ALU form that
+    shields one, "" any other (module docstring)."""
+    out = []
+    for i, (ins, f) in enumerate(zip(instructions, forms)):
+        nxt = instructions[(i + 1) % len(instructions)]
+        fused = nxt.flow_control == iced_x86.FlowControl.CONDITIONAL_BRANCH and i + 1 < len(instructions)
+        if f in compares:
+            out.append("C")
+        elif not _registers_only(ins) or zero_idiom(ins) or fused:
+            out.append("")
+        elif (ins.rflags_modified & ~ins.rflags_undefined) & _ZF:
+            out.append("W" if f in fast else "")
+        elif not ins.rflags_modified and _gpr_written(ins) and not (
+                ins.mnemonic == iced_x86.Mnemonic.MOV and ins.op_kind(1) == iced_x86.OpKind.REGISTER):
+            out.append("N")               # a register move is eliminated: no ALU between
+        else:
+            out.append("")
+    return out
+
+
+def exposed(seq: list[str]) -> int:
+    """The compares (``kinds``) whose last ALU instruction before them, the loop wrapping round,
+    is an exposing flag writer."""
+    n = 0
+    for i, k in enumerate(seq):
+        if k != "C":
+            continue
+        for d in range(1, len(seq)):
+            back = seq[i - d]
+            if back in ("C", "N"):
+                break
+            if back == "W":
+                n += 1
+                break
+    return n
+
+
+@dataclass
+class FlagOrder:
+    """The floor of :mod:`flag_order` (a ``floors`` entry of predict(): :meth:`floor_of`):
+    ``pair`` cycles for each exposed compare; ``compares``: the model's forms that move a vector
+    compare to the flags; ``fast``: its forms that run as many a cycle as the ALUs alone."""
+    pair: float
+    model: object
+    catalogue: object
+    compares: set[str] = field(default_factory=set)
+    fast: set[str] = field(default_factory=set)
+
+    @classmethod
+    def build(cls, pair: float | None, model, catalogue, sides: dict, held: dict[str, str], units) -> "FlagOrder | None":
+        """The floor where the probe found the cost and the model holds a compare to the flags
+        whole on a resource (shared.SharedFloors.whole_group, ``held``) of ``units`` units."""
+        compares = {f for f, s in sides.items() if s == frozenset({"flags"})}
+        alu = {r for f, r in held.items() if f in compares}
+        if not pair or len(alu) != 1:
+            return None
+        k = units(model, next(iter(alu)))
+        fast = {f for f, t in model.alone.items() if t and t <= (1 + TOLERANCE) / k}
+        return cls(pair, model, catalogue, compares, fast)
+
+    def floor_of(self, instructions, counts=None) -> tuple[float, str]:
+        """(cycles, label) for a block: :attr:`pair` for each exposed compare."""
+        if not instructions or not any(f in self.compares for f in (counts or {})):
+            return 0.0, ""
+        from .predict import form_of
+        forms = [form_of(ins, self.catalogue, self.model) for ins in instructions]
+        n = exposed(kinds(instructions, forms, self.compares, self.fast))
+        return n * self.pair, LABEL

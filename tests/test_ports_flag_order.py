@@ -1,0 +1,91 @@
+"""A compare to the flags after a flag writer (ports/flag_order.py): which instructions expose or
+shield a compare, what the probe's times say, the record it keeps, and the floor the predictor
+takes from it.  Facts only: fabricated models and times (Zen 4's readings), no timing."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from cyclebench.instructions.catalogue import Catalogue
+from cyclebench.instructions.ports import flag_order
+from cyclebench.instructions.ports.model import Model
+from cyclebench.instructions.ports.predict import decode, form_of, predict
+from cyclebench.instructions.ports.run import store
+
+CMP = "UCOMISS (XMM, XMM)"
+TEST = "TEST (R64, R64)"
+LEA = "LEA_B_D8 (R64)"
+SHL = "SHL (R64, I8)"
+ZEN4 = {"pair": 1.347, "shielded": 1.193, "exposed": 1.634}
+
+
+@pytest.fixture(scope="module")
+def catalogue():
+    return Catalogue.load()
+
+
+def _model() -> Model:
+    # R1 the four ALUs (a quarter cycle each), R2 the compare's vector pipe, R3 the shifts' two pipes
+    usage = {CMP: {"R2": 1.0}, TEST: {"R1": 0.25}, LEA: {"R1": 0.25}, SHL: {"R1": 0.25, "R3": 0.5}}
+    return Model(["R1", "R2", "R3"], usage, 6, {CMP: 1.0, TEST: 0.25, LEA: 0.25, SHL: 0.5})
+
+
+def _exposed(block: str, catalogue, model=None) -> int:
+    model = model or _model()
+    ins = decode(block)
+    forms = [form_of(i, catalogue, model) for i in ins]
+    return flag_order.exposed(flag_order.kinds(ins, forms, {CMP}, {TEST, LEA}))
+
+
+def test_the_last_alu_instruction_before_a_compare_exposes_or_shields_it(catalogue):
+    c = "ucomiss xmm1, xmm2"
+    assert _exposed(f"{c}; test rbx, rcx", catalogue) == 1
+    assert _exposed(f"{c}; lea r9, [rcx+0x1]; test rbx, rcx", catalogue) == 1
+    assert _exposed(f"{c}; test rbx, rcx; lea r9, [rcx+0x1]", catalogue) == 0      # lea writes no flags
+    for other in ("mov r8, 5", "not r8", "movzx r8d, r9w", "seta r8b", "cmova r8, r9"):
+        assert _exposed(f"{c}; test rbx, rcx; {other}", catalogue) == 0, other
+    # passed over: slower ALU forms, memory forms, eliminated moves, vector forms
+    for other in ("shl r8, 2", "cmp qword ptr [r14], 0", "mov r8, r9", "mov r8, qword ptr [r14]", "addps xmm3, xmm4"):
+        assert _exposed(f"{c}; test rbx, rcx; {other}", catalogue) == 1, other
+    assert _exposed(f"{c}; shl r8, 2", catalogue) == 0
+    assert _exposed(f"{c}; cmp qword ptr [r14], 0", catalogue) == 0
+    # no exposing writer: a zero idiom, CF only, a writer fused with its branch
+    for other in ("xor r8d, r8d", "bt r8, 3", "clc"):
+        assert _exposed(f"{c}; lea r9, [rcx+0x1]; {other}", catalogue) == 0, other
+    assert _exposed(f"{c}; lea r9, [rcx+0x1]; test rbx, rcx; jz 0x0", catalogue) == 0
+    assert _exposed(f"{c}; lea r9, [rcx+0x1]; test rbx, rcx; {c}; test rbx, rcx", catalogue) == 2
+    assert _exposed(f"{c}; {c}; test rbx, rcx", catalogue) == 1       # the second follows the first
+
+
+def test_the_probe_tells_an_order_that_costs():
+    assert flag_order.exposes(ZEN4)
+    assert not flag_order.exposes({"pair": 1.25, "shielded": 1.25, "exposed": 1.30})
+
+
+def test_the_record_is_kept_and_the_predictor_takes_the_floor_only_with_it(tmp_path, catalogue):
+    by_code = {(flag_order.COMPARE, flag_order.WRITER): ZEN4["pair"],
+               (flag_order.COMPARE, flag_order.WRITER, flag_order.OTHER): ZEN4["shielded"],
+               (flag_order.COMPARE, flag_order.OTHER, flag_order.WRITER): ZEN4["exposed"]}
+    session = SimpleNamespace(measure=lambda code, init: SimpleNamespace(value=by_code[tuple(code)]))
+    path = tmp_path / "ports.jsonl"
+    st = store(path)
+    st.start({"forms": []}, resume=False)
+    st.close()
+    assert flag_order.stored(path)[0] is None                      # no probe: no floor
+    assert flag_order.record(path, session)["pair"] == ZEN4["pair"]
+    assert flag_order.stored(path)[0] == ZEN4["pair"]
+    assert flag_order.record(path, None)["times"]["exposed"] == ZEN4["exposed"]    # kept, not measured again
+    model = _model()
+    sides = {CMP: frozenset({"flags"})}
+    units = lambda m, r: 4                                         # noqa: E731
+    floor = flag_order.FlagOrder.build(ZEN4["pair"], model, catalogue, sides, {CMP: "R1"}, units)
+    assert floor.fast == {TEST, LEA}                               # a shift runs two a cycle
+    assert flag_order.FlagOrder.build(None, model, catalogue, sides, {CMP: "R1"}, units) is None
+    assert flag_order.FlagOrder.build(ZEN4["pair"], model, catalogue, sides, {}, units) is None
+    exposed = "ucomiss xmm1, xmm2; lea r9, [rcx+0x1]; test rbx, rcx"
+    shielded = "ucomiss xmm1, xmm2; test rbx, rcx; lea r9, [rcx+0x1]"
+    assert predict(exposed, model, catalogue).resource_bound == pytest.approx(1.0)
+    p = predict(exposed, model, catalogue, floors=[floor])
+    assert p.resource_bound == pytest.approx(ZEN4["pair"]) and p.binding_resource == flag_order.LABEL
+    assert predict(shielded, model, catalogue, floors=[floor]).resource_bound == pytest.approx(1.0)
