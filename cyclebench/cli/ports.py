@@ -37,7 +37,7 @@ def add_parser(sub):
 
 def run(args) -> int:
     from ..instructions.ports import run as ports_run
-    from ..instructions.ports import dealing, inflight, load_order, store_grain, upper, upper_loop
+    from ..instructions.ports import dealing, inflight, load_order, mul_loads, store_grain, upper, upper_loop
     from ..instructions.ports.portsets import describe
     if args.show:
         model, report = ports_run.load(args.show)
@@ -62,7 +62,7 @@ def run(args) -> int:
         model, report = ports_run.infer(forms, args.resume or args.results, resume=args.resume is not None,
                                         seed=seed, catalogue=cat,
                                         log=lambda m: print(f"note: {m}", file=sys.stderr))
-        for probe in (upper, inflight, upper_loop, dealing, store_grain, load_order):    # run.PROBES, each once
+        for probe in (upper, inflight, upper_loop, dealing, store_grain, load_order, mul_loads):    # run.PROBES, each once
             probe.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
     blockers = report["blockers"]
     print(f"resources inferred from throughput: {len(model.resources)} (+ front end, width "
@@ -93,6 +93,9 @@ def run(args) -> int:
     print(f"  two stores a cycle within {span} bytes ({where})")
     whole, where = load_order.stored(args.show or args.resume or args.results)
     print("  a 512-bit load " + ("has its cycle of the load path to itself" if whole else "shares the load path")
+          + f" ({where})")
+    pipes, where = mul_loads.stored(args.show or args.resume or args.results)
+    print("  a one-pipe load-op form and plain GPR loads " + (f"share {pipes} load pipes" if pipes else "do not meet")
           + f" ({where})")
     if model.lines:
         print(f"  stores to distinct cache lines: {', '.join(f'{f} {t:.2f}' for f, t in sorted(model.lines.items()))} "

@@ -31,6 +31,7 @@ PROBES = {
     "dealing": ("deals", "a dealing"),                 # dealing.py: vector µops dealt in turn
     "store_grain": ("grain", "a store-span"),          # store_grain.py: two stores a cycle's span
     "load_order": ("whole", "a load-order"),           # load_order.py: a 512-bit load's cycle to itself
+    "mul_loads": ("pipes", "a load-op-multiply"),      # mul_loads.py: its load beside plain loads
 }
 
 
