@@ -27,15 +27,16 @@ def catalogue():
 
 def _model() -> Model:
     # the load probe's resource R15: a plain load 0.33, the multiply 0.64 (its probe's ALU crowding)
-    usage = {MUL: {"R5": 1.0, "R15": 0.64, "R19": 1.0}, LOAD: {"R15": 0.33, "R14": 0.25},
+    usage = {MUL: {"R5": 1.0, "R15": 0.64, "R19": 1.0}, LOAD: {"R15": 0.33, "R14": 0.25, "R5": 0.0, "R19": 0.0},
+             "MOVSXD (R64, M32)": {"R15": 0.33, "R5": 0.22},
              ALU: {"R15": 0.33, "R2": 0.25}, CVT: {"R15": 0.33, "R16": 1.0}}
-    alone = {MUL: 1.0, LOAD: 0.33, ALU: 0.33, CVT: 1.0}
+    alone = {MUL: 1.0, LOAD: 0.33, ALU: 0.33, CVT: 1.0, "MOVSXD (R64, M32)": 0.33}
     return Model(["R2", "R5", "R14", "R15", "R16", "R19"], usage, 6, alone)
 
 
 def test_forms_by_operand_shape(catalogue):
     plains, ones = mul_loads.kinds(_model(), catalogue)
-    assert plains == {LOAD}                       # a conversion from a vector-sized memory operand is no plain load
+    assert plains == {LOAD, "MOVSXD (R64, M32)"}                       # a conversion from a vector-sized memory operand is no plain load
     assert ones == {MUL}                          # a load-op ALU form goes several a cycle: not one pipe
     assert mul_loads.plain(catalogue.get("MOVZX (R32, M8)"))
 
@@ -47,6 +48,7 @@ def test_the_probe_tells_shared_pipes_from_none():
 
 def test_the_cap_leaves_a_one_pipe_form_a_plain_loads_share(catalogue):
     m = mul_loads.capped(_model(), catalogue)
+    # only the resources every plain load takes: one plain load's share of the multiplier is none
     assert m.usage[MUL] == {"R5": 1.0, "R15": 0.33, "R19": 1.0}
     assert m.usage[ALU] == _model().usage[ALU]
 

@@ -18,8 +18,8 @@ cycle, not three: :func:`probe` times the load-op multiply alone, two plain load
 three together, and ``cyclebench ports`` keeps the pipes that says (here 2) as a record of type
 ``mul_loads``.  With it the predictor (:class:`LoadFloor`) takes the block's plain GPR loads and
 its one-pipe load-op forms (a GPR written from memory, the form's time alone a whole cycle) over
-those pipes as a floor (at most two plain loads with each, as the probe had them), and charges a one-pipe load-op form no more of any resource than a plain
-load takes (:func:`capped`): its excess was the probe's ALU crowding.  All plain loads counted,
+those pipes as a floor (at most two plain loads with each, as the probe had them), and charges a one-pipe load-op form no more of the load resources than a
+plain load takes (:func:`capped`): its excess was the probe's ALU crowding.  All plain loads counted,
 the floor would be over beyond three (2.50 for 2.25 at four, and a BHive block with eight plain
 loads 4.50 for 3.47).  A file without the record changes nothing.
 """
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .model import FRONT_END
+from .model import FRONT_END, USED
 
 RECORD = "mul_loads"
 LABEL = "a one-pipe load-op form beside plain loads (mul_loads.py)"
@@ -71,18 +71,18 @@ def kinds(model, catalogue) -> tuple[set[str], set[str]]:
 
 
 def capped(model, catalogue):
-    """The model with each one-pipe load-op form charged no more of a resource than the most a
-    plain GPR load takes of it (the front end apart); unchanged where it holds no plain load."""
+    """The model with each one-pipe load-op form charged, of each resource every plain GPR load
+    takes (at least :data:`USED` each, the front end apart: the load resources), no more than the
+    most a plain load takes of it; unchanged where it holds no plain load."""
     plains, ones = kinds(model, catalogue)
-    top: dict[str, float] = {}
-    for f in plains:
-        for r, u in model.usage[f].items():
-            top[r] = max(top.get(r, 0.0), u)
-    if not top or not ones:
+    common = set.intersection(*({r for r, u in model.usage[f].items() if u >= USED and r != FRONT_END}
+                                for f in plains)) if plains else set()
+    if not common or not ones:
         return model
+    top = {r: max(model.usage[f][r] for f in plains) for r in common}
     usage = dict(model.usage)
     for f in ones:
-        usage[f] = {r: min(u, top[r]) if r in top and r != FRONT_END else u for r, u in usage[f].items()}
+        usage[f] = {r: min(u, top[r]) if r in top else u for r, u in usage[f].items()}
     return replace(model, usage=usage)
 
 
