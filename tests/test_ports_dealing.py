@@ -104,7 +104,7 @@ def test_a_probe_record_without_its_figure_is_refused_with_its_line(tmp_path):
     from cyclebench.instructions.ports.run import PROBES, store
     from ports_fake import model_file
     assert {"inflight", "upper", "upper_loop", "dealing", "store_grain", "load_order", "store_load",
-            "flag_order"} <= set(PROBES)
+            "flag_order", "mul_loads"} <= set(PROBES)
     path = model_file(tmp_path / "m.jsonl", {"ADDSS (XMM, XMM)": {"R0": 0.5}})
     with open(path, "a") as f:
         f.write('{"type": "dealing", "times": {}}\n')

@@ -37,7 +37,8 @@ def add_parser(sub):
 
 def run(args) -> int:
     from ..instructions.ports import run as ports_run
-    from ..instructions.ports import dealing, flag_order, inflight, load_order, store_grain, store_load, upper, upper_loop
+    from ..instructions.ports import (dealing, flag_order, inflight, load_order, mul_loads, store_grain, store_load,
+                                      upper, upper_loop)
     from ..instructions.ports.portsets import describe
     if args.show:
         model, report = ports_run.load(args.show)
@@ -62,7 +63,8 @@ def run(args) -> int:
         model, report = ports_run.infer(forms, args.resume or args.results, resume=args.resume is not None,
                                         seed=seed, catalogue=cat,
                                         log=lambda m: print(f"note: {m}", file=sys.stderr))
-        for probe in (upper, inflight, upper_loop, dealing, store_grain, load_order, store_load, flag_order):    # run.PROBES, each once
+        for probe in (upper, inflight, upper_loop, dealing, store_grain, load_order, store_load, flag_order,
+                      mul_loads):    # run.PROBES, each once
             probe.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
     blockers = report["blockers"]
     print(f"resources inferred from throughput: {len(model.resources)} (+ front end, width "
@@ -98,6 +100,9 @@ def run(args) -> int:
     pair, where = flag_order.stored(args.show or args.resume or args.results)
     print("  a compare to the flags right after a flag writer: "
           + (f"at least {pair:.2f} cycles ({where})" if pair else f"no floor ({where})"))
+    pipes, where = mul_loads.stored(args.show or args.resume or args.results)
+    print("  a one-pipe load-op form and plain GPR loads " + (f"share {pipes} load pipes" if pipes else "do not meet")
+          + f" ({where})")
     if model.lines:
         print(f"  stores to distinct cache lines: {', '.join(f'{f} {t:.2f}' for f, t in sorted(model.lines.items()))} "
               "cycles each")

@@ -58,8 +58,8 @@ from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
 from .shared import SharedFloors, integer_side
 from .simulate import Units, simulate, units
-from . import apart, dealing, crowding, flag_order, inflight, load_order, slots, store_grain, store_load, upper, \
-    upper_loop, vector_loads
+from . import apart, dealing, crowding, flag_order, inflight, load_order, mul_loads, slots, store_grain, store_load, \
+    upper, upper_loop, vector_loads
 
 STORE_LINES = "store lines"
 WIDER = "a load wider than the store it meets"
@@ -111,11 +111,13 @@ class Loaded:
     trips_source: str = ""
     flags: flag_order.FlagOrder | None = None    # compares after a flag writer (flag_order.stored)
     flags_source: str = ""
+    load_floor: mul_loads.LoadFloor | None = None   # one-pipe load-op forms beside plain loads (mul_loads.stored)
+    load_floor_source: str = ""
 
     @property
     def bounds(self) -> tuple:
         """The floors predict() takes from the readings and probes (its ``floors``)."""
-        return (self.floors, self.shared) + tuple(f for f in (self.loop, self.flags) if f)
+        return (self.floors, self.shared) + tuple(f for f in (self.loop, self.flags, self.load_floor) if f)
 
 
 def load(path: Path) -> Loaded:
@@ -136,9 +138,14 @@ def load(path: Path) -> Loaded:
     factor, where = upper.stored(path)
     _, records = store(path).load()
     probed = any(r.get("type") == upper.RECORD for r in records)
+    pipes, pipes_source = mul_loads.stored(path)
+    load_floor = None
+    if pipes:                  # the multiply's excess share was its probe's ALU crowding (mul_loads.py)
+        model = mul_loads.capped(model, catalogue)
+        load_floor = mul_loads.LoadFloor(pipes, *map(frozenset, mul_loads.kinds(model, catalogue)))
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
                   *upper_loop.stored(path), dealing.stored(path)[0], *store_grain.stored(path),
-                  *load_order.stored(path), *store_load.stored(path), flags, pair_source)
+                  *load_order.stored(path), *store_load.stored(path), flags, pair_source, load_floor, pipes_source)
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:

@@ -33,6 +33,7 @@ PROBES = {
     "load_order": ("whole", "a load-order"),           # load_order.py: a 512-bit load's cycle to itself
     "store_load": ("forwarded", "a store-to-load"),    # store_load.py: a store's data to a load
     "flag_order": ("pair", "a flag-order"),            # flag_order.py: a compare after a flag writer
+    "mul_loads": ("pipes", "a load-op-multiply"),      # mul_loads.py: its load beside plain loads
 }
 
 

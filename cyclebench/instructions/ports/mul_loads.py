@@ -1,0 +1,136 @@
+"""A load-op form on a one-unit pipe beside plain GPR loads: a shared load floor, measured.
+
+The model charges a load-op multiply (``imul r64, [m64], imm``) 0.64 of the load probe's
+resource, about two plain loads' share, fitted beside ``cmp [m], r32``: what it meets there is
+the compare's ALU part, not its load.  ``cyclebench asm --cpu 1`` on Zen 4 (cycles an iteration,
+k plain loads ``mov r64, [m]`` each from its own line and bank):
+
+| beside k plain loads, k = | 1 | 2 | 3 | 4 | 5 | 6 |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: |
+| nothing (the loads alone) | 0.33 | 0.67 | 1.00 | 1.33 | 1.67 | 2.02 |
+| ``imul r8, [m], 3`` (``crc32 r8, [m]`` after ``xor r8d, r8d`` alike) | 1.00 | 1.50 | 2.00 | 2.25 | 2.50 | 2.75 |
+| ``imul r8, rbx, 3`` | 1.00 | 1.00 | 1.00 | 1.50 | 1.75 | 2.00 |
+
+Beside two and three load-op ALU forms (``add r, [m]``, ``cmp [m], rbx``) the multiply reads
+1.00 as they do alone; ``popcnt`` and ``lzcnt`` with a memory source (ALU forms on any pipe) read
+as one more plain load.  So up to three plain loads the multiply's load and theirs go two a
+cycle, not three: :func:`probe` times the load-op multiply alone, two plain loads alone and the
+three together, and ``cyclebench ports`` keeps the pipes that says (here 2) as a record of type
+``mul_loads``.  With it the predictor (:class:`LoadFloor`) takes the block's plain GPR loads and
+its one-pipe load-op forms (a GPR written from memory, the form's time alone a whole cycle) over
+those pipes as a floor (at most two plain loads with each, as the probe had them), and charges a one-pipe load-op form no more of the load resources than a
+plain load takes (:func:`capped`): its excess was the probe's ALU crowding.  All plain loads counted,
+the floor would be over beyond three (2.50 for 2.25 at four, and a BHive block with eight plain
+loads 4.50 for 3.47).  A file without the record changes nothing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .model import FRONT_END, USED
+
+RECORD = "mul_loads"
+LABEL = "a one-pipe load-op form beside plain loads (mul_loads.py)"
+MUL = "imul r8, qword ptr [r14+0x40], 0x3"                    # the probe's load-op multiply
+LOADS = ["mov rcx, qword ptr [r14+0x88]", "mov rdx, qword ptr [r14+0xd0]"]   # lines and banks apart
+VECTOR = ("XMM", "YMM", "ZMM")
+WHOLE = 0.9                 # a form alone at least this many cycles has one unit for its operation
+
+
+def _gpr_load(form) -> bool:
+    """The form reads an integer value from memory (no vector-sized operand, no store)."""
+    mem = form.memory_operand
+    return (mem is not None and mem.kind == "mem" and mem.read and not mem.write
+            and (mem.slot is None or mem.slot.cls not in VECTOR))
+
+
+def plain(form) -> bool:
+    """Only loads a GPR: one written GPR besides the memory operand, nothing else read."""
+    o = [op for op in form.operands if op.kind != "mem"]
+    return (_gpr_load(form) and len(o) == 1 and o[0].kind == "reg" and o[0].cls.startswith("GPR")
+            and o[0].write and not o[0].read and not form.implicit)
+
+
+def one_pipe(form, alone: float) -> bool:
+    """A load-op form writing a GPR whose time alone (``alone``) is a whole cycle: one unit does
+    its operation (a multiply, a CRC), where load-op ALU forms go three or four a cycle."""
+    return (_gpr_load(form) and not plain(form) and alone >= WHOLE
+            and any(op.kind == "reg" and op.cls.startswith("GPR") and op.write for op in form.operands))
+
+
+def kinds(model, catalogue) -> tuple[set[str], set[str]]:
+    """(the model's plain GPR loads, its one-pipe load-op forms), by name."""
+    p, m = set(), set()
+    for name in model.usage:
+        form = catalogue.by_name.get(name)
+        if form is not None and plain(form):
+            p.add(name)
+        elif form is not None and one_pipe(form, model.alone.get(name, 0.0)):
+            m.add(name)
+    return p, m
+
+
+def capped(model, catalogue):
+    """The model with each one-pipe load-op form charged, of each resource every plain GPR load
+    takes (at least :data:`USED` each, the front end apart: the load resources), no more than the
+    most a plain load takes of it; unchanged where it holds no plain load."""
+    plains, ones = kinds(model, catalogue)
+    common = set.intersection(*({r for r, u in model.usage[f].items() if u >= USED and r != FRONT_END}
+                                for f in plains)) if plains else set()
+    if not common or not ones:
+        return model
+    top = {r: max(model.usage[f][r] for f in plains) for r in common}
+    usage = dict(model.usage)
+    for f in ones:
+        usage[f] = {r: min(u, top[r]) if r in top else u for r, u in usage[f].items()}
+    return replace(model, usage=usage)
+
+
+@dataclass(frozen=True)
+class LoadFloor:
+    """The block's one-pipe load-op forms and, with each, as many plain GPR loads as the probe held
+    beside it (:data:`LOADS`), ``pipes`` a cycle: beyond that the loads spread further (the grid)."""
+    pipes: int
+    plains: frozenset
+    ones: frozenset
+
+    def floor(self, counts: dict[str, int]) -> tuple[float, str]:
+        p = sum(n for f, n in counts.items() if f in self.plains)
+        m = sum(n for f, n in counts.items() if f in self.ones)
+        return ((min(p, len(LOADS) * m) + m) / self.pipes if p and m else 0.0), LABEL
+
+
+def pipes(times: dict[str, float]) -> int | None:
+    """The pipes the probe's times say the multiply's load and two plain loads share, or None
+    where the three together are no slower than the slower part (they do not meet)."""
+    both = times["mul and loads"]
+    if both <= max(times["mul"], times["loads"]) + 0.25:
+        return None
+    return max(1, round((1 + len(LOADS)) / both))
+
+
+def probe(session) -> dict:
+    """The probe on this CPU (``session``: an instructions.session.Session): the record {"type":
+    "mul_loads", "pipes", "times"}; pipes None where the multiply and the loads do not meet."""
+    times = {"mul": session.measure([MUL], []).value, "loads": session.measure(LOADS, []).value,
+             "mul and loads": session.measure([MUL] + LOADS, []).value}
+    return {"type": RECORD, "pipes": pipes(times), "times": {k: round(v, 3) for k, v in times.items()}}
+
+
+def record(path_, session=None, log=lambda msg: None) -> dict:
+    """The probe's record in a results file: the one it holds, or measured now and appended."""
+    from .run import probe_record
+    return probe_record(path_, RECORD, probe, "a load-op multiply beside plain loads", session, log)
+
+
+def stored(path_) -> tuple[int | None, str]:
+    """(the pipes a results file's probe found, where that came from)."""
+    from .run import stored_record
+    r = stored_record(path_, RECORD)
+    if r is None:
+        return None, "not measured: the model file has no probe of a load-op multiply beside plain loads"
+    if r.get("pipes") is None:
+        return None, "the load-op multiply and plain loads do not meet"
+    t = r.get("times") or {}
+    return int(r["pipes"]), (f"measured by cyclebench ports: the load-op multiply {t.get('mul')} cycles, two plain "
+                             f"loads {t.get('loads')}, the three {t.get('mul and loads')}")
