@@ -10,6 +10,7 @@ from cyclebench.instructions.ports import dealing
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import _whole, decode, form_of
 from cyclebench.instructions.ports.simulate import Units, simulate, units
+from cyclebench.instructions.ports import run as ports_run
 
 WIDE = 1 / 6
 # P: a pair of vector pipes (addss holds one of its two units); V: four vector pipes (andps holds
@@ -89,14 +90,14 @@ def test_dealing_is_measured_kept_once_and_absent_means_none(tmp_path, capsys):
     path = model_file(tmp_path / "m.jsonl", {"ADDSS (XMM, XMM)": {"R0": 0.5}})
     assert load(path).deals is False                              # no record: the fewest-waiting unit
     s = _Fake(1.0)
-    rec = dealing.record(path, s)
+    rec = ports_run.record(path, "dealing", s)
     assert rec["deals"] is True and rec["times"] == {"chain": 3.0, "chain and one more": 4.0} and s.calls == 2
-    assert dealing.record(path, s)["deals"] is True and s.calls == 2          # not measured again
+    assert ports_run.record(path, "dealing", s)["deals"] is True and s.calls == 2          # not measured again
     assert load(path).deals is True
     assert main(["ports", "--show", str(path)]) == 0
     assert "dealt to pipe pairs in turn (measured by cyclebench ports" in capsys.readouterr().out
     other = model_file(tmp_path / "o.jsonl", {"ADDSS (XMM, XMM)": {"R0": 0.5}})
-    assert dealing.record(other, _Fake(0.0))["deals"] is False and load(other).deals is False
+    assert ports_run.record(other, "dealing", _Fake(0.0))["deals"] is False and load(other).deals is False
 
 
 def test_a_probe_record_without_its_figure_is_refused_with_its_line(tmp_path):

@@ -12,6 +12,7 @@ from cyclebench.instructions.ports import flag_order
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import decode, form_of, predict
 from cyclebench.instructions.ports.run import store
+from cyclebench.instructions.ports import run as ports_run
 
 CMP = "UCOMISS (XMM, XMM)"
 TEST = "TEST (R64, R64)"
@@ -73,9 +74,9 @@ def test_the_record_is_kept_and_the_predictor_takes_the_floor_only_with_it(tmp_p
     st.start({"forms": []}, resume=False)
     st.close()
     assert flag_order.stored(path)[0] is None                      # no probe: no floor
-    assert flag_order.record(path, session)["pair"] == ZEN4["pair"]
+    assert ports_run.record(path, "flag_order", session)["pair"] == ZEN4["pair"]
     assert flag_order.stored(path)[0] == ZEN4["pair"]
-    assert flag_order.record(path, None)["times"]["exposed"] == ZEN4["exposed"]    # kept, not measured again
+    assert ports_run.record(path, "flag_order", None)["times"]["exposed"] == ZEN4["exposed"]    # kept, not measured again
     model = _model()
     sides = {CMP: frozenset({"flags"})}
     units = lambda m, r: 4                                         # noqa: E731

@@ -12,6 +12,7 @@ from cyclebench.instructions.ports import inflight
 from cyclebench.instructions.ports.predict import decode
 from cyclebench.instructions.ports.run import store
 from cyclebench.instructions.ports.simulate import simulate
+from cyclebench.instructions.ports import run as ports_run
 
 WIDE = 1 / 6
 
@@ -61,7 +62,7 @@ def test_the_record_is_kept_in_the_results_file_and_read_back(tmp_path):
         def measure(self, code, init):
             n = code.count("pshufd xmm2, xmm0, 0")
             return type("M", (), {"value": 100.0 if n < 30 else 200.0})()
-    rec = inflight.record(path, Fake())
+    rec = ports_run.record(path, "inflight", Fake())
     assert rec["waiting"] == inflight.waiting(30) and rec["n"] == 30
     assert inflight.stored(path)[0] == inflight.waiting(30)
-    assert inflight.record(path, None) == json.loads(json.dumps(rec))     # kept: not measured again
+    assert ports_run.record(path, "inflight", None) == json.loads(json.dumps(rec))     # kept: not measured again

@@ -13,6 +13,7 @@ from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import predict
 from cyclebench.instructions.ports.run import store
 from cyclebench.instructions.ports.vector_loads import view
+from cyclebench.instructions.ports import run as ports_run
 
 PLAIN = "MOVSD (XMM, M64)"
 WIDE = "VPMINUW_Z (ZMM, K, ZMM, M512)"
@@ -66,9 +67,9 @@ def test_the_record_is_kept_and_the_predictor_takes_the_floor_only_with_it(tmp_p
     st.start({"forms": []}, resume=False)
     st.close()
     assert load_order.stored(path)[0] is False                  # no probe: no floor
-    assert load_order.record(path, session)["whole"] is True
+    assert ports_run.record(path, "load_order", session)["whole"] is True
     assert load_order.stored(path)[0] is True
-    assert load_order.record(path, None)["times"]["wide and one"] == 2.0    # kept, not measured again
+    assert ports_run.record(path, "load_order", None)["times"]["wide and one"] == 2.0    # kept, not measured again
     block = ("vpminuw zmm1{k1}{z}, zmm2, zmmword ptr [r14+0x180]; movsd xmm4, qword ptr [r14+0xc0]; "
              "vpminuw zmm3{k1}{z}, zmm2, zmmword ptr [r14+0x200]; movsd xmm5, qword ptr [r14+0x100]")
     assert predict(block, _model(), catalogue).resource_bound == pytest.approx(3.0)       # the shares

@@ -12,6 +12,7 @@ from cyclebench.instructions.ports import mul_loads
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import predict
 from cyclebench.instructions.ports.run import store
+from cyclebench.instructions.ports import run as ports_run
 
 MUL = "IMUL (R64, M64, I32)"
 LOAD = "MOV (R64, M64)"
@@ -62,9 +63,9 @@ def test_the_record_is_kept_and_the_floor_comes_only_with_it(tmp_path, catalogue
     st.start({"forms": []}, resume=False)
     st.close()
     assert mul_loads.stored(path)[0] is None
-    assert mul_loads.record(path, session)["pipes"] == 2
+    assert ports_run.record(path, "mul_loads", session)["pipes"] == 2
     assert mul_loads.stored(path)[0] == 2
-    assert mul_loads.record(path, None)["times"]["mul and loads"] == 1.509    # kept, not measured again
+    assert ports_run.record(path, "mul_loads", None)["times"]["mul and loads"] == 1.509    # kept, not measured again
     model = mul_loads.capped(_model(), catalogue)
     floor = mul_loads.LoadFloor(2, *map(frozenset, mul_loads.kinds(model, catalogue)))
     assert floor.floor({MUL: 1, LOAD: 2}) == (1.5, mul_loads.LABEL)

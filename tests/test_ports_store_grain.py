@@ -11,6 +11,7 @@ from cyclebench.instructions.ports import store_grain
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import predict
 from cyclebench.instructions.ports.run import store
+from cyclebench.instructions.ports import run as ports_run
 
 # two stores a cycle to one span, one a cycle to two (model.lines over model.alone: k = 2)
 STORES = {"MOV (M64, R64)": 0.5, "MOV (M32, R32)": 0.5}
@@ -37,10 +38,10 @@ def test_the_probe_straddles_the_half_of_each_span_and_keeps_its_times(tmp_path)
     st.start({"forms": []}, resume=False)
     st.close()
     assert store_grain.stored(path)[0] == store_grain.LINE              # no probe: the line
-    rec = store_grain.record(path, session)
+    rec = ports_run.record(path, "store_grain", session)
     assert rec["grain"] == 32 and rec["times"]["64"] == 2.0
     assert store_grain.stored(path)[0] == 32                           # the file loads with it
-    assert store_grain.record(path, None)["grain"] == 32               # kept, not measured again
+    assert ports_run.record(path, "store_grain", None)["grain"] == 32               # kept, not measured again
 
 
 @pytest.mark.parametrize("block, line, half", [

@@ -11,6 +11,7 @@ from cyclebench.instructions.ports import store_load
 from cyclebench.instructions.ports.dataflow import chain_bound
 from cyclebench.instructions.ports.predict import decode
 from cyclebench.instructions.ports.run import store
+from cyclebench.instructions.ports import run as ports_run
 
 # a core that renames dword and qword loads through the store's own expression (Zen 4's shape)
 TIMES = {"alu": 1.0, "plain": 1.0, "same 1": 7.6, "same 2": 7.5, "same 4": 1.0, "same 8": 1.0,
@@ -49,10 +50,10 @@ def test_the_probe_keeps_its_times_and_the_file_loads_them(tmp_path):
     st.start({"forms": []}, resume=False)
     st.close()
     assert store_load.stored(path)[0] is None                      # no probe: the old rule
-    rec = store_load.record(path, session)
+    rec = ports_run.record(path, "store_load", session)
     assert rec["renamed"] == [4, 8] and rec["forwarded"] == pytest.approx(6.5)
     assert store_load.stored(path)[0] == TRIPS                     # the file loads with it
-    assert store_load.record(path, None)["times"] == rec["times"]  # kept, not measured again
+    assert ports_run.record(path, "store_load", None)["times"] == rec["times"]  # kept, not measured again
 
 
 LATS = [0.5, 0.5]       # a store and a load, inst's halves

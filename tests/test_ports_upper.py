@@ -82,28 +82,29 @@ def _model_file(path):
 
 
 def test_the_probe_is_kept_in_the_model_file_once_and_read_back(tmp_path):
-    from cyclebench.instructions.ports.upper import record, stored
+    from cyclebench.instructions.ports.run import record
+    from cyclebench.instructions.ports.upper import stored
     path = _model_file(tmp_path / "m.jsonl")
     assert stored(path)[0] is None and "not measured" in stored(path)[1]      # a file from before the probe
     s = _FakeSession()
-    assert record(path, s)["factor"] == pytest.approx(2.0) and s.calls == 2
-    assert record(path, s)["factor"] == pytest.approx(2.0) and s.calls == 2  # resumed: not measured again
+    assert record(path, "upper", s)["factor"] == pytest.approx(2.0) and s.calls == 2
+    assert record(path, "upper", s)["factor"] == pytest.approx(2.0) and s.calls == 2  # resumed: not measured again
     factor, where = stored(path)
     assert factor == pytest.approx(2.0) and "measured" in where
     bare = _model_file(tmp_path / "bare.jsonl")
-    assert record(bare, _FakeSession(avx512=False))["factor"] is None
+    assert record(bare, "upper", _FakeSession(avx512=False))["factor"] is None
     assert stored(bare)[0] is None and "AVX-512" in stored(bare)[1]
 
 
 def test_predict_charges_the_stored_factor_by_default(tmp_path, capsys):
     import json
     from cyclebench.cli.main import main
-    from cyclebench.instructions.ports.upper import record
+    from cyclebench.instructions.ports.run import record
     path = _model_file(tmp_path / "m.jsonl")
     block = "; ".join(DIRTY_ZMM + PROBE)
     assert main(["predict", "--model", str(path), "--json", block]) == 0
     assert json.loads(capsys.readouterr().out)["resource_bound"] == pytest.approx(4.0)   # no figure: nothing
-    record(path, _FakeSession())
+    record(path, "upper", _FakeSession())
     assert main(["predict", "--model", str(path), "--json", block]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["resource_bound"] == pytest.approx(8.0) and doc["upper_factor"] == pytest.approx(2.0)

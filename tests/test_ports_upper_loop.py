@@ -9,6 +9,7 @@ import pytest
 
 from cyclebench.instructions.ports import upper_loop
 from cyclebench.instructions.ports.predict import decode, load, predict
+from cyclebench.instructions.ports import run as ports_run
 from ports_fake import model_file
 
 
@@ -50,14 +51,14 @@ def test_the_record_is_kept_once_read_back_and_absent_keeps_todays_prediction(tm
     assert before.loop is None and "not measured" in before.loop_source
     assert predict(block, before.model, floors=before.bounds).resource_bound == pytest.approx(5 / 6)  # front end
     s = _Fake()
-    rec = upper_loop.record(path, s)
+    rec = ports_run.record(path, "upper_loop", s)
     assert rec["legacy"] == pytest.approx(0.55) and rec["wide"] == pytest.approx(0.45) and s.calls == 2
-    assert upper_loop.record(path, s) == json.loads(json.dumps(rec)) and s.calls == 2   # not measured again
+    assert ports_run.record(path, "upper_loop", s) == json.loads(json.dumps(rec)) and s.calls == 2   # not measured again
     after = load(path)
     assert after.loop == upper_loop.LoopFloor(0.55, 0.45)
     assert predict(block, after.model, floors=after.bounds).resource_bound == pytest.approx(4 * 0.55 + 0.45)
     bare = _model_file(tmp_path / "bare.jsonl")
-    assert upper_loop.record(bare, _Fake(avx512=False))["legacy"] is None
+    assert ports_run.record(bare, "upper_loop", _Fake(avx512=False))["legacy"] is None
     assert load(bare).loop is None and "AVX-512" in load(bare).loop_source
 
 
@@ -66,6 +67,6 @@ def test_show_prints_the_floor_or_its_absence(tmp_path, capsys):
     path = _model_file(tmp_path / "m.jsonl")
     assert main(["ports", "--show", str(path)]) == 0
     assert "legacy-SSE beside ZMM writes in the loop: no floor (not measured" in capsys.readouterr().out
-    upper_loop.record(path, _Fake())
+    ports_run.record(path, "upper_loop", _Fake())
     assert main(["ports", "--show", str(path)]) == 0
     assert "at least 0.55 cycles a legacy write and 0.45 a ZMM write" in capsys.readouterr().out

@@ -63,9 +63,8 @@ def run(args) -> int:
         model, report = ports_run.infer(forms, args.resume or args.results, resume=args.resume is not None,
                                         seed=seed, catalogue=cat,
                                         log=lambda m: print(f"note: {m}", file=sys.stderr))
-        for probe in (upper, inflight, upper_loop, dealing, store_grain, load_order, store_load, flag_order,
-                      mul_loads):    # run.PROBES, each once
-            probe.record(args.resume or args.results, log=lambda m: print(f"note: {m}", file=sys.stderr))
+        for kind in ports_run.PROBES:          # each measured once: a resumed run reads it back
+            ports_run.record(args.resume or args.results, kind, log=lambda m: print(f"note: {m}", file=sys.stderr))
     blockers = report["blockers"]
     print(f"resources inferred from throughput: {len(model.resources)} (+ front end, width "
           f"{model.width}); {report['measurements_per_form']} measurements per form; "

@@ -59,12 +59,6 @@ def probe(session) -> dict:
             "times": {"chain": round(alone, 3), "chain and one more": round(beside, 3)}}
 
 
-def record(path, session=None, log=lambda msg: None) -> dict:
-    """The probe's record in a results file: the one it holds, or measured now and appended."""
-    from .run import probe_record
-    return probe_record(path, RECORD, probe, "whether vector µops are dealt to pipe pairs in turn", session, log)
-
-
 def stored(path) -> tuple[bool, str]:
     """(whether the results file's core deals in turn, where that came from)."""
     from .run import stored_record

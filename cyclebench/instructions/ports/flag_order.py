@@ -62,12 +62,6 @@ def probe(session) -> dict:
             "times": {k: round(v, 3) for k, v in times.items()}}
 
 
-def record(path_, session=None, log=lambda msg: None) -> dict:
-    """The probe's record in a results file: the one it holds, or measured now and appended."""
-    from .run import probe_record
-    return probe_record(path_, RECORD, probe, "a compare after a flag writer", session, log)
-
-
 def stored(path_) -> tuple[float | None, str]:
     """(the time of a compare and its flag writer alone where the order costs, or None; where
     that came from)."""

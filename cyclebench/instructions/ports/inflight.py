@@ -63,15 +63,6 @@ def probe(session) -> dict:
             "times": {str(k): round(v, 2) for k, v in sorted(times.items())}}
 
 
-def record(path, session=None, log=lambda msg: None) -> dict:
-    """The probe's record in a ``cyclebench ports`` results file: the one it holds, or measured
-    now and appended (a resumed run measures it once)."""
-    from .run import probe_record
-    return probe_record(path, RECORD, probe,
-                        "how many waiting instructions fit in flight (two divide chains and their waiters)",
-                        session, log)
-
-
 def stored(path) -> tuple[int | None, str]:
     """(waiting instructions that fit in flight, where the figure came from) of a results file, or
     None where it holds no probe (the simulation then has no such limit)."""

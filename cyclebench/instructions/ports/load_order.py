@@ -59,12 +59,6 @@ def probe(session) -> dict:
     return {"type": RECORD, "whole": alone_in_cycle(times), "times": {k: round(v, 3) for k, v in times.items()}}
 
 
-def record(path_, session=None, log=lambda msg: None) -> dict:
-    """The probe's record in a results file: the one it holds, or measured now and appended."""
-    from .run import probe_record
-    return probe_record(path_, RECORD, probe, "a 512-bit load beside narrower vector loads", session, log)
-
-
 def stored(path_) -> tuple[bool, str]:
     """(a 512-bit load has its cycle of the load path to itself, where that came from)."""
     from .run import stored_record

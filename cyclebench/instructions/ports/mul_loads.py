@@ -117,12 +117,6 @@ def probe(session) -> dict:
     return {"type": RECORD, "pipes": pipes(times), "times": {k: round(v, 3) for k, v in times.items()}}
 
 
-def record(path_, session=None, log=lambda msg: None) -> dict:
-    """The probe's record in a results file: the one it holds, or measured now and appended."""
-    from .run import probe_record
-    return probe_record(path_, RECORD, probe, "a load-op multiply beside plain loads", session, log)
-
-
 def stored(path_) -> tuple[int | None, str]:
     """(the pipes a results file's probe found, where that came from)."""
     from .run import stored_record

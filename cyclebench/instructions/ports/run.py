@@ -9,6 +9,7 @@ gives the forms and seed it was begun with), measuring only readings those rules
 """
 from __future__ import annotations
 
+import importlib
 import random
 import time
 from pathlib import Path
@@ -22,18 +23,27 @@ from .mixes import legacy_sse, measure_mix, mixable, wide
 from .model import Model
 
 
-# The CPU probes `cyclebench ports` keeps as records (each module's record()): type -> (the key
-# its figure is under, what it is).
+# The CPU probes `cyclebench ports` keeps as records, each measured by the module of its name's
+# probe(): type -> (the key its figure is under, what it is, what the log says while measuring).
 PROBES = {
-    "inflight": ("waiting", "an in-flight"),           # inflight.py: waiting instructions in flight
-    "upper": ("factor", "an upper-state"),             # upper.py: legacy SSE under a dirty ZMM state
-    "upper_loop": ("legacy", "a legacy-beside-ZMM"),   # upper_loop.py: the two in the loop
-    "dealing": ("deals", "a dealing"),                 # dealing.py: vector µops dealt in turn
-    "store_grain": ("grain", "a store-span"),          # store_grain.py: two stores a cycle's span
-    "load_order": ("whole", "a load-order"),           # load_order.py: a 512-bit load's cycle to itself
-    "store_load": ("forwarded", "a store-to-load"),    # store_load.py: a store's data to a load
-    "flag_order": ("pair", "a flag-order"),            # flag_order.py: a compare after a flag writer
-    "mul_loads": ("pipes", "a load-op-multiply"),      # mul_loads.py: its load beside plain loads
+    "inflight": ("waiting", "an in-flight",
+                 "how many waiting instructions fit in flight (two divide chains and their waiters)"),
+    "upper": ("factor", "an upper-state",
+              "the upper-state factor (legacy-SSE writes after a ZMM write)"),
+    "upper_loop": ("legacy", "a legacy-beside-ZMM",
+                   "legacy-SSE writes beside ZMM writes in the loop"),
+    "dealing": ("deals", "a dealing",
+                "whether vector µops are dealt to pipe pairs in turn"),
+    "store_grain": ("grain", "a store-span",
+                    "the span two stores are written in one cycle"),
+    "load_order": ("whole", "a load-order",
+                   "a 512-bit load beside narrower vector loads"),
+    "store_load": ("forwarded", "a store-to-load",
+                   "what a store-to-load round trip costs"),
+    "flag_order": ("pair", "a flag-order",
+                   "a compare after a flag writer"),
+    "mul_loads": ("pipes", "a load-op-multiply",
+                  "a load-op multiply beside plain loads"),
 }
 
 
@@ -46,7 +56,7 @@ def _check(rec: dict) -> str | None:
     if t == "lines":
         return None if isinstance(rec.get("form"), str) else "a lines reading without its form"
     if t in PROBES:                  # a CPU probe's record (PROBES): its figure must be there
-        key, what = PROBES[t]
+        key, what, _ = PROBES[t]
         return None if key in rec else f"{what} record without its figure"
     if t == "model":
         return None if isinstance(rec.get("model"), dict) else "a model record without a model"
@@ -70,6 +80,13 @@ def probe_record(path: Path, kind: str, probe, what: str, session=None, log=lamb
         rec = probe(session or measuring.Session(budget=0.5))
         st.append(rec)
     return rec
+
+
+def record(path: Path, kind: str, session=None, log=lambda msg: None) -> dict:
+    """The record of the CPU probe ``kind`` (a :data:`PROBES` type) in a results file: the one it
+    holds, or measured now by ``cyclebench.instructions.ports.<kind>.probe`` and appended."""
+    module = importlib.import_module(f"{__package__}.{kind}")
+    return probe_record(path, kind, module.probe, PROBES[kind][2], session, log)
 
 
 def stored_record(path: Path, kind: str) -> dict | None:

@@ -64,12 +64,6 @@ def probe(session) -> dict:
     return {"type": RECORD, "grain": grain(times), "times": {k: round(v, 3) for k, v in times.items()}}
 
 
-def record(path, session=None, log=lambda msg: None) -> dict:
-    """The probe's record in a results file: the one it holds, or measured now and appended."""
-    from .run import probe_record
-    return probe_record(path, RECORD, probe, "the span two stores are written in one cycle", session, log)
-
-
 def stored(path) -> tuple[int, str]:
     """(bytes of the span a block's stores are charged by, where that came from)."""
     from .run import stored_record

@@ -118,12 +118,6 @@ def probe(session) -> dict:
     return {"type": RECORD, "forwarded": round(t.forwarded, 3), "renamed": sorted(t.renamed), "times": times}
 
 
-def record(path, session=None, log=lambda msg: None) -> dict:
-    """The probe's record in a results file: the one it holds, or measured now and appended."""
-    from .run import probe_record
-    return probe_record(path, RECORD, probe, "what a store-to-load round trip costs", session, log)
-
-
 def stored(path) -> tuple[Trips | None, str]:
     """(the round trips a results file's probe measured, or None; where that came from)."""
     from .run import stored_record

@@ -161,14 +161,6 @@ def probe(session) -> dict:
     return {"type": RECORD, "factor": round(dirty / clean, 3), "clean": round(clean, 3), "dirty": round(dirty, 3)}
 
 
-def record(path, session=None, log=lambda msg: None) -> dict:
-    """The probe's record in a ``cyclebench ports`` results file: the one it holds, or measured
-    now and appended (a resumed run measures it once)."""
-    from .run import probe_record
-    return probe_record(path, RECORD, probe, "the upper-state factor (legacy-SSE writes after a ZMM write)",
-                        session, log)
-
-
 def stored(path) -> tuple[float | None, str]:
     """(factor, where it came from) of a ``cyclebench ports`` results file: the probe's figure,
     or None where it holds none (a file from before the probe, or a CPU without AVX-512)."""

@@ -49,12 +49,6 @@ def probe(session) -> dict:
             "times": {"1": round(one, 3), str(len(WIDE)): round(four, 3)}}
 
 
-def record(path, session=None, log=lambda msg: None) -> dict:
-    """The probe's record in a results file: the one it holds, or measured now and appended."""
-    from .run import probe_record
-    return probe_record(path, RECORD, probe, "legacy-SSE writes beside ZMM writes in the loop", session, log)
-
-
 def _zmm_write(ins: iced_x86.Instruction) -> bool:
     """Writes a ZMM register 0-15 (its first operand)."""
     return (ins.op_count > 0 and ins.op_kind(0) == iced_x86.OpKind.REGISTER
