@@ -89,3 +89,19 @@ def model_file(path, usage: dict, **report):
                "report": {"blockers": {}, "measurements_per_form": 1, "readings": 0, **report}})
     st.close()
     return path
+
+
+def timed(by_code: dict[tuple, float]):
+    """A stand-in measuring session for a CPU probe: each block (its lines as a tuple) reads the
+    time given for it."""
+    from types import SimpleNamespace
+    return SimpleNamespace(measure=lambda code, init: SimpleNamespace(value=by_code[tuple(code)]))
+
+
+def empty_results(path):
+    """A ``cyclebench ports`` results file with no reading and no probe yet; returns ``path``."""
+    from cyclebench.instructions.ports.run import store
+    st = store(path)
+    st.start({"forms": []}, resume=False)
+    st.close()
+    return path

@@ -3,16 +3,14 @@ shield a compare, what the probe's times say, the record it keeps, and the floor
 takes from it.  Facts only: fabricated models and times (Zen 4's readings), no timing."""
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from cyclebench.instructions.catalogue import Catalogue
 from cyclebench.instructions.ports import flag_order
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import decode, form_of, predict
-from cyclebench.instructions.ports.run import store
 from cyclebench.instructions.ports import run as ports_run
+from ports_fake import empty_results, timed
 
 CMP = "UCOMISS (XMM, XMM)"
 TEST = "TEST (R64, R64)"
@@ -68,11 +66,8 @@ def test_the_record_is_kept_and_the_predictor_takes_the_floor_only_with_it(tmp_p
     by_code = {(flag_order.COMPARE, flag_order.WRITER): ZEN4["pair"],
                (flag_order.COMPARE, flag_order.WRITER, flag_order.OTHER): ZEN4["shielded"],
                (flag_order.COMPARE, flag_order.OTHER, flag_order.WRITER): ZEN4["exposed"]}
-    session = SimpleNamespace(measure=lambda code, init: SimpleNamespace(value=by_code[tuple(code)]))
-    path = tmp_path / "ports.jsonl"
-    st = store(path)
-    st.start({"forms": []}, resume=False)
-    st.close()
+    session = timed(by_code)
+    path = empty_results(tmp_path / "ports.jsonl")
     assert flag_order.stored(path)[0] is None                      # no probe: no floor
     assert ports_run.record(path, "flag_order", session)["pair"] == ZEN4["pair"]
     assert flag_order.stored(path)[0] == ZEN4["pair"]

@@ -3,16 +3,14 @@ operand shape, what the probe's times say, the record it keeps, the cap and the 
 predictor takes from it.  Facts only: fabricated models and times (Zen 4's readings), no timing."""
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from cyclebench.instructions.catalogue import Catalogue
 from cyclebench.instructions.ports import mul_loads
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import predict
-from cyclebench.instructions.ports.run import store
 from cyclebench.instructions.ports import run as ports_run
+from ports_fake import empty_results, timed
 
 MUL = "IMUL (R64, M64, I32)"
 LOAD = "MOV (R64, M64)"
@@ -57,11 +55,8 @@ def test_the_cap_leaves_a_one_pipe_form_a_plain_loads_share(catalogue):
 def test_the_record_is_kept_and_the_floor_comes_only_with_it(tmp_path, catalogue):
     codes = {"mul": [mul_loads.MUL], "loads": mul_loads.LOADS, "mul and loads": [mul_loads.MUL] + mul_loads.LOADS}
     by_code = {tuple(c): ZEN4[k] for k, c in codes.items()}
-    session = SimpleNamespace(measure=lambda code, init: SimpleNamespace(value=by_code[tuple(code)]))
-    path = tmp_path / "ports.jsonl"
-    st = store(path)
-    st.start({"forms": []}, resume=False)
-    st.close()
+    session = timed(by_code)
+    path = empty_results(tmp_path / "ports.jsonl")
     assert mul_loads.stored(path)[0] is None
     assert ports_run.record(path, "mul_loads", session)["pipes"] == 2
     assert mul_loads.stored(path)[0] == 2

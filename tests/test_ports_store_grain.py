@@ -3,15 +3,13 @@ figures: the span read from the probe's times, the record it keeps, and the stor
 by that span."""
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from cyclebench.instructions.ports import store_grain
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import predict
-from cyclebench.instructions.ports.run import store
 from cyclebench.instructions.ports import run as ports_run
+from ports_fake import empty_results, timed
 
 # two stores a cycle to one span, one a cycle to two (model.lines over model.alone: k = 2)
 STORES = {"MOV (M64, R64)": 0.5, "MOV (M32, R32)": 0.5}
@@ -32,11 +30,8 @@ def test_the_probe_straddles_the_half_of_each_span_and_keeps_its_times(tmp_path)
     assert blocks["32"] == ["mov qword ptr [r14+0x208], rax", "mov qword ptr [r14+0x210], rax"]
     assert blocks["64"] == ["mov qword ptr [r14+0x218], rax", "mov qword ptr [r14+0x220], rax"]
     by_code = {tuple(code): HALVES[k] for k, code in blocks.items()}
-    session = SimpleNamespace(measure=lambda code, init: SimpleNamespace(value=by_code[tuple(code)]))
-    path = tmp_path / "ports.jsonl"
-    st = store(path)
-    st.start({"forms": []}, resume=False)
-    st.close()
+    session = timed(by_code)
+    path = empty_results(tmp_path / "ports.jsonl")
     assert store_grain.stored(path)[0] == store_grain.LINE              # no probe: the line
     rec = ports_run.record(path, "store_grain", session)
     assert rec["grain"] == 32 and rec["times"]["64"] == 2.0

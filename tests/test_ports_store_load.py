@@ -3,15 +3,13 @@ state creates (dataflow.steady with ``trips``), on fabricated figures: which tri
 the record the probe keeps, and which blocks get a memory edge at all."""
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from cyclebench.instructions.ports import store_load
 from cyclebench.instructions.ports.dataflow import chain_bound
 from cyclebench.instructions.ports.predict import decode
-from cyclebench.instructions.ports.run import store
 from cyclebench.instructions.ports import run as ports_run
+from ports_fake import empty_results, timed
 
 # a core that renames dword and qword loads through the store's own expression (Zen 4's shape)
 TIMES = {"alu": 1.0, "plain": 1.0, "same 1": 7.6, "same 2": 7.5, "same 4": 1.0, "same 8": 1.0,
@@ -44,11 +42,8 @@ def test_which_trip_a_load_gets():
 def test_the_probe_keeps_its_times_and_the_file_loads_them(tmp_path):
     by_code = {tuple(code): TIMES[k] for k, (code, _) in store_load.blocks().items()}
     assert len(by_code) == len(TIMES)                              # one block per figure
-    session = SimpleNamespace(measure=lambda code, init: SimpleNamespace(value=by_code[tuple(code)]))
-    path = tmp_path / "ports.jsonl"
-    st = store(path)
-    st.start({"forms": []}, resume=False)
-    st.close()
+    session = timed(by_code)
+    path = empty_results(tmp_path / "ports.jsonl")
     assert store_load.stored(path)[0] is None                      # no probe: the old rule
     rec = ports_run.record(path, "store_load", session)
     assert rec["renamed"] == [4, 8] and rec["forwarded"] == pytest.approx(6.5)
