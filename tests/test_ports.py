@@ -352,6 +352,9 @@ def test_units_and_ratios():
     assert units(0.4) is None and units(3.0) is None
     assert ratios("f", 1.0, "b", 0.25) == [{"f": 1, "b": 4}, {"f": 1, "b": 8}]
     assert ratios("f", 0.25, "b", 1.0) == [{"f": 4, "b": 1}, {"f": 2, "b": 1}]
+    # a time read a little off the grid draws the ratios its grid time does, either side of a half
+    assert ratios("f", 0.2501, "b", 0.1667) == ratios("f", 0.2499, "b", 0.1666) == [{"f": 1, "b": 2}, {"f": 1, "b": 3}]
+    assert ratios("f", 1.0757, "b", 0.25) == [{"f": 1, "b": 4}, {"f": 1, "b": 9}]      # off the grid: as read
 
 
 def test_readings_are_stored_and_a_resumed_run_measures_only_what_is_missing(tmp_path):

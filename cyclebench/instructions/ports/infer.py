@@ -50,6 +50,7 @@ import math
 import random
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Callable
 
 from .model import FRONT_END, Mix, Model, solve
@@ -392,15 +393,25 @@ def units(t: float) -> int | None:
     return k if 1 <= k <= MAX_UNITS and abs(k * t - 1) <= INTEGRAL else None
 
 
+def _on_grid(x: float) -> float:
+    """``x`` as the nearest fraction of denominator at most 12 where it is within 2% of one
+    (a time on the port grid, read a little off), else ``x``: a re-measure then draws the same
+    ratios (a form read at 0.2501 and at 0.2499 cycles beside a 0.1667 blocker drew 1 + 2 and
+    1 + 1 instances, half a ratio rounding either way)."""
+    f = Fraction(x).limit_denominator(12)
+    return float(f) if f and abs(float(f) - x) <= 0.02 * x else x
+
+
 def ratios(form: str, t: float, blocker: str, tb: float) -> list[dict[str, int]]:
     """Two mixes of ``form`` and ``blocker``: the blocker's stream about as long as the form's,
-    and twice that (both within MAX_TOTAL instances)."""
+    and twice that (both within MAX_TOTAL instances); halves round up, from times on the grid."""
     out = []
+    t, tb = _on_grid(t), _on_grid(tb)
     for scale in (1, 2):
         if t >= tb:
-            nf, nb = 1, max(1, round(scale * t / tb))
+            nf, nb = 1, max(1, math.floor(scale * t / tb + 0.5))
         else:
-            nf, nb = max(1, round(tb / t / scale)), 1
+            nf, nb = max(1, math.floor(tb / t / scale + 0.5)), 1
             if scale == 2 and nf == 1:
                 nb = 2
         if nf + nb <= MAX_TOTAL and {form: nf, blocker: nb} not in out:
