@@ -37,6 +37,13 @@ def pytest_collection(session):
     sys.dont_write_bytecode = host
 
 
+@pytest.fixture(scope="session")
+def catalogue():
+    """The instruction catalogue, loaded once for the tests that read forms from it."""
+    from cyclebench.instructions.catalogue import Catalogue
+    return Catalogue.load()
+
+
 @pytest.fixture
 def cli(capsys):
     """Run the CLI in-process: returns (exit code, stdout, stderr)."""

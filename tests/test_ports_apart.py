@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from cyclebench.instructions.catalogue import Catalogue
 from cyclebench.instructions.ports import apart
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import predict
@@ -17,11 +16,6 @@ ADD = "ADDPD (XMM, XMM)"                         # legacy-SSE: never read beside
 CONVERT = "VCVTTPS2DQ_Z (ZMM, K, M512)"          # wide: never read beside LEGACY
 WITNESS = ("UCOMISD (XMM, XMM)", "COMISS (XMM, XMM)")   # read beside both (write no XMM register)
 ALU = "CMP_39 (R64, R64)"
-
-
-@pytest.fixture(scope="module")
-def catalogue():
-    return Catalogue.load()
 
 
 def _model(witness: float = 0.5) -> Model:

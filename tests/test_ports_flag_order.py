@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from cyclebench.instructions.catalogue import Catalogue
 from cyclebench.instructions.ports import flag_order
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import decode, form_of, predict
@@ -17,11 +16,6 @@ TEST = "TEST (R64, R64)"
 LEA = "LEA_B_D8 (R64)"
 SHL = "SHL (R64, I8)"
 ZEN4 = {"pair": 1.347, "shielded": 1.193, "exposed": 1.634}
-
-
-@pytest.fixture(scope="module")
-def catalogue():
-    return Catalogue.load()
 
 
 def _model() -> Model:

@@ -7,7 +7,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from cyclebench.instructions.catalogue import Catalogue
 from cyclebench.instructions.ports import load_order
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import predict
@@ -20,11 +19,6 @@ WIDE = "VPMINUW_Z (ZMM, K, ZMM, M512)"
 BCST = "VORPS_Z (YMM, K, YMM, M32_1to8)"
 GPR = "MOV (R64, M64)"
 ZEN4 = {"wide": 1.0, "wide and one": 2.0, "wide and two": 2.04}
-
-
-@pytest.fixture(scope="module")
-def catalogue():
-    return Catalogue.load()
 
 
 def _model(plain: bool = True) -> Model:

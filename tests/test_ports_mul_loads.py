@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from cyclebench.instructions.catalogue import Catalogue
 from cyclebench.instructions.ports import mul_loads
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import predict
@@ -17,11 +16,6 @@ LOAD = "MOV (R64, M64)"
 ALU = "ADD (R64, M64)"
 CVT = "CVTTSD2SI (R32, M64)"
 ZEN4 = {"mul": 1.0, "loads": 0.667, "mul and loads": 1.509}
-
-
-@pytest.fixture(scope="module")
-def catalogue():
-    return Catalogue.load()
 
 
 def _model() -> Model:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from cyclebench.instructions.catalogue import Catalogue
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import predict
 from cyclebench.instructions.ports.vector_loads import _views, path, slots, unread, view
@@ -15,11 +14,6 @@ WIDE = "VPMINUW_Z (ZMM, K, ZMM, M512)"
 EVEX = "VPUNPCKHBW_Z (YMM, K, YMM, M256)"
 BCST = "VORPS_Z (YMM, K, YMM, M32_1to8)"
 GPR = "MOV (R64, M64)"
-
-
-@pytest.fixture(scope="module")
-def catalogue():
-    return Catalogue.load()
 
 
 def _model(plain: bool = True) -> Model:
