@@ -63,3 +63,20 @@ def test_the_record_is_kept_and_the_floor_comes_only_with_it(tmp_path, catalogue
     block = "mov rdx, qword ptr [r14+0x228]; mov rsi, qword ptr [r14+0x370]; imul rdx, qword ptr [r14+0x390], 0x12345"
     p = predict(block, model, catalogue, floors=[floor])
     assert p.resource_bound == pytest.approx(1.5) and p.binding_resource == mul_loads.LABEL
+
+
+def test_the_cap_leaves_a_one_pipe_form_its_register_probes_share_of_the_pipes_group(catalogue):
+    # R2: four ALUs whose forms crowd the multiplier R5 (0.13 each); the load-op multiply's 0.5 of
+    # R2 was read beside them where R2 was full: the crowding again, so it takes the register
+    # probe's share (none)
+    m = _model()
+    m.usage[MUL]["R2"] = 0.5
+    m.usage["SUB_29 (R64, R64)"] = {"R2": 0.25, "R5": 0.13}
+    m.usage["IMUL (R64, R64)"] = {"R5": 1.0}
+    m.alone.update({"SUB_29 (R64, R64)": 0.25, "IMUL (R64, R64)": 1.0})
+    m.probes = {"R2": "SUB_29 (R64, R64)", "R5": "IMUL (R64, R64)", "R15": LOAD}
+    m.resources = sorted(set(m.resources) | {"R2"})
+    assert mul_loads.group(m, "R5", {"R15"}) == "R2"       # the load path is no pipe group
+    capped = mul_loads.capped(m, catalogue)
+    assert "R2" not in capped.usage[MUL] or capped.usage[MUL]["R2"] == 0.0
+    assert capped.usage[MUL]["R5"] == 1.0 and capped.usage[MUL]["R19"] == 1.0   # a meeting of its own stays

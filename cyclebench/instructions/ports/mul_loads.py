@@ -22,11 +22,21 @@ those pipes as a floor (at most two plain loads with each, as the probe had them
 plain load takes (:func:`capped`): its excess was the probe's ALU crowding.  All plain loads counted,
 the floor would be over beyond three (2.50 for 2.25 at four, and a BHive block with eight plain
 loads 4.50 for 3.47).  A file without the record changes nothing.
+
+The multiply's pipe is one of the four ALUs, and the ALU forms' crowding usages of it stand for
+the two meeting once the ALUs are full (crowding.py).  The model also gave the load-op multiply
+half the ALUs' resource, read beside four and eight ``sub`` where they were full: that crowding
+counted again, from the other side.  Measured (``cyclebench asm --cpu 1``, Zen 4): ``imul r11,
+[m], imm`` beside one, two or three ``test`` (or ``mov r, imm``) 1.00, beside four 1.50 (1.62),
+as ``imul r11, rbx, imm``; beside ``add r11, [m]; test r13, r13`` 1.00 where the half said 1.12.
+So :func:`capped` charges a one-pipe load-op form, of its pipe's group (:func:`group`, the
+resource the pipe's crowding forms hold whole), only what the pipe's register probe takes.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from . import crowding
 from .model import FRONT_END, USED
 
 RECORD = "mul_loads"
@@ -73,7 +83,8 @@ def kinds(model, catalogue) -> tuple[set[str], set[str]]:
 def capped(model, catalogue):
     """The model with each one-pipe load-op form charged, of each resource every plain GPR load
     takes (at least :data:`USED` each, the front end apart: the load resources), no more than the
-    most a plain load takes of it; unchanged where it holds no plain load."""
+    most a plain load takes of it, and of the group its own pipe belongs to (:func:`group`) no
+    more than its pipe's register probe takes; unchanged where it holds no plain load."""
     plains, ones = kinds(model, catalogue)
     common = set.intersection(*({r for r, u in model.usage[f].items() if u >= USED and r != FRONT_END}
                                 for f in plains)) if plains else set()
@@ -82,8 +93,37 @@ def capped(model, catalogue):
     top = {r: max(model.usage[f][r] for f in plains) for r in common}
     usage = dict(model.usage)
     for f in ones:
-        usage[f] = {r: min(u, top[r]) if r in top else u for r, u in usage[f].items()}
+        cap = dict(top)
+        for pipe, g in _groups(model, f, common):
+            cap[g] = model.usage.get(model.probes[pipe], {}).get(g, 0.0)
+        usage[f] = {r: min(u, cap[r]) if r in cap else u for r, u in usage[f].items()}
     return replace(model, usage=usage)
+
+
+def group(model, pipe: str, loads=frozenset()) -> str | None:
+    """The resource, the load resources ``loads`` apart, held whole by the most forms whose
+    crowding usages take ``pipe`` (Zen 4: the four ALUs, whose forms spread over the multiplier's
+    pipe): the pipe is one of its units, and the crowding stands for the two meeting.  None where
+    no form crowds the pipe."""
+    crowd = crowding.crowding(model)
+    count: dict[str, int] = {}
+    for g, rs in crowd.items():
+        if pipe in rs:
+            for r in model.usage[g]:
+                if r != FRONT_END and r not in rs and r not in loads and crowding.whole(model, g, r):
+                    count[r] = count.get(r, 0) + 1
+    return max(count, key=count.get) if count else None
+
+
+def _groups(model, form: str, loads):
+    """(pipe, its group) for each one-unit resource the form holds whole that a register probe
+    measures: a load-op form's share of that group, read where the group was full, was the
+    group's crowding of the pipe, counted twice."""
+    for r, u in model.usage[form].items():
+        probe = model.probes.get(r)
+        if (r != FRONT_END and probe and probe != form and crowding.units(model, r) == 1
+                and crowding.whole(model, form, r) and (g := group(model, r, loads)) is not None):
+            yield r, g
 
 
 @dataclass(frozen=True)
