@@ -106,3 +106,18 @@ def test_a_crowding_usage_the_readings_show_below_saturation_is_never_relieved()
     assert crowding.uncrowded(m, {ADD}).usage[ADD] == {"ALU": 0.25, "MUL": 0.16}
     assert predict("imul rax, rbx; add rcx, 1", m).resource_bound == pytest.approx(1.16)
     assert predict("add rcx, 1; add rdx, 1", m).resource_bound == pytest.approx(0.5)
+
+
+def test_a_pipes_crowding_binds_only_where_its_group_is_full():
+    # a load-op ALU form whose own resource is the load path (three a cycle) crowds the multiplier
+    # through its ALU part: the load path full leaves the ALUs room, so the crowding goes
+    m = model()
+    LOADOP = "ADD (R32, M32)"
+    m.resources.append("LOAD")
+    m.usage[LOADOP] = {"LOAD": 0.333, "ALU": 0.25, "MUL": 0.22}
+    m.alone[LOADOP] = 0.333
+    assert crowding.group(m, "MUL") == "ALU"
+    assert crowding.own(m, LOADOP) == {"LOAD"}
+    assert crowding.relieved(m, {"LOAD": 1.0, "ALU": 0.5, "MUL": 1.0}, 1.0) == {ADD}   # its own is full
+    assert crowding.pressed(m, {LOADOP: 3, IMUL: 1}, {"LOAD": 1.0, "ALU": 0.75, "MUL": 1.0}, 1.0) == {LOADOP: ["MUL"]}
+    assert crowding.pressed(m, {LOADOP: 3, IMUL: 1}, {"LOAD": 1.0, "ALU": 1.0, "MUL": 1.0}, 1.0) == {}

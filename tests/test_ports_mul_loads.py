@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cyclebench.instructions.ports import mul_loads
+from cyclebench.instructions.ports import crowding, mul_loads
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import predict
 from cyclebench.instructions.ports import run as ports_run
@@ -76,7 +76,7 @@ def test_the_cap_leaves_a_one_pipe_form_its_register_probes_share_of_the_pipes_g
     m.alone.update({"SUB_29 (R64, R64)": 0.25, "IMUL (R64, R64)": 1.0})
     m.probes = {"R2": "SUB_29 (R64, R64)", "R5": "IMUL (R64, R64)", "R15": LOAD}
     m.resources = sorted(set(m.resources) | {"R2"})
-    assert mul_loads.group(m, "R5", {"R15"}) == "R2"       # the load path is no pipe group
+    assert crowding.group(m, "R5", {"R15"}) == "R2"       # the load path is no pipe group
     capped = mul_loads.capped(m, catalogue)
     assert "R2" not in capped.usage[MUL] or capped.usage[MUL]["R2"] == 0.0
     assert capped.usage[MUL]["R5"] == 1.0 and capped.usage[MUL]["R19"] == 1.0   # a meeting of its own stays

@@ -43,6 +43,13 @@ holds its resource whole (:func:`unneeded`): with no narrow form to lose a unit,
 counted on the crowding forms' own resources (the shifts' 0.42 of the multiplier's resource put 2
 ``shl`` + 2 ``add`` at 1.15 once the ALU forms' share of the shifts' was gone).
 
+A crowding usage of a one-unit pipe binds only where the pipe's group is full (:func:`pressed`):
+the group is the resource its crowding forms hold whole (:func:`group`; Zen 4's multiplier: the
+four ALUs), whose forms take the pipe only when no other unit is free.  A load-op ALU form's own
+resource is the load path, and ``mov r8d, [m]; xor eax, eax; imul r8d, [m]; add r8d, [m]`` fills
+that path (three loads a cycle) with the ALUs half used: it runs 1.00 cycles (cyclebench block),
+where the add's 0.22 of the multiplier, charged for its full own resource, said 1.22.
+
 A usage the readings show below saturation is no crowding (:func:`shown`, kept as
 ``Model.firm`` by predict.load for the resources of forms that move a vector result to the
 integer side, shared.integer_side): the form is never relieved of it, though a block where no
@@ -201,3 +208,35 @@ def relieved(model: Model, loads: dict[str, float], bound: float) -> set[str]:
     is relieved when none of its own resources is full."""
     return {f for f in crowding(model)
             if own(model, f) and all(loads.get(r, 0.0) < FULL * bound for r in own(model, f))}
+
+
+def group(model, pipe: str, loads=frozenset()) -> str | None:
+    """The resource, the load resources ``loads`` apart, held whole by the most forms whose
+    crowding usages take ``pipe`` (Zen 4: the four ALUs, whose forms spread over the multiplier's
+    pipe): the pipe is one of its units, and the crowding stands for the two meeting.  None where
+    no form crowds the pipe."""
+    crowd = crowding(model)
+    count: dict[str, int] = {}
+    for g, rs in crowd.items():
+        if pipe in rs:
+            for r in model.usage[g]:
+                if r != FRONT_END and r not in rs and r not in loads and whole(model, g, r):
+                    count[r] = count.get(r, 0) + 1
+    return max(count, key=count.get) if count else None
+
+
+def pressed(model: Model, forms, loads: dict[str, float], bound: float) -> dict[str, list[str]]:
+    """Form (of ``forms``) -> its crowding usages of a one-unit pipe whose group (:func:`group`)
+    is not full (``loads`` and ``bound`` as :func:`relieved` takes them): the pipe's crowding is
+    its group's forms finding no other unit, whatever else holds the crowding form (Zen 4: ``add
+    r32, [m]`` beside a plain load and ``imul r32, [m]`` fills the load path, not the ALUs, and
+    the four run 1.00 cycles, not the crowding's 1.22).  Usages the readings show stay."""
+    groups = _kept(("groups", id(model)), model, lambda: {
+        r: group(model, r) for r in model.resources if units(model, r) == 1 and model.probes.get(r)})
+    out: dict[str, list[str]] = {}
+    for f in forms:
+        rs = [r for r in crowding(model).get(f, {}) if groups.get(r) and r not in model.firm.get(f, ())
+              and loads.get(groups[r], 0.0) < FULL * bound]
+        if rs:
+            out[f] = rs
+    return out

@@ -29,7 +29,7 @@ half the ALUs' resource, read beside four and eight ``sub`` where they were full
 counted again, from the other side.  Measured (``cyclebench asm --cpu 1``, Zen 4): ``imul r11,
 [m], imm`` beside one, two or three ``test`` (or ``mov r, imm``) 1.00, beside four 1.50 (1.62),
 as ``imul r11, rbx, imm``; beside ``add r11, [m]; test r13, r13`` 1.00 where the half said 1.12.
-So :func:`capped` charges a one-pipe load-op form, of its pipe's group (:func:`group`, the
+So :func:`capped` charges a one-pipe load-op form, of its pipe's group (crowding.group, the
 resource the pipe's crowding forms hold whole), only what the pipe's register probe takes.
 """
 from __future__ import annotations
@@ -83,7 +83,7 @@ def kinds(model, catalogue) -> tuple[set[str], set[str]]:
 def capped(model, catalogue):
     """The model with each one-pipe load-op form charged, of each resource every plain GPR load
     takes (at least :data:`USED` each, the front end apart: the load resources), no more than the
-    most a plain load takes of it, and of the group its own pipe belongs to (:func:`group`) no
+    most a plain load takes of it, and of the group its own pipe belongs to (crowding.group) no
     more than its pipe's register probe takes; unchanged where it holds no plain load."""
     plains, ones = kinds(model, catalogue)
     common = set.intersection(*({r for r, u in model.usage[f].items() if u >= USED and r != FRONT_END}
@@ -100,21 +100,6 @@ def capped(model, catalogue):
     return replace(model, usage=usage)
 
 
-def group(model, pipe: str, loads=frozenset()) -> str | None:
-    """The resource, the load resources ``loads`` apart, held whole by the most forms whose
-    crowding usages take ``pipe`` (Zen 4: the four ALUs, whose forms spread over the multiplier's
-    pipe): the pipe is one of its units, and the crowding stands for the two meeting.  None where
-    no form crowds the pipe."""
-    crowd = crowding.crowding(model)
-    count: dict[str, int] = {}
-    for g, rs in crowd.items():
-        if pipe in rs:
-            for r in model.usage[g]:
-                if r != FRONT_END and r not in rs and r not in loads and crowding.whole(model, g, r):
-                    count[r] = count.get(r, 0) + 1
-    return max(count, key=count.get) if count else None
-
-
 def _groups(model, form: str, loads):
     """(pipe, its group) for each one-unit resource the form holds whole that a register probe
     measures: a load-op form's share of that group, read where the group was full, was the
@@ -122,7 +107,7 @@ def _groups(model, form: str, loads):
     for r, u in model.usage[form].items():
         probe = model.probes.get(r)
         if (r != FRONT_END and probe and probe != form and crowding.units(model, r) == 1
-                and crowding.whole(model, form, r) and (g := group(model, r, loads)) is not None):
+                and crowding.whole(model, form, r) and (g := crowding.group(model, r, loads)) is not None):
             yield r, g
 
 

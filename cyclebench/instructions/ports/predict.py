@@ -315,8 +315,9 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         model = crowding.unneeded(model, counts)
         first = _loads(crowding.uncrowded(model, counts), instructions, forms, counts, charged,
                        len(unknown) + front_only, floors, grain, once, in_order and catalogue, trips)
-        model = crowding.uncrowded(model, crowding.relieved(model, first, max(max(first.values()), chain))
-                                   & counts.keys())
+        bound = max(max(first.values()), chain)
+        model = crowding.uncrowded(model, crowding.relieved(model, first, bound) & counts.keys())
+        model = crowding.without(model, crowding.pressed(model, counts, first, bound))
         loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain,
                        once, in_order and catalogue, trips)
         binding = max(loads, key=loads.get)
