@@ -35,7 +35,8 @@ forms read beside both tell whether the two resources are one, and each side tak
 usage on the one it was never read beside (apart.py).
 A form's usage of a narrower resource than its own, read in mixes that kept its own resource full,
 is charged only where the block keeps that resource full too, a form of the block holds the
-narrower one and the model does not nest it in the wider one (crowding.py).
+narrower one and the model does not nest it in the wider one (crowding.py); a crowding usage of a
+one-unit pipe only where the pipe's group, the resource its crowding forms hold whole, is full.
 A block that names a ZMM register 0-15 and holds legacy-SSE XMM writes takes at least the costs
 upper_loop.probe measured per legacy write and per ZMM write in one loop (upper_loop.LoopFloor,
 one of :attr:`Loaded.bounds`).  Where load_order.probe found that a 512-bit load has a cycle of
