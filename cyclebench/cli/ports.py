@@ -38,7 +38,7 @@ def add_parser(sub):
 def run(args) -> int:
     from ..instructions.ports import run as ports_run
     from ..instructions.ports import (dealing, flag_order, inflight, load_order, mul_loads, store_grain, store_load,
-                                      upper, upper_loop)
+                                      upper, upper_loop, upper_pool)
     from ..instructions.ports.portsets import describe
     if args.show:
         model, report = ports_run.load(args.show)
@@ -87,6 +87,9 @@ def run(args) -> int:
     print("  legacy-SSE beside ZMM writes in the loop: "
           + (f"at least {loop.legacy:.2f} cycles a legacy write and {loop.wide:.2f} a ZMM write ({where})"
              if loop else f"no floor ({where})"))
+    pooled, where = upper_pool.stored(args.show or args.resume or args.results)
+    print("  the block's other vector work " + ("adds to that floor (it shares the vector pipes)" if pooled
+                                               else "is not added to that floor") + f" ({where})")
     dealt, where = dealing.stored(args.show or args.resume or args.results)
     print("  vector µops " + ("dealt to pipe pairs in turn" if dealt else "take the pipe of a pair with the fewest waiting")
           + f" ({where})")

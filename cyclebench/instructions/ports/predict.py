@@ -39,7 +39,8 @@ narrower one and the model does not nest it in the wider one (crowding.py); a cr
 one-unit pipe only where the pipe's group, the resource its crowding forms hold whole, is full.
 A block that names a ZMM register 0-15 and holds legacy-SSE XMM writes takes at least the costs
 upper_loop.probe measured per legacy write and per ZMM write in one loop (upper_loop.LoopFloor,
-one of :attr:`Loaded.bounds`).  Where load_order.probe found that a 512-bit load has a cycle of
+one of :attr:`Loaded.bounds`), and where upper_pool.probe found that cost on the vector pipes, the
+block's other vector work on those pipes besides.  Where load_order.probe found that a 512-bit load has a cycle of
 the load path to itself, the block's vector loads taken in program order are one more bound.
 Where flag_order.probe found that a compare to the flags costs more right after a flag writer,
 each such compare takes at least the probe's pair time (flag_order.FlagOrder, one of the bounds).
@@ -47,7 +48,7 @@ each such compare takes at least the probe's pair time (flag_order.FlagOrder, on
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import iced_x86
@@ -60,7 +61,7 @@ from .repair import PairFloors, mended, readings
 from .shared import SharedFloors, integer_side
 from .simulate import Units, simulate, units
 from . import apart, dealing, crowding, flag_order, inflight, load_order, mul_loads, slots, store_grain, store_load, \
-    upper, upper_loop, vector_loads
+    upper, upper_loop, upper_pool, vector_loads
 
 STORE_LINES = "store lines"
 WIDER = "a load wider than the store it meets"
@@ -144,8 +145,11 @@ def load(path: Path) -> Loaded:
     if pipes:                  # the multiply's excess share was its probe's ALU crowding (mul_loads.py)
         model = mul_loads.capped(model, catalogue)
         load_floor = mul_loads.LoadFloor(pipes, *map(frozenset, mul_loads.kinds(model, catalogue)))
+    loop, loop_source = upper_loop.stored(path)
+    if loop and upper_pool.stored(path)[0]:     # the floor takes the vector pipes: the block's other vector work counts
+        loop = replace(loop, pool=form_of(decode(upper_loop.WIDE[0])[0], catalogue, model))
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
-                  *upper_loop.stored(path), dealing.stored(path)[0], *store_grain.stored(path),
+                  loop, loop_source, dealing.stored(path)[0], *store_grain.stored(path),
                   *load_order.stored(path), *store_load.stored(path), flags, pair_source, load_floor, pipes_source)
 
 
@@ -371,6 +375,8 @@ def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: d
     for each in (floors if isinstance(floors, (list, tuple)) else [floors] if floors else []):
         # a floor that reads registers (upper_loop.LoopFloor) takes the instructions too
         v, why = each.floor_of(instructions, counts) if hasattr(each, "floor_of") else each.floor(counts)
+        if v and hasattr(each, "beside"):     # the block's other vector work on the merges' pipes (upper_pool.py)
+            v += each.beside(model, instructions, forms)
         if v:
             loads[why] = v
     return loads

@@ -32,6 +32,8 @@ PROBES = {
               "the upper-state factor (legacy-SSE writes after a ZMM write)"),
     "upper_loop": ("legacy", "a legacy-beside-ZMM",
                    "legacy-SSE writes beside ZMM writes in the loop"),
+    "upper_pool": ("shared", "a merge-pipes",
+                   "whether legacy-SSE writes beside ZMM writes take the vector pipes"),
     "dealing": ("deals", "a dealing",
                 "whether vector µops are dealt to pipe pairs in turn"),
     "store_grain": ("grain", "a store-span",

@@ -15,6 +15,8 @@ kept as a results-file record of ``cyclebench ports`` (type ``upper_loop``) as u
 its factor.  :class:`LoopFloor` is the floor the predictor takes from it: a block that names a
 ZMM register 0-15 and holds legacy-SSE XMM writes takes at least ``legacy`` cycles per such write
 plus ``wide`` per write of a ZMM register 0-15.  A file without the record charges nothing.
+Where upper_pool.probe found that the cost takes the vector pipes, the block's other vector
+instructions add their usage of those pipes to the floor (:meth:`LoopFloor.beside`).
 """
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ from dataclasses import dataclass
 
 import iced_x86
 
-from .upper import _X, _WRITES, _INFO, dirty, legacy_xmm_write
+from .model import FRONT_END
+from .upper import _X, _WRITES, _INFO, BINDING, dirty, legacy_xmm_write
 
 RECORD = "upper_loop"
 LABEL = "legacy-SSE beside ZMM writes (upper_loop.py)"
@@ -56,11 +59,35 @@ def _zmm_write(ins: iced_x86.Instruction) -> bool:
             and _INFO.info(ins).op0_access in _WRITES)
 
 
+def _vector(ins: iced_x86.Instruction) -> bool:
+    """Names an XMM, YMM or ZMM register: work for the vector pipes."""
+    return any(ins.op_kind(i) == iced_x86.OpKind.REGISTER and _X.is_vector_register(ins.op_register(i))
+               for i in range(ins.op_count))
+
+
 @dataclass
 class LoopFloor:
-    """The floor of :mod:`upper_loop` (a ``floors`` entry of predict(): :meth:`floor_of`)."""
+    """The floor of :mod:`upper_loop` (a ``floors`` entry of predict(): :meth:`floor_of`, and
+    :meth:`beside` where the costs share the vector pipes)."""
     legacy: float
     wide: float
+    pool: str | None = None     # the probe's ZMM form, where upper_pool.probe found the pipes shared
+
+    def beside(self, model, instructions: list[iced_x86.Instruction], forms: list[str]) -> float:
+        """What the block's other vector work adds to the floor where the costs take the vector
+        pipes (:attr:`pool` set): each instruction that names a vector register and is neither a
+        legacy write the floor counts nor a ZMM write, at its model usage of the pipes that bound
+        the probe's ZMM form alone (the most of them); 0 without a pool or where the model lacks
+        the form."""
+        use = model.usage.get(self.pool) if self.pool else None
+        if not use:
+            return 0.0
+        bound = model.alone.get(self.pool) or max(use.values())
+        pipes = [r for r, u in use.items() if r != FRONT_END and u >= BINDING * bound]
+        state = dirty(instructions, wide=True)
+        return sum(max(model.usage[f].get(r, 0.0) for r in pipes)
+                   for ins, f, s in zip(instructions, forms, state)
+                   if f in model.usage and _vector(ins) and not _zmm_write(ins) and not (s and legacy_xmm_write(ins)))
 
     def floor_of(self, instructions: list[iced_x86.Instruction], counts=None) -> tuple[float, str]:
         """(cycles, label) for a block: its legacy-SSE XMM writes under a ZMM-dirty state and its
