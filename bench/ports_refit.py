@@ -69,11 +69,12 @@ def training(files, loaded, cat, lats):
             if p.unknown:
                 continue
             counts: dict[str, float] = {}
-            for ins, f, w in zip(decode(d["block"]), p.forms, upper.weights(decode(d["block"]), loaded.upper_factor)):
+            instructions = decode(d["block"])
+            for ins, f, w in zip(instructions, p.forms, upper.weights(instructions, loaded.upper_factor)):
                 if not zero_idiom(ins) and f in loaded.model.usage:
                     counts[f] = counts.get(f, 0.0) + w
-            bound = p.binding_resource if p.cycles == p.resource_bound and p.binding_resource in loaded.model.resources \
-                else None
+            sets = p.cycles == p.resource_bound and p.binding_resource in loaded.model.resources
+            bound = p.binding_resource if sets else None
             out.append((counts, d["measured"], p.cycles, bound))
     return out
 
@@ -127,7 +128,8 @@ def main():
             idx, coef, const = row(counts, r)
             if idx:
                 rows.append((idx, coef, -np.inf, max(T * (1 + a.tol), cur[r]) - const, None))
-        bound = max([sum(counts.values()) / seen.width] + [n * seen.alone[f] for f, n in counts.items() if f in seen.alone])
+        bound = max([sum(counts.values()) / seen.width]
+                    + [n * seen.alone[f] for f, n in counts.items() if f in seen.alone])
         b = max(cur, key=cur.get)
         if bound < T * (1 - a.tol) <= cur[b]:
             idx, coef, const = row(counts, b)
