@@ -58,8 +58,8 @@ def _access(ins: iced_x86.Instruction, factory,
     R, X = iced_x86.OpAccess, iced_x86.RegisterExt
     for u in info.used_registers():
         full = full_register(u.register)
-        if u.access in (R.READ, R.READ_WRITE, R.COND_READ, R.READ_COND_WRITE):
-            reads.add(full)
+        if u.access in (R.READ, R.READ_WRITE, R.COND_READ, R.READ_COND_WRITE, R.COND_WRITE):
+            reads.add(full)       # a conditional write keeps the old value where it does not write
         if u.access in _WRITES:
             writes.add(full)
             if _merges(ins, u.register, dirty):
