@@ -497,6 +497,13 @@ def test_chain_bound_follows_registers_and_zero_idioms():
     assert chain_bound(ins, [(1.0, 4.0)]) == pytest.approx(1.0)
 
 
+def test_a_conditional_move_reads_its_destination():
+    # where the condition fails it keeps the old value, so the µop reads it (Zen 4: two `cmovs
+    # rbx, rcx` run 2.00 cycles an iteration; `cmovl bx, r10w; cmovs rbx, [m]; add ebx, 2` 3.00)
+    assert chain_bound(decode("cmovs rbx, rcx; cmovs rbx, rcx"), [1.0, 1.0]) == pytest.approx(2.0)
+    assert chain_bound(decode("cmovs rbx, rcx; mov ebx, 5; cmovs rbx, rcx"), [1.0, 1.0, 1.0]) == pytest.approx(0.0, abs=1e-9)
+
+
 def test_a_write_that_keeps_part_of_its_register_reads_the_rest():
     # an 8- or 16-bit GPR write merges into the full register; a 32-bit one zeroes the upper half
     assert chain_bound(decode("setnp bl; add rbx, 1"), [1.0, 1.0]) == pytest.approx(2.0)

@@ -56,6 +56,23 @@ def test_a_step_dealt_the_pipe_of_an_older_consumer_waits_for_it():
     assert run(ins4, usage + [{"V": 0.25}], deal4) == pytest.approx(3.0, rel=0.01)
 
 
+def test_a_512_bit_step_takes_its_turn_s_pipe_for_two_cycles():
+    # a ZMM step holds the pair two unit-cycles (1.0 of P): it passes the pipe of its turn twice,
+    # so it meets the compare on that pipe as a 128-bit step does (Zen 4, ``vcvtpd2qq zmm1{k1},
+    # zmm2; ucomiss xmm1, xmm2`` 4.00 cycles, with one more vector µop 3.00; xmm and ymm alike)
+    model = Model(["P", "V"], {**MODEL.usage, "VCVTPD2QQ (ZMM, K, ZMM)": {"P": 1.0, "V": 0.5}}, 6,
+                  {**MODEL.alone, "VCVTPD2QQ (ZMM, K, ZMM)": 1.0})
+    discrete = units(model)
+    for extra, want in (("", 4.0), ("; andps xmm5, xmm6", 3.0)):
+        ins = decode("vcvtpd2qq zmm1{k1}, zmm2; ucomiss xmm1, xmm2" + extra)
+        forms = [form_of(i, Catalogue.load(), model) or "?" for i in ins]
+        deal = dealing.plan(ins, forms, model, discrete, _whole(discrete))
+        assert deal[0][:2] == [1, 2]
+        usage = [{"P": 1.0, "V": 0.5}, {"P": 0.5}, {"V": 0.25}][:len(ins)]
+        assert simulate(ins, [3.0, 4.0, 1.0][:len(ins)], usage, [WIDE] * len(ins), discrete,
+                        deal=deal) == pytest.approx(want, rel=0.01)
+
+
 def test_latencies_near_whole_cycles_keep_dealt_steps_in_one_cycle():
     # measured by source, 2.9999 and 3.0002: steps that become ready together drift apart unless
     # a dealt instruction's latency is taken whole

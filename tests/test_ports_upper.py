@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cyclebench.instructions.ports.model import Model
+from cyclebench.instructions.catalogue import Catalogue
+from cyclebench.instructions.ports.dataflow import KEPT, load_time, merged_after
 from cyclebench.instructions.ports.predict import chain_bound, decode, predict
 from cyclebench.instructions.ports.upper import PROBE, DIRTY_ZMM, dirty, legacy_xmm_write, weights
 from ports_fake import model_file
@@ -27,6 +29,32 @@ def test_only_legacy_sse_writes_of_an_xmm_register_pay():
     w = [legacy_xmm_write(i) for i in decode("cvtdq2ps xmm1, xmm9; vcvtdq2ps xmm1, xmm9; comiss xmm1, xmm2; "
                                              "movss dword ptr [r14], xmm1; addss xmm1, dword ptr [r14]")]
     assert w == [True, False, False, False, True]
+
+
+def test_a_write_computing_from_memory_alone_merges_its_kept_part_after_its_operation():
+    # a plain load merges in one cycle; a form that computes from memory takes its operation's
+    # time, its latency from memory less a plain load's, on the kept part (Zen 4: vpxord zmm1
+    # then pmovsxwq xmm1, [m] 3.06 cycles, movaps xmm1, [m] 2.00)
+    load = 4.5
+    convert = merged_after((6.5, 6.5, {"mem": 6.5}), load)
+    assert convert[2][KEPT] == pytest.approx(2.0)
+    assert merged_after((4.5, 4.5, {"mem": 4.5}), load)[2][KEPT] == pytest.approx(1.0)
+    assert merged_after((3.0, 3.0, {0: 3.0, "mem": 7.5}), load) == (3.0, 3.0, {0: 3.0, "mem": 7.5})
+    assert merged_after(convert, None) == convert and merged_after(2.0, load) == 2.0
+    zmm = (1.0, 1.0, {1: 1.0, 2: 1.0})
+    assert chain_bound(decode("vpxord zmm1, zmm1, zmm2; pmovsxwq xmm1, dword ptr [r14]"), [zmm, convert]) \
+        == pytest.approx(3.0)
+    assert chain_bound(decode("vpxord zmm1, zmm1, zmm2; movaps xmm1, xmmword ptr [r14]"),
+                       [zmm, merged_after((4.5, 4.5, {"mem": 4.5}), load)]) == pytest.approx(2.0)
+
+
+def test_the_plain_load_time_is_the_least_of_the_vector_loads_from_memory_alone():
+    cat = Catalogue.load()
+    lats = {"MOVSS (XMM, M32)": (4.5, 4.5, {"mem": 4.5}), "PMOVSXWQ (XMM, M32)": (6.6, 6.6, {"mem": 6.6}),
+            "CVTSS2SD (XMM, M32)": (3.0, 3.0, {0: 3.0, "mem": 2.0}), "MOV (R64, M64)": (4.0, 4.0, {"mem": 1.0})}
+    # the convert reads its destination, the GPR load writes no vector register
+    assert load_time(lats, cat) == pytest.approx(4.5)
+    assert load_time({}, cat) is None
 
 
 def test_the_factor_weighs_computing_writes_under_a_dirty_zmm_state():

@@ -9,7 +9,8 @@ or machine code bytes and gives two bounds, each shown, and a simulation on them
 * **dependency-chain bound:** the loop-carried chains through registers, flags and memory, iterated
   until they settle, with each instruction's latency from ``latencies`` (form name -> cycles, e.g.
   a published column; the label says where they came from) or 1 cycle where none is known
-  (counted in ``assumed_latency``).  A value may be a pair (cycles, cycles from the address
+  (counted in ``assumed_latency``); a form that computes from memory alone merges a dirty upper
+  state's kept part after its operation (dataflow.merged_after).  A value may be a pair (cycles, cycles from the address
   registers): a load whose address register another load wrote (a pointer chase) carries its
   load-to-use time.  A load after a store through one address expression waits for the stored
   data (dataflow.chain_bound); with the CPU's store-to-load probe (store_load.py: ``trips``) a
@@ -55,7 +56,7 @@ import iced_x86
 
 from ...errors import UsageError
 from ..catalogue import Catalogue
-from .dataflow import mnemonic, chain_bound, zero_idiom
+from .dataflow import mnemonic, chain_bound, load_time, merged_after, zero_idiom
 from .model import FRONT_END, Model
 from .repair import PairFloors, mended, readings
 from .shared import SharedFloors, integer_side
@@ -313,6 +314,8 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         if v is None:
             v, assumed = 1.0, assumed + 1
         lats.append(v)
+    load = load_time(latencies, catalogue)
+    lats = [merged_after(v, load) for v in lats]
     chain = chain_bound(instructions, lats, trips)
     if counts:
         # crowding usages bind only where a form needs the crowded resource and the crowding

@@ -22,7 +22,10 @@ from throughput and the latencies cyclebench measured:
 * where the core deals vector µops in turn (dealing.py, Zen 4), a pair of vector pipes is not
   chosen by the fewest waiting: each vector µop takes the next turn, and one held to a pair takes
   the unit of its turn (unless that unit's queue is :data:`SLACK` longer than the other's), so
-  a chain's step dealt the pipe of an older consumer of its last step waits a cycle;
+  a chain's step dealt the pipe of an older consumer of its last step waits a cycle; a dealt
+  µop that names a ZMM register and holds two unit-cycles of a pair passes the pipe of its turn
+  twice, two cycles, not the pair's fluid share (Zen 4: ``vcvtpd2qq zmm1{k1}, zmm2; ucomiss
+  xmm1, xmm2`` runs 4.00 cycles as its xmm and ymm forms do, 3.00 with one more vector µop);
 * instructions are placed in program order, each in the first cycle from its ready time where
   its unit and its fluid resources have room, so a younger one only takes what an older one left.
 
@@ -91,6 +94,10 @@ class Units:
         cycles, ``imul`` with two ALU-cycles put whole blocks 30-40% over)."""
         return abs(u * self.k - 1) <= NEAR
 
+    def twice(self, u: float) -> bool:
+        """Whether a usage is two cycles of one unit (a 512-bit µop that passes its pipe twice)."""
+        return abs(u * self.k - 2) <= NEAR
+
     def free(self, unit: int, cycle: int) -> bool:
         return cycle not in self.busy[unit]
 
@@ -119,9 +126,10 @@ class Scheduler:
 
     def __init__(self, usage: list[dict[str, float]], front: list[float], latency: list[float],
                  window: int = WINDOW, discrete: dict[str, int] | None = None, waiting: int | None = None,
-                 deal: tuple[list[int], set[str]] | None = None):
+                 deal: tuple[list[int], set[str]] | None = None, twice: list[bool] | None = None):
         self.usage, self.front, self.latency, self.window, self.waiting = usage, front, latency, window, waiting
         self.dealt, self.pairs = deal or ([0] * len(usage), set())
+        self.twice = twice or [False] * len(usage)        # names a ZMM register: its µop passes its pipe twice
         self.count = 0                                    # µops dealt so far (dealing.py)
         self.pending: list[float] = []                    # start times of the entered, a heap
         self.units = {r: Units(k) for r, k in (discrete or {}).items()}
@@ -159,13 +167,19 @@ class Scheduler:
         pick = {r: self.units[r].dealt(entered, self.count % 2) if r in self.pairs and self.dealt[i]
                 else self.units[r].choose(entered)
                 for r, u in use.items() if r in self.units and self.units[r].whole(u)}
+        twice = {r: self.units[r].dealt(entered, self.count % 2) for r, u in use.items()
+                 if self.twice[i] and self.dealt[i] and r in self.pairs and r not in pick and self.units[r].twice(u)}
         self.count += self.dealt[i]
-        while not (all(self._fits(r, cycle) for r, u in use.items() if u >= USED and r not in pick)
-                   and all(self.units[r].free(j, cycle) for r, j in pick.items())):
+        while not (all(self._fits(r, cycle) for r, u in use.items() if u >= USED and r not in pick and r not in twice)
+                   and all(self.units[r].free(j, cycle) for r, j in pick.items())
+                   and all(self.units[r].free(j, c) for r, j in twice.items() for c in (cycle, cycle + 1))):
             cycle += 1
         for r, u in use.items():
             if r in pick:
                 self.units[r].take(pick[r], cycle)
+            elif r in twice:                              # its unit for two cycles, one instance
+                self.units[r].take(twice[r], cycle)
+                self.units[r].busy[twice[r]].add(cycle + 1)
             else:
                 self._take(r, cycle, u)
         begin = start if cycle == math.floor(start + EPS) else float(cycle)
@@ -175,6 +189,12 @@ class Scheduler:
         self.retired = max(self.retired, done)            # completion in program order
         self.completions.append(self.retired)
         return begin
+
+
+def _zmm(ins: iced_x86.Instruction) -> bool:
+    """Names a ZMM register (a 512-bit µop: Zen 4 passes it through a 256-bit pipe twice)."""
+    return any(ins.op_kind(j) == iced_x86.OpKind.REGISTER and iced_x86.RegisterExt.is_zmm(ins.op_register(j))
+               for j in range(ins.op_count))
 
 
 def _whole(v):
@@ -200,5 +220,6 @@ def simulate(instructions: list[iced_x86.Instruction], latency: list, usage: lis
     main = [(v[0] if isinstance(v, tuple) else v) for v in latency]
     n = max(1, len(instructions))
     iterations = max(64, 2 * math.ceil(3 * window / n))      # the window fills, then half is measured
-    return steady(instructions, latency, Scheduler(usage, front, main, window, discrete, waiting, deal), iterations,
+    return steady(instructions, latency, Scheduler(usage, front, main, window, discrete, waiting, deal,
+                                                         [_zmm(ins) for ins in instructions]), iterations,
                   trips)
