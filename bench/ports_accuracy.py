@@ -158,7 +158,7 @@ def modes_report(moded):
     print(f"  two modes in {len(moded)} blocks: predicted within 10% of the faster mode {fast}, of the slower "
           f"{slow}, of either {either}")
     for p, got, m, text in moded:
-        print(f"    {m[0]:.2f} or {m[1]:.2f} (read {got:.2f}), predicted {p:.2f}: {text}")
+        print(f"    {m[0]:.2f} or {m[1]:.2f}, counted {got:.2f}, predicted {p:.2f}: {text}")
 
 
 def evaluate(name, blocks, pred, readings, mcpu):
