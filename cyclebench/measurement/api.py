@@ -216,7 +216,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, loop_init=No
         fast, slow = two["cycles"]
         which = "slower" if best["events"]["cycles"].value > (fast + slow) / 2 else "faster"
         warnings.append(f"two modes: the repetitions read {fast:.4g} or {slow:.4g} cycles ({two['fast_share']:.0%} "
-                        f"the faster), stretch by stretch, the core's state and not noise; the figure is the "
+                        f"the faster), stretch by stretch, with quiet host gauges; the figure is the "
                         f"{which} mode's, from one run")
     bound = best["events"]["cycles"].upper_bound
     if bound is not None:
