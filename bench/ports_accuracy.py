@@ -147,7 +147,7 @@ class Readings:
 
 def modes_report(moded):
     """Blocks whose repetitions read two modes (measurement/stability.two_modes; the figure counted
-    is the mode the reading settled in): how many, and how the prediction stands to each mode."""
+    is the faster, Readings): how many, and how the prediction stands to each mode."""
     if not moded:
         return
     def near(p, m):

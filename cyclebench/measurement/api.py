@@ -217,7 +217,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, loop_init=No
         which = "slower" if best["events"]["cycles"].value > (fast + slow) / 2 else "faster"
         warnings.append(f"two modes: the repetitions read {fast:.4g} or {slow:.4g} cycles ({two['fast_share']:.0%} "
                         f"the faster), stretch by stretch, with quiet host gauges; the figure is the "
-                        f"{which} mode's, from one run")
+                        f"{which} mode's")
     bound = best["events"]["cycles"].upper_bound
     if bound is not None:
         limited = f" at loop {best['loop']}, the longest the runner would run" if best["loop_limited"] is not None else ""
