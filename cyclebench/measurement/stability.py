@@ -36,7 +36,7 @@ MAX_VARIABLE_UNCERTAINTY = 0.05
 MIN_VARIABLE_RUNS = 3
 # Two modes: the quiet repetitions fall into two tight levels, stretch by stretch (Zen 4: two-source
 # shuffles 0.33 or 0.45 cycle each, three loads from three lines 1.00 or 1.36, the level changing
-# mostly after an interrupted repetition, never with the code's placement; docs/methods.md). Each level is a
+# more often after an interrupted repetition, never with the code's placement; docs/methods.md). Each level is a
 # MIN_MODE_SHARE of them at least, spreads no more than MAX_REL_SPREAD, and the two are
 # MIN_MODE_GAP apart with at most MAX_MODE_BETWEEN of the repetitions in between: a burst or a
 # drift spreads repetitions out, a mode does not.
