@@ -846,3 +846,20 @@ def test_a_front_end_seen_only_at_a_probes_own_rate_bounds_no_solve(monkeypatch)
     r = next(r for r, b in report["blockers"].items() if b in ("pand (XMM)", "pandload (XMM, M128)")
              and report["alone"][b] == pytest.approx(0.25))
     assert model.usage["pandload (XMM, M128)"][r] == pytest.approx(0.25, abs=0.02)
+
+
+def test_a_mix_whose_repetitions_read_two_modes_reads_the_faster(monkeypatch):
+    # Zen 4: one UNPCKLPS a unit reads 0.316 or 0.43 from stretch to stretch; the best of two runs
+    # both settled in the slower level, one of which saw both levels
+    from cyclebench.instructions.ports import mixes
+    from cyclebench.instructions.session import Measured
+    monkeypatch.setattr(mixes, "mix_code", lambda forms, counts, lines=False: (["unpcklps xmm0, xmm1"], [], 1))
+
+    def reading(value, modes):
+        return Measured(value, 0.001, [value], True, [], {}, "", "", modes=modes)
+    for runs, cycles in (([reading(0.430, None), reading(0.434, (0.316, 0.434))], 0.316),
+                         ([reading(0.430, None), reading(0.431, None)], 0.430)):
+        it = iter(runs)
+        session = type("S", (), {"measure": lambda self, code, init, per=1: next(it)})()
+        r = mixes.measure_mix(session, {}, {"UNPCKLPS (XMM, XMM)": 1})
+        assert (r.cycles, r.stable) == (cycles, True)

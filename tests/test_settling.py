@@ -186,6 +186,8 @@ def test_a_resolved_figure_within_its_noise_of_zero_is_unstable_not_a_bound():
 def test_the_stability_constants_say_what_the_docs_say():
     assert stability.MAX_VARIABLE_UNCERTAINTY == 0.05 and stability.MIN_VARIABLE_RUNS == 3
     assert stability.MIN_SETTLED_SHARE == 0.5
+    assert (stability.MIN_MODE_SHARE, stability.MIN_MODE_REPS, stability.MIN_MODE_GAP, stability.MAX_MODE_BETWEEN) == \
+        (0.1, 3, 0.05, 0.1)
 
 
 def test_a_study_counts_its_variable_costs_apart_from_its_unstable_ones():

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from cyclebench.measurement import clock_history
-from cyclebench.measurement.stability import assess
+from cyclebench.measurement.stability import assess, two_modes
 
 QUIET = [3.0] * 20
 GHZ = [3.69] * 20
@@ -164,3 +164,20 @@ def test_only_a_run_flagged_for_its_clock_alone_is_noted():
     assert not assess([3.0] * 10 + [3.5] * 10, [3.4] * 20, 3.69).only_low_clock   # and a spread
     assert not assess(QUIET, [3.4] * 20, 3.69, contention=1.3, reference_contention=1.0).only_low_clock
     assert not assess(QUIET, GHZ, 3.69).only_low_clock
+
+
+def test_two_crisp_levels_are_two_modes_and_a_spread_or_a_burst_is_not():
+    # Zen 4, 12 unpcklps a copy: quiet repetitions at 3.95 or 5.38 per copy, stretch by stretch,
+    # with interrupted ones scattered about (one below zero)
+    jitter = [0.001 * (i % 5) for i in range(30)]
+    reps = [3.95 + j for j in jitter] + [5.38 - j for j in jitter[:20]] + [10.4, -3.0, 4.6]
+    fast, slow, share = two_modes(reps)
+    assert fast == pytest.approx(3.95, abs=0.005) and slow == pytest.approx(5.38, abs=0.005)
+    assert share == pytest.approx(0.6)
+    # one level with a slower tenth (a burst the gauges let through) is no mode: too few
+    assert two_modes([1.0] * 46 + [1.2] * 4) is None
+    # levels closer than MIN_MODE_GAP, a wide spread, repetitions spread between two levels
+    assert two_modes([1.0] * 25 + [1.03] * 25) is None
+    assert two_modes([1.0 + 0.01 * i for i in range(50)]) is None
+    assert two_modes([1.0] * 20 + [1.0 + 0.02 * i for i in range(1, 11)] + [1.3] * 20) is None
+    assert two_modes([]) is None and two_modes([1.0, 2.0]) is None

@@ -161,6 +161,8 @@ def _result(doc: dict, r, per: int, max_pages: int, elapsed: float) -> dict:
             "min": c.min / per, "median": c.median / per, "max": c.max / per,
             "samples": [v / per for v in c.samples], "label": c.label,
             "stable": bool(r.stable), "warnings": warnings,
+            # the faster and slower level, where the repetitions read two (measurement/stability.two_modes)
+            "modes": [v / per for v in r.stability["modes"]["cycles"]] if r.stability.get("modes") else None,
             "pages_mapped": pages, "late_pages": late, "mapped_at": info.get("mapped_at", [])[:8],
             "aliased": pages > 1, "mapping_dependent": bool(depends), "mapping_notes": depends,
             "max_pages": max_pages, "calibrated_ghz": r.backend.get("calibrated_ghz"), "backend": r.backend,

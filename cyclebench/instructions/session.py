@@ -106,6 +106,7 @@ class Measured:
     init: str
     linear: bool = True         # the cost grew linearly with the copies (measurement/linearity.py)
     below: float | None = None  # below the resolution: the copies cost less than this (value is no cost)
+    modes: tuple[float, float] | None = None  # the faster and slower level the repetitions read (two modes)
 
 
 class Session:
@@ -136,7 +137,8 @@ class Session:
         lin = r.stability.get("linearity") or {}
         return Measured(ev.value / per, ev.uncertainty / per, [s / per for s in ev.samples],
                         r.stable, list(r.warnings), r.backend, code_text, init_text or "",
-                        lin.get("linear", True), None if getattr(ev, "upper_bound", None) is None else ev.upper_bound / per)
+                        lin.get("linear", True), None if getattr(ev, "upper_bound", None) is None else ev.upper_bound / per,
+                        _modes(r.stability.get("modes"), per))
 
     def step_bounds(self, step: str) -> tuple[float, float | None]:
         """(lower, upper) latency of a connector step; upper None when its reference failed.
@@ -207,6 +209,10 @@ class Session:
             if m.stable:
                 break
         return m
+
+
+def _modes(found: dict | None, per: int) -> tuple[float, float] | None:
+    return None if not found else (found["cycles"][0] / per, found["cycles"][1] / per)
 
 
 class FormInit(list):

@@ -21,7 +21,7 @@ from ..snippet.features import check as check_features, decode_each, load_decode
 from .. import runner
 from . import attempts as attempt_loop
 from .clocks import CALIB_OUTLIER, CalibrationInterrupted, Clock, clock_for  # noqa: F401
-from .evaluate import POOR_TICKS
+from .evaluate import POOR_TICKS, modes as modes_of
 from .params import check as check_params
 from .result import Result
 from .runargs import runner_args
@@ -211,6 +211,13 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, loop_init=No
         warnings.append(f"a variable cost: the repetitions range {st.range[0]:.4g}-{st.range[1]:.4g} cycles (10th-90th "
                         f"percentile) over {runs} processes with clean host gauges (cache, TLB and prefetch state, "
                         f"page placement); the figure is their median, {c.value:.4g} +- {c.uncertainty:.2g} at 95%")
+    two = modes_of(attempts) if p.clock.calibrated else None
+    if two:
+        fast, slow = two["cycles"]
+        which = "slower" if best["events"]["cycles"].value > (fast + slow) / 2 else "faster"
+        warnings.append(f"two modes: the repetitions read {fast:.4g} or {slow:.4g} cycles ({two['fast_share']:.0%} "
+                        f"the faster), stretch by stretch, with quiet host gauges; the figure is the "
+                        f"{which} mode's")
     bound = best["events"]["cycles"].upper_bound
     if bound is not None:
         limited = f" at loop {best['loop']}, the longest the runner would run" if best["loop_limited"] is not None else ""
@@ -251,7 +258,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, loop_init=No
                   stability={**st.to_dict(), "loop_limited": best["loop_limited"],
                              "linearity": best["linearity"] and best["linearity"].to_dict(),
                              "contention_probe": best["contention"], "contention_reference": best["contention_reference"],
-                             "pooled": best.get("pooled")},
+                             "pooled": best.get("pooled"), "modes": two},
                   machine=machine, warnings=warnings,
                   raw={"attempts": [a["raw"] for a in attempts], "chosen": attempts.index(best)},
                   attempts=[{"stable": a["stability"].stable, "spread": a["stability"].spread,

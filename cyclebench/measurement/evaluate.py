@@ -195,3 +195,21 @@ def _loop_limited(info: dict) -> float | None:
         return float(info["loop_limited"][0])
     except (IndexError, ValueError):
         return 0.0
+
+
+def modes(attempts: list[dict]) -> dict | None:
+    """The two levels the quiet repetitions of all runs read (stability.two_modes), or None.
+    Each run's burst-touched repetitions are left out by its own gauges; a pooled result is the
+    runs again, not a run."""
+    quiet = []
+    for a in attempts:
+        r = a.get("reps")
+        if not r or a.get("pooled"):
+            continue
+        pos = stability.clean(r["ghz"], r["contention"] or [], None, None, fallback=False)
+        quiet += [r["cycles"][j] for j in pos if j < len(r["cycles"])]
+    found = stability.two_modes(quiet)
+    if found is None:
+        return None
+    fast, slow, share = found
+    return {"cycles": [fast, slow], "fast_share": share, "repetitions": len(quiet)}

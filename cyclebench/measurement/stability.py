@@ -1,7 +1,8 @@
 """Noise-burst detection: spread within a run, calibration drift between repetitions, a clock
 below this machine's recent clock, and a busy SMT sibling seen by the contention gauge; the
-leading repetitions that were still warming up (``warming_up``); and a figure whose cost varies
-by nature (``assess(..., variable_ok=True)``), reported as a distribution instead of "unstable".
+leading repetitions that were still warming up (``warming_up``); a figure whose cost varies
+by nature (``assess(..., variable_ok=True)``), reported as a distribution instead of "unstable";
+and code whose repetitions read two crisp levels (``two_modes``).
 
 "Spread" means one thing across the package: the interquartile range over the median."""
 from __future__ import annotations
@@ -33,6 +34,16 @@ MIN_SETTLED = 5
 # chance (within 0.8%, Student's t) name one process's placement, not the median over processes.
 MAX_VARIABLE_UNCERTAINTY = 0.05
 MIN_VARIABLE_RUNS = 3
+# Two modes: the quiet repetitions fall into two tight levels, stretch by stretch (Zen 4: two-source
+# shuffles 0.33 or 0.45 cycle each, three loads from three lines 1.00 or 1.36, the level changing
+# more often after an interrupted repetition, never with the code's placement; docs/methods.md). Each level is a
+# MIN_MODE_SHARE of them at least, spreads no more than MAX_REL_SPREAD, and the two are
+# MIN_MODE_GAP apart with at most MAX_MODE_BETWEEN of the repetitions in between: a burst or a
+# drift spreads repetitions out, a mode does not.
+MIN_MODE_SHARE = 0.1
+MIN_MODE_REPS = 3
+MIN_MODE_GAP = 0.05
+MAX_MODE_BETWEEN = 0.1
 
 
 def clean(ghz: list[float], contention: list[float], reference_ghz: float | None,
@@ -172,3 +183,33 @@ def assess(values: list[float], ghz: list[float] | None = None,
         rng = (p10, p90)
     return Stability(not reasons, rel if math.isfinite(rel) else None, drift, reasons, below_resolution,
                      variable, rng, only_low_clock=bool(low_clock) and reasons == [low_clock])
+
+
+def two_modes(values: list[float]) -> tuple[float, float, float] | None:
+    """(faster level, slower level, share of the faster) when ``values`` (the quiet repetitions
+    of one or more runs of the same code, per copy) read two modes, else None."""
+    v = sorted(x for x in values if math.isfinite(x) and x > 0)
+    n = len(v)
+    m = max(MIN_MODE_REPS, math.ceil(MIN_MODE_SHARE * n))
+    if n < 2 * m:
+        return None
+    k = max(range(m, n - m + 1), key=lambda i: v[i] / v[i - 1])     # the widest gap
+    lo, hi = _level(v[:k]), _level(v[k:])
+    if lo is None or hi is None or hi < lo * (1 + MIN_MODE_GAP):
+        return None
+    band = (lo * (1 + MAX_REL_SPREAD), hi * (1 - MAX_REL_SPREAD))
+    near_lo = sum(abs(x - lo) <= lo * MAX_REL_SPREAD for x in v)
+    near_hi = sum(abs(x - hi) <= hi * MAX_REL_SPREAD for x in v)
+    between = sum(band[0] < x < band[1] for x in v)
+    if min(near_lo, near_hi) < m or between > MAX_MODE_BETWEEN * n:
+        return None
+    return lo, hi, near_lo / (near_lo + near_hi)
+
+
+def _level(values: list[float]) -> float | None:
+    """The level of one side of the split: its densest half's median, when that half is tight
+    (a stray outlier on the side does not widen the level)."""
+    h = max(2, (len(values) + 1) // 2)
+    i = min(range(len(values) - h + 1), key=lambda j: values[j + h - 1] - values[j])
+    med = stats.median(values[i:i + h])
+    return med if med > 0 and values[i + h - 1] - values[i] <= MAX_REL_SPREAD * med else None
