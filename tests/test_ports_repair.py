@@ -190,7 +190,7 @@ def test_of_two_ratios_that_disagree_the_faster_sets_the_share():
     notes = lowered(m, mixes)
     assert m.usage[CVT]["R3"] == pytest.approx(0.0) and len(notes) == 1 and notes[0].startswith(CVT)
     assert m.usage[MUL]["R3"] == 1.0                    # the form bound there keeps its own
-    # a slow reading alone, with no ratio that asks for the share, is no disagreement
+    # a slow reading alone, with no ratio the share explains, is no disagreement
     m = model(0.52)
     assert lowered(m, mixes[1:]) == [] and m.usage[CVT]["R3"] == 0.52
     # a share under half of the other form's own is crowding, left to crowding.py

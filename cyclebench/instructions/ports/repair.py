@@ -141,7 +141,7 @@ def lowered(model: Model, mixes: list[tuple[dict[str, int], float]]) -> list[str
     for counts, t in pairs:
         cost, loads = model_cost(model, counts)
         if cost <= t * (1 + TOLERANCE) or frozenset(counts) not in held:
-            continue                     # explained, or no ratio of the two asks for the share
+            continue                     # explained, or no ratio of the two is: no disagreement
         r = max(loads, key=loads.get)
         for f, g in (tuple(counts), tuple(counts)[::-1]):
             u, own = model.usage[f].get(r, 0.0), model.usage[g].get(r, 0.0)
