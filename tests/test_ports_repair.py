@@ -1,6 +1,7 @@
 """The resource model mended against its own readings (ports/repair.py), on fabricated models and
 readings: a usage above the form's time alone, a shared usage raised from pair readings, pairs no
-one resource explains left alone, measured pairs as floors, and the results-file path."""
+one resource explains left alone, measured pairs as floors, a share two ratios disagree on set by
+the faster, and the results-file path."""
 from __future__ import annotations
 
 import json
@@ -111,14 +112,14 @@ def test_readings_no_slower_than_a_forms_stream_alone_are_no_floor():
     assert floors.floor({MUL: 1, LOAD: 1})[0] == pytest.approx(1.02)
 
 
-def _model_file(tmp_path, mixes):
+def _model_file(tmp_path, mixes, model=None):
     path = tmp_path / "m.jsonl"
     st = store(path)
     st.start({"forms": []}, resume=False)
     for counts, t in mixes:
         st.append({"type": "reading", "counts": counts, "cycles": t})
     st.append({"type": "reading", "counts": {ALU: 1}, "cycles": None})      # a failed reading
-    st.append({"type": "model", "model": _model().to_json(),
+    st.append({"type": "model", "model": (model or _model()).to_json(),
                "report": {"blockers": {"R0": ALU, "R1": LOAD}, "classes": {LOAD32: LOAD, TEST: ALU}}})
     st.close()
     return path
@@ -171,3 +172,39 @@ def test_a_form_short_of_its_time_alone_takes_it_on_the_resource_probed_at_its_s
     notes = alone_short(m)
     assert m.usage[LOAD] == {"R0": pytest.approx(1 / 3), "R1": 0.28} and len(notes) == 1
     assert m.usage[STORE] == {"R2": 0.6}        # one a cycle names no resource
+
+
+def test_of_two_ratios_that_disagree_the_faster_sets_the_share():
+    from cyclebench.instructions.ports.repair import lowered
+    CVT = "CVTSI2SD (XMM, R64)"
+
+    def model(share):      # R3: the multiplier; the convert's own pipes are R0
+        m = _model()
+        m.usage[CVT] = {"R0": 1.0, "R3": share}
+        m.alone[CVT] = 1.0
+        return m
+    # one convert beside one multiply 1.52, beside two 2.00: the share 0.52 explains the first and
+    # puts the second 26% slow; the second leaves none
+    mixes = [({CVT: 1, MUL: 1}, 1.52), ({CVT: 1, MUL: 2}, 2.0)]
+    m = model(0.52)
+    notes = lowered(m, mixes)
+    assert m.usage[CVT]["R3"] == pytest.approx(0.0) and len(notes) == 1 and notes[0].startswith(CVT)
+    assert m.usage[MUL]["R3"] == 1.0                    # the form bound there keeps its own
+    # a slow reading alone, with no ratio the share explains, is no disagreement
+    m = model(0.52)
+    assert lowered(m, mixes[1:]) == [] and m.usage[CVT]["R3"] == 0.52
+    # a share under half of the other form's own is crowding, left to crowding.py
+    m = model(0.4)
+    assert lowered(m, [({CVT: 1, MUL: 1}, 1.40), ({CVT: 2, MUL: 2}, 2.0)]) == [] and m.usage[CVT]["R3"] == 0.4
+
+
+def test_the_predictor_loads_the_faster_share(tmp_path):
+    from cyclebench.instructions.ports.predict import load
+    CVT = "CVTSI2SD (XMM, R64)"
+    m = _model()
+    m.usage[CVT] = {"R0": 1.0, "R3": 0.52}
+    m.alone[CVT] = 1.0
+    path = _model_file(tmp_path, [({CVT: 1, MUL: 1}, 1.52), ({CVT: 1, MUL: 2}, 2.0)], m)
+    loaded = load(path)
+    assert loaded.model.usage[CVT]["R3"] == pytest.approx(0.0)
+    assert any("fastest reading" in n for n in loaded.notes)

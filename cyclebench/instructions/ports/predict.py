@@ -58,7 +58,7 @@ from ...errors import UsageError
 from ..catalogue import Catalogue
 from .dataflow import mnemonic, chain_bound, load_time, merged_after, zero_idiom
 from .model import FRONT_END, Model
-from .repair import PairFloors, mended, readings
+from .repair import PairFloors, lowered, mended, readings
 from .shared import SharedFloors, integer_side
 from .simulate import Units, simulate, units
 from . import apart, dealing, crowding, flag_order, inflight, load_order, mul_loads, slots, store_grain, store_load, \
@@ -136,6 +136,7 @@ def load(path: Path) -> Loaded:
     pair, pair_source = flag_order.stored(path)
     flags = flag_order.FlagOrder.build(pair, model, catalogue, sides, shared.whole_group(model, units(model)),
                                        crowding.units)
+    notes += lowered(model, readings(path))     # after the floors have read the model as inferred
     model = shared.charged_whole(model, units(model))   # whole-resource holds: the floor charges them
     model.firm = crowding.shown(model, readings(path), sides)   # transfers' holds below saturation
     factor, where = upper.stored(path)

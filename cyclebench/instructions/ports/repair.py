@@ -38,7 +38,14 @@ the model's own figures that names no form:
   takes its time alone there (:func:`alone_short`: the
   inference spread Zen 4's plain loads, ``mov rax, [m]``, three a cycle alone, over three
   resources at 0.25-0.28 each, so three loads of three forms read 0.83 cycles where they run
-  1.00, and the load probe ``cmp [m], r32`` runs three a cycle too).
+  1.00, and the load probe ``cmp [m], r32`` runs three a cycle too);
+* **of two ratios that disagree, the faster holds:** a reading is slowed by more than resources
+  (a chain, the company its µops are dispatched with), never sped; where a form's share of the
+  resource another form is bound by explains one ratio of the two and puts another more than
+  :data:`TOLERANCE` slow, the share drops to what the faster reading leaves (:func:`lowered`,
+  which predict.load applies once the shared floors and the flag-order rule have read the model:
+  Zen 4's ``cvtsi2sd xmm, r64`` beside one ``imul r64, r64`` read 1.52 cycles and beside two
+  2.00, and its 0.52 of the multiplier said 2.52 there and in a random mix that runs 2.00).
 """
 from __future__ import annotations
 
@@ -121,6 +128,35 @@ def repair(model: Model, mixes: list[tuple[dict[str, int], float]]) -> tuple[Mod
                 notes.append(f"{f}: {r} {m.usage[f][r]:.2f} -> {u:.2f} ({len(rows)} readings with {b if f == a else a})")
                 m.usage[f][r] = u
     return m, notes
+
+
+def lowered(model: Model, mixes: list[tuple[dict[str, int], float]]) -> list[str]:
+    """The sixth rule, on ``model`` in place: one line per usage lowered.  A share counts where the
+    other form of the reading is bound alone by the resource, the share is at least half of that
+    form's own (less is crowding of a wider group, crowding.py, not a µop on the other's units)
+    and short of the form's own time alone (it does not bound the form)."""
+    pairs = [(c, t) for c, t in mixes if len(c) == 2 and all(model.alone.get(f) and f in model.usage for f in c)]
+    held = {frozenset(c) for c, t in pairs if model_cost(model, c)[0] <= t * (1 + TOLERANCE / 2)}
+    allow: dict[tuple[str, str], tuple[float, str]] = {}
+    for counts, t in pairs:
+        cost, loads = model_cost(model, counts)
+        if cost <= t * (1 + TOLERANCE) or frozenset(counts) not in held:
+            continue                     # explained, or no ratio of the two is: no disagreement
+        r = max(loads, key=loads.get)
+        for f, g in (tuple(counts), tuple(counts)[::-1]):
+            u, own = model.usage[f].get(r, 0.0), model.usage[g].get(r, 0.0)
+            if r == FRONT_END or own < model.alone[g] * (1 - TOLERANCE) \
+                    or not own / 2 <= u < model.alone[f] * (1 - TOLERANCE):
+                continue
+            left = max(0.0, (t - counts[g] * own) / counts[f])
+            if left < allow.get((f, r), (u, ""))[0]:
+                allow[(f, r)] = left, g
+    notes = []
+    for (f, r), (v, g) in sorted(allow.items()):
+        if v < model.usage[f][r] * (1 - TOLERANCE):
+            notes.append(f"{f}: {r} {model.usage[f][r]:.2f} -> {v:.2f} (its fastest reading with {g})")
+            model.usage[f][r] = v
+    return notes
 
 
 def unit_floors(model: Model, mixes: list[tuple[dict[str, int], float]], units) -> list[str]:
