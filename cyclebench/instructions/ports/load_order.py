@@ -61,15 +61,12 @@ def probe(session) -> dict:
 
 def stored(path_) -> tuple[bool, str]:
     """(a 512-bit load has its cycle of the load path to itself, where that came from)."""
-    from .run import stored_record
-    r = stored_record(path_, RECORD)
-    if r is None:
-        return False, "not measured: the model file has no load-order probe"
-    if r.get("whole") is None:
-        return False, r.get("why") or "no figure"
-    t = r.get("times") or {}
-    return bool(r["whole"]), (f"measured by cyclebench ports: a 512-bit load {t.get('wide')} cycles, with one "
-                              f"narrow load {t.get('wide and one')}, with two {t.get('wide and two')}")
+    from .run import stored_figure
+    whole, t = stored_figure(path_, RECORD, "whole", "not measured: the model file has no load-order probe")
+    if whole is None:
+        return False, t
+    return bool(whole), (f"measured by cyclebench ports: a 512-bit load {t.get('wide')} cycles, with one "
+                         f"narrow load {t.get('wide and one')}, with two {t.get('wide and two')}")
 
 
 def in_order(forms: list[str], model, catalogue) -> float:

@@ -97,6 +97,18 @@ def stored_record(path: Path, kind: str) -> dict | None:
     return recs[-1] if recs else None
 
 
+def stored_figure(path: Path, kind: str, key: str, missing: str) -> tuple[object, dict | str]:
+    """(the figure ``key`` of the file's ``kind`` probe record, the record's times), or (None, why):
+    ``missing`` where the file has no such record, the record's own reason where the CPU gave no
+    figure (a CPU without the feature the probe needs)."""
+    r = stored_record(path, kind)
+    if r is None:
+        return None, missing
+    if r.get(key) is None:
+        return None, r.get("why") or "no figure"
+    return r[key], r.get("times") or {}
+
+
 def sample(catalogue: Catalogue, n: int, seed: int = 0, names: list[str] = (), among=None) -> list[str]:
     """``names`` (checked) plus ``n`` mixable forms drawn at random (half of them legacy-encoded).
     ``among`` (a predicate on a form, optional): draw only forms it accepts, legacy or not (the

@@ -52,12 +52,10 @@ def probe(session) -> dict:
 
 def stored(path) -> tuple[bool, str]:
     """(the legacy-beside-ZMM cost takes the vector pipes, where that came from)."""
-    from .run import stored_record
-    r = stored_record(path, RECORD)
-    if r is None:
-        return False, "not measured: the model file has no probe of the vector pipes beside the merges"
-    if r.get("shared") is None:
-        return False, r.get("why") or "no figure"
-    t = r.get("times") or {}
-    return bool(r["shared"]), (f"measured by cyclebench ports: 4 VEX writes {t.get('vex')} cycles, 4 legacy "
-                               f"beside 1 ZMM write {t.get('legacy and wide')}, all {t.get('both')}")
+    from .run import stored_figure
+    shared, t = stored_figure(path, RECORD, "shared",
+                              "not measured: the model file has no probe of the vector pipes beside the merges")
+    if shared is None:
+        return False, t
+    return bool(shared), (f"measured by cyclebench ports: 4 VEX writes {t.get('vex')} cycles, 4 legacy "
+                          f"beside 1 ZMM write {t.get('legacy and wide')}, all {t.get('both')}")
