@@ -88,12 +88,17 @@ class SharedFloors:
     def build(cls, model: Model, mixes: list[tuple[dict[str, int], float]],
               classes: dict[str, str], sides: dict[str, frozenset[str]] | None = None) -> "SharedFloors":
         rows: dict[tuple[str, str], list[tuple[int, int, float]]] = {}
+        overlap: dict[tuple[str, str], list[tuple[int, int, float]]] = {}
         short: set[tuple[str, str]] = set()
         for counts, t in mixes:
             if len(counts) != 2 or not all(f in model.usage for f in counts):
                 continue
             a, b = sorted(counts)
-            rows.setdefault((a, b), []).append((counts[a], counts[b], t))
+            slower = max(counts[f] * model.alone.get(f, 0.0) for f in (a, b))
+            # a mix no longer than its slower part alone overlapped whole: it bounds a shared
+            # load from above but fixes no point of it
+            (overlap if t <= slower * (1 + TOLERANCE / 2) else rows).setdefault((a, b), []).append(
+                (counts[a], counts[b], t))
             if model_cost(model, counts)[0] < t * (1 - TOLERANCE):
                 short.add((a, b))
         out = cls(classes=dict(classes), used={f: set(model.used(f)) for f in model.usage},
@@ -101,8 +106,9 @@ class SharedFloors:
         out.apart = out._apart(model, mixes)
         blockers = set(classes.values())
         for pair in sorted(short):
-            fit = pair_shares(rows[pair])
-            if fit is not None and min(fit) >= USED and all(
+            fit = pair_shares(rows.get(pair, []))
+            if fit is not None and all(fit[0] * x + fit[1] * y <= t * (1 + TOLERANCE / 2)
+                                       for x, y, t in overlap.get(pair, [])) and min(fit) >= USED and all(
                     u <= model.alone.get(f, 0.0) * (1 + TOLERANCE) for f, u in zip(pair, fit)):
                 out.pairs[pair] = fit
                 for (x, ux), (y, uy) in ((pair[0], fit[0]), (pair[1], fit[1])), ((pair[1], fit[1]), (pair[0], fit[0])):
