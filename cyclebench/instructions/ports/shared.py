@@ -83,6 +83,9 @@ class SharedFloors:
     sides: dict[str, frozenset[str]] = field(default_factory=dict)   # transfer -> integer_side
     apart: dict[frozenset[str], set[str]] = field(default_factory=dict)   # what a transfer writes ->
     # the forms whose readings beside such a transfer, filling its time, lose no whole cycle to it
+    held: dict[str, tuple[str, float]] = field(default_factory=dict)   # form -> (the resource its
+    # class's blocker probes, its time alone): where a pair's fit gives it that whole, the pair
+    # shares that resource
 
     @classmethod
     def build(cls, model: Model, mixes: list[tuple[dict[str, int], float]],
@@ -111,6 +114,9 @@ class SharedFloors:
                                        for x, y, t in overlap.get(pair, [])) and min(fit) >= USED and all(
                     u <= model.alone.get(f, 0.0) * (1 + TOLERANCE) for f, u in zip(pair, fit)):
                 out.pairs[pair] = fit
+                for x in pair:     # a form of a class is bound alone by what its blocker probes
+                    if (k := x if x in blockers else classes.get(x)) in out.probes:
+                        out.held[x] = (out.probes[k], model.alone[x])
                 for (x, ux), (y, uy) in ((pair[0], fit[0]), (pair[1], fit[1])), ((pair[1], fit[1]), (pair[0], fit[0])):
                     if x in blockers and y not in blockers and ux >= model.alone[x] * (1 - TOLERANCE):
                         out.probed.setdefault(x, {x: model.alone[x]})[y] = uy
@@ -181,8 +187,12 @@ class SharedFloors:
         blockers = set(self.classes.values())
         best, why = 0.0, None
         for (a, b), (ua, ub) in self.pairs.items():
-            na = self._count(a, counts, blockers, {b}, self.used.get(b), self._spared([b]))
-            nb = self._count(b, counts, blockers, {a}, self.used.get(a), self._spared([a]))
+            # a class member counts where it uses what the pair shares: the resource the other
+            # side's class probes where the fit gives that side its whole time, else any it uses (a
+            # tenth of a cycle of some third resource, which a re-measure may or may not cross,
+            # would count a plain load in ``cmp r32, [m]``'s class beside ``test``)
+            na = self._count(a, counts, blockers, {b}, self._shares(b, ub), self._spared([b]))
+            nb = self._count(b, counts, blockers, {a}, self._shares(a, ua), self._spared([a]))
             if na and nb and ua * na + ub * nb > best:
                 best, why = ua * na + ub * nb, f"shared by {a} + {b} (their readings)"
         for x, use in self.probed.items():
@@ -193,6 +203,14 @@ class SharedFloors:
             if len(with_x) + bool(nx) >= 2 and v > best:     # two forms on it at least
                 best, why = v, f"the resource {x} probes, shared by {len(with_x)} forms (their readings)"
         return best, why
+
+    def _shares(self, form: str, use: float) -> set[str] | None:
+        """The resources a pair with ``form`` (its fit ``use``) may share: the one its class's
+        blocker probes where the fit gives it its whole time alone, else every resource the
+        model has it use."""
+        if form in self.held and use >= self.held[form][1] * (1 - TOLERANCE):
+            return {self.held[form][0]}
+        return self.used.get(form)
 
     def _count(self, form: str, counts: dict[str, int], blockers: set[str], besides: set[str],
                shared: set[str] | None = None, spared: set[str] = frozenset()) -> int:
