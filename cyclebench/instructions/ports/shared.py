@@ -6,6 +6,10 @@ resource that each form uses a fixed amount of (``t = a x + b y``, fitted by lea
 repair.py fits its shared usages, within half its tolerance), that resource's load is a floor at
 every ratio: a block with ``x`` of the first and ``y`` of the second takes at least ``a x + b y``
 cycles.  Only pairs whose readings the model explains too fast give one (others add nothing).
+A mix that ran no longer than its slower part alone (the two overlapped whole) fixes no point of
+the line: it is left out of the fit and refutes a fit that charges it more (Zen 4: ``imul``
+beside 2, 4, 8 ALU ops 1.00, 1.50, 2.25 cycles; a line through all three held one ``imul`` and
+three ALU ops, which run 1.00, to 1.24).
 
 A blocker probes the resource it is bound by alone, so every form whose fit beside it gives the
 blocker its whole time alone shares that one resource: their loads add up too, each form at the
