@@ -347,6 +347,20 @@ def test_of_two_whole_cross_usages_the_one_more_mixes_contradict_is_lowered():
     assert usage["u"]["R0"] == pytest.approx(0.5)
 
 
+def test_of_equal_shares_the_claim_on_more_units_is_lowered_whatever_the_names():
+    # a transfer (one a cycle) read as all four ALUs for a cycle beside ALU ops, a three-part lea
+    # (two a cycle) as two of them; lea beside two transfers took 2.1, which both cannot: the
+    # claim on four units is lowered, though the lea's comes first by name and by count they tie
+    inf = Inference(measure=lambda counts: None)
+    alone = {"alu": 0.25, "b_xfer": 1.0, "a_lea": 0.5}
+    _blocker_readings(inf, [({"a_lea": 1, "b_xfer": 2}, 2.1)])
+    usage = {"alu": {"R0": 0.25, "R1": 0.0, "R2": 0.0},
+             "b_xfer": {"R0": 1.0, "R1": 1.0, "R2": 0.0},
+             "a_lea": {"R0": 0.5, "R1": 0.0, "R2": 0.5}}
+    inf.consistent(usage, ["alu", "b_xfer", "a_lea"], ["R0", "R1", "R2"], alone)
+    assert usage["a_lea"]["R0"] == 0.5 and usage["b_xfer"]["R0"] == pytest.approx(0.8)
+
+
 def test_units_and_ratios():
     assert units(0.25) == 4 and units(1.0) == 1 and units(0.34) == 3
     assert units(0.4) is None and units(3.0) is None

@@ -172,3 +172,18 @@ def test_a_class_member_that_loses_no_whole_cycle_to_a_like_transfer_is_not_coun
     # without what the forms write, every member counts as before
     assert SharedFloors.build(m, read, {TEST: CMP, lea: CMP}).floor({XFER: 1, lea: 4, TEST: 4})[0] \
         == pytest.approx(3.0)
+
+
+def test_a_mix_no_longer_than_its_slower_part_bounds_the_fit_and_fixes_no_point_of_it():
+    m = _model()
+    mul = "IMUL (R64, R64)"
+    m.usage[mul], m.alone[mul] = {"R1": 1.0}, 1.0
+    # beside 2 of the ALU blocker the multiply runs as alone; 4 and 8 add a rising cost
+    read = [({mul: 1, CMP: 2}, 1.0), ({mul: 1, CMP: 4}, 1.5), ({mul: 1, CMP: 8}, 2.25)]
+    shared = SharedFloors.build(m, read, {TEST: CMP})
+    # the two rising readings fit 0.75 + 0.1875 a CMP, which the overlapped mix (1.125) refutes
+    assert (CMP, mul) not in shared.pairs
+    assert shared.floor({mul: 1, CMP: 3}) == (0.0, None)
+    # without the overlapped mix nothing refutes the fit
+    assert SharedFloors.build(m, read[1:], {TEST: CMP}).pairs[(CMP, mul)] == (
+        pytest.approx(0.1875), pytest.approx(0.75))

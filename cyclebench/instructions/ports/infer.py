@@ -332,9 +332,13 @@ class Inference:
         share of that resource (a store beside an FP01 op reads 1.58 where the two take 1 and 1
         alone: a partial interference of that pair, not a pipe they share).  The usage that is the
         smallest share of its blocker's time is lowered first (a whole pipe's worth is the surer
-        reading), of equals the one the most mixes contradict, to what those mixes leave, until
-        none is contradicted; ``usage`` in place."""
+        reading), of equals the one that asks more unit-cycles of the resource, then the one the
+        most mixes contradict, to what those mixes leave, until none is contradicted; ``usage``
+        in place.  (Zen 4: beside ALU ops ``ucomiss`` reads as all four ALUs for a cycle, a
+        three-part ``lea`` as two of them; ``lea`` beside two ``ucomiss`` contradicts the two, and
+        by count and name alone one blocker draw had lowered the ``lea``'s.)"""
         own = dict(zip(blockers, resources))
+        width = {r: units(alone[b]) or 1 for b, r in own.items()}
         pairs = [m for m in self.mixes(blockers, alone) if len(m.counts) == 2]
         while True:
             against: dict[tuple[str, str], list[float]] = {}     # (blocker, resource) -> its ceilings
@@ -348,7 +352,11 @@ class Inference:
                             against.setdefault((f, r), []).append(max(0.0, (m.cycles - k * usage[g][r]) / n))
             if not against:
                 return
-            f, r = min(against, key=lambda x: (round(usage[x[0]][x[1]] / alone[x[0]], 1), -len(against[x]), x))
+            # of equal shares, the one that asks more unit-cycles of the resource (usage x its
+            # units): one instruction's µop holds one unit, so a claim of several is the likelier
+            # partial interference (a transfer's hold on every ALU); then the most contradicted
+            f, r = min(against, key=lambda x: (round(usage[x[0]][x[1]] / alone[x[0]], 1),
+                                               -round(usage[x[0]][x[1]] * width[x[1]], 2), -len(against[x]), x))
             usage[f][r] = min(against[f, r])
 
     def slow_units(self, model: Model, alone: dict[str, float], seed: int = 0) -> dict[str, str]:

@@ -6,6 +6,10 @@ resource that each form uses a fixed amount of (``t = a x + b y``, fitted by lea
 repair.py fits its shared usages, within half its tolerance), that resource's load is a floor at
 every ratio: a block with ``x`` of the first and ``y`` of the second takes at least ``a x + b y``
 cycles.  Only pairs whose readings the model explains too fast give one (others add nothing).
+A mix that ran no longer than its slower part alone (the two overlapped whole) fixes no point of
+the line: it is left out of the fit and refutes a fit that charges it more (Zen 4: ``imul``
+beside 2, 4, 8 ALU ops 1.00, 1.50, 2.25 cycles; a line through all three held one ``imul`` and
+three ALU ops, which run 1.00, to 1.24).
 
 A blocker probes the resource it is bound by alone, so every form whose fit beside it gives the
 blocker its whole time alone shares that one resource: their loads add up too, each form at the
@@ -83,17 +87,25 @@ class SharedFloors:
     sides: dict[str, frozenset[str]] = field(default_factory=dict)   # transfer -> integer_side
     apart: dict[frozenset[str], set[str]] = field(default_factory=dict)   # what a transfer writes ->
     # the forms whose readings beside such a transfer, filling its time, lose no whole cycle to it
+    held: dict[str, tuple[str, float]] = field(default_factory=dict)   # form -> (the resource its
+    # class's blocker probes, its time alone): where a pair's fit gives it that whole, the pair
+    # shares that resource
 
     @classmethod
     def build(cls, model: Model, mixes: list[tuple[dict[str, int], float]],
               classes: dict[str, str], sides: dict[str, frozenset[str]] | None = None) -> "SharedFloors":
         rows: dict[tuple[str, str], list[tuple[int, int, float]]] = {}
+        overlap: dict[tuple[str, str], list[tuple[int, int, float]]] = {}
         short: set[tuple[str, str]] = set()
         for counts, t in mixes:
             if len(counts) != 2 or not all(f in model.usage for f in counts):
                 continue
             a, b = sorted(counts)
-            rows.setdefault((a, b), []).append((counts[a], counts[b], t))
+            slower = max(counts[f] * model.alone.get(f, 0.0) for f in (a, b))
+            # a mix no longer than its slower part alone overlapped whole: it bounds a shared
+            # load from above but fixes no point of it
+            (overlap if t <= slower * (1 + TOLERANCE / 2) else rows).setdefault((a, b), []).append(
+                (counts[a], counts[b], t))
             if model_cost(model, counts)[0] < t * (1 - TOLERANCE):
                 short.add((a, b))
         out = cls(classes=dict(classes), used={f: set(model.used(f)) for f in model.usage},
@@ -101,10 +113,14 @@ class SharedFloors:
         out.apart = out._apart(model, mixes)
         blockers = set(classes.values())
         for pair in sorted(short):
-            fit = pair_shares(rows[pair])
-            if fit is not None and min(fit) >= USED and all(
+            fit = pair_shares(rows.get(pair, []))
+            if fit is not None and all(fit[0] * x + fit[1] * y <= t * (1 + TOLERANCE / 2)
+                                       for x, y, t in overlap.get(pair, [])) and min(fit) >= USED and all(
                     u <= model.alone.get(f, 0.0) * (1 + TOLERANCE) for f, u in zip(pair, fit)):
                 out.pairs[pair] = fit
+                for x in pair:     # a form of a class is bound alone by what its blocker probes
+                    if (k := x if x in blockers else classes.get(x)) in out.probes:
+                        out.held[x] = (out.probes[k], model.alone[x])
                 for (x, ux), (y, uy) in ((pair[0], fit[0]), (pair[1], fit[1])), ((pair[1], fit[1]), (pair[0], fit[0])):
                     if x in blockers and y not in blockers and ux >= model.alone[x] * (1 - TOLERANCE):
                         out.probed.setdefault(x, {x: model.alone[x]})[y] = uy
@@ -175,8 +191,12 @@ class SharedFloors:
         blockers = set(self.classes.values())
         best, why = 0.0, None
         for (a, b), (ua, ub) in self.pairs.items():
-            na = self._count(a, counts, blockers, {b}, self.used.get(b), self._spared([b]))
-            nb = self._count(b, counts, blockers, {a}, self.used.get(a), self._spared([a]))
+            # a class member counts where it uses what the pair shares: the resource the other
+            # side's class probes where the fit gives that side its whole time, else any it uses (a
+            # tenth of a cycle of some third resource, which a re-measure may or may not cross,
+            # would count a plain load in ``cmp r32, [m]``'s class beside ``test``)
+            na = self._count(a, counts, blockers, {b}, self._shares(b, ub), self._spared([b]))
+            nb = self._count(b, counts, blockers, {a}, self._shares(a, ua), self._spared([a]))
             if na and nb and ua * na + ub * nb > best:
                 best, why = ua * na + ub * nb, f"shared by {a} + {b} (their readings)"
         for x, use in self.probed.items():
@@ -187,6 +207,14 @@ class SharedFloors:
             if len(with_x) + bool(nx) >= 2 and v > best:     # two forms on it at least
                 best, why = v, f"the resource {x} probes, shared by {len(with_x)} forms (their readings)"
         return best, why
+
+    def _shares(self, form: str, use: float) -> set[str] | None:
+        """The resources a pair with ``form`` (its fit ``use``) may share: the one its class's
+        blocker probes where the fit gives it its whole time alone, else every resource the
+        model has it use."""
+        if form in self.held and use >= self.held[form][1] * (1 - TOLERANCE):
+            return {self.held[form][0]}
+        return self.used.get(form)
 
     def _count(self, form: str, counts: dict[str, int], blockers: set[str], besides: set[str],
                shared: set[str] | None = None, spared: set[str] = frozenset()) -> int:
