@@ -258,9 +258,8 @@ def measure_mix(session: Session, forms: dict[str, Form], counts: dict[str, int]
             m = session.measure(code, init, per=u)
             if best is None or m.value < best.value:
                 best = m
-            if m.modes and m.stable:
-                fast = min(best.value, m.modes[0])
-                best = replace(best, value=fast) if fast < best.value else best
+            if m.modes and m.stable and m.modes[0] < best.value:
+                best = replace(best, value=m.modes[0])
         return Reading(dict(counts), best.value, best.stable)
     except CycleBenchError as e:
         return Reading(dict(counts), None, None, e.cause)
