@@ -15,13 +15,18 @@ CMP = "UCOMISS (XMM, XMM)"
 TEST = "TEST (R64, R64)"
 LEA = "LEA_B_D8 (R64)"
 SHL = "SHL (R64, I8)"
-ZEN4 = {"pair": 1.347, "shielded": 1.193, "exposed": 1.634}
+ZEN4 = {"pair": 1.347, "shielded": 1.193, "exposed": 1.634, "chain": 1.0, "chained": 1.555}
+
+
+AND = "AND_21 (R64, R64)"
+SETA = "SETNBE (R8)"
 
 
 def _model() -> Model:
     # R1 the four ALUs (a quarter cycle each), R2 the compare's vector pipe, R3 the shifts' two pipes
-    usage = {CMP: {"R2": 1.0}, TEST: {"R1": 0.25}, LEA: {"R1": 0.25}, SHL: {"R1": 0.25, "R3": 0.5}}
-    return Model(["R1", "R2", "R3"], usage, 6, {CMP: 1.0, TEST: 0.25, LEA: 0.25, SHL: 0.5})
+    usage = {CMP: {"R2": 1.0}, TEST: {"R1": 0.25}, LEA: {"R1": 0.25}, SHL: {"R1": 0.25, "R3": 0.5},
+             AND: {"R1": 0.25}, SETA: {"R1": 0.25}}
+    return Model(["R1", "R2", "R3"], usage, 6, {CMP: 1.0, TEST: 0.25, LEA: 0.25, SHL: 0.5, AND: 0.25, SETA: 0.25})
 
 
 def _exposed(block: str, catalogue, model=None) -> int:
@@ -54,23 +59,28 @@ def test_the_last_alu_instruction_before_a_compare_exposes_or_shields_it(catalog
 def test_the_probe_tells_an_order_that_costs():
     assert flag_order.exposes(ZEN4)
     assert not flag_order.exposes({"pair": 1.25, "shielded": 1.25, "exposed": 1.30})
+    assert flag_order.late(ZEN4) == pytest.approx(0.555)
+    assert flag_order.late({**ZEN4, "chained": 1.05}) is None          # within the chain's own time
+    assert flag_order.late({**ZEN4, "exposed": 1.2}) is None           # no order: no exposing writer
+    assert flag_order.late({k: ZEN4[k] for k in ("pair", "shielded", "exposed")}) is None   # an older record
 
 
 def test_the_record_is_kept_and_the_predictor_takes_the_floor_only_with_it(tmp_path, catalogue):
     by_code = {(flag_order.COMPARE, flag_order.WRITER): ZEN4["pair"],
                (flag_order.COMPARE, flag_order.WRITER, flag_order.OTHER): ZEN4["shielded"],
-               (flag_order.COMPARE, flag_order.OTHER, flag_order.WRITER): ZEN4["exposed"]}
+               (flag_order.COMPARE, flag_order.OTHER, flag_order.WRITER): ZEN4["exposed"],
+               (flag_order.CHAINED,): ZEN4["chain"], (flag_order.COMPARE, flag_order.CHAINED): ZEN4["chained"]}
     session = timed(by_code)
     path = empty_results(tmp_path / "ports.jsonl")
     assert flag_order.stored(path)[0] is None                      # no probe: no floor
     assert ports_run.record(path, "flag_order", session)["pair"] == ZEN4["pair"]
-    assert flag_order.stored(path)[0] == ZEN4["pair"]
+    assert flag_order.stored(path)[:2] == (ZEN4["pair"], pytest.approx(0.555))
     assert ports_run.record(path, "flag_order", None)["times"]["exposed"] == ZEN4["exposed"]    # kept, not measured again
     model = _model()
     sides = {CMP: frozenset({"flags"})}
     units = lambda m, r: 4                                         # noqa: E731
     floor = flag_order.FlagOrder.build(ZEN4["pair"], model, catalogue, sides, {CMP: "R1"}, units)
-    assert floor.fast == {TEST, LEA}                               # a shift runs two a cycle
+    assert floor.fast == {TEST, LEA, AND, SETA}                    # a shift runs two a cycle
     assert flag_order.FlagOrder.build(None, model, catalogue, sides, {CMP: "R1"}, units) is None
     assert flag_order.FlagOrder.build(ZEN4["pair"], model, catalogue, sides, {}, units) is None
     exposed = "ucomiss xmm1, xmm2; lea r9, [rcx+0x1]; test rbx, rcx"
@@ -79,3 +89,28 @@ def test_the_record_is_kept_and_the_predictor_takes_the_floor_only_with_it(tmp_p
     p = predict(exposed, model, catalogue, floors=[floor])
     assert p.resource_bound == pytest.approx(ZEN4["pair"]) and p.binding_resource == flag_order.LABEL
     assert predict(shielded, model, catalogue, floors=[floor]).resource_bound == pytest.approx(1.0)
+
+
+def test_an_exposing_writer_on_a_chain_is_late_unless_the_chain_reads_the_compare(catalogue):
+    model = _model()
+    sides = {CMP: frozenset({"flags"})}
+    floor = flag_order.FlagOrder.build(ZEN4["pair"], model, catalogue, sides, {CMP: "R1"}, lambda m, r: 4, 0.5)
+    assert floor.fast == {TEST, LEA, AND, SETA}
+    chained = "ucomiss xmm1, xmm2; and rbx, rcx"                   # the and exposes the compare and waits on itself
+    assert predict(chained, model, catalogue).chain_bound == pytest.approx(1.0)
+    assert predict(chained, model, catalogue, floors=[floor]).chain_bound == pytest.approx(1.5)
+    older = flag_order.FlagOrder.build(ZEN4["pair"], model, catalogue, sides, {CMP: "R1"}, lambda m, r: 4)
+    assert predict(chained, model, catalogue, floors=[older]).chain_bound == pytest.approx(1.0)   # no late: as before
+    shielded = "ucomiss xmm1, xmm2; and rbx, rcx; lea r9, [rcx+0x1]"
+    assert predict(shielded, model, catalogue, floors=[floor]).chain_bound == pytest.approx(1.0)
+    read = "ucomiss xmm1, xmm2; seta bl; and rbx, rcx"             # the chain takes the compare's flags
+    assert predict(read, model, catalogue, floors=[floor]).chain_bound == predict(read, model, catalogue).chain_bound
+    apart = "ucomiss xmm1, xmm2; seta dl; and rbx, rcx; and rbx, rcx"   # the reader is off the chain
+    assert predict(apart, model, catalogue, floors=[floor]).chain_bound == pytest.approx(
+        predict(apart, model, catalogue).chain_bound + 0.5)
+
+
+def test_the_loops_of_a_block(catalogue):
+    from cyclebench.instructions.ports.dataflow import loops
+    got = loops(decode("add rbx, 1; ucomiss xmm1, xmm2; setne bl; mov rdx, rcx; lea r9, [r9+1]"))
+    assert got == [{0, 2}, set(), {0, 2}, set(), {4}]

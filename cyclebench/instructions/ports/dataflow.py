@@ -159,6 +159,25 @@ def merged_after(latency, load: float | None):
     return (*latency[:2], {**by, KEPT: max(MERGE, by["mem"] - load)}, *latency[3:])
 
 
+def loops(instructions: list[iced_x86.Instruction]) -> list[frozenset[int]]:
+    """Per instruction, the instructions on a loop-carried chain with it through registers and
+    the flags (each read taken from the last write before it, the loop wrapping round): the
+    strongly connected part of the dependence graph it is in; empty where it is on no such chain."""
+    factory = iced_x86.InstructionInfoFactory()
+    access = [_access(ins, factory, d) for ins, d in zip(instructions, upper.dirty(instructions))]
+    n = len(instructions)
+    reach = [set() for _ in range(n)]         # reach[i]: instructions that wait on i, at any remove
+    for k, (reads, addr, _, kept) in enumerate(access):
+        for r in reads | addr | set(kept):
+            i = next(((k - d) % n for d in range(1, n + 1) if r in access[(k - d) % n][2]), None)
+            if i is not None:
+                reach[i].add(k)
+    for _ in range(n):                        # the closure: n rounds suffice
+        for i in range(n):
+            reach[i] = reach[i].union(*(reach[j] for j in list(reach[i])))
+    return [frozenset(j for j in reach[i] if i in reach[j]) for i in range(n)]
+
+
 def _overlaps(a, b) -> bool:
     return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
 

@@ -25,10 +25,18 @@ moves, vector forms.  A zero idiom (``xor r8d, r8d`` 1.12 either order), a write
 jz``: 1.13) do not expose it.  ``vptest`` (flags from vector registers too) exposed the same
 way: ``vptest; lea; test`` 1.62, ``vptest; test; lea`` 1.17.
 
+An exposing writer on a loop-carried chain loses time on the chain itself: ``C A`` (``A`` ``and
+rbx, rcx``, or ``add``, ``sub``, ``xor``, ``neg``, ``inc``, ``or bx, cx``: a chain of 1 cycle)
+1.55, ``C A A A`` 3.55, ``C L L A`` 1.64; shielded, none (``C A L`` 1.17, ``C A`` and ``lea rbx,
+[rbx+1]`` 2.00).  Where the chain also reads the compare's flags it runs after the compare and
+loses nothing (``C seta bl; A`` and ``C cmovb rbx, rcx; A`` 2.01-2.02, as without the compare).
+
 :func:`probe` measures C T, C T L and C L T; where C L T runs over C T L by more than
 :data:`OVER` the core has the cost, and ``cyclebench ports`` keeps C T, the time of a compare
-and its writer in a loop of their own, as a results-file record (type ``flag_order``).
-:class:`FlagOrder` is then the block's floor: each exposed compare that time.
+and its writer in a loop of their own, as a results-file record (type ``flag_order``), and C A
+over A alone (``late``).  :class:`FlagOrder` is then the block's floor: each exposed compare that
+time; and (:meth:`FlagOrder.delayed`) each exposing writer ``late`` cycles later, where no chain
+through it reads the compare's flags.
 """
 from __future__ import annotations
 
@@ -36,12 +44,13 @@ from dataclasses import dataclass, field
 
 import iced_x86
 
-from .dataflow import zero_idiom
+from .dataflow import loops, zero_idiom
 from .repair import TOLERANCE
 
 RECORD = "flag_order"
 LABEL = "compares after a flag writer (flag_order.py)"
 COMPARE, WRITER, OTHER = "ucomiss xmm1, xmm2", "test rbx, rcx", "lea r9, [rcx+0x1]"
+CHAINED = "and rbx, rcx"     # a flag writer on a chain of its own: it reads the register it writes
 OVER = 0.10           # C L T over C T L by this share: the order costs
 _ZF = iced_x86.RflagsBits.ZF
 _MEMORY = {v for k, v in iced_x86.OpKind.__dict__.items() if k.startswith("MEMORY")}
@@ -57,21 +66,34 @@ def probe(session) -> dict:
     "flag_order", "pair", "times"}; pair None where the order costs nothing."""
     times = {"pair": session.measure([COMPARE, WRITER], []).value,
              "shielded": session.measure([COMPARE, WRITER, OTHER], []).value,
-             "exposed": session.measure([COMPARE, OTHER, WRITER], []).value}
+             "exposed": session.measure([COMPARE, OTHER, WRITER], []).value,
+             "chain": session.measure([CHAINED], []).value,
+             "chained": session.measure([COMPARE, CHAINED], []).value}
     return {"type": RECORD, "pair": round(times["pair"], 3) if exposes(times) else None,
-            "times": {k: round(v, 3) for k, v in times.items()}}
+            "late": late(times), "times": {k: round(v, 3) for k, v in times.items()}}
 
 
-def stored(path_) -> tuple[float | None, str]:
-    """(the time of a compare and its flag writer alone where the order costs, or None; where
-    that came from)."""
+def late(times: dict[str, float]) -> float | None:
+    """Cycles the probe's chained writer loses to the compare it exposes (C A over A alone), where
+    the order costs and the loss is over :data:`OVER` of the chain; else None."""
+    if "chained" not in times or not exposes(times):
+        return None
+    d = times["chained"] - times["chain"]
+    return round(d, 3) if d > OVER * times["chain"] else None
+
+
+def stored(path_) -> tuple[float | None, float | None, str]:
+    """(the time of a compare and its flag writer alone where the order costs, or None; the
+    cycles an exposing writer's chain loses, or None (a record from before that part of the
+    probe too); where those came from)."""
     from .run import stored_record
     r = stored_record(path_, RECORD)
     if r is None:
-        return None, "not measured: the model file has no flag-order probe"
+        return None, None, "not measured: the model file has no flag-order probe"
     t = r.get("times") or {}
-    return r.get("pair"), (f"measured by cyclebench ports: C T {t.get('pair')}, C T L {t.get('shielded')}, "
-                           f"C L T {t.get('exposed')} cycles")
+    chained = f", C A {t['chained']} (A alone {t['chain']})" if "chained" in t else ""
+    return r.get("pair"), r.get("late"), (f"measured by cyclebench ports: C T {t.get('pair')}, C T L "
+                                          f"{t.get('shielded')}, C L T {t.get('exposed')}{chained} cycles")
 
 
 def _registers_only(ins: iced_x86.Instruction) -> bool:
@@ -107,21 +129,47 @@ def kinds(instructions, forms, compares: set[str], fast: set[str]) -> list[str]:
     return out
 
 
-def exposed(seq: list[str]) -> int:
-    """The compares (``kinds``) whose last ALU instruction before them, the loop wrapping round,
-    is an exposing flag writer."""
-    n = 0
+def exposers(seq: list[str]) -> list[tuple[int, int]]:
+    """(compare, writer) for each compare (``kinds``) whose last ALU instruction before it, the
+    loop wrapping round, is an exposing flag writer: their places in the block."""
+    out = []
     for i, k in enumerate(seq):
         if k != "C":
             continue
         for d in range(1, len(seq)):
-            back = seq[i - d]
-            if back in ("C", "N"):
+            j = (i - d) % len(seq)
+            if seq[j] in ("C", "N"):
                 break
-            if back == "W":
-                n += 1
+            if seq[j] == "W":
+                out.append((i, j))
                 break
-    return n
+    return out
+
+
+def reader(instructions, i: int) -> int | None:
+    """The instruction that reads the flags instruction ``i`` writes, the loop wrapping round, or
+    None where another write of the flags comes first."""
+    n = len(instructions)
+    for d in range(1, n + 1):
+        ins = instructions[(i + d) % n]
+        if ins.rflags_read:
+            return (i + d) % n
+        if ins.rflags_modified:
+            return None
+    return None
+
+
+def exposed(seq: list[str]) -> int:
+    """The compares (``kinds``) that a flag writer exposes."""
+    return len(exposers(seq))
+
+
+def later(latency, cycles: float):
+    """A latency (as dataflow.chain_bound takes it) ``cycles`` longer from every input."""
+    if not isinstance(latency, tuple):
+        return latency + cycles
+    by = {k: v + cycles for k, v in latency[2].items()} if len(latency) > 2 else None
+    return (latency[0] + cycles, latency[1] + cycles, *((by,) if by is not None else ()), *latency[3:])
 
 
 @dataclass
@@ -130,13 +178,15 @@ class FlagOrder:
     ``pair`` cycles for each exposed compare; ``compares``: the model's forms that move a vector
     compare to the flags; ``fast``: its forms that run as many a cycle as the ALUs alone."""
     pair: float
+    late: float | None
     model: object
     catalogue: object
     compares: set[str] = field(default_factory=set)
     fast: set[str] = field(default_factory=set)
 
     @classmethod
-    def build(cls, pair: float | None, model, catalogue, sides: dict, held: dict[str, str], units) -> "FlagOrder | None":
+    def build(cls, pair: float | None, model, catalogue, sides: dict, held: dict[str, str], units,
+              late: float | None = None) -> "FlagOrder | None":
         """The floor where the probe found the cost and the model holds a compare to the flags
         whole on a resource (shared.SharedFloors.whole_group, ``held``) of ``units`` units."""
         compares = {f for f, s in sides.items() if s == frozenset({"flags"})}
@@ -145,7 +195,7 @@ class FlagOrder:
             return None
         k = units(model, next(iter(alu)))
         fast = {f for f, t in model.alone.items() if t and t <= (1 + TOLERANCE) / k}
-        return cls(pair, model, catalogue, compares, fast)
+        return cls(pair, late, model, catalogue, compares, fast)
 
     def floor_of(self, instructions, counts=None) -> tuple[float, str]:
         """(cycles, label) for a block: :attr:`pair` for each exposed compare."""
@@ -155,3 +205,19 @@ class FlagOrder:
         forms = [form_of(ins, self.catalogue, self.model) for ins in instructions]
         n = exposed(kinds(instructions, forms, self.compares, self.fast))
         return n * self.pair, LABEL
+
+    def delayed(self, instructions, forms, latency: list) -> list:
+        """``latency`` (per instruction) with each exposing writer :attr:`late` cycles later for
+        each compare it exposes: a chain through it loses that much an iteration, unless the chain
+        also reads the compare's flags (it then runs after the compare, never beside it)."""
+        if not self.late or not any(f in self.compares for f in forms):
+            return latency
+        out, chains = list(latency), None
+        for c, j in exposers(kinds(instructions, forms, self.compares, self.fast)):
+            r = reader(instructions, c)
+            if r is not None:
+                chains = chains or loops(instructions)
+                if r in chains[j]:
+                    continue
+            out[j] = later(out[j], self.late)
+        return out

@@ -44,7 +44,8 @@ one of :attr:`Loaded.bounds`), and where upper_pool.probe found that cost on the
 block's other vector work on those pipes besides.  Where load_order.probe found that a 512-bit load has a cycle of
 the load path to itself, the block's vector loads taken in program order are one more bound.
 Where flag_order.probe found that a compare to the flags costs more right after a flag writer,
-each such compare takes at least the probe's pair time (flag_order.FlagOrder, one of the bounds).
+each such compare takes at least the probe's pair time (flag_order.FlagOrder, one of the bounds),
+and the flag writer that exposes it is the probe's `late` cycles later on its chain (FlagOrder.delayed).
 """
 from __future__ import annotations
 
@@ -133,9 +134,9 @@ def load(path: Path) -> Loaded:
     sides = {f: side for f in model.usage if (form := catalogue.get(f)) is not None
              and (side := integer_side(form)) is not None}
     shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {}, sides)
-    pair, pair_source = flag_order.stored(path)
+    pair, late, pair_source = flag_order.stored(path)
     flags = flag_order.FlagOrder.build(pair, model, catalogue, sides, shared.whole_group(model, units(model)),
-                                       crowding.units)
+                                       crowding.units, late)
     notes += lowered(model, readings(path))     # after the floors have read the model as inferred
     model = shared.charged_whole(model, units(model))   # whole-resource holds: the floor charges them
     model.firm = crowding.shown(model, readings(path), sides)   # transfers' holds below saturation
@@ -317,6 +318,9 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         lats.append(v)
     load = load_time(latencies, catalogue)
     lats = [merged_after(v, load) for v in lats]
+    for each in (floors if isinstance(floors, (list, tuple)) else [floors] if floors else []):
+        if hasattr(each, "delayed"):          # a writer that exposes a compare (flag_order.py)
+            lats = each.delayed(instructions, forms, lats)
     chain = chain_bound(instructions, lats, trips)
     if counts:
         # crowding usages bind only where a form needs the crowded resource and the crowding
