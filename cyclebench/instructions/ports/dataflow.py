@@ -159,19 +159,30 @@ def merged_after(latency, load: float | None):
     return (*latency[:2], {**by, KEPT: max(MERGE, by["mem"] - load)}, *latency[3:])
 
 
-def loops(instructions: list[iced_x86.Instruction]) -> list[frozenset[int]]:
-    """Per instruction, the instructions on a loop-carried chain with it through registers and
-    the flags (each read taken from the last write before it, the loop wrapping round): the
-    strongly connected part of the dependence graph it is in; empty where it is on no such chain."""
+def producers(instructions: list[iced_x86.Instruction]) -> list[set[int]]:
+    """Per instruction, the instructions whose results it reads (registers and the flags, each
+    from the last write before it, the loop wrapping round; itself where nothing else writes it)."""
     factory = iced_x86.InstructionInfoFactory()
     access = [_access(ins, factory, d) for ins, d in zip(instructions, upper.dirty(instructions))]
     n = len(instructions)
-    reach = [set() for _ in range(n)]         # reach[i]: instructions that wait on i, at any remove
+    out = [set() for _ in range(n)]
     for k, (reads, addr, _, kept) in enumerate(access):
         for r in reads | addr | set(kept):
             i = next(((k - d) % n for d in range(1, n + 1) if r in access[(k - d) % n][2]), None)
             if i is not None:
-                reach[i].add(k)
+                out[k].add(i)
+    return out
+
+
+def loops(instructions: list[iced_x86.Instruction]) -> list[frozenset[int]]:
+    """Per instruction, the instructions on a loop-carried chain with it through registers and
+    the flags (:func:`producers`): the strongly connected part of the dependence graph it is in;
+    empty where it is on no such chain."""
+    n = len(instructions)
+    reach = [set() for _ in range(n)]         # reach[i]: instructions that wait on i, at any remove
+    for k, before in enumerate(producers(instructions)):
+        for i in before:
+            reach[i].add(k)
     for _ in range(n):                        # the closure: n rounds suffice
         for i in range(n):
             reach[i] = reach[i].union(*(reach[j] for j in list(reach[i])))
