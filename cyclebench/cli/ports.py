@@ -99,9 +99,10 @@ def run(args) -> int:
     print("  a 512-bit load " + ("has its cycle of the load path to itself" if whole else "shares the load path")
           + f" ({where})")
     print(f"  a store's data to a later load: {store_load.stored(args.show or args.resume or args.results)[1]}")
-    pair, where = flag_order.stored(args.show or args.resume or args.results)
+    pair, late, where = flag_order.stored(args.show or args.resume or args.results)
     print("  a compare to the flags right after a flag writer: "
-          + (f"at least {pair:.2f} cycles ({where})" if pair else f"no floor ({where})"))
+          + (f"at least {pair:.2f} cycles" + (f", the writer {late:.2f} cycles later on its chain" if late else "")
+             + f" ({where})" if pair else f"no floor ({where})"))
     pipes, where = mul_loads.stored(args.show or args.resume or args.results)
     print("  a one-pipe load-op form and plain GPR loads " + (f"share {pipes} load pipes" if pipes else "do not meet")
           + f" ({where})")
