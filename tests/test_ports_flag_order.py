@@ -15,18 +15,20 @@ CMP = "UCOMISS (XMM, XMM)"
 TEST = "TEST (R64, R64)"
 LEA = "LEA_B_D8 (R64)"
 SHL = "SHL (R64, I8)"
-ZEN4 = {"pair": 1.347, "shielded": 1.193, "exposed": 1.634, "chain": 1.0, "chained": 1.555}
+ZEN4 = {"pair": 1.347, "shielded": 1.193, "exposed": 1.634, "chain": 1.0, "chained": 1.555, "moved": 1.601}
 
 
 AND = "AND_21 (R64, R64)"
 SETA = "SETNBE (R8)"
+CVT = "CVTTSD2SI (R32, M64)"
 
 
 def _model() -> Model:
     # R1 the four ALUs (a quarter cycle each), R2 the compare's vector pipe, R3 the shifts' two pipes
     usage = {CMP: {"R2": 1.0}, TEST: {"R1": 0.25}, LEA: {"R1": 0.25}, SHL: {"R1": 0.25, "R3": 0.5},
-             AND: {"R1": 0.25}, SETA: {"R1": 0.25}}
-    return Model(["R1", "R2", "R3"], usage, 6, {CMP: 1.0, TEST: 0.25, LEA: 0.25, SHL: 0.5, AND: 0.25, SETA: 0.25})
+             AND: {"R1": 0.25}, SETA: {"R1": 0.25}, CVT: {"R2": 1.0}}
+    return Model(["R1", "R2", "R3"], usage, 6,
+                 {CMP: 1.0, TEST: 0.25, LEA: 0.25, SHL: 0.5, AND: 0.25, SETA: 0.25, CVT: 1.0})
 
 
 def _exposed(block: str, catalogue, model=None) -> int:
@@ -63,18 +65,22 @@ def test_the_probe_tells_an_order_that_costs():
     assert flag_order.late({**ZEN4, "chained": 1.05}) is None          # within the chain's own time
     assert flag_order.late({**ZEN4, "exposed": 1.2}) is None           # no order: no exposing writer
     assert flag_order.late({k: ZEN4[k] for k in ("pair", "shielded", "exposed")}) is None   # an older record
+    assert flag_order.late(ZEN4, "moved") == pytest.approx(0.601)
+    assert flag_order.late({**ZEN4, "exposed": 1.2}, "moved") == pytest.approx(0.601)   # in any order
 
 
 def test_the_record_is_kept_and_the_predictor_takes_the_floor_only_with_it(tmp_path, catalogue):
     by_code = {(flag_order.COMPARE, flag_order.WRITER): ZEN4["pair"],
                (flag_order.COMPARE, flag_order.WRITER, flag_order.OTHER): ZEN4["shielded"],
                (flag_order.COMPARE, flag_order.OTHER, flag_order.WRITER): ZEN4["exposed"],
-               (flag_order.CHAINED,): ZEN4["chain"], (flag_order.COMPARE, flag_order.CHAINED): ZEN4["chained"]}
+               (flag_order.CHAINED,): ZEN4["chain"], (flag_order.COMPARE, flag_order.CHAINED): ZEN4["chained"],
+               (flag_order.MOVED, flag_order.CHAINED): ZEN4["moved"]}
     session = timed(by_code)
     path = empty_results(tmp_path / "ports.jsonl")
     assert flag_order.stored(path)[0] is None                      # no probe: no floor
     assert ports_run.record(path, "flag_order", session)["pair"] == ZEN4["pair"]
-    assert flag_order.stored(path)[:2] == (ZEN4["pair"], pytest.approx(0.555))
+    pair, lates, _ = flag_order.stored(path)
+    assert pair == ZEN4["pair"] and lates == {"flags": pytest.approx(0.555), "gpr": pytest.approx(0.601)}
     assert ports_run.record(path, "flag_order", None)["times"]["exposed"] == ZEN4["exposed"]    # kept, not measured again
     model = _model()
     sides = {CMP: frozenset({"flags"})}
@@ -94,7 +100,8 @@ def test_the_record_is_kept_and_the_predictor_takes_the_floor_only_with_it(tmp_p
 def test_an_exposing_writer_on_a_chain_is_late_unless_the_chain_reads_the_compare(catalogue):
     model = _model()
     sides = {CMP: frozenset({"flags"})}
-    floor = flag_order.FlagOrder.build(ZEN4["pair"], model, catalogue, sides, {CMP: "R1"}, lambda m, r: 4, 0.5)
+    floor = flag_order.FlagOrder.build(ZEN4["pair"], model, catalogue, sides, {CMP: "R1"}, lambda m, r: 4,
+                                       {"flags": 0.5})
     assert floor.fast == {TEST, LEA, AND, SETA}
     chained = "ucomiss xmm1, xmm2; and rbx, rcx"                   # the and exposes the compare and waits on itself
     assert predict(chained, model, catalogue).chain_bound == pytest.approx(1.0)
@@ -114,3 +121,17 @@ def test_the_loops_of_a_block(catalogue):
     from cyclebench.instructions.ports.dataflow import loops
     got = loops(decode("add rbx, 1; ucomiss xmm1, xmm2; setne bl; mov rdx, rcx; lea r9, [r9+1]"))
     assert got == [{0, 2}, set(), {0, 2}, set(), {4}]
+
+
+def test_a_chained_writer_beside_a_transfer_to_a_general_register_is_late_in_any_order(catalogue):
+    model = _model()
+    sides = {CMP: frozenset({"flags"}), CVT: frozenset({"gpr"})}
+    floor = flag_order.FlagOrder.build(None, model, catalogue, sides, {CMP: "R1"}, lambda m, r: 4, {"gpr": 0.5})
+    assert floor.moves == {CVT} and floor.floor_of(decode("ucomiss xmm1, xmm2; test rbx, rcx"), {CMP: 1})[0] == 0.0
+    cvt = "cvttsd2si eax, qword ptr [r14+0x40]"
+    for block in (f"{cvt}; and rbx, rcx", f"{cvt}; and rbx, rcx; lea r9, [rcx+0x1]", f"{cvt}; lea r9, [rcx+0x1]; and rbx, rcx"):
+        assert predict(block, model, catalogue, floors=[floor]).chain_bound == pytest.approx(1.5), block
+    for block in (f"{cvt}; test rbx, rcx",                 # no general register written
+                  "cvttsd2si ebx, qword ptr [r14+0x40]; and rbx, rcx",   # the transfer breaks the chain
+                  f"{cvt}; and rbx, rax"):                 # the chain reads the transfer's result
+        assert predict(block, model, catalogue, floors=[floor]).chain_bound == predict(block, model, catalogue).chain_bound, block

@@ -30,13 +30,17 @@ rbx, rcx``, or ``add``, ``sub``, ``xor``, ``neg``, ``inc``, ``or bx, cx``: a cha
 1.55, ``C A A A`` 3.55, ``C L L A`` 1.64; shielded, none (``C A L`` 1.17, ``C A`` and ``lea rbx,
 [rbx+1]`` 2.00).  Where the chain also reads the compare's flags it runs after the compare and
 loses nothing (``C seta bl; A`` and ``C cmovb rbx, rcx; A`` 2.01-2.02, as without the compare).
+A transfer to a general register (``T``: ``movd eax, xmm1``, ``cvttsd2si eax, [m]``) costs a
+chain through a writer of a general register the same way, in any order: ``T A`` 1.60-1.65, ``T
+A L`` 1.58, ``T L A`` 1.50, ``T A A A`` 3.32; beside ``test``, which writes none, 1.09.
 
 :func:`probe` measures C T, C T L and C L T; where C L T runs over C T L by more than
 :data:`OVER` the core has the cost, and ``cyclebench ports`` keeps C T, the time of a compare
-and its writer in a loop of their own, as a results-file record (type ``flag_order``), and C A
-over A alone (``late``).  :class:`FlagOrder` is then the block's floor: each exposed compare that
-time; and (:meth:`FlagOrder.delayed`) each exposing writer ``late`` cycles later, where no chain
-through it reads the compare's flags.
+and its writer in a loop of their own, as a results-file record (type ``flag_order``), with C A
+and T A over A alone (``late``, ``gpr_late``).  :class:`FlagOrder` is then the block's floor:
+each exposed compare that time; and (:meth:`FlagOrder.delayed`) each exposing writer ``late``
+cycles later, and for each transfer to a general register the last fast writer of one on a chain
+before it ``gpr_late`` later, where the chain does not read the transfer's result.
 """
 from __future__ import annotations
 
@@ -44,13 +48,14 @@ from dataclasses import dataclass, field
 
 import iced_x86
 
-from .dataflow import loops, zero_idiom
+from .dataflow import loops, producers, zero_idiom
 from .repair import TOLERANCE
 
 RECORD = "flag_order"
 LABEL = "compares after a flag writer (flag_order.py)"
 COMPARE, WRITER, OTHER = "ucomiss xmm1, xmm2", "test rbx, rcx", "lea r9, [rcx+0x1]"
 CHAINED = "and rbx, rcx"     # a flag writer on a chain of its own: it reads the register it writes
+MOVED = "movd eax, xmm1"     # a transfer to a general register
 OVER = 0.10           # C L T over C T L by this share: the order costs
 _ZF = iced_x86.RflagsBits.ZF
 _MEMORY = {v for k, v in iced_x86.OpKind.__dict__.items() if k.startswith("MEMORY")}
@@ -68,32 +73,37 @@ def probe(session) -> dict:
              "shielded": session.measure([COMPARE, WRITER, OTHER], []).value,
              "exposed": session.measure([COMPARE, OTHER, WRITER], []).value,
              "chain": session.measure([CHAINED], []).value,
-             "chained": session.measure([COMPARE, CHAINED], []).value}
+             "chained": session.measure([COMPARE, CHAINED], []).value,
+             "moved": session.measure([MOVED, CHAINED], []).value}
     return {"type": RECORD, "pair": round(times["pair"], 3) if exposes(times) else None,
-            "late": late(times), "times": {k: round(v, 3) for k, v in times.items()}}
+            "late": late(times), "gpr_late": late(times, "moved"),
+            "times": {k: round(v, 3) for k, v in times.items()}}
 
 
-def late(times: dict[str, float]) -> float | None:
+def late(times: dict[str, float], key: str = "chained") -> float | None:
     """Cycles the probe's chained writer loses to the compare it exposes (C A over A alone), where
-    the order costs and the loss is over :data:`OVER` of the chain; else None."""
-    if "chained" not in times or not exposes(times):
+    the order costs and the loss is over :data:`OVER` of the chain; else None.  ``key`` "moved":
+    to a transfer to a general register beside it (any order)."""
+    if key not in times or (key == "chained" and not exposes(times)):
         return None
-    d = times["chained"] - times["chain"]
+    d = times[key] - times["chain"]
     return round(d, 3) if d > OVER * times["chain"] else None
 
 
-def stored(path_) -> tuple[float | None, float | None, str]:
+def stored(path_) -> tuple[float | None, dict[str, float], str]:
     """(the time of a compare and its flag writer alone where the order costs, or None; the
-    cycles an exposing writer's chain loses, or None (a record from before that part of the
-    probe too); where those came from)."""
+    cycles a chained writer loses, by what the transfer beside it writes: "flags" (an exposing
+    writer), "gpr" (any order), each where the probe found it (a record from before that part of
+    the probe has none); where those came from)."""
     from .run import stored_record
     r = stored_record(path_, RECORD)
     if r is None:
-        return None, None, "not measured: the model file has no flag-order probe"
+        return None, {}, "not measured: the model file has no flag-order probe"
     t = r.get("times") or {}
-    chained = f", C A {t['chained']} (A alone {t['chain']})" if "chained" in t else ""
-    return r.get("pair"), r.get("late"), (f"measured by cyclebench ports: C T {t.get('pair')}, C T L "
-                                          f"{t.get('shielded')}, C L T {t.get('exposed')}{chained} cycles")
+    chained = f", C A {t['chained']}, T A {t.get('moved')} (A alone {t['chain']})" if "chained" in t else ""
+    lates = {k: r[f] for k, f in (("flags", "late"), ("gpr", "gpr_late")) if r.get(f)}
+    return r.get("pair"), lates, (f"measured by cyclebench ports: C T {t.get('pair')}, C T L "
+                                  f"{t.get('shielded')}, C L T {t.get('exposed')}{chained} cycles")
 
 
 def _registers_only(ins: iced_x86.Instruction) -> bool:
@@ -146,16 +156,17 @@ def exposers(seq: list[str]) -> list[tuple[int, int]]:
     return out
 
 
-def reader(instructions, i: int) -> int | None:
-    """The instruction that reads the flags instruction ``i`` writes, the loop wrapping round, or
-    None where another write of the flags comes first."""
+def chained_writer(instructions, forms, fast: set[str], t: int, chains) -> int | None:
+    """The last instruction before ``t`` (the loop wrapping round) that is a form of ``fast`` on a
+    loop-carried chain (``chains``: dataflow.loops) writing a general register from registers
+    (an eliminated move or a zero idiom is none), or None."""
     n = len(instructions)
-    for d in range(1, n + 1):
-        ins = instructions[(i + d) % n]
-        if ins.rflags_read:
-            return (i + d) % n
-        if ins.rflags_modified:
-            return None
+    for d in range(1, n):
+        j = (t - d) % n
+        ins = instructions[j]
+        if (forms[j] in fast and chains[j] and _registers_only(ins) and _gpr_written(ins)
+                and not zero_idiom(ins) and ins.mnemonic != iced_x86.Mnemonic.MOV):
+            return j
     return None
 
 
@@ -177,29 +188,32 @@ class FlagOrder:
     """The floor of :mod:`flag_order` (a ``floors`` entry of predict(): :meth:`floor_of`):
     ``pair`` cycles for each exposed compare; ``compares``: the model's forms that move a vector
     compare to the flags; ``fast``: its forms that run as many a cycle as the ALUs alone."""
-    pair: float
-    late: float | None
+    pair: float | None
+    late: dict[str, float]
     model: object
     catalogue: object
     compares: set[str] = field(default_factory=set)
     fast: set[str] = field(default_factory=set)
+    moves: set[str] = field(default_factory=set)
 
     @classmethod
     def build(cls, pair: float | None, model, catalogue, sides: dict, held: dict[str, str], units,
-              late: float | None = None) -> "FlagOrder | None":
-        """The floor where the probe found the cost and the model holds a compare to the flags
-        whole on a resource (shared.SharedFloors.whole_group, ``held``) of ``units`` units."""
+              late: dict[str, float] | None = None) -> "FlagOrder | None":
+        """The floor where the probe found the cost (``pair``) or a chained writer's loss
+        (``late``, :func:`stored`) and the model holds a compare to the flags whole on a resource
+        (shared.SharedFloors.whole_group, ``held``) of ``units`` units."""
         compares = {f for f, s in sides.items() if s == frozenset({"flags"})}
         alu = {r for f, r in held.items() if f in compares}
-        if not pair or len(alu) != 1:
+        if not (pair or late) or len(alu) != 1:
             return None
         k = units(model, next(iter(alu)))
         fast = {f for f, t in model.alone.items() if t and t <= (1 + TOLERANCE) / k}
-        return cls(pair, late, model, catalogue, compares, fast)
+        moves = {f for f, s in sides.items() if s == frozenset({"gpr"})}
+        return cls(pair, dict(late or {}), model, catalogue, compares, fast, moves)
 
     def floor_of(self, instructions, counts=None) -> tuple[float, str]:
         """(cycles, label) for a block: :attr:`pair` for each exposed compare."""
-        if not instructions or not any(f in self.compares for f in (counts or {})):
+        if not self.pair or not instructions or not any(f in self.compares for f in (counts or {})):
             return 0.0, ""
         from .predict import form_of
         forms = [form_of(ins, self.catalogue, self.model) for ins in instructions]
@@ -207,17 +221,21 @@ class FlagOrder:
         return n * self.pair, LABEL
 
     def delayed(self, instructions, forms, latency: list) -> list:
-        """``latency`` (per instruction) with each exposing writer :attr:`late` cycles later for
-        each compare it exposes: a chain through it loses that much an iteration, unless the chain
-        also reads the compare's flags (it then runs after the compare, never beside it)."""
-        if not self.late or not any(f in self.compares for f in forms):
+        """``latency`` (per instruction) with a chained writer :attr:`late` cycles later for each
+        transfer beside it: for a compare, the writer that exposes it; for a transfer to a general
+        register, the last fast writer of one on a chain before it.  A chain through the writer
+        loses that much an iteration, unless it also reads the transfer's result (it then runs
+        after the transfer, never beside it)."""
+        flags, gpr = self.late.get("flags"), self.late.get("gpr")
+        pairs = exposers(kinds(instructions, forms, self.compares, self.fast)) if flags else []
+        moved = [t for t, f in enumerate(forms) if f in self.moves] if gpr else []
+        if not pairs and not moved:
             return latency
-        out, chains = list(latency), None
-        for c, j in exposers(kinds(instructions, forms, self.compares, self.fast)):
-            r = reader(instructions, c)
-            if r is not None:
-                chains = chains or loops(instructions)
-                if r in chains[j]:
-                    continue
-            out[j] = later(out[j], self.late)
+        out, chains, before = list(latency), loops(instructions), producers(instructions)
+        writers = [(c, j, flags) for c, j in pairs]
+        writers += [(t, j, gpr) for t in moved
+                    if (j := chained_writer(instructions, forms, self.fast, t, chains)) is not None]
+        for t, j, cycles in writers:
+            if not any(t in before[k] for k in chains[j]):
+                out[j] = later(out[j], cycles)
         return out

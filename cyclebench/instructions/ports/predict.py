@@ -45,7 +45,8 @@ block's other vector work on those pipes besides.  Where load_order.probe found 
 the load path to itself, the block's vector loads taken in program order are one more bound.
 Where flag_order.probe found that a compare to the flags costs more right after a flag writer,
 each such compare takes at least the probe's pair time (flag_order.FlagOrder, one of the bounds),
-and the flag writer that exposes it is the probe's `late` cycles later on its chain (FlagOrder.delayed).
+and the flag writer that exposes it is the probe's `late` cycles later on its chain, as is a chained
+writer of a general register beside a transfer to one (FlagOrder.delayed).
 """
 from __future__ import annotations
 
@@ -134,9 +135,9 @@ def load(path: Path) -> Loaded:
     sides = {f: side for f in model.usage if (form := catalogue.get(f)) is not None
              and (side := integer_side(form)) is not None}
     shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {}, sides)
-    pair, late, pair_source = flag_order.stored(path)
+    pair, lates, pair_source = flag_order.stored(path)
     flags = flag_order.FlagOrder.build(pair, model, catalogue, sides, shared.whole_group(model, units(model)),
-                                       crowding.units, late)
+                                       crowding.units, lates)
     notes += lowered(model, readings(path))     # after the floors have read the model as inferred
     model = shared.charged_whole(model, units(model))   # whole-resource holds: the floor charges them
     model.firm = crowding.shown(model, readings(path), sides)   # transfers' holds below saturation
