@@ -115,6 +115,9 @@ def test_an_exposing_writer_on_a_chain_is_late_unless_the_chain_reads_the_compar
     apart = "ucomiss xmm1, xmm2; seta dl; and rbx, rcx; and rbx, rcx"   # the reader is off the chain
     assert predict(apart, model, catalogue, floors=[floor]).chain_bound == pytest.approx(
         predict(apart, model, catalogue).chain_bound + 0.5)
+    for long in ("ucomiss xmm1, xmm2; and rbx, rcx; and rbx, rcx; and rbx, rcx",    # three steps
+                 "ucomiss xmm1, xmm2; and rbx, qword ptr [r14]; and rbx, rcx"):     # a step through memory
+        assert predict(long, model, catalogue, floors=[floor]).chain_bound == predict(long, model, catalogue).chain_bound
 
 
 def test_the_loops_of_a_block(catalogue):

@@ -57,6 +57,7 @@ COMPARE, WRITER, OTHER = "ucomiss xmm1, xmm2", "test rbx, rcx", "lea r9, [rcx+0x
 CHAINED = "and rbx, rcx"     # a flag writer on a chain of its own: it reads the register it writes
 MOVED = "movd eax, xmm1"     # a transfer to a general register
 OVER = 0.10           # C L T over C T L by this share: the order costs
+SHORT = 2             # steps of one cycle: a longer chain leaves the transfer cycles of its own
 _ZF = iced_x86.RflagsBits.ZF
 _MEMORY = {v for k, v in iced_x86.OpKind.__dict__.items() if k.startswith("MEMORY")}
 
@@ -175,6 +176,11 @@ def exposed(seq: list[str]) -> int:
     return len(exposers(seq))
 
 
+def _cycles(latency) -> float:
+    """A latency's cycles (dataflow.chain_bound's value or the first of its tuple)."""
+    return latency[0] if isinstance(latency, tuple) else latency
+
+
 def later(latency, cycles: float):
     """A latency (as dataflow.chain_bound takes it) ``cycles`` longer from every input."""
     if not isinstance(latency, tuple):
@@ -223,9 +229,10 @@ class FlagOrder:
     def delayed(self, instructions, forms, latency: list) -> list:
         """``latency`` (per instruction) with a chained writer :attr:`late` cycles later for each
         transfer beside it: for a compare, the writer that exposes it; for a transfer to a general
-        register, the last fast writer of one on a chain before it.  A chain through the writer
-        loses that much an iteration, unless it also reads the transfer's result (it then runs
-        after the transfer, never beside it)."""
+        register, the last fast writer of one on a chain before it.  The chain loses that much an
+        iteration where it is at most :data:`SHORT` one-cycle steps of registers (a step ready
+        every cycle or every other, which the transfer's slot meets) and does not read the
+        transfer's result (it then runs after the transfer, never beside it)."""
         flags, gpr = self.late.get("flags"), self.late.get("gpr")
         pairs = exposers(kinds(instructions, forms, self.compares, self.fast)) if flags else []
         moved = [t for t, f in enumerate(forms) if f in self.moves] if gpr else []
@@ -236,6 +243,8 @@ class FlagOrder:
         writers += [(t, j, gpr) for t in moved
                     if (j := chained_writer(instructions, forms, self.fast, t, chains)) is not None]
         for t, j, cycles in writers:
-            if not any(t in before[k] for k in chains[j]):
+            loop = chains[j]
+            if (loop and len(loop) <= SHORT and not any(t in before[k] for k in loop)
+                    and all(_registers_only(instructions[k]) and _cycles(latency[k]) <= 1 + TOLERANCE for k in loop)):
                 out[j] = later(out[j], cycles)
         return out
