@@ -104,7 +104,7 @@ class Readings:
         """(cycles, cpu) of a stable reading, or None. A block whose repetitions read two modes
         (measurement/stability.two_modes) gives the faster mode's level, the two kept in
         ``modes``; a stable reading that showed one level is taken once more, in another process
-        (one reading of a Zen 4 mix with two modes shows both 6-8 times in 10: docs/ports.md,
+        (one reading of a Zen 4 mix with two modes shows both 6-8 times in 10: docs/ports-findings.md,
         "Two modes"), so that a re-measure reads such a block alike."""
         got = self._stable(lines, init)
         self.modes = got and got[2]

@@ -5,7 +5,7 @@ inference measures): which integer forms lose time to the transfer, and how much
     flock -x ~/.cache/cyclebench-tests/tests-alone.lock python3 bench/transfer_grid.py [--k 0,1,2,4,8]
 
 Prints one row per transfer and integer form: cycles per unit of the mix (one transfer and k of
-the integer form) for each k, then each integer form alone at those k.  docs/ports.md ("A
+the integer form) for each k, then each integer form alone at those k.  docs/ports-findings.md ("A
 transfer holds the integer side it writes") shows one run on Zen 4.
 """
 from __future__ import annotations

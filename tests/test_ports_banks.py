@@ -1,5 +1,5 @@
 """Memory operands on banks of their own (copies.bank_offset): the random mixes' slots and the
-model's mixes (docs/ports.md, "Loads: the order and the run decide, not the counts")."""
+model's mixes (docs/ports-findings.md, "Loads: the order and the run decide, not the counts")."""
 import random
 import re
 

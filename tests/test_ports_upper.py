@@ -192,3 +192,19 @@ def test_the_extra_pass_does_not_load_again():
     got = loads(model, {"XORPS (XMM, M128)": 4}, {"XORPS (XMM, M128)": 8.0}, once={"R0"})
     assert got["R0"] == pytest.approx(2.0) and got["XORPS (XMM, M128) alone"] == pytest.approx(2.0)
     assert loads(model, {"XORPS (XMM, M128)": 4}, {"XORPS (XMM, M128)": 8.0})["R0"] == pytest.approx(4.0)
+
+
+def test_the_extra_pass_takes_the_forms_own_pipe_not_the_group_that_holds_it():
+    # ADDPD binds a pair (R0, two units) and the four-unit group R1 that holds it alike; under a
+    # dirty ZMM state only the pair is taken twice (Zen 4: addpd xmm1 beside vpxord zmm1 1.00
+    # cycles, two addpd 2.00), so four VEX writes on the group add their own share only
+    usage = {"ADDPD (XMM, XMM)": {"R0": 0.5, "R1": 0.5}, "VANDPS (XMM, XMM, XMM)": {"R1": 0.25}}
+    model = Model(["R0", "R1"], usage, 6, {"ADDPD (XMM, XMM)": 0.5, "VANDPS (XMM, XMM, XMM)": 0.25})
+    from cyclebench.instructions.ports.upper import loads
+    got = loads(model, {"ADDPD (XMM, XMM)": 4}, {"ADDPD (XMM, XMM)": 8.0}, pipes={"R0": 2, "R1": 4})
+    assert got["R0"] == pytest.approx(4.0) and got["R1"] == pytest.approx(2.0)
+    block = "; ".join([ZMM] + [f"addpd xmm{n}, xmm2" for n in (1, 3, 4, 5)] + ["vandps xmm6, xmm7, xmm8"] * 4)
+    p = predict(block, model, upper_factor=2.0)
+    assert p.resource_bound == pytest.approx(4.0) and p.binding_resource == "R0"
+    # a resource no vector form holds whole (a one-unit transfer) is no pipe: all that bind are taken twice
+    assert loads(model, {"ADDPD (XMM, XMM)": 4}, {"ADDPD (XMM, XMM)": 8.0}, pipes={"R2": 1})["R1"] == pytest.approx(4.0)

@@ -52,7 +52,7 @@ def bank_offset(width: int, used: list[int]) -> int:
     placed so far use least (``used``: a count per 8-byte bank, updated). Loads at one offset of
     different lines share a bank, and on Zen 4 whether they collide depends on where the lines
     sit in the cache, which changes each time they are filled: `mov r64, [r14+0x40*k]`, k = 0-3,
-    reads 1.33 or 1.60-1.70 cycles by turns, at offsets 0, 8, 16, 24 always 1.33 (docs/ports.md,
+    reads 1.33 or 1.60-1.70 cycles by turns, at offsets 0, 8, 16, 24 always 1.33 (docs/ports-findings.md,
     "Loads: the order and the run decide, not the counts")."""
     size = 1
     while size < min(max(width, 1), LINE):

@@ -1,7 +1,7 @@
 """Which unit of a vector pipe pair a µop takes: dealt in turn at dispatch, not chosen at issue.
 
 Zen 4 deals the vector µops of a block out in program order, one after the other, whatever pipes
-they go to (docs/ports.md, "The scheduling simulation"): a µop held to a pair of pipes (FP23)
+they go to (docs/ports-findings.md, "The scheduling simulation"): a µop held to a pair of pipes (FP23)
 takes the pipe of its turn, and two steps that become ready together and were dealt one pipe
 wait for each other, the older first.  ``addss xmm1, xmm2; ucomiss xmm1, xmm2`` runs 4 cycles an
 iteration for its 3-cycle chain, and 3 again with one more vector µop anywhere in the block.

@@ -28,8 +28,8 @@ fit: ``in_flight``; where the core deals vector µops to pipe pairs in turn, dea
 ``unknown``).  A zero idiom (``xor eax, eax``) takes only its share of the front end: the renamer
 zeroes the register, while the model's form was measured with two distinct registers.  A
 legacy-SSE XMM write under a dirty upper vector state reads its destination's kept part and,
-given the factor upper.probe measures, takes its resources that many times, the load path once
-(upper.py holds the measurements).  Every form that loads a vector operand takes at least a plain vector load's share of
+given the factor upper.probe measures, takes its own pipes that many times (of the vector pipes
+that bound its form, those of fewest units), the load path once (upper.py holds the measurements).  Every form that loads a vector operand takes at least a plain vector load's share of
 the load path (vector_loads.py), where the model fitted an EVEX load-op form elsewhere.  Where one
 group of pipes has a legacy-SSE probe and a 256- or 512-bit one (never mixed with each other), the
 forms read beside both tell whether the two resources are one, and each side takes its own pipe
@@ -293,6 +293,8 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     model = apart.view(model, catalogue)              # one pipe group probed twice, kept apart
     model = crowding.unnested(model)                  # crowding of a resource nested in the form's own
     once = vector_loads.path(model, catalogue)[0]     # the load path: the upper state's extra pass skips it
+    whole = units(model)
+    pipes = {r: whole[r] for r in dealing.pipes(model, whole, _whole(whole))}    # the upper state's extra pass
     instructions = decode(block)
     forms = [form_of(ins, catalogue, model) or f"?{mnemonic(ins).lower()}" for ins in instructions]
     counts: dict[str, int] = {}
@@ -328,19 +330,19 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         # forms' own resources are full (crowding.py)
         model = crowding.unneeded(model, counts)
         first = _loads(crowding.uncrowded(model, counts), instructions, forms, counts, charged,
-                       len(unknown) + front_only, floors, grain, once, in_order and catalogue, trips)
+                       len(unknown) + front_only, floors, grain, once, in_order and catalogue, trips, pipes)
         bound = max(max(first.values()), chain)
         model = crowding.uncrowded(model, crowding.relieved(model, first, bound) & counts.keys())
         model = crowding.without(model, crowding.pressed(model, counts, first, bound))
         loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain,
-                       once, in_order and catalogue, trips)
+                       once, in_order and catalogue, trips, pipes)
         binding = max(loads, key=loads.get)
         res = loads[binding]
     else:
         res, binding = (len(forms) / model.width if model.width else 0.0), None
     discrete = units(model)
     dealt = dealing.plan(instructions, forms, model, discrete, _whole(discrete)) if deal else None
-    sim = simulate(instructions, lats, *_instances(instructions, forms, weight, model, once), discrete,
+    sim = simulate(instructions, lats, *_instances(instructions, forms, weight, model, once, pipes), discrete,
                    waiting=in_flight, deal=dealt, trips=trips)
     return Prediction(max(res, chain, sim), res, binding, chain, forms, unknown, assumed,
                       latency_source if latencies else "assumed 1 cycle", extra, sim,
@@ -362,12 +364,12 @@ def _meetings(instructions) -> list[str]:
 
 def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: dict[str, float],
            front_only: int, floors, grain: int = store_grain.LINE, once=frozenset(),
-           ordered=None, trips=None) -> dict[str, float]:
+           ordered=None, trips=None, pipes=None) -> dict[str, float]:
     """The block's resource loads (the resource bound is the largest): the forms' usages as
     upper.loads charges them, the front end with ``front_only`` instructions that take only its
     share, the stores' spans (one store a cycle in a span a load reads, where ``trips`` say so), the
     wider trip where a load reads bytes a store it meets did not write, and the readings' floors."""
-    loads = upper.loads(model, counts, charged, once)
+    loads = upper.loads(model, counts, charged, once, pipes)
     if model.width:
         loads[FRONT_END] += (front_only - _bypassing(counts, model)) / model.width
     meet = store_load.meetings(instructions) if trips is not None else []
@@ -391,7 +393,7 @@ def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: d
     return loads
 
 
-def _instances(instructions, forms, weight, model: Model, once=frozenset()) -> tuple[list[dict[str, float]], list[float]]:
+def _instances(instructions, forms, weight, model: Model, once=frozenset(), pipes=None) -> tuple[list[dict[str, float]], list[float]]:
     """Per instruction, for the simulation: (its usage of the resources, its front-end share), as
     the resource bound charges them (a zero idiom or a form outside the model: the front end
     only; a form that bypasses the front end: none of it)."""
@@ -402,7 +404,7 @@ def _instances(instructions, forms, weight, model: Model, once=frozenset()) -> t
             usage.append({})
             front.append(share)
             continue
-        u = upper.instance(model, f, w, once)
+        u = upper.instance(model, f, w, once, pipes)
         fe = u.pop(FRONT_END, 0.0)
         usage.append(u)
         front.append(0.0 if _bypassing({f: 1}, model) else fe)

@@ -1,7 +1,7 @@
 """What a store-to-load round trip costs: forwarded, renamed, or neither; measured, not assumed.
 
 A load that reads what a store of the block wrote waits for the store's data.  How long depends
-on the core and on how the two name the place (docs/ports.md, "Memory dependencies"):
+on the core and on how the two name the place (docs/ports-findings.md, "Memory dependencies"):
 
 * **renamed**: some cores (Zen 3, Zen 4; not Intel's) hand a load the register the store took its
   data from, when the load names the place with the store's own address expression (registers,

@@ -111,19 +111,28 @@ def weights(instructions: list[iced_x86.Instruction], factor: float | None) -> l
 BINDING = 0.9           # a usage within this share of the form's time alone is a pipe that bounds it
 
 
-def instance(model, form: str, weight: float = 1.0, once=frozenset()) -> dict[str, float]:
+def instance(model, form: str, weight: float = 1.0, once=frozenset(), pipes=None) -> dict[str, float]:
     """One instance's usage of the model's resources (model.Model.loads: its form's time alone as
     ``"FORM alone"``, its front-end share), taken ``weight`` times (:func:`weights`) on the form's
     own pipes only: the resources that bound the form alone (a usage within :data:`BINDING` of
     its time alone), its floor and its front-end share.  The write passes its pipe again, as a
     pumped wide µop does; the smaller usages the inference spreads a form over are not doubled
     (Zen 4: a random block of ``subss``, ``movsd`` and a ZMM ``vpternlogd`` read 1.50 cycles,
-    doubling every usage said 1.77, the pipes only 1.57).  ``once``: resources the extra pass does
-    not take again (the load path: a load-op form loads once), nor its floor where only they reach it."""
+    doubling every usage said 1.77, the pipes only 1.57).  ``pipes`` (vector pipe resource ->
+    units, predict.py): where the form binds some of them, the pass is taken again on those of
+    fewest units only, its own pipe, not the wider groups that hold it too nor a one-unit
+    transfer (Zen 4, a dirty ZMM state: ``addpd xmm1, xmm2`` beside ``vpxord zmm1`` 1.00 cycles,
+    two ``addpd`` 2.00, its pair twice; doubling its four-pipe group too said 1.46 and 2.43).
+    ``once``: resources the extra pass does not take again (the load path: a load-op form loads
+    once), nor its floor where only they reach it."""
     use = model.usage[form]
     own = {r: u for r, u in use.items() if r != FRONT_END}
     bound = model.alone.get(form) or max(own.values(), default=0.0)    # its time alone, or its top usage
-    out = {r: u * (weight if u >= BINDING * bound and r not in once else 1.0) for r, u in own.items()}
+    top = {r for r, u in own.items() if u >= BINDING * bound and r not in once}
+    if pipes and weight != 1.0 and top & pipes.keys():      # its own pipe: the fewest units
+        fewest = min(pipes[r] for r in top & pipes.keys())
+        top = {r for r in top & pipes.keys() if pipes[r] == fewest}
+    out = {r: u * (weight if r in top else 1.0) for r, u in own.items()}
     if form in model.alone:
         # the floor is taken again only where a pipe reaches it: a form slower alone than any of
         # its pipes (a sequence the model names no resource for) passes them again with room
@@ -136,12 +145,13 @@ def instance(model, form: str, weight: float = 1.0, once=frozenset()) -> dict[st
     return out
 
 
-def loads(model, counts: dict[str, int], weighted: dict[str, float], once=frozenset()) -> dict[str, float]:
+def loads(model, counts: dict[str, int], weighted: dict[str, float], once=frozenset(), pipes=None) -> dict[str, float]:
     """The model's resource loads of a block (model.Model.loads of ``counts``), each form's
-    instances taken as :func:`instance` charges them (``weighted``: counts weighted)."""
+    instances taken as :func:`instance` charges them (``weighted``: counts weighted; ``pipes``
+    as :func:`instance` takes them)."""
     out = {r: 0.0 for r in model.loads({})}
     for f, n in counts.items():
-        for r, u in instance(model, f, weighted.get(f, n) / n, once).items():
+        for r, u in instance(model, f, weighted.get(f, n) / n, once, pipes).items():
             out[r] = out.get(r, 0.0) + n * u
     return out
 
