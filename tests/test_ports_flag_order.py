@@ -82,6 +82,13 @@ def test_the_record_is_kept_and_the_predictor_takes_the_floor_only_with_it(tmp_p
     pair, lates, _ = flag_order.stored(path)
     assert pair == ZEN4["pair"] and lates == {"flags": pytest.approx(0.555), "gpr": pytest.approx(0.601)}
     assert ports_run.record(path, "flag_order", None)["times"]["exposed"] == ZEN4["exposed"]    # kept, not measured again
+    older = empty_results(tmp_path / "older.jsonl")                # a record from before the chained parts
+    with ports_run.store(older) as st:
+        st.start({}, resume=True)
+        st.append({"type": "flag_order", "pair": ZEN4["pair"], "times": {k: ZEN4[k] for k in ("pair", "shielded", "exposed")}})
+    assert flag_order.stored(older)[1] == {}
+    assert ports_run.record(older, "flag_order", timed(by_code))["late"] == pytest.approx(0.555)   # measured again
+    assert flag_order.stored(older)[1] == {"flags": pytest.approx(0.555), "gpr": pytest.approx(0.601)}
     model = _model()
     sides = {CMP: frozenset({"flags"})}
     units = lambda m, r: 4                                         # noqa: E731

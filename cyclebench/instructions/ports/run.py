@@ -69,26 +69,23 @@ def store(path: Path) -> ResultsStore:
     return ResultsStore(path, KIND, SCHEMA_VERSION, check_record=_check)
 
 
-def probe_record(path: Path, kind: str, probe, what: str, session=None, log=lambda msg: None) -> dict:
-    """A CPU probe's record (``kind``: "upper", "inflight") in a results file: the last one it
-    holds, or ``probe(session)`` measured now and appended, so a resumed run measures it once."""
+def record(path: Path, kind: str, session=None, log=lambda msg: None) -> dict:
+    """The record of the CPU probe ``kind`` (a :data:`PROBES` type) in a results file: the last one
+    it holds, or measured now by ``cyclebench.instructions.ports.<kind>.probe`` and appended, so a
+    resumed run measures it once.  A record without a figure the probe now writes (the module's
+    ``FIELDS``: a part added to the probe later) is measured again, so ``--resume`` brings an older
+    file up to the current rules."""
+    module = importlib.import_module(f"{__package__}.{kind}")
     st = store(path)
     with st:
         old = [r for r in st.start({}, resume=True) if r.get("type") == kind]
-        if old:
+        if old and all(f in old[-1] for f in getattr(module, "FIELDS", ())):
             return old[-1]
-        log(f"measuring {what}")
+        log(f"measuring {PROBES[kind][2]}")
         from .. import session as measuring     # looked up now: a test's stand-in session is used
-        rec = probe(session or measuring.Session(budget=0.5))
+        rec = module.probe(session or measuring.Session(budget=0.5))
         st.append(rec)
     return rec
-
-
-def record(path: Path, kind: str, session=None, log=lambda msg: None) -> dict:
-    """The record of the CPU probe ``kind`` (a :data:`PROBES` type) in a results file: the one it
-    holds, or measured now by ``cyclebench.instructions.ports.<kind>.probe`` and appended."""
-    module = importlib.import_module(f"{__package__}.{kind}")
-    return probe_record(path, kind, module.probe, PROBES[kind][2], session, log)
 
 
 def stored_record(path: Path, kind: str) -> dict | None:
