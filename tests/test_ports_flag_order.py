@@ -15,7 +15,8 @@ CMP = "UCOMISS (XMM, XMM)"
 TEST = "TEST (R64, R64)"
 LEA = "LEA_B_D8 (R64)"
 SHL = "SHL (R64, I8)"
-ZEN4 = {"pair": 1.347, "shielded": 1.193, "exposed": 1.634, "chain": 1.0, "chained": 1.555, "moved": 1.601}
+ZEN4 = {"pair": 1.347, "shielded": 1.193, "exposed": 1.634, "chain": 1.0, "chained": 1.555, "moved": 1.601,
+        "chain2": 2.0, "chained2": 2.289, "moved2": 2.333}
 
 
 AND = "AND_21 (R64, R64)"
@@ -66,6 +67,8 @@ def test_the_probe_tells_an_order_that_costs():
     assert flag_order.late({**ZEN4, "exposed": 1.2}) is None           # no order: no exposing writer
     assert flag_order.late({k: ZEN4[k] for k in ("pair", "shielded", "exposed")}) is None   # an older record
     assert flag_order.late(ZEN4, "moved") == pytest.approx(0.601)
+    assert flag_order.late(ZEN4, "chained2") == pytest.approx(0.289)   # over two steps alone
+    assert flag_order.late({**ZEN4, "chained2": 2.05}, "chained2") is None
     assert flag_order.late({**ZEN4, "exposed": 1.2}, "moved") == pytest.approx(0.601)   # in any order
 
 
@@ -74,13 +77,17 @@ def test_the_record_is_kept_and_the_predictor_takes_the_floor_only_with_it(tmp_p
                (flag_order.COMPARE, flag_order.WRITER, flag_order.OTHER): ZEN4["shielded"],
                (flag_order.COMPARE, flag_order.OTHER, flag_order.WRITER): ZEN4["exposed"],
                (flag_order.CHAINED,): ZEN4["chain"], (flag_order.COMPARE, flag_order.CHAINED): ZEN4["chained"],
-               (flag_order.MOVED, flag_order.CHAINED): ZEN4["moved"]}
+               (flag_order.MOVED, flag_order.CHAINED): ZEN4["moved"],
+               (flag_order.CHAINED, flag_order.CHAINED): ZEN4["chain2"],
+               (flag_order.COMPARE, flag_order.CHAINED, flag_order.CHAINED): ZEN4["chained2"],
+               (flag_order.MOVED, flag_order.CHAINED, flag_order.CHAINED): ZEN4["moved2"]}
     session = timed(by_code)
     path = empty_results(tmp_path / "ports.jsonl")
     assert flag_order.stored(path)[0] is None                      # no probe: no floor
     assert ports_run.record(path, "flag_order", session)["pair"] == ZEN4["pair"]
     pair, lates, _ = flag_order.stored(path)
-    assert pair == ZEN4["pair"] and lates == {"flags": pytest.approx(0.555), "gpr": pytest.approx(0.601)}
+    assert pair == ZEN4["pair"] and lates == {"flags": pytest.approx(0.555), "gpr": pytest.approx(0.601),
+                                              "flags even": pytest.approx(0.289), "gpr even": pytest.approx(0.333)}
     assert ports_run.record(path, "flag_order", None)["times"]["exposed"] == ZEN4["exposed"]    # kept, not measured again
     older = empty_results(tmp_path / "older.jsonl")                # a record from before the chained parts
     with ports_run.store(older) as st:
@@ -88,7 +95,7 @@ def test_the_record_is_kept_and_the_predictor_takes_the_floor_only_with_it(tmp_p
         st.append({"type": "flag_order", "pair": ZEN4["pair"], "times": {k: ZEN4[k] for k in ("pair", "shielded", "exposed")}})
     assert flag_order.stored(older)[1] == {}
     assert ports_run.record(older, "flag_order", timed(by_code))["late"] == pytest.approx(0.555)   # measured again
-    assert flag_order.stored(older)[1] == {"flags": pytest.approx(0.555), "gpr": pytest.approx(0.601)}
+    assert flag_order.stored(older)[1]["gpr even"] == pytest.approx(0.333)
     model = _model()
     sides = {CMP: frozenset({"flags"})}
     units = lambda m, r: 4                                         # noqa: E731
@@ -122,6 +129,12 @@ def test_an_exposing_writer_on_a_chain_is_late_unless_the_chain_reads_the_compar
     apart = "ucomiss xmm1, xmm2; seta dl; and rbx, rcx; and rbx, rcx"   # the reader is off the chain
     assert predict(apart, model, catalogue, floors=[floor]).chain_bound == pytest.approx(
         predict(apart, model, catalogue).chain_bound + 0.5)
+    two = "ucomiss xmm1, xmm2; and rbx, rcx; and rbx, rcx"
+    assert predict(two, model, catalogue, floors=[floor]).chain_bound == pytest.approx(2.5)   # no even figure
+    even = flag_order.FlagOrder.build(ZEN4["pair"], model, catalogue, sides, {CMP: "R1"}, lambda m, r: 4,
+                                      {"flags": 0.5, "flags even": 0.25})
+    assert predict(two, model, catalogue, floors=[even]).chain_bound == pytest.approx(2.25)
+    assert predict(chained, model, catalogue, floors=[even]).chain_bound == pytest.approx(1.5)
     for long in ("ucomiss xmm1, xmm2; and rbx, rcx; and rbx, rcx; and rbx, rcx",    # three steps
                  "ucomiss xmm1, xmm2; and rbx, qword ptr [r14]; and rbx, rcx"):     # a step through memory
         assert predict(long, model, catalogue, floors=[floor]).chain_bound == predict(long, model, catalogue).chain_bound

@@ -27,20 +27,24 @@ way: ``vptest; lea; test`` 1.62, ``vptest; test; lea`` 1.17.
 
 An exposing writer on a loop-carried chain loses time on the chain itself: ``C A`` (``A`` ``and
 rbx, rcx``, or ``add``, ``sub``, ``xor``, ``neg``, ``inc``, ``or bx, cx``: a chain of 1 cycle)
-1.55, ``C A A A`` 3.55, ``C L L A`` 1.64; shielded, none (``C A L`` 1.17, ``C A`` and ``lea rbx,
+1.55, ``C A A`` 2.29, ``C A A A`` 3.56, four ``A`` 4.33 (an odd chain loses the one-step
+figure, an even one about half of it: ``lea rbx, [rbx+1]`` steps before ``A``, 2.29 for two
+steps, 3.51 for three), ``C L L A`` 1.64; shielded, none (``C A L`` 1.17, ``C A`` and ``lea rbx,
 [rbx+1]`` 2.00).  Where the chain also reads the compare's flags it runs after the compare and
 loses nothing (``C seta bl; A`` and ``C cmovb rbx, rcx; A`` 2.01-2.02, as without the compare).
 A transfer to a general register (``T``: ``movd eax, xmm1``, ``cvttsd2si eax, [m]``) costs a
 chain through a writer of a general register the same way, in any order: ``T A`` 1.60-1.65, ``T
-A L`` 1.58, ``T L A`` 1.50, ``T A A A`` 3.32; beside ``test``, which writes none, 1.09.
+A L`` 1.58, ``T L A`` 1.50, ``T A A`` 2.33, ``T A A A`` 3.32-3.50; beside ``test``, which writes none, 1.09.
 
 :func:`probe` measures C T, C T L and C L T; where C L T runs over C T L by more than
 :data:`OVER` the core has the cost, and ``cyclebench ports`` keeps C T, the time of a compare
 and its writer in a loop of their own, as a results-file record (type ``flag_order``), with C A
-and T A over A alone (``late``, ``gpr_late``).  :class:`FlagOrder` is then the block's floor:
+and T A over A alone (``late``, ``gpr_late``), C A A and T A A over A A (``late_even``,
+``gpr_late_even``).  :class:`FlagOrder` is then the block's floor:
 each exposed compare that time; and (:meth:`FlagOrder.delayed`) each exposing writer ``late``
 cycles later, and for each transfer to a general register the last fast writer of one on a chain
-before it ``gpr_late`` later, where the chain does not read the transfer's result.
+before it ``gpr_late`` later, where the chain does not read the transfer's result; on a chain of
+two steps the ``_even`` figures (:meth:`FlagOrder.lost`).
 """
 from __future__ import annotations
 
@@ -52,13 +56,13 @@ from .dataflow import loops, producers, zero_idiom
 from .repair import TOLERANCE
 
 RECORD = "flag_order"
-FIELDS = ("pair", "late", "gpr_late")   # a record without the chained parts is probed again (run.record)
+FIELDS = ("pair", "late", "gpr_late", "late_even", "gpr_late_even")   # a record without the chained parts is probed again (run.record)
 LABEL = "compares after a flag writer (flag_order.py)"
 COMPARE, WRITER, OTHER = "ucomiss xmm1, xmm2", "test rbx, rcx", "lea r9, [rcx+0x1]"
 CHAINED = "and rbx, rcx"     # a flag writer on a chain of its own: it reads the register it writes
 MOVED = "movd eax, xmm1"     # a transfer to a general register
 OVER = 0.10           # C L T over C T L by this share: the order costs
-SHORT = 2             # steps of one cycle: a longer chain leaves the transfer cycles of its own
+SHORT = 2             # steps of one cycle: mixes with longer chains read no loss (docs/ports-findings.md)
 _ZF = iced_x86.RflagsBits.ZF
 _MEMORY = {v for k, v in iced_x86.OpKind.__dict__.items() if k.startswith("MEMORY")}
 
@@ -76,9 +80,13 @@ def probe(session) -> dict:
              "exposed": session.measure([COMPARE, OTHER, WRITER], []).value,
              "chain": session.measure([CHAINED], []).value,
              "chained": session.measure([COMPARE, CHAINED], []).value,
-             "moved": session.measure([MOVED, CHAINED], []).value}
+             "moved": session.measure([MOVED, CHAINED], []).value,
+             "chain2": session.measure([CHAINED, CHAINED], []).value,
+             "chained2": session.measure([COMPARE, CHAINED, CHAINED], []).value,
+             "moved2": session.measure([MOVED, CHAINED, CHAINED], []).value}
     return {"type": RECORD, "pair": round(times["pair"], 3) if exposes(times) else None,
             "late": late(times), "gpr_late": late(times, "moved"),
+            "late_even": late(times, "chained2"), "gpr_late_even": late(times, "moved2"),
             "times": {k: round(v, 3) for k, v in times.items()}}
 
 
@@ -86,9 +94,10 @@ def late(times: dict[str, float], key: str = "chained") -> float | None:
     """Cycles the probe's chained writer loses to the compare it exposes (C A over A alone), where
     the order costs and the loss is over :data:`OVER` of the chain; else None.  ``key`` "moved":
     to a transfer to a general register beside it (any order)."""
-    if key not in times or (key == "chained" and not exposes(times)):
+    if key not in times or (key.startswith("chained") and not exposes(times)):
         return None
-    d = times[key] - times["chain"]
+    chain = times["chain2" if key.endswith("2") else "chain"]
+    d = times[key] - chain
     return round(d, 3) if d > OVER * times["chain"] else None
 
 
@@ -104,6 +113,8 @@ def stored(path_) -> tuple[float | None, dict[str, float], str]:
     t = r.get("times") or {}
     chained = f", C A {t['chained']}, T A {t.get('moved')} (A alone {t['chain']})" if "chained" in t else ""
     lates = {k: r[f] for k, f in (("flags", "late"), ("gpr", "gpr_late")) if r.get(f)}
+    lates.update({f"{k} even": r[f] or 0.0 for k, f in (("flags", "late_even"), ("gpr", "gpr_late_even"))
+                  if f in r and k in lates})      # measured: 0.0 where the even chain lost nothing
     return r.get("pair"), lates, (f"measured by cyclebench ports: C T {t.get('pair')}, C T L "
                                   f"{t.get('shielded')}, C L T {t.get('exposed')}{chained} cycles")
 
@@ -228,11 +239,10 @@ class FlagOrder:
         return n * self.pair, LABEL
 
     def delayed(self, instructions, forms, latency: list) -> list:
-        """``latency`` (per instruction) with a chained writer :attr:`late` cycles later for each
+        """``latency`` (per instruction) with a chained writer later for each
         transfer beside it: for a compare, the writer that exposes it; for a transfer to a general
-        register, the last fast writer of one on a chain before it.  The chain loses that much an
-        iteration where it is at most :data:`SHORT` one-cycle steps of registers (a step ready
-        every cycle or every other, which the transfer's slot meets) and does not read the
+        register, the last fast writer of one on a chain before it.  The chain loses
+        :meth:`lost` an iteration where it is one-cycle steps of registers and does not read the
         transfer's result (it then runs after the transfer, never beside it)."""
         flags, gpr = self.late.get("flags"), self.late.get("gpr")
         pairs = exposers(kinds(instructions, forms, self.compares, self.fast)) if flags else []
@@ -240,12 +250,22 @@ class FlagOrder:
         if not pairs and not moved:
             return latency
         out, chains, before = list(latency), loops(instructions), producers(instructions)
-        writers = [(c, j, flags) for c, j in pairs]
-        writers += [(t, j, gpr) for t in moved
+        writers = [(c, j, "flags") for c, j in pairs]
+        writers += [(t, j, "gpr") for t in moved
                     if (j := chained_writer(instructions, forms, self.fast, t, chains)) is not None]
-        for t, j, cycles in writers:
+        for t, j, side in writers:
             loop = chains[j]
-            if (loop and len(loop) <= SHORT and not any(t in before[k] for k in loop)
+            cycles = self.lost(side, len(loop))
+            if (cycles and not any(t in before[k] for k in loop)
                     and all(_registers_only(instructions[k]) and _cycles(latency[k]) <= 1 + TOLERANCE for k in loop)):
                 out[j] = later(out[j], cycles)
         return out
+
+    def lost(self, side: str, steps: int) -> float:
+        """The cycles an iteration a chain of ``steps`` one-cycle steps loses to a transfer beside
+        it (``side``: "flags", "gpr"), up to :data:`SHORT` steps: the probe's one-step figure on an
+        odd chain, its two-step figure on an even one (a record without it: the one-step figure)."""
+        even = self.late.get(f"{side} even")
+        if not steps or steps > SHORT:
+            return 0.0
+        return self.late[side] if even is None or steps % 2 else even
