@@ -46,7 +46,8 @@ the load path to itself, the block's vector loads taken in program order are one
 Where flag_order.probe found that a compare to the flags costs more right after a flag writer,
 each such compare takes at least the probe's pair time (flag_order.FlagOrder, one of the bounds),
 and the flag writer that exposes it is the probe's `late` cycles later on its chain, as is a chained
-writer of a general register beside a transfer to one (FlagOrder.delayed).
+writer of a general register beside a transfer to one (FlagOrder.delayed; on a chain of two steps
+the probe's two-step figure).
 """
 from __future__ import annotations
 
