@@ -56,7 +56,8 @@ from .dataflow import loops, producers, zero_idiom
 from .repair import TOLERANCE
 
 RECORD = "flag_order"
-FIELDS = ("pair", "late", "gpr_late", "late_even", "gpr_late_even")   # a record without the chained parts is probed again (run.record)
+# the figures the probe writes: a record from before one of them was added is probed again (run.record)
+FIELDS = ("pair", "late", "gpr_late", "late_even", "gpr_late_even")
 LABEL = "compares after a flag writer (flag_order.py)"
 COMPARE, WRITER, OTHER = "ucomiss xmm1, xmm2", "test rbx, rcx", "lea r9, [rcx+0x1]"
 CHAINED = "and rbx, rcx"     # a flag writer on a chain of its own: it reads the register it writes
@@ -74,7 +75,7 @@ def exposes(times: dict[str, float]) -> bool:
 
 def probe(session) -> dict:
     """The probe on this CPU (``session``: an instructions.session.Session): the record {"type":
-    "flag_order", "pair", "late", "gpr_late", "times"}; each figure None where it costs nothing."""
+    "flag_order", :data:`FIELDS`, "times"}; each figure None where it costs nothing."""
     times = {"pair": session.measure([COMPARE, WRITER], []).value,
              "shielded": session.measure([COMPARE, WRITER, OTHER], []).value,
              "exposed": session.measure([COMPARE, OTHER, WRITER], []).value,
