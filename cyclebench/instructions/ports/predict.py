@@ -322,7 +322,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         lats.append(v)
     load = load_time(latencies, catalogue)
     lats = [merged_after(v, load) for v in lats]
-    for each in (floors if isinstance(floors, (list, tuple)) else [floors] if floors else []):
+    for each in _each(floors):
         if hasattr(each, "delayed"):          # a writer that exposes a compare (flag_order.py)
             lats = each.delayed(instructions, forms, lats)
     chain = chain_bound(instructions, lats, trips)
@@ -384,7 +384,7 @@ def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: d
         v = load_order.in_order(forms, model, ordered)
         if v:
             loads[load_order.LABEL] = v
-    for each in (floors if isinstance(floors, (list, tuple)) else [floors] if floors else []):
+    for each in _each(floors):
         # a floor that reads registers (upper_loop.LoopFloor) takes the instructions too
         v, why = each.floor_of(instructions, counts) if hasattr(each, "floor_of") else each.floor(counts)
         if v and hasattr(each, "beside"):     # the block's other vector work on the merges' pipes (upper_pool.py)
@@ -392,6 +392,11 @@ def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: d
         if v:
             loads[why] = v
     return loads
+
+
+def _each(floors) -> list:
+    """``floors`` as predict() takes them (one set, several, or None) as a list."""
+    return list(floors) if isinstance(floors, (list, tuple)) else [floors] if floors else []
 
 
 def _instances(instructions, forms, weight, model: Model, once=frozenset(), pipes=None) -> tuple[list[dict[str, float]], list[float]]:
