@@ -11,7 +11,8 @@ import pytest
 from cyclebench.cli.main import main
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import predict
-from cyclebench.instructions.ports.repair import PairFloors, mended, readings, repair
+from cyclebench.instructions.catalogue import Catalogue
+from cyclebench.instructions.ports.repair import PairFloors, load_path, mended, readings, repair
 from cyclebench.instructions.ports.run import store
 
 LOAD, STORE, ALU, MUL = "MOV (R64, M64)", "MOV (M64, R64)", "ADD_01 (R64, R64)", "IMUL (R64, R64)"
@@ -58,6 +59,28 @@ def test_a_pair_the_model_puts_more_than_the_fits_tolerance_too_fast_is_fitted()
     # readings the model comes within 5% of are left alone
     near = [({STORE: 1, LOAD: 2}, 0.94), ({STORE: 1, LOAD: 3}, 1.28)]
     assert repair(m, near)[1] == []
+
+
+def test_a_register_form_is_never_raised_onto_the_load_path():
+    # Zen 4's readings: a register multiply beside three load-op compares 1.67 cycles, beside six
+    # 2.36; one resource fits both with the multiply at 0.98 of the load units, yet beside two it
+    # reads 1.00, and a form without a memory operand issues no load: the ALU crowding of the
+    # compare's other µop, not a share of the load units
+    cmp = "CMP (M32, R32)"
+    m = _model()
+    m.usage[cmp], m.alone[cmp] = {"R0": 0.25, "R1": 1 / 3}, 1 / 3
+    m.usage[MUL]["R1"] = 0.17
+    m.probes = {"R0": ALU, "R1": cmp, "R2": STORE, "R3": MUL}
+    mixes = [({MUL: 1, cmp: 3}, 1.667), ({MUL: 1, cmp: 6}, 2.356)]
+    path, loadless = load_path(m, Catalogue.load())
+    assert path == {"R1"} and MUL in loadless and ALU in loadless
+    assert STORE not in loadless and LOAD not in loadless and cmp not in loadless
+    assert repair(m, mixes)[0].usage[MUL]["R1"] > 0.9          # the fit alone would raise it
+    fixed, notes = repair(m, mixes, (path, loadless))
+    assert fixed.usage[MUL]["R1"] == pytest.approx(0.17) and not any(n.startswith(MUL) for n in notes)
+    # a store shares the memory pipes and is still raised from its readings beside a load
+    stores = [({STORE: 1, LOAD: 1}, 2 / 3), ({STORE: 1, LOAD: 3}, 4 / 3)]
+    assert repair(m, stores, (path, loadless))[0].usage[STORE]["R1"] == pytest.approx(1 / 3, rel=0.02)
 
 
 def test_pairs_no_one_resource_explains_are_left_alone():

@@ -17,7 +17,11 @@ the model's own figures that names no form:
   alone but not at both (two forms that never overlap wait for each other: a chain between the
   copies, not a shared pipe), and the two share a resource that one of them is bound by alone,
   the usages there are raised to the fit (a store's share of the load units from its readings
-  beside a load);
+  beside a load), except a form with no memory access on the load path (:func:`load_path`): a
+  register-only form issues no load and no store, and such a fit is the crowding of
+  the load-op form's other µop (Zen 4: ``imul r64, r64`` beside three ``cmp [m], r32`` reads 1.67
+  cycles and beside six 2.36, which one resource fits with the multiply at 0.98 of the load path,
+  while beside two it reads 1.00);
 * **a measured pair is a floor:** a block holds, for every two of its forms' classes (the
   inference's classes: forms that load the resources as one blocker does), a mix of the two in
   the block's own ratio; where such a mix was read, the block takes at least that long
@@ -94,8 +98,33 @@ def pair_shares(rows: list[tuple[int, int, float]]) -> tuple[float, float] | Non
     return float(u[0]), float(u[1])
 
 
-def repair(model: Model, mixes: list[tuple[dict[str, int], float]]) -> tuple[Model, list[str]]:
-    """(a mended copy of the model, one line per usage changed): the first two rules."""
+def load_path(model: Model, catalogue) -> tuple[set[str], set[str]]:
+    """(the load path: the resources every plain GPR load of the model uses whose probe reads memory
+    and runs alone as fast as the loads do, as :func:`alone_short` reads a resource's speed; the
+    model's forms that neither read nor write memory), or (set(), set()) where the model holds no
+    plain GPR load."""
+    from .mul_loads import plain
+    plains = [f for f in model.usage if (form := catalogue.by_name.get(f)) is not None and plain(form)
+              and model.alone.get(f)]
+    if not plains:
+        return set(), set()
+    used = set.intersection(*({r for r, u in model.usage[f].items() if r != FRONT_END and u >= USED}
+                              for f in plains))
+
+    def accesses(form, read=False):            # reads memory, or (unless ``read``) writes it
+        op = form is not None and form.memory_operand
+        return bool(op) and op.kind == "mem" and (op.read or (op.write and not read))
+
+    fast = max(model.alone[f] for f in plains)
+    path = {r for r in used if r in model.probes and accesses(catalogue.by_name.get(model.probes[r]), read=True)
+            and abs(model.alone.get(model.probes[r], 0.0) - fast) <= TOLERANCE * fast}
+    return path, {f for f in model.usage if (form := catalogue.by_name.get(f)) is not None and not accesses(form)}
+
+
+def repair(model: Model, mixes: list[tuple[dict[str, int], float]],
+           loadless: tuple[set[str], set[str]] = (set(), set())) -> tuple[Model, list[str]]:
+    """(a mended copy of the model, one line per usage changed): the first two rules; ``loadless``:
+    (the load path, the forms with no memory access) as :func:`load_path` gives them."""
     m = copy.deepcopy(model)
     notes = []
     for f, use in m.usage.items():
@@ -124,6 +153,8 @@ def repair(model: Model, mixes: list[tuple[dict[str, int], float]]) -> tuple[Mod
             continue
         r = max(shared, key=lambda r: m.usage[a][r] / m.alone[a] + m.usage[b][r] / m.alone[b])
         for f, u in zip((a, b), fit):
+            if r in loadless[0] and f in loadless[1]:
+                continue                 # no load to share: the other form's crowding (see above)
             if u > m.usage[f][r] * (1 + TOLERANCE):
                 notes.append(f"{f}: {r} {m.usage[f][r]:.2f} -> {u:.2f} ({len(rows)} readings with {b if f == a else a})")
                 m.usage[f][r] = u
@@ -256,9 +287,10 @@ def mended(path: Path) -> tuple[Model, PairFloors, list[str]]:
     """The last model of a ``cyclebench ports`` results file, mended against the file's readings,
     the pair floors of those readings, and one line per usage changed."""
     from .run import load
+    from ..catalogue import Catalogue
     model, report = load(path)
     mixes = readings(path)
-    model, notes = repair(model, mixes)
+    model, notes = repair(model, mixes, load_path(model, Catalogue.load()))
     notes += slots.front_slots(model, mixes, TOLERANCE)
     notes += unit_floors(model, mixes, report.get("slow_units") or ())
     notes += alone_short(model)
