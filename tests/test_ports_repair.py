@@ -75,12 +75,28 @@ def test_a_register_form_is_never_raised_onto_the_load_path():
     path, loadless = load_path(m, Catalogue.load())
     assert path == {"R1"} and MUL in loadless and ALU in loadless
     assert STORE not in loadless and LOAD not in loadless and cmp not in loadless
-    assert repair(m, mixes)[0].usage[MUL]["R1"] > 0.9          # the fit alone would raise it
+    # the fit alone would raise it (to 0.98, held to the 0.36 the six compares leave it)
+    assert repair(m, mixes)[0].usage[MUL]["R1"] == pytest.approx(0.356, rel=0.02)
     fixed, notes = repair(m, mixes, (path, loadless))
     assert fixed.usage[MUL]["R1"] == pytest.approx(0.17) and not any(n.startswith(MUL) for n in notes)
     # a store shares the memory pipes and is still raised from its readings beside a load
     stores = [({STORE: 1, LOAD: 1}, 2 / 3), ({STORE: 1, LOAD: 3}, 4 / 3)]
     assert repair(m, stores, (path, loadless))[0].usage[STORE]["R1"] == pytest.approx(1 / 3, rel=0.02)
+
+
+def test_a_raise_the_forms_faster_readings_refute_is_held_to_what_they_leave():
+    # Zen 4's re-measure: a vector load beside two and three ``mov r64, imm64`` (two of a 6-wide
+    # slot resource) 1.00 and 1.33 cycles, one line with the load at 0.33; yet beside two ALU
+    # operations, 1/6 of it each, it reads 0.50, where 0.33 says 0.67: the fit stops at 0.17
+    vload, imm = "MOVAPS (XMM, M128)", "MOV (R64, I64)"
+    m = Model(["R0", "R6"], {ALU: {"R0": 0.25, "R6": 1 / 6}, vload: {"R6": 1 / 6}, imm: {"R6": 1 / 3}},
+              6, alone={ALU: 0.25, vload: 0.5, imm: 1 / 3})
+    lines = [({vload: 1, imm: 2}, 1.0), ({vload: 1, imm: 3}, 4 / 3)]
+    assert repair(m, lines)[0].usage[vload]["R6"] == pytest.approx(1 / 3, rel=0.02)
+    fixed, notes = repair(m, lines + [({vload: 1, ALU: 2}, 0.5)])
+    assert fixed.usage[vload]["R6"] == pytest.approx(1 / 6) and notes == []
+    # a reading within twice the tolerance of the raise (the other form's share is a fit too) is no refutation
+    assert repair(m, lines + [({vload: 1, ALU: 2}, 0.58)])[0].usage[vload]["R6"] == pytest.approx(1 / 3, rel=0.02)
 
 
 def test_pairs_no_one_resource_explains_are_left_alone():

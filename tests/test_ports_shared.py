@@ -187,3 +187,18 @@ def test_a_mix_no_longer_than_its_slower_part_bounds_the_fit_and_fixes_no_point_
     # without the overlapped mix nothing refutes the fit
     assert SharedFloors.build(m, read[1:], {TEST: CMP}).pairs[(CMP, mul)] == (
         pytest.approx(0.1875), pytest.approx(0.75))
+
+
+def test_a_register_form_shares_nothing_on_the_load_path_with_a_load_op_form():
+    # Zen 4: ``shr r, cl`` beside two and three ``cmp [m], r32`` (the load probe) reads 1.00 and
+    # 1.33 cycles, the shift at 0.33 of the probe's resource; a shift issues no load, so plain
+    # loads of the probe's class, which use only the load units, are not counted beside it
+    shr, probe, load = "SHR (R64, CL)", "CMP (M32, R32)", "MOV (R64, M64)"
+    m = Model(["R0", "R1"], {shr: {"R0": 0.5, "R1": 0.1}, probe: {"R0": 0.1, "R1": 1 / 3}, load: {"R1": 1 / 3}},
+              6, alone={shr: 0.5, probe: 1 / 3, load: 1 / 3}, probes={"R0": SHL, "R1": probe})
+    read = [({shr: 1, probe: 2}, 1.0), ({shr: 1, probe: 3}, 4 / 3)]
+    before = SharedFloors.build(m, read, {load: probe})
+    assert before.floor({shr: 1, load: 4})[0] == pytest.approx(5 / 3, rel=0.02)
+    after = SharedFloors.build(m, read, {load: probe}, loadless=({"R1"}, {shr}))
+    assert after.floor({shr: 1, load: 4}) == (0.0, None)
+    assert after.floor({shr: 1, probe: 2})[0] == pytest.approx(1.0, rel=0.02)    # the probe itself still counts

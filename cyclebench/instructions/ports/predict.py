@@ -61,7 +61,7 @@ from ...errors import UsageError
 from ..catalogue import Catalogue
 from .dataflow import mnemonic, chain_bound, load_time, merged_after, zero_idiom
 from .model import FRONT_END, Model
-from .repair import PairFloors, lowered, mended, readings
+from .repair import PairFloors, load_path, lowered, mended, readings
 from .shared import SharedFloors, integer_side
 from .simulate import Units, simulate, units
 from . import apart, dealing, crowding, flag_order, inflight, load_order, mul_loads, slots, store_grain, store_load, \
@@ -135,7 +135,8 @@ def load(path: Path) -> Loaded:
     catalogue = Catalogue.load()
     sides = {f: side for f in model.usage if (form := catalogue.get(f)) is not None
              and (side := integer_side(form)) is not None}
-    shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {}, sides)
+    shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {}, sides,
+                                load_path(model, catalogue))
     pair, lates, pair_source = flag_order.stored(path)
     flags = flag_order.FlagOrder.build(pair, model, catalogue, sides, shared.whole_group(model, units(model)),
                                        crowding.units, lates)

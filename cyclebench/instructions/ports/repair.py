@@ -21,7 +21,11 @@ the model's own figures that names no form:
   register-only form issues no load and no store, and such a fit is the crowding of
   the load-op form's other µop (Zen 4: ``imul r64, r64`` beside three ``cmp [m], r32`` reads 1.67
   cycles and beside six 2.36, which one resource fits with the multiply at 0.98 of the load path,
-  while beside two it reads 1.00);
+  while beside two it reads 1.00); and a raise is held to what the form's other readings leave it
+  on that resource (:func:`_room`: a reading is never sped, so one that the raised share would
+  put more than twice TOLERANCE slow, the other forms' shares being fits too, bounds it; Zen 4:
+  a vector load beside two and three ``mov r64, imm64`` reads as 0.33 of that form's resource, a
+  sixth-wide slot, where the load beside two ALU operations, a sixth each, runs 0.50 cycles);
 * **a measured pair is a floor:** a block holds, for every two of its forms' classes (the
   inference's classes: forms that load the resources as one blocker does), a mix of the two in
   the block's own ratio; where such a mix was read, the block takes at least that long
@@ -155,10 +159,26 @@ def repair(model: Model, mixes: list[tuple[dict[str, int], float]],
         for f, u in zip((a, b), fit):
             if r in loadless[0] and f in loadless[1]:
                 continue                 # no load to share: the other form's crowding (see above)
+            u = min(u, _room(m, mixes, f, r, u))
             if u > m.usage[f][r] * (1 + TOLERANCE):
                 notes.append(f"{f}: {r} {m.usage[f][r]:.2f} -> {u:.2f} ({len(rows)} readings with {b if f == a else a})")
                 m.usage[f][r] = u
     return m, notes
+
+
+def _room(m: Model, mixes: list[tuple[dict[str, int], float]], f: str, r: str, u: float) -> float:
+    """The most of ``r`` that ``f``'s readings leave a raise to ``u``: a reading that ``u`` would
+    put more than twice TOLERANCE slow on ``r`` (its other forms' shares there are fits, each
+    within TOLERANCE) bounds the share at what those forms leave (a reading is slowed by more
+    than resources, never sped: the faster holds, as in :func:`lowered`)."""
+    room = u
+    for counts, t in mixes:
+        if f not in counts or not all(g in m.usage for g in counts):
+            continue
+        rest = sum(n * m.usage[g].get(r, 0.0) for g, n in counts.items() if g != f)
+        if rest + counts[f] * u > t * (1 + 2 * TOLERANCE):
+            room = min(room, max(0.0, (t - rest) / counts[f]))
+    return room
 
 
 def lowered(model: Model, mixes: list[tuple[dict[str, int], float]]) -> list[str]:

@@ -6,6 +6,11 @@ resource that each form uses a fixed amount of (``t = a x + b y``, fitted by lea
 repair.py fits its shared usages, within half its tolerance), that resource's load is a floor at
 every ratio: a block with ``x`` of the first and ``y`` of the second takes at least ``a x + b y``
 cycles.  Only pairs whose readings the model explains too fast give one (others add nothing).
+A form with no memory access shares nothing on the load path (repair.load_path) with a load-op
+form: its fit beside one is the other µop's crowding, and plain loads of the load-op form's class
+are not counted beside it (Zen 4: ``shr r, cl`` beside two and three ``cmp [m], r32`` 1.00 and
+1.33 cycles, yet a kernel block of a ``shr r, cl``, three plain loads and an ``add r32, [m]``
+runs 1.40, where counting the loads said 1.67).
 A mix that ran no longer than its slower part alone (the two overlapped whole) fixes no point of
 the line: it is left out of the fit and refutes a fit that charges it more (Zen 4: ``imul``
 beside 2, 4, 8 ALU ops 1.00, 1.50, 2.25 cycles; a line through all three held one ``imul`` and
@@ -87,13 +92,16 @@ class SharedFloors:
     sides: dict[str, frozenset[str]] = field(default_factory=dict)   # transfer -> integer_side
     apart: dict[frozenset[str], set[str]] = field(default_factory=dict)   # what a transfer writes ->
     # the forms whose readings beside such a transfer, filling its time, lose no whole cycle to it
+    path: set[str] = field(default_factory=set)        # the load path (repair.load_path)
+    loadless: set[str] = field(default_factory=set)    # the forms with no memory access
     held: dict[str, tuple[str, float]] = field(default_factory=dict)   # form -> (the resource its
     # class's blocker probes, its time alone): where a pair's fit gives it that whole, the pair
     # shares that resource
 
     @classmethod
     def build(cls, model: Model, mixes: list[tuple[dict[str, int], float]],
-              classes: dict[str, str], sides: dict[str, frozenset[str]] | None = None) -> "SharedFloors":
+              classes: dict[str, str], sides: dict[str, frozenset[str]] | None = None,
+              loadless: tuple[set[str], set[str]] = (set(), set())) -> "SharedFloors":
         rows: dict[tuple[str, str], list[tuple[int, int, float]]] = {}
         overlap: dict[tuple[str, str], list[tuple[int, int, float]]] = {}
         short: set[tuple[str, str]] = set()
@@ -109,7 +117,8 @@ class SharedFloors:
             if model_cost(model, counts)[0] < t * (1 - TOLERANCE):
                 short.add((a, b))
         out = cls(classes=dict(classes), used={f: set(model.used(f)) for f in model.usage},
-                  probes={f: r for r, f in model.probes.items()}, sides=dict(sides or {}))
+                  probes={f: r for r, f in model.probes.items()}, sides=dict(sides or {}),
+                  path=set(loadless[0]), loadless=set(loadless[1]))
         out.apart = out._apart(model, mixes)
         blockers = set(classes.values())
         for pair in sorted(short):
@@ -122,7 +131,8 @@ class SharedFloors:
                     if (k := x if x in blockers else classes.get(x)) in out.probes:
                         out.held[x] = (out.probes[k], model.alone[x])
                 for (x, ux), (y, uy) in ((pair[0], fit[0]), (pair[1], fit[1])), ((pair[1], fit[1]), (pair[0], fit[0])):
-                    if x in blockers and y not in blockers and ux >= model.alone[x] * (1 - TOLERANCE):
+                    if x in blockers and y not in blockers and ux >= model.alone[x] * (1 - TOLERANCE) \
+                            and not (out.probes.get(x) in out.path and y in out.loadless):
                         out.probed.setdefault(x, {x: model.alone[x]})[y] = uy
         return out
 
@@ -214,6 +224,8 @@ class SharedFloors:
         model has it use."""
         if form in self.held and use >= self.held[form][1] * (1 - TOLERANCE):
             return {self.held[form][0]}
+        if form in self.loadless:        # it issues no load: what it shares is off the load path
+            return self.used.get(form, set()) - self.path
         return self.used.get(form)
 
     def _count(self, form: str, counts: dict[str, int], blockers: set[str], besides: set[str],
