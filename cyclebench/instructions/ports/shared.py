@@ -134,7 +134,41 @@ class SharedFloors:
                     if x in blockers and y not in blockers and ux >= model.alone[x] * (1 - TOLERANCE) \
                             and not (out.probes.get(x) in out.path and y in out.loadless):
                         out.probed.setdefault(x, {x: model.alone[x]})[y] = uy
+        out._whole_beside(model, mixes)
         return out
+
+    def _whole_beside(self, model: Model, mixes: list[tuple[dict[str, int], float]]) -> None:
+        """Transfers that take a multi-unit resource whole, read from its class, not its probe
+        alone (in :attr:`probed` at their time alone): a member of the resource's probe class that
+        runs alone as fast as the probe, read beside the transfer in numbers that fill its time
+        alone, that every time ran as long as the two times added, lost all its units to the
+        transfer; the transfer's class (forms that load the resources as it does, writing what it
+        writes) does the same.  Only a transfer with no memory access: one that loads may have
+        waited on the load path (Zen 4: ``cvttsd2si r32, [m]`` beside three ``cmp [m], r32`` 2.00
+        cycles, as beside four ``sub``).  The probe a draw picks may write what the transfer does not (Zen
+        4: a two-part ``lea`` as the ALU probe, 1.58 and 2.00 cycles beside ``comiss`` at 4 and 8
+        to one, while its class's ``sub`` beside it at 4 to 1 reads 2.00, as the pair of ``sub``
+        and ``ucomiss`` does where ``sub`` is the probe)."""
+        verdicts: dict[tuple[str, str], set[bool]] = {}
+        for counts, t in mixes:
+            if len(counts) != 2:
+                continue
+            for z, f in (tuple(counts), tuple(counts)[::-1]):
+                p = f if f in self.probes else self.classes.get(f)
+                a, az, af = model.alone.get(p or ""), model.alone.get(z), model.alone.get(f)
+                if z not in self.sides or z not in self.loadless or f in self.sides or p not in self.probes or not (a and az and af) \
+                        or a > (1 + TOLERANCE) / 2 or abs(af - a) > TOLERANCE * a:
+                    continue             # not a transfer beside a fast member of a multi-unit class
+                busy, own = counts[f] * af, counts[z] * az
+                if busy >= own * (1 - TOLERANCE):
+                    verdicts.setdefault((z, f), set()).add(t >= (busy + own) * (1 - TOLERANCE / 2))
+        for (z, f), v in sorted(verdicts.items()):
+            if v != {True}:
+                continue
+            p = f if f in self.probes else self.classes[f]
+            for g in [z] + [g for g, k in self.classes.items() if k == z and self.sides.get(g) == self.sides[z]]:
+                if model.alone.get(g):
+                    self.probed.setdefault(p, {p: model.alone[p]}).setdefault(g, model.alone[g])
 
     def _apart(self, model: Model, mixes: list[tuple[dict[str, int], float]]) -> dict[frozenset[str], set[str]]:
         """What a transfer writes -> the forms that, read beside a transfer writing the same,
