@@ -143,12 +143,12 @@ class SharedFloors:
         runs alone as fast as the probe, read beside the transfer in numbers that fill its time
         alone, that every time ran as long as the two times added, lost all its units to the
         transfer; the transfer's class (forms that load the resources as it does, writing what it
-        writes) does the same.  Only a transfer with no memory access: one that loads may have
-        waited on the load path (Zen 4: ``cvttsd2si r32, [m]`` beside three ``cmp [m], r32`` 2.00
-        cycles, as beside four ``sub``).  The probe a draw picks may write what the transfer does not (Zen
-        4: a two-part ``lea`` as the ALU probe, 1.58 and 2.00 cycles beside ``comiss`` at 4 and 8
-        to one, while its class's ``sub`` beside it at 4 to 1 reads 2.00, as the pair of ``sub``
-        and ``ucomiss`` does where ``sub`` is the probe)."""
+        writes) does the same.  A transfer read so beside two resources' classes is held on
+        neither: no one hold explains both (Zen 4: ``cvttsd2si r32, [m]`` ran the two times added
+        beside the ALU probe's class and a two-part ``lea``'s).  The probe a draw picks
+        may write what the transfer does not (Zen 4: a two-part ``lea`` as the ALU probe, 1.56 and
+        2.00 cycles beside ``comiss`` at 4 and 8 to 1, while its class's ``sub`` beside it at 4 to
+        1 reads 2.00, as the pair of ``sub`` and ``ucomiss`` does where ``sub`` is the probe)."""
         verdicts: dict[tuple[str, str], set[bool]] = {}
         for counts, t in mixes:
             if len(counts) != 2:
@@ -156,16 +156,20 @@ class SharedFloors:
             for z, f in (tuple(counts), tuple(counts)[::-1]):
                 p = f if f in self.probes else self.classes.get(f)
                 a, az, af = model.alone.get(p or ""), model.alone.get(z), model.alone.get(f)
-                if z not in self.sides or z not in self.loadless or f in self.sides or p not in self.probes or not (a and az and af) \
+                if z not in self.sides or f in self.sides or p not in self.probes or not (a and az and af) \
                         or a > (1 + TOLERANCE) / 2 or abs(af - a) > TOLERANCE * a:
                     continue             # not a transfer beside a fast member of a multi-unit class
                 busy, own = counts[f] * af, counts[z] * az
                 if busy >= own * (1 - TOLERANCE):
                     verdicts.setdefault((z, f), set()).add(t >= (busy + own) * (1 - TOLERANCE / 2))
+        held: dict[str, set[str]] = {}
         for (z, f), v in sorted(verdicts.items()):
-            if v != {True}:
-                continue
-            p = f if f in self.probes else self.classes[f]
+            if v == {True}:
+                held.setdefault(z, set()).add(f if f in self.probes else self.classes[f])
+        for z, ps in sorted(held.items()):
+            if len(ps) != 1:
+                continue                 # whole on two resources at once: no one hold explains it
+            p = next(iter(ps))
             for g in [z] + [g for g, k in self.classes.items() if k == z and self.sides.get(g) == self.sides[z]]:
                 if model.alone.get(g):
                     self.probed.setdefault(p, {p: model.alone[p]}).setdefault(g, model.alone[g])
