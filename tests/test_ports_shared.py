@@ -202,3 +202,29 @@ def test_a_register_form_shares_nothing_on_the_load_path_with_a_load_op_form():
     after = SharedFloors.build(m, read, {load: probe}, loadless=({"R1"}, {shr}))
     assert after.floor({shr: 1, load: 4}) == (0.0, None)
     assert after.floor({shr: 1, probe: 2})[0] == pytest.approx(1.0, rel=0.02)    # the probe itself still counts
+
+
+def test_a_transfer_takes_a_resource_whole_by_its_class_where_the_probe_writes_other_things():
+    lea = "LEA_B_IS (R64)"            # the draw's probe of the four ALUs: writes no flags
+    m = Model(["R0", "R1"], {lea: {"R0": 0.25}, TEST: {"R0": 0.25}, XFER: {"R1": 1.0}, XFER2: {"R1": 1.0}},
+              6, alone={lea: 0.25, TEST: 0.25, XFER: 1.0, XFER2: 1.0})
+    m.probes = {"R0": lea, "R1": XFER}
+    sides = {XFER: frozenset({"flags"}), XFER2: frozenset({"flags"})}
+    classes = {TEST: lea, XFER2: XFER}
+    # the probe loses no whole cycle to the compare; its class's test, filling the compare's time, does
+    read = [({XFER: 1, lea: 4}, 1.58), ({XFER: 1, lea: 8}, 2.0), ({XFER: 1, TEST: 2}, 1.61),
+            ({XFER: 1, TEST: 4}, 2.0)]
+    shared = SharedFloors.build(m, read, classes, sides)
+    assert shared.probed[lea] == {lea: 0.25, XFER: 1.0, XFER2: 1.0}     # the compare's class too
+    assert shared.whole_group(m, {"R0": 4}) == {XFER: "R0", XFER2: "R0"}
+    assert shared.floor({XFER2: 1, TEST: 1})[0] == pytest.approx(1.25)
+    assert shared.floor({XFER2: 1, lea: 4}) == (0.0, None)               # the probe is spared
+    # read whole beside a second resource's class as well: held on neither
+    shl = "SHR (R64, I8)"
+    m.resources.append("R2")
+    m.usage[shl], m.alone[shl], m.probes["R2"] = {"R2": 0.5}, 0.5, shl
+    both = SharedFloors.build(m, read + [({XFER: 1, shl: 2}, 2.0)], classes, sides)
+    assert lea not in both.probed and shl not in both.probed
+    # a test that overlapped the compare in part: no whole cycle taken
+    part = read[:3] + [({XFER: 1, TEST: 4}, 1.6)]
+    assert lea not in SharedFloors.build(m, part, classes, sides).probed

@@ -134,7 +134,45 @@ class SharedFloors:
                     if x in blockers and y not in blockers and ux >= model.alone[x] * (1 - TOLERANCE) \
                             and not (out.probes.get(x) in out.path and y in out.loadless):
                         out.probed.setdefault(x, {x: model.alone[x]})[y] = uy
+        out._whole_beside(model, mixes)
         return out
+
+    def _whole_beside(self, model: Model, mixes: list[tuple[dict[str, int], float]]) -> None:
+        """Transfers that take a multi-unit resource whole, read from its class, not its probe
+        alone (in :attr:`probed` at their time alone): a member of the resource's probe class that
+        runs alone as fast as the probe, read beside the transfer in numbers that fill its time
+        alone, that every time ran as long as the two times added, lost all its units to the
+        transfer; the transfer's class (forms that load the resources as it does, writing what it
+        writes) does the same.  A transfer read so beside two resources' classes is held on
+        neither: no one hold explains both (Zen 4: ``cvttsd2si r32, [m]`` ran the two times added
+        beside the ALU probe's class and a two-part ``lea``'s).  The probe a draw picks
+        may write what the transfer does not (Zen 4: a two-part ``lea`` as the ALU probe, 1.56 and
+        2.00 cycles beside ``comiss`` at 4 and 8 to 1, while its class's ``sub`` beside it at 4 to
+        1 reads 2.00, as the pair of ``sub`` and ``ucomiss`` does where ``sub`` is the probe)."""
+        verdicts: dict[tuple[str, str], set[bool]] = {}
+        for counts, t in mixes:
+            if len(counts) != 2:
+                continue
+            for z, f in (tuple(counts), tuple(counts)[::-1]):
+                p = f if f in self.probes else self.classes.get(f)
+                a, az, af = model.alone.get(p or ""), model.alone.get(z), model.alone.get(f)
+                if z not in self.sides or f in self.sides or p not in self.probes or not (a and az and af) \
+                        or a > (1 + TOLERANCE) / 2 or abs(af - a) > TOLERANCE * a:
+                    continue             # not a transfer beside a fast member of a multi-unit class
+                busy, own = counts[f] * af, counts[z] * az
+                if busy >= own * (1 - TOLERANCE):
+                    verdicts.setdefault((z, f), set()).add(t >= (busy + own) * (1 - TOLERANCE / 2))
+        held: dict[str, set[str]] = {}
+        for (z, f), v in sorted(verdicts.items()):
+            if v == {True}:
+                held.setdefault(z, set()).add(f if f in self.probes else self.classes[f])
+        for z, ps in sorted(held.items()):
+            if len(ps) != 1:
+                continue                 # whole on two resources at once: no one hold explains it
+            p = next(iter(ps))
+            for g in [z] + [g for g, k in self.classes.items() if k == z and self.sides.get(g) == self.sides[z]]:
+                if model.alone.get(g):
+                    self.probed.setdefault(p, {p: model.alone[p]}).setdefault(g, model.alone[g])
 
     def _apart(self, model: Model, mixes: list[tuple[dict[str, int], float]]) -> dict[frozenset[str], set[str]]:
         """What a transfer writes -> the forms that, read beside a transfer writing the same,
