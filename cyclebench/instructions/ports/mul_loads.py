@@ -80,14 +80,20 @@ def kinds(model, catalogue) -> tuple[set[str], set[str]]:
     return p, m
 
 
+def load_resources(model, plains) -> set[str]:
+    """The resources every one of the plain GPR loads ``plains`` uses (at least :data:`USED`
+    each, the front end apart): the load resources; empty without plain loads."""
+    return set.intersection(*({r for r, u in model.usage[f].items() if u >= USED and r != FRONT_END}
+                              for f in plains)) if plains else set()
+
+
 def capped(model, catalogue):
     """The model with each one-pipe load-op form charged, of each resource every plain GPR load
     takes (at least :data:`USED` each, the front end apart: the load resources), no more than the
     most a plain load takes of it, and of the group its own pipe belongs to (crowding.group) no
     more than its pipe's register probe takes; unchanged where it holds no plain load."""
     plains, ones = kinds(model, catalogue)
-    common = set.intersection(*({r for r, u in model.usage[f].items() if u >= USED and r != FRONT_END}
-                                for f in plains)) if plains else set()
+    common = load_resources(model, plains)
     if not common or not ones:
         return model
     top = {r: max(model.usage[f][r] for f in plains) for r in common}

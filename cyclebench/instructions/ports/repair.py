@@ -107,13 +107,11 @@ def load_path(model: Model, catalogue) -> tuple[set[str], set[str]]:
     and runs alone as fast as the loads do, as :func:`alone_short` reads a resource's speed; the
     model's forms that neither read nor write memory), or (set(), set()) where the model holds no
     plain GPR load."""
-    from .mul_loads import plain
-    plains = [f for f in model.usage if (form := catalogue.by_name.get(f)) is not None and plain(form)
-              and model.alone.get(f)]
+    from .mul_loads import kinds, load_resources
+    plains = [f for f in kinds(model, catalogue)[0] if model.alone.get(f)]
     if not plains:
         return set(), set()
-    used = set.intersection(*({r for r, u in model.usage[f].items() if r != FRONT_END and u >= USED}
-                              for f in plains))
+    used = load_resources(model, plains)
 
     def accesses(form, read=False):            # reads memory, or (unless ``read``) writes it
         op = form is not None and form.memory_operand
