@@ -340,6 +340,7 @@ def main():
     print("a 512-bit load " + ("has its cycle of the load path to itself" if loaded.in_order else "shares the load path")
           + f" ({loaded.in_order_source})")
     print(f"a store's data to a later load: {loaded.trips_source}")
+    print(f"merging forms with their merge input written afresh: {loaded.fresh_source}")
 
     def pred(block):
         return predict(block, model, cat, lats, floors=floors, upper_factor=factor, in_flight=loaded.in_flight,

@@ -98,10 +98,10 @@ def timed(by_code: dict[tuple, float]):
     return SimpleNamespace(measure=lambda code, init: SimpleNamespace(value=by_code[tuple(code)]))
 
 
-def empty_results(path):
-    """A ``cyclebench ports`` results file with no reading and no probe yet; returns ``path``."""
+def empty_results(path, forms=()):
+    """A ``cyclebench ports`` results file of ``forms`` with no reading and no probe yet; returns ``path``."""
     from cyclebench.instructions.ports.run import store
     st = store(path)
-    st.start({"forms": []}, resume=False)
+    st.start({"forms": list(forms)}, resume=False)
     st.close()
     return path

@@ -37,8 +37,8 @@ def add_parser(sub):
 
 def run(args) -> int:
     from ..instructions.ports import run as ports_run
-    from ..instructions.ports import (dealing, flag_order, inflight, load_order, mul_loads, store_grain, store_load,
-                                      upper, upper_loop, upper_pool)
+    from ..instructions.ports import (dealing, flag_order, fresh, inflight, load_order, mul_loads, store_grain,
+                                      store_load, upper, upper_loop, upper_pool)
     from ..instructions.ports.portsets import describe
     if args.show:
         model, report = ports_run.load(args.show)
@@ -107,6 +107,8 @@ def run(args) -> int:
     pipes, where = mul_loads.stored(args.show or args.resume or args.results)
     print("  a one-pipe load-op form and plain GPR loads " + (f"share {pipes} load pipes" if pipes else "do not meet")
           + f" ({where})")
+    print(f"  merging forms with their merge input written afresh: "
+          f"{fresh.stored(args.show or args.resume or args.results, model)[1]}")
     if model.lines:
         print(f"  stores to distinct cache lines: {', '.join(f'{f} {t:.2f}' for f, t in sorted(model.lines.items()))} "
               "cycles each")

@@ -47,7 +47,9 @@ Where flag_order.probe found that a compare to the flags costs more right after 
 each such compare takes at least the probe's pair time (flag_order.FlagOrder, one of the bounds),
 and the flag writer that exposes it is the probe's `late` cycles later on its chain, as is a chained
 writer of a general register beside a transfer to one (FlagOrder.delayed; on a chain of two steps
-the probe's two-step figure).
+the probe's two-step figure).  Where fresh.probe found a form that reads the vector register it
+writes slower with that register written afresh before it than its time alone says, each copy
+takes at least that time (fresh.FreshFloor, one of the bounds).
 """
 from __future__ import annotations
 
@@ -64,8 +66,8 @@ from .model import FRONT_END, Model
 from .repair import PairFloors, load_path, lowered, mended, readings
 from .shared import SharedFloors, integer_side
 from .simulate import Units, simulate, units
-from . import apart, dealing, crowding, flag_order, inflight, load_order, mul_loads, slots, store_grain, store_load, \
-    upper, upper_loop, upper_pool, vector_loads
+from . import apart, dealing, crowding, flag_order, fresh, inflight, load_order, mul_loads, slots, store_grain, \
+    store_load, upper, upper_loop, upper_pool, vector_loads
 
 STORE_LINES = "store lines"
 WIDER = "a load wider than the store it meets"
@@ -119,11 +121,13 @@ class Loaded:
     flags_source: str = ""
     load_floor: mul_loads.LoadFloor | None = None   # one-pipe load-op forms beside plain loads (mul_loads.stored)
     load_floor_source: str = ""
+    fresh: fresh.FreshFloor | None = None      # merging forms with their merge input written afresh (fresh.stored)
+    fresh_source: str = ""
 
     @property
     def bounds(self) -> tuple:
         """The floors predict() takes from the readings and probes (its ``floors``)."""
-        return (self.floors, self.shared) + tuple(f for f in (self.loop, self.flags, self.load_floor) if f)
+        return (self.floors, self.shared) + tuple(f for f in (self.loop, self.flags, self.load_floor, self.fresh) if f)
 
 
 def load(path: Path) -> Loaded:
@@ -156,7 +160,8 @@ def load(path: Path) -> Loaded:
         loop = replace(loop, pool=form_of(decode(upper_loop.WIDE[0])[0], catalogue, model))
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
                   loop, loop_source, dealing.stored(path)[0], *store_grain.stored(path),
-                  *load_order.stored(path), *store_load.stored(path), flags, pair_source, load_floor, pipes_source)
+                  *load_order.stored(path), *store_load.stored(path), flags, pair_source, load_floor, pipes_source,
+                  *fresh.stored(path, model))
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:

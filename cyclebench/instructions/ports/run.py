@@ -46,6 +46,8 @@ PROBES = {
                    "a compare after a flag writer"),
     "mul_loads": ("pipes", "a load-op-multiply",
                   "a load-op multiply beside plain loads"),
+    "fresh": ("times", "a fresh-merge",
+              "each merging vector form with its merge input written afresh"),
 }
 
 
@@ -72,7 +74,8 @@ def store(path: Path) -> ResultsStore:
 def record(path: Path, kind: str, session=None, log=lambda msg: None) -> dict:
     """The record of the CPU probe ``kind`` (a :data:`PROBES` type) in a results file: the last one
     it holds, or measured now by ``cyclebench.instructions.ports.<kind>.probe`` and appended, so a
-    resumed run measures it once.  A record without a figure the probe now writes (the module's
+    resumed run measures it once.  A probe of the file's forms (the module's ``PER_FORM``) is
+    given them.  A record without a figure the probe now writes (the module's
     ``FIELDS``: a part added to the probe later) is measured again, so ``--resume`` brings an older
     file up to the current rules."""
     module = importlib.import_module(f"{__package__}.{kind}")
@@ -83,7 +86,8 @@ def record(path: Path, kind: str, session=None, log=lambda msg: None) -> dict:
             return old[-1]
         log(f"measuring {PROBES[kind][2]}")
         from .. import session as measuring     # looked up now: a test's stand-in session is used
-        rec = module.probe(session or measuring.Session(budget=0.5))
+        forms = ((st.meta or {}).get("forms") or [],) if getattr(module, "PER_FORM", False) else ()
+        rec = module.probe(session or measuring.Session(budget=0.5), *forms)
         st.append(rec)
     return rec
 
