@@ -232,6 +232,13 @@ def test_of_two_ratios_that_disagree_the_faster_sets_the_share():
     # a slow reading alone, with no ratio the share explains, is no disagreement
     m = model(0.52)
     assert lowered(m, mixes[1:]) == [] and m.usage[CVT]["R3"] == 0.52
+    # ... unless the other form probes the resource: every reading beside the probe slow on it
+    # says the share is too large, and the fastest sets it (Zen 4, a draw whose ALU probe was a
+    # lea: a store of an immediate beside 2 and 4 of it read 0.83 and 1.33 cycles, a third of the
+    # ALUs, while the solve gave it half from its readings beside a shift)
+    m = model(0.52)
+    m.probes = {"R3": MUL}
+    assert len(lowered(m, mixes[1:])) == 1 and m.usage[CVT]["R3"] == pytest.approx(0.0)
     # a share under half of the other form's own is crowding, left to crowding.py
     m = model(0.4)
     assert lowered(m, [({CVT: 1, MUL: 1}, 1.40), ({CVT: 2, MUL: 2}, 2.0)]) == [] and m.usage[CVT]["R3"] == 0.4

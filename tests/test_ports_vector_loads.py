@@ -89,3 +89,17 @@ def test_a_wide_plain_load_keeps_the_path_it_was_never_read_on(catalogue):
     resources, shares, alike = path(model, catalogue)
     assert resources == {"R14"} and shares == [(64, 0.5)] and alike == {"R12": 0.33}
     assert view(model, catalogue).usage[ymm]["R14"] == 0.5
+
+
+def test_an_operand_no_wider_than_a_plain_load_is_one_load(catalogue):
+    # a multi-µop load-op form takes more of the load pipes for its other µops: MPSADBW's 2.0 of a
+    # resource a plain load takes 0.33 of is no six loads; its 128-bit operand is no wider than a
+    # plain 128-bit load, so it counts one
+    many = "MPSADBW (XMM, M128, I8)"
+    plain = "MOVAPS (XMM, M128)"
+    usage = {plain: {"R14": 0.5, "R12": 0.33}, many: {"R14": 0.0, "R12": 2.0},
+             WIDE: {"R16": 1.0, "R12": 0.71}}
+    model = Model(["R12", "R14", "R16"], usage, 6, {plain: 0.5, many: 3.0, WIDE: 1.0})
+    m = view(model, catalogue)
+    assert m.usage[many]["R14"] == 0.5                    # one load, not six
+    assert m.usage[WIDE]["R14"] == 1.0                    # wider than every plain load: read, two

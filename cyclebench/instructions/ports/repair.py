@@ -53,7 +53,11 @@ the model's own figures that names no form:
   :data:`TOLERANCE` slow, the share drops to what the faster reading leaves (:func:`lowered`,
   which predict.load applies once the shared floors and the flag-order rule have read the model:
   Zen 4's ``cvtsi2sd xmm, r64`` beside one ``imul r64, r64`` read 1.52 cycles and beside two
-  2.00, and its 0.52 of the multiplier said 2.52 there and in a random mix that runs 2.00).
+  2.00, and its 0.52 of the multiplier said 2.52 there and in a random mix that runs 2.00); where
+  the other form probes the resource, the readings beside it are the direct ones, and a share that
+  puts every ratio slow drops too (Zen 4, a draw whose ALU probe was a two-part ``lea``: a store of
+  an immediate beside 2 and 4 of it read 0.83 and 1.33 cycles, a third of the ALUs, where the
+  solve gave it half from its readings beside a shift).
 """
 from __future__ import annotations
 
@@ -189,11 +193,16 @@ def lowered(model: Model, mixes: list[tuple[dict[str, int], float]]) -> list[str
     allow: dict[tuple[str, str], tuple[float, str]] = {}
     for counts, t in pairs:
         cost, loads = model_cost(model, counts)
-        if cost <= t * (1 + TOLERANCE) or frozenset(counts) not in held:
-            continue                     # explained, or no ratio of the two is: no disagreement
+        if cost <= t * (1 + TOLERANCE):
+            continue                     # explained
         r = max(loads, key=loads.get)
         for f, g in (tuple(counts), tuple(counts)[::-1]):
             u, own = model.usage[f].get(r, 0.0), model.usage[g].get(r, 0.0)
+            # no ratio of the two explained: no disagreement, unless ``g`` probes ``r``, where
+            # every reading slow on it says the share is too large (the readings beside the
+            # probe are the direct ones)
+            if frozenset(counts) not in held and model.probes.get(r) != g:
+                continue
             if r == FRONT_END or own < model.alone[g] * (1 - TOLERANCE) \
                     or not own / 2 <= u < model.alone[f] * (1 - TOLERANCE):
                 continue

@@ -26,8 +26,11 @@ form takes twice a plain load's share, counted only on resources whose probe the
 with: a 512-bit form is never read beside a legacy-SSE probe, and its nought there said one slot
 where ``cyclebench asm`` on Zen 4 reads two: ``vcvttps2dq zmm{k}{z}, [m512]`` with two ``vmovsd
 xmm, [m64]`` 2.00 cycles, with four 3.10, with two ``vcvtsi2sd xmm, xmm, [m64]`` 2.00); the path
-is the resources that bound all the model's plain vector loads.  Where the model holds no plain
-vector load, nothing changes.
+is the resources that bound all the model's plain vector loads.  A memory operand no wider than
+a plain load of the model counts one: the ratios read a multi-µop form's other µops too (two
+instances of the 133 Zen 4 forms, measured from nothing, read ``mpsadbw xmm, [m128], imm``'s
+2.0 cycles beside the plain loads' 0.33 as six loads, 3.0 cycles of the path where its readings
+beside the path's probe gave 2.0).  Where the model holds no plain vector load, nothing changes.
 """
 from __future__ import annotations
 
@@ -125,6 +128,7 @@ def view(model: Model, catalogue) -> Model:
     resources, shares, alike = path(model, catalogue)
     usage = model.usage
     if resources:
+        widest = max(bits for bits, _ in shares)
         usage = {}
         for name, use in model.usage.items():
             form = catalogue.by_name.get(name)
@@ -132,7 +136,10 @@ def view(model: Model, catalogue) -> Model:
             if op is None:
                 usage[name] = use
                 continue
-            count = slots(use, alike, unread(model, form, catalogue))
+            # no wider than a plain load of the model: one load, as that plain load is; only a
+            # wider operand's count is read from the load pipes' ratios, which a multi-µop
+            # form's other µops inflate (Zen 4: mpsadbw xmm, [m128] read as six)
+            count = 1 if op.bits <= widest else slots(use, alike, unread(model, form, catalogue))
             share = max((s for bits, s in shares if bits <= op.bits), default=shares[0][1]) * count
             usage[name] = dict(use, **{r: max(use.get(r, 0.0), share) for r in resources})
     out = model if usage is model.usage else replace(model, usage=usage)
