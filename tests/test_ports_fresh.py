@@ -31,7 +31,7 @@ def test_each_copy_follows_a_whole_write_of_the_register_it_merges_into():
 def test_the_probe_keeps_a_time_per_merging_form_in_the_results_file(tmp_path):
     seen = []
     session = SimpleNamespace(avx512=True, measure=lambda code, init, per=1: (
-        seen.append(code), SimpleNamespace(value=1.26 if "cvtsi2ss" in code[1] else 0.33))[1])
+        seen.append(code), SimpleNamespace(value=1.26 if "cvtsi2ss" in code[1] else 0.33, modes=(), stable=True))[1])
     path = empty_results(tmp_path / "ports.jsonl", [CONVERT, ADD, LOAD])
     rec = ports_run.record(path, "fresh", session)
     assert rec["times"] == {CONVERT: 1.26, ADD: 0.33}

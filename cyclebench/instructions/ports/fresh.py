@@ -66,6 +66,7 @@ def probe(session, forms=()) -> dict:
     a copy}}; a form that merges nothing, or whose block does not measure, is left out."""
     from ..catalogue import Catalogue
     from ...errors import CycleBenchError
+    from .mixes import best_of_two
     cat = Catalogue.load()
     times = {}
     for name in forms:
@@ -74,8 +75,7 @@ def probe(session, forms=()) -> dict:
         if b is None:
             continue
         try:
-            # the less disturbed of two runs, as the mixes are read (mixes.measure_mix)
-            times[name] = round(min(session.measure(b[0], b[1], per=COPIES).value for _ in range(2)), 3)
+            times[name] = round(best_of_two(session, *b, COPIES).value, 3)    # as the mixes are read
         except CycleBenchError:
             continue
     return {"type": RECORD, "times": times}
