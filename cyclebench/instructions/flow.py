@@ -3,7 +3,7 @@ stack and string instructions without REP, run as uops.info runs them (nanoBench
 
 * **Direct branches** (Jcc, JMP, CALL rel, LOOP/LOOPcc, JRCXZ/JECXZ) target the next instruction,
   so taken or not, execution continues at the next copy. The condition of a conditional branch is
-  set at the head of every loop iteration (the harness's own ``dec``/``jnz`` changes the flags);
+  set at the head of every loop iteration;
   the form runs **not taken**, its ``_TAKEN`` twin taken (uops.info measures both and publishes
   the faster: not taken). LOOP/LOOPE/LOOPNE have no twin: RCX is 0 or counts down from 0 (wraps),
   so it is never 0 after the decrement, and ZF is 1 (the zero idiom that breaks the RCX chain

@@ -137,7 +137,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, loop_init=No
     loop iteration, for code that moves one with every copy (push, stos, call): the copies of one
     iteration then stay in the register's 1 MB area whatever the loop count (harness/codegen.py).
     ``loop_init``: code run after that reset at the head of every iteration (A and B run it equally
-    often, so its cost drops out): state the loop's own ``dec``/``jnz`` changes, e.g. the flags.
+    often, so its cost drops out): state every iteration must start from, e.g. the flags a branch reads.
 
     ``allow_syscalls``: lift the sandbox's allow-list of system calls (process creation, signals to
     other processes, sockets and file-system changes stay refused); ``max_memory``: the runner's
