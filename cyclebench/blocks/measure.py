@@ -1,8 +1,8 @@
 """One basic block measured: its own loop around unrolled copies, run through ``measure()`` with
 every page it touches mapped onto one shared page, as a versioned result document.
 
-The measured code is ``mov C, L; (nops to 64); top: K copies of the block; dec C; jnz top``
-with C a general register the block does not use (R15 first), K = min(100, 1024 / block bytes)
+The measured code is ``mov C, L; (nops to 64); top: K copies of the block; C -= 1; back to top``
+(an end that changes no flag: codegen.loop_close) with C a general register the block does not use (R15 first), K = min(100, 1024 / block bytes)
 and L chosen so that one run executes about TARGET_INSTRUCTIONS instructions. ``measure()`` runs
 it once in A and twice in B (unroll 1, no harness loop, so R15 stays the block's), so B - A is
 one whole loop: cycles per iteration = (B - A) / (K L), in steady state (warm-up runs first; the
@@ -39,15 +39,21 @@ def _reg_num(name: str) -> int:
 
 
 def loop_code(body: bytes, counter: str, copies: int, iterations: int) -> bytes:
-    """mov C32, L; nop padding so the loop top is 64-byte aligned; copies; dec C; jnz top; padding."""
+    """mov C32, L; nop padding so the loop top is 64-byte aligned; copies; the loop end; padding.
+    The loop end is the harness's (codegen.loop_close): C down by one and back to the top with no
+    flag changed, so a chain the block carries through the flags alone runs on across iterations."""
     r = _reg_num(counter)
     mov = (b"\x41" if r >= 8 else b"") + bytes([0xB8 + (r & 7)]) + iterations.to_bytes(4, "little")
     pad = _nops(64 - len(mov))
     loop = body * copies
-    dec = bytes([0x49 if r >= 8 else 0x48, 0xFF, 0xC8 | (r & 7)])
-    rel = -(len(loop) + len(dec) + 6)
-    jnz = b"\x0f\x85" + rel.to_bytes(4, "little", signed=True)
-    code = mov + pad + loop + dec + jnz
+    rcx = _reg_num("rcx")
+    xchg = b"" if r == rcx else bytes([0x49 if r >= 8 else 0x48, 0x87, 0xC0 | (rcx << 3) | (r & 7)])
+    lea = b"\x48\x8d\x49\xff"                           # lea rcx, [rcx - 1]
+    back = len(xchg) + 5                                  # the xchg and the jmp that the test skips
+    head = xchg + lea + b"\xe3" + bytes([back]) + xchg   # ... jrcxz done; xchg
+    rel = -(len(loop) + len(head) + 5)
+    end = head + b"\xe9" + rel.to_bytes(4, "little", signed=True) + xchg     # jmp top; done: xchg
+    code = mov + pad + loop + end
     return code + _nops(-len(code) % 64)
 
 
