@@ -10,7 +10,7 @@ import pytest
 
 from cyclebench.blocks import accuracy, bulk, extract, memory
 from cyclebench.blocks.code import NotABlock, block, parse_hex
-from cyclebench.blocks.measure import FILL, loop_code, measure_block, start_state
+from cyclebench.blocks.measure import FILL, loop_code, measure_block, plan, start_state
 from cyclebench.errors import ConfigError, UsageError
 
 LOAD_STORE = "488b4308488904cb4883c008"      # mov rax,[rbx+8]; mov [rbx+rcx*8],rax; add rax,8
@@ -46,21 +46,22 @@ def test_loop_code_runs_copies_in_an_aligned_loop():
     ins = list(iced_x86.Decoder(64, code, ip=0))
     fmt = iced_x86.Formatter(iced_x86.FormatterSyntax.INTEL)
     assert fmt.format(ins[0]) == "mov r12d,309h"                       # 777 iterations
-    # the harness loop's end (codegen.loop_close): RCX lends its place, no flag is written
-    end = ins[ins.index(next(i for i in ins if i.mnemonic == iced_x86.Mnemonic.XCHG)):][:6]
-    assert [fmt.format(i) for i in end[:2]] == ["xchg r12,rcx", "lea rcx,[rcx-1]"]
-    jrcxz, jmp, done = end[2], end[4], end[5]
-    assert jrcxz.mnemonic == iced_x86.Mnemonic.JRCXZ and jrcxz.near_branch_target == done.ip
-    assert jmp.near_branch_target == 64 and fmt.format(done) == fmt.format(end[3]) == "xchg r12,rcx"
-    assert not any(i.rflags_modified for i in end)
+    jnz = next(i for i in ins if i.flow_control == iced_x86.FlowControl.CONDITIONAL_BRANCH)
+    assert jnz.near_branch_target == 64 and fmt.format(ins[ins.index(jnz) - 1]) == "dec r12"
 
 
-def test_loop_code_with_rcx_as_counter_needs_no_exchange():
+def test_a_block_that_carries_flags_ends_its_loop_without_writing_them():
     import iced_x86
-    code = loop_code(bytes.fromhex("4801d8"), "rcx", 5, 7)
-    ins = [i for i in iced_x86.Decoder(64, code, ip=0) if i.mnemonic != iced_x86.Mnemonic.NOP]
-    assert [i.mnemonic for i in ins[-3:]] == [iced_x86.Mnemonic.LEA, iced_x86.Mnemonic.JRCXZ, iced_x86.Mnemonic.JMP]
-    assert ins[-2].near_branch_target == ins[-1].next_ip and ins[-1].near_branch_target == 64
+    body = bytes.fromhex("410f48db83c302bb05000000")        # cmovs ebx, r11d; add ebx, 2; mov ebx, 5
+    blk = block(body)
+    assert plan(blk)[3] and not plan(block(bytes.fromhex("4801d8")))[3]
+    code = loop_code(body, "r12", 5, 777, keep_flags=True)
+    assert len(code) % 64 == 0 and code[64:64 + 60] == body * 5
+    ins = [i for i in iced_x86.Decoder(64, code, ip=0)][1:]
+    ins = [i for i in ins if i.ip >= 124 and i.mnemonic != iced_x86.Mnemonic.NOP]
+    assert [i.mnemonic for i in ins] == [iced_x86.Mnemonic.XCHG, iced_x86.Mnemonic.LEA, iced_x86.Mnemonic.JRCXZ,
+                                         iced_x86.Mnemonic.XCHG, iced_x86.Mnemonic.JMP, iced_x86.Mnemonic.XCHG]
+    assert ins[4].near_branch_target == 64 and ins[2].near_branch_target == ins[5].ip
 
 
 def test_start_state_sets_every_register_but_the_counter():

@@ -83,9 +83,9 @@ def test_the_loop_head_runs_every_iteration_before_the_copies():
     lines, _ = generate(spec)
     head = lines.index("cb_run_b_loop:")
     assert lines[head + 1] == f"mov rsp, {layout.field(layout.REG_INIT['rsp'])}"
-    assert lines.index("cb_run_b_body:") > head and "jmp cb_run_b_loop" in lines
+    assert lines.index("cb_run_b_body:") > head and "jnz cb_run_b_loop" in lines
     plain, _ = generate(HarnessSpec(spec.code, spec.init, spec.late_init, spec.one_time_init, 4, True))
-    assert "cb_run_b_loop:" not in plain and "jmp cb_run_b_body" in plain
+    assert "cb_run_b_loop:" not in plain and "jnz cb_run_b_body" in plain
 
 
 @pytest.mark.measured

@@ -1,8 +1,9 @@
 """One basic block measured: its own loop around unrolled copies, run through ``measure()`` with
 every page it touches mapped onto one shared page, as a versioned result document.
 
-The measured code is ``mov C, L; (nops to 64); top: K copies of the block; C -= 1; back to top``
-(an end that changes no flag: codegen.loop_close) with C a general register the block does not use (R15 first), K = min(100, 1024 / block bytes)
+The measured code is ``mov C, L; (nops to 64); top: K copies of the block; dec C; jnz top``
+(for a block that carries a chain through the flags, an end that writes none: harness/loopend.py)
+with C a general register the block does not use (R15 first), K = min(100, 1024 / block bytes)
 and L chosen so that one run executes about TARGET_INSTRUCTIONS instructions. ``measure()`` runs
 it once in A and twice in B (unroll 1, no harness loop, so R15 stays the block's), so B - A is
 one whole loop: cycles per iteration = (B - A) / (K L), in steady state (warm-up runs first; the
@@ -14,7 +15,9 @@ import math
 import time
 
 from ..errors import CycleBenchError
+from ..harness.loopend import loop_close_bytes
 from ..measurement.api import measure
+from ..snippet.features import carries_flags, flag_masks
 from .code import Block, NotABlock, block as check_block
 from .memory import FILL, GPRS, MXCSR, accesses, flags, used_gprs
 
@@ -38,21 +41,20 @@ def _reg_num(name: str) -> int:
     return GPRS.index(name)
 
 
-def loop_code(body: bytes, counter: str, copies: int, iterations: int) -> bytes:
-    """mov C32, L; nop padding so the loop top is 64-byte aligned; copies; the loop end; padding.
-    The loop end is the harness's (codegen.loop_close): C down by one and back to the top with no
-    flag changed, so a chain the block carries through the flags alone runs on across iterations."""
+def loop_code(body: bytes, counter: str, copies: int, iterations: int, keep_flags: bool = False) -> bytes:
+    """mov C32, L; nop padding so the loop top is 64-byte aligned; copies; dec C; jnz top; padding.
+    ``keep_flags``: the loop ends without writing the flags instead (harness/loopend.py), for a
+    block that carries a chain through them from copy to copy."""
     r = _reg_num(counter)
     mov = (b"\x41" if r >= 8 else b"") + bytes([0xB8 + (r & 7)]) + iterations.to_bytes(4, "little")
     pad = _nops(64 - len(mov))
     loop = body * copies
-    rcx = _reg_num("rcx")
-    xchg = b"" if r == rcx else bytes([0x49 if r >= 8 else 0x48, 0x87, 0xC0 | (rcx << 3) | (r & 7)])
-    lea = b"\x48\x8d\x49\xff"                           # lea rcx, [rcx - 1]
-    back = len(xchg) + 5                                  # the xchg and the jmp that the test skips
-    head = xchg + lea + b"\xe3" + bytes([back]) + xchg   # ... jrcxz done; xchg
-    rel = -(len(loop) + len(head) + 5)
-    end = head + b"\xe9" + rel.to_bytes(4, "little", signed=True) + xchg     # jmp top; done: xchg
+    if keep_flags:
+        end = loop_close_bytes(r, len(loop))
+    else:
+        dec = bytes([0x49 if r >= 8 else 0x48, 0xFF, 0xC8 | (r & 7)])
+        rel = -(len(loop) + len(dec) + 6)
+        end = dec + b"\x0f\x85" + rel.to_bytes(4, "little", signed=True)
     code = mov + pad + loop + end
     return code + _nops(-len(code) % 64)
 
@@ -80,8 +82,9 @@ def start_state(counter: str, avx: bool) -> str:
     return "; ".join(lines)
 
 
-def plan(blk: Block) -> tuple[str, int, int]:
-    """(counter register, copies per iteration, loop iterations)."""
+def plan(blk: Block) -> tuple[str, int, int, bool]:
+    """(counter register, copies per iteration, loop iterations, whether the loop's end must keep
+    the flags)."""
     used = used_gprs(blk.code)
     counter = next((r for r in COUNTER_ORDER if r not in used), None)
     if counter is None:
@@ -89,7 +92,9 @@ def plan(blk: Block) -> tuple[str, int, int]:
                         "such blocks are not measured")
     copies = max(1, min(100, 1024 // len(blk.code)))
     iterations = max(1, math.ceil(TARGET_INSTRUCTIONS / (copies * len(blk.instructions))))
-    return counter, copies, iterations
+    import iced_x86
+    keep = carries_flags([flag_masks(i) for i in iced_x86.Decoder(64, blk.code)])
+    return counter, copies, iterations, keep
 
 
 def base_doc(code: bytes, **extra) -> dict:
@@ -105,7 +110,7 @@ def measure_block(code: bytes, *, cpu=None, n_measurements=BLOCK_MEASUREMENTS, t
     doc = base_doc(code, **extra)
     try:
         blk = check_block(code)
-        counter, copies, iterations = plan(blk)
+        counter, copies, iterations, keep_flags = plan(blk)
     except CycleBenchError as e:
         return {**doc, "status": "refused", "reason": e.cause, "exit_code": e.exit_code,
                 "elapsed_s": round(time.monotonic() - t0, 4)}
@@ -113,10 +118,10 @@ def measure_block(code: bytes, *, cpu=None, n_measurements=BLOCK_MEASUREMENTS, t
     mem = flags(accesses(blk.code, start))
     doc.update(instructions=len(blk.instructions), text=blk.text, notes=list(blk.notes),
                dropped_branch=blk.dropped.text if blk.dropped else None, counter=counter,
-               copies=copies, iterations=iterations, memory=mem)
+               copies=copies, iterations=iterations, keeps_flags=keep_flags, memory=mem)
     from ..machine.cpu import cpu_info
     try:
-        r = measure(loop_code(blk.code, counter, copies, iterations),
+        r = measure(loop_code(blk.code, counter, copies, iterations, keep_flags),
                     init=start_state(counter, "avx" in cpu_info().flags), unroll=1, loop=0,
                     n_measurements=n_measurements, cpu=cpu, timeout=timeout, budget=budget,
                     map_pages=max_pages, map_fill=FILL)

@@ -15,7 +15,9 @@ def single_text(doc: dict) -> str:
     if doc.get("cycles") is not None:
         unc = f" ± {doc['uncertainty']:.3f}" if doc.get("uncertainty") is not None else ""
         lines.append(f"cycles per iteration: {doc['cycles']:.3f}{unc}  ({doc['label']}; "
-                     f"{doc['copies']} copies x {doc['iterations']} iterations per run)")
+                     f"{doc['copies']} copies x {doc['iterations']} iterations per run"
+                     + ("; a chain through the flags runs from copy to copy, so the loop's end writes none"
+                        if doc.get("keeps_flags") else "") + ")")
     else:
         lines.append(f"cycles per iteration: < {doc['upper_bound']:.3g} (below the resolution)")
     lines.append(f"pages mapped: {doc['pages_mapped']}" + (" (aliased: several virtual pages share one physical page)"

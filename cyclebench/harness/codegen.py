@@ -10,8 +10,9 @@ with ``cb_`` (snippet/checks.py RESERVED_PREFIX), which user code may not define
 loop iteration, before the copies, and ``loop_init`` code runs after them: code that moves one
 with every copy (push, stos, call) then needs room for the copies of one iteration only (2U in
 B), whatever the loop count, and state the code needs at the start of every iteration (the flags a
-branch form reads) is set there. The loop's own end changes nothing but R15 (:func:`loop_close`).
-A and B run the head equally often, so its cost drops out of B - A.
+branch form reads) is set there. A and B run the head equally often, so its cost drops out of
+B - A. The loop's own ``dec``/``jnz`` writes the flags; for code that carries a chain through the
+flags (``keep_flags``) the loop ends without writing them (loopend.py).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field as dfield
 from ..counters import reads
 from ..snippet.parse import CodePart, nop_directive, parse_part
 from ..runner import layout
+from .loopend import loop_close
 
 LOOP_REGISTER = "r15"
 _REPEATS = re.compile(r"\s*\.(rept|irpc?)\b", re.I)      # GNU as blocks that repeat their lines
@@ -79,6 +81,7 @@ class HarnessSpec:
     avx512bw: bool = False            # 64-bit masks
     reset: tuple[str, ...] = ()       # area registers set back every loop iteration
     loop_init: CodePart = dfield(default_factory=lambda: CodePart("loop_init"))
+    keep_flags: bool = False          # the loop's end writes no flags (loopend.carries_flags)
 
 
 class _Emitter:
@@ -146,19 +149,6 @@ def _vector_state(e: _Emitter, spec: "HarnessSpec"):
         e.emit(*(f"kxnor{width} k{i}, k{i}, k{i}" for i in range(1, 8)))
 
 
-def loop_close(counter: str, top: str, done: str) -> list[str]:
-    """The end of a loop iteration: ``counter`` down by one, back to ``top`` until it reaches 0,
-    with no flag and no other register changed. ``dec``/``jnz`` would write the flags, and a block
-    whose only loop-carried chain runs through them (a flag writer feeding a ``cmov``, ``adc`` or
-    ``setcc`` of the next copy, the register reset in between) then starts a fresh chain with every
-    iteration: iterations overlap in the out-of-order window and the block reads fast. Zen 4 guest:
-    ``cmovs ebx, r11d``, three ``vpackuswb``, ``add ebx, 2``, ``mov ebx, 5`` (a 2-cycle chain through
-    the flags) read 1.50 a copy with ``dec``/``jnz`` at the automatic unroll, 2.00 with this loop.
-    JRCXZ is the one conditional branch that reads no flags, so RCX lends its place for the test."""
-    return [f"xchg rcx, {counter}", "lea rcx, [rcx - 1]", f"jrcxz {done}",
-            f"xchg rcx, {counter}", f"jmp {top}", f"{done}:", f"xchg rcx, {counter}"]
-
-
 def _d(reg: str) -> str:
     """32-bit name: writing it zeroes the whole register."""
     return reg + "d" if reg[1:].isdigit() else "e" + reg[1:]
@@ -207,7 +197,9 @@ def _run_function(e: _Emitter, fn: str, spec: HarnessSpec, copies: int, code: Co
         e.emit(f"cb_{fn}_copy2:")
         e.repeat(fn, code, copies - 1, spec.read)
     if spec.use_loop:
-        e.emit(*loop_close(LOOP_REGISTER, f"cb_{fn}_{'loop' if head is not None else 'body'}", f"cb_{fn}_loop_done"))
+        top = f"cb_{fn}_{'loop' if head is not None else 'body'}"
+        e.emit(*(loop_close(LOOP_REGISTER, top, f"cb_{fn}_loop_done") if spec.keep_flags
+                 else (f"dec {LOOP_REGISTER}", f"jnz {top}")))
     e.emit(f"cb_{fn}_body_end:")
     if spec.drain_frontend:
         e.emit(*_DRAIN)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..counters import reads
 from ..counters.backends import Backend, select_backend
@@ -17,7 +17,7 @@ from ..harness.locate import statement_ranges
 from ..machine.cpu import cpu_info
 from ..machine.frequency import max_core_mhz
 from ..snippet import assemble, parse_part
-from ..snippet.features import check as check_features, decode_each, load_decoder
+from ..snippet.features import carries_flags, check as check_features, decode_each, load_decoder
 from .. import runner
 from . import attempts as attempt_loop
 from .clocks import CALIB_OUTLIER, CalibrationInterrupted, Clock, clock_for  # noqa: F401
@@ -119,6 +119,13 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, loop_init=No
         _check_cpu(ranges, decoded(), warnings)
         raise
     _check_cpu(ranges, decoded(), warnings)
+    # a chain from copy to copy through the flags must not be cut by the loop's end (loopend.py);
+    # such code is rare, so it is assembled again rather than waiting for the decoding each time
+    if use_loop and carries_flags([d.flags for (part, _, _, _), ds in zip(ranges, decoded())
+                                   if part.name == "code" for d in ds]):
+        spec = replace(spec, keep_flags=True)
+        lines, origin = generate(spec)
+        obj = assemble_harness(spec, lines, origin)
     warnings += checked.warnings
     return Prepared(parts, backend, clock, spec, lines, obj, copy_bytes, n_measurements, warnings, symbols)
 

@@ -1,4 +1,5 @@
-"""What CPU features assembled code needs (iced-x86), and which of them this CPU lacks."""
+"""What assembled code needs and does, decoded with iced-x86: the CPU features it needs (and which
+of them this CPU lacks), and the flags it reads and writes."""
 from __future__ import annotations
 
 import hashlib
@@ -16,10 +17,12 @@ CACHE_KIND = "decoded"
 
 @dataclass
 class Decoded:
-    """One decoded instruction: offset, Intel-syntax text and the CPUID features it needs."""
+    """One decoded instruction: offset, Intel-syntax text, the CPUID features it needs, and the
+    flags it reads and writes (harness/loopend.flag_masks)."""
     offset: int
     text: str
     features: list[str]
+    flags: tuple[int, int] = (0, 0)
 
 
 def decode(code: bytes, base: int = 0) -> list[Decoded]:
@@ -29,7 +32,7 @@ def decode(code: bytes, base: int = 0) -> list[Decoded]:
     out = []
     # MPX must be asked for: without it iced decodes bnd* as the hint-NOPs they are on CPUs lacking MPX.
     for ins in iced_x86.Decoder(64, code, iced_x86.DecoderOptions.MPX, ip=base):
-        out.append(Decoded(ins.ip, fmt.format(ins), [names[f] for f in ins.cpuid_features()]))
+        out.append(Decoded(ins.ip, fmt.format(ins), [names[f] for f in ins.cpuid_features()], flag_masks(ins)))
     return out
 
 
@@ -50,7 +53,7 @@ def decode_each(chunks: list[bytes]) -> list[list[Decoded]]:
     if stored is not None:
         return stored
     decoded = [decode(c) for c in chunks]
-    cache.store_entry(CACHE_KIND, key, json.dumps([[[d.offset, d.text, d.features] for d in ds] for ds in decoded],
+    cache.store_entry(CACHE_KIND, key, json.dumps([[[d.offset, d.text, d.features, *d.flags] for d in ds] for ds in decoded],
                                                   separators=(",", ":")).encode())
     return decoded
 
@@ -60,10 +63,11 @@ def _load(data: bytes | None, n: int) -> list[list[Decoded]] | None:
         rows = json.loads(data) if data is not None else None
         if not isinstance(rows, list) or len(rows) != n:
             return None
-        out = [[Decoded(off, text, feats) for off, text, feats in ds] for ds in rows]
+        out = [[Decoded(off, text, feats, (read, wrote)) for off, text, feats, read, wrote in ds] for ds in rows]
     except (ValueError, TypeError):
         return None
     ok = all(type(d.offset) is int and isinstance(d.text, str) and isinstance(d.features, list)
+             and all(type(m) is int for m in d.flags)
              and all(isinstance(f, str) for f in d.features) for ds in out for d in ds)
     return out if ok else None
 
@@ -89,3 +93,29 @@ def check(decoded: list[Decoded]) -> tuple[list[tuple[Decoded, list[str]]], bool
         if m:
             lacking.append((d, m))
     return lacking, mpx_nop
+
+
+# A count in CL may be 0, and then these leave the flags as they were: the flags pass through.
+_BY_CL = {"SHL", "SAL", "SHR", "SAR", "ROL", "ROR", "RCL", "RCR", "SHLD", "SHRD"}
+
+
+def flag_masks(ins) -> tuple[int, int]:
+    """(flags read, flags written) of one iced-x86 instruction."""
+    import iced_x86
+    read, written = ins.rflags_read, ins.rflags_modified
+    by_cl = {getattr(iced_x86.Mnemonic, m) for m in _BY_CL}
+    if ins.mnemonic in by_cl and any(ins.op_kind(k) == iced_x86.OpKind.REGISTER
+                                     and ins.op_register(k) == iced_x86.Register.CL for k in range(ins.op_count)):
+        read |= written
+    return read, written
+
+
+def carries_flags(masks) -> bool:
+    """Whether code with these (read, written) flag masks, in program order, reads a flag before
+    it writes it: each copy's flags then feed the next copy's."""
+    written = 0
+    for read, wrote in masks:
+        if read & ~written:
+            return True
+        written |= wrote
+    return False
