@@ -24,6 +24,7 @@ def _masks(*lines):
     (("shl rax, cl", "mov eax, 1"), True),                          # a count of 0 passes the flags on
     (("shl rax, 2", "setc al"), False),
     (("imul rax, rbx", "add rcx, 1"), False),
+    (("cmovs ebx, r11d", "mov ebx, 5"), False),                     # flags never written: one value all along
 ])
 def test_code_carries_flags_when_it_reads_one_before_writing_it(lines, carried):
     assert carries_flags(_masks(*lines)) is carried

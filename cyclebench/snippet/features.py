@@ -111,11 +111,11 @@ def flag_masks(ins) -> tuple[int, int]:
 
 
 def carries_flags(masks) -> bool:
-    """Whether code with these (read, written) flag masks, in program order, reads a flag before
-    it writes it: each copy's flags then feed the next copy's."""
-    written = 0
+    """Whether code with these (read, written) flag masks, in program order, reads a flag before it
+    writes it and writes it later: each copy's flags then feed the next copy's. A flag it reads
+    and never writes holds one value all along: no chain."""
+    written = live = 0
     for read, wrote in masks:
-        if read & ~written:
-            return True
+        live |= read & ~written
         written |= wrote
-    return False
+    return bool(live & written)
