@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import math
 
+import iced_x86
+
+from .dealing import READS, WRITES
 from .model import FRONT_END, Model
 
 LABEL = "dispatch held by a sequenced form (held.py)"
@@ -35,9 +38,30 @@ def holds(model: Model) -> dict[str, tuple[float, float]]:
     return out
 
 
-def bound(forms: list[str], front: list[float], held: dict[str, tuple[float, float]]) -> float:
+def slots(instructions: list[iced_x86.Instruction], dealt: list[int]) -> list[int]:
+    """Dispatch slots per instruction: its vector µops (``dealt``, dealing.uops: a compute and a
+    transfer to a general register, the flags or memory), one more for a transfer in from a
+    general register, at least one (Zen 4: `ucomiss`, `comiss`, `cvttsd2si r64, xmm` and
+    `cvtsi2ss xmm, r64` each take two beside a held form, a vector store, `movd r64, xmm`, a
+    load-op and a three-part `lea` one)."""
+    factory = iced_x86.InstructionInfoFactory()
+    out = []
+    for ins, d in zip(instructions, dealt):
+        info = factory.info(ins)
+        addr = {r for m in info.used_memory() for r in (m.base, m.index)}
+        used = info.used_registers()
+        X = iced_x86.RegisterExt
+        into = any(X.is_gpr(u.register) and u.register not in addr and u.access in READS for u in used) and \
+            any((X.is_xmm(u.register) or X.is_ymm(u.register) or X.is_zmm(u.register)) and u.access in WRITES
+                for u in used)
+        out.append(max(1, d + into))
+    return out
+
+
+def bound(forms: list[str], front: list[float], held: dict[str, tuple[float, float]], slots: list[int]) -> float:
     """Cycles an iteration of the block takes at the dispatch (0 without a held form): ``front``
-    is each instruction's share of a front-end cycle (predict._instances)."""
+    is each instruction's share of a front-end cycle (predict._instances), ``slots`` its dispatch
+    slots (:func:`slots`)."""
     at = [i for i, f in enumerate(forms) if f in held]
     if not at:
         return 0.0
@@ -45,7 +69,7 @@ def bound(forms: list[str], front: list[float], held: dict[str, tuple[float, flo
     total = 0.0
     for k, i in enumerate(at):
         j = at[(k + 1) % len(at)] + (n if k + 1 == len(at) else 0)
-        gap = sum(front[m % n] for m in range(i + 1, j))
+        gap = sum(front[m % n] * slots[m % n] for m in range(i + 1, j))
         hold, shared = held[forms[i]]
         total += hold + max(shared, math.ceil(gap - EPS))
     return total
