@@ -7,10 +7,10 @@ blocker's readings beside it add, from the dispatch whole: nothing else of the b
 then.  The rest of its time alone is one dispatch cycle, or more, that it shares with the
 instructions up to the next such form; those take whole cycles of the front end's width.  An
 iteration therefore costs, per held instance, its hold plus the larger of its shared time and
-the whole front-end cycles of the instructions after it (`cyclebench asm --cpu 1`, Zen 4, four
-`mpsadbw` each followed by k eliminated `mov r64, r64`: 3.00 cycles a copy for k = 4 and 6, 4.00
-for 8 and 12; by k `vpand`: 3.00 to k = 6, 4.00 for 7-12; docs/ports-findings.md, "A form that
-holds the dispatch").
+the whole front-end cycles of the slots after it (Zen 4, read as the accuracy bench reads a block
+on CPU 1: four `mpsadbw` each followed by k eliminated `mov r64, r64`, 3.00 cycles a copy for k = 4
+and 6, 4.00 for 8 and 12; by k `vpand`, 3.00 to k = 6, 4.00 for 7-12; docs/ports-findings.md, "A
+form that holds the dispatch").  Only the model's figures decide which forms hold it.
 """
 from __future__ import annotations
 
