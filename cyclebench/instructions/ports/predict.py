@@ -343,10 +343,11 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         model = crowding.without(model, crowding.pressed(model, counts, first, bound))
         loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain,
                        once, in_order and catalogue, trips, pipes)
-        hold = held.bound(forms, _instances(instructions, forms, weight, model, once, pipes)[1], held.holds(model),
-                          held.slots(instructions, dealing.uops(instructions, forms, model, whole, set(pipes))))
-        if hold:
-            loads[held.LABEL] = hold
+        seq = held.holds(model)
+        if seq.keys() & counts.keys():
+            loads[held.LABEL] = held.bound(forms, _instances(instructions, forms, weight, model, once, pipes)[1], seq,
+                                           held.slots(instructions, dealing.uops(instructions, forms, model, whole,
+                                                                                 set(pipes))))
         binding = max(loads, key=loads.get)
         res = loads[binding]
     else:
