@@ -116,7 +116,14 @@ def plan(instructions: list[iced_x86.Instruction], forms: list[str], model: Mode
     pairs = {r for r in vec if discrete[r] == 2}
     if not pairs:
         return [0] * len(forms), set()
-    widest = {r for r in vec if discrete[r] == max(discrete[v] for v in vec)}
+    return uops(instructions, forms, model, discrete, vec), pairs
+
+
+def uops(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,
+         discrete: dict[str, int], vec: set[str]) -> list[int]:
+    """Per instruction, the vector µops it is dealt (see the module docstring; ``vec``: the vector
+    pipe resources, :func:`pipes`)."""
+    widest = {r for r in vec if discrete[r] == max(discrete[v] for v in vec)} if vec else set()
     factory = iced_x86.InstructionInfoFactory()
     counts = []
     for ins, f in zip(instructions, forms):
@@ -126,4 +133,4 @@ def plan(instructions: list[iced_x86.Instruction], forms: list[str], model: Mode
         computes = any(model.usage[f].get(r, 0.0) * discrete[r] >= 0.5 for r in widest) \
             if f in model.usage else _computes(info)
         counts.append(int(computes) + int(_transfers(info) or flags))
-    return counts, pairs
+    return counts

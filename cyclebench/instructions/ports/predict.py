@@ -66,7 +66,7 @@ from .model import FRONT_END, Model
 from .repair import PairFloors, load_path, lowered, mended, readings
 from .shared import SharedFloors, integer_side
 from .simulate import Units, simulate, units
-from . import apart, dealing, crowding, flag_order, fresh, inflight, load_order, mul_loads, slots, store_grain, \
+from . import apart, dealing, crowding, flag_order, fresh, held, inflight, load_order, mul_loads, slots, store_grain, \
     store_load, upper, upper_loop, upper_pool, vector_loads
 
 STORE_LINES = "store lines"
@@ -343,6 +343,11 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         model = crowding.without(model, crowding.pressed(model, counts, first, bound))
         loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain,
                        once, in_order and catalogue, trips, pipes)
+        seq = held.holds(model)
+        if seq.keys() & counts.keys():
+            loads[held.LABEL] = held.bound(forms, _instances(instructions, forms, weight, model, once, pipes)[1], seq,
+                                           held.slots(instructions, dealing.uops(instructions, forms, model, whole,
+                                                                                 set(pipes))))
         binding = max(loads, key=loads.get)
         res = loads[binding]
     else:
