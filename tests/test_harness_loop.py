@@ -10,11 +10,15 @@ from cyclebench.harness.codegen import LOOP_REGISTER
 from cyclebench.harness.loopend import loop_close, loop_close_bytes
 from cyclebench.instructions.gas import assemble_lines
 from cyclebench.snippet import parse_part
-from cyclebench.snippet.features import carries_flags, flag_masks
+from cyclebench.snippet.flagchain import carries_flags, flag_chain, flag_masks
 
 
-def _masks(*lines):
-    return [flag_masks(next(iter(iced_x86.Decoder(64, a.data)))) for a in assemble_lines(list(lines))]
+def _decoded(*lines):
+    return [next(iter(iced_x86.Decoder(64, a.data))) for a in assemble_lines(list(lines))]
+
+
+def _code(*lines):
+    return b"".join(a.data[:i.len] for a, i in zip(assemble_lines(list(lines)), _decoded(*lines)))
 
 
 @pytest.mark.parametrize("lines, carried", [
@@ -26,8 +30,23 @@ def _masks(*lines):
     (("imul rax, rbx", "add rcx, 1"), False),
     (("cmovs ebx, r11d", "mov ebx, 5"), False),                     # flags never written: one value all along
 ])
-def test_code_carries_flags_when_it_reads_one_before_writing_it(lines, carried):
-    assert carries_flags(_masks(*lines)) is carried
+def test_the_quick_test_needs_a_flag_read_before_it_is_written_and_written_later(lines, carried):
+    assert carries_flags([flag_masks(i) for i in _decoded(*lines)]) is carried
+
+
+@pytest.mark.parametrize("lines, chain", [
+    (("cmovs ebx, r11d", "add ebx, 2", "mov ebx, 5"), True),
+    (("adc rax, rbx",), True),
+    (("shl rax, cl", "mov eax, 1"), True),
+    (("setc al", "movzx eax, al", "add rbx, rax"), True),              # through a partial write and a move
+    (("setc byte ptr [r14]", "add al, byte ptr [r14]"), True),         # through memory
+    (("cmovl bx, r10w", "cmovs rbx, qword ptr [r14+0x140]", "add ebx, 2", "movzx ebx, word ptr [r14+0x1c0]"), True),
+    (("setb al", "ucomisd xmm1, xmm2"), False),                        # the compare reads no tainted input
+    (("cmovs rbx, qword ptr [r14+0x40]", "ucomisd xmm1, xmm2"), False),
+    (("setc al", "movzx eax, al", "add rbx, rcx"), False),
+])
+def test_a_flag_chain_is_flags_that_depend_on_an_earlier_copys_flags(lines, chain):
+    assert flag_chain(_code(*lines)) is chain
 
 
 def _run_b(keep_flags):

@@ -17,7 +17,7 @@ import time
 from ..errors import CycleBenchError
 from ..harness.loopend import loop_close_bytes
 from ..measurement.api import measure
-from ..snippet.features import carries_flags, flag_masks
+from ..snippet.flagchain import flag_chain
 from .code import Block, NotABlock, block as check_block
 from .memory import FILL, GPRS, MXCSR, accesses, flags, used_gprs
 
@@ -92,9 +92,7 @@ def plan(blk: Block) -> tuple[str, int, int, bool]:
                         "such blocks are not measured")
     copies = max(1, min(100, 1024 // len(blk.code)))
     iterations = max(1, math.ceil(TARGET_INSTRUCTIONS / (copies * len(blk.instructions))))
-    import iced_x86
-    keep = carries_flags([flag_masks(i) for i in iced_x86.Decoder(64, blk.code)])
-    return counter, copies, iterations, keep
+    return counter, copies, iterations, flag_chain(blk.code)
 
 
 def base_doc(code: bytes, **extra) -> dict:

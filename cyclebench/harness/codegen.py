@@ -81,7 +81,7 @@ class HarnessSpec:
     avx512bw: bool = False            # 64-bit masks
     reset: tuple[str, ...] = ()       # area registers set back every loop iteration
     loop_init: CodePart = dfield(default_factory=lambda: CodePart("loop_init"))
-    keep_flags: bool = False          # the loop's end writes no flags (loopend.carries_flags)
+    keep_flags: bool = False          # the loop's end writes no flags (snippet/flagchain.py)
 
 
 class _Emitter:

@@ -1,11 +1,10 @@
 """The end of a measurement loop, and when it must leave the flags alone.
 
-``dec C; jnz top`` writes the flags. Code that reads a flag before it writes one carries a chain
-from copy to copy through the flags; that chain is then cut at every loop end, iterations overlap
-in the out-of-order window, and the code reads fast. Zen 4 guest: ``cmovs ebx, r11d``, three
-``vpackuswb``, ``add ebx, 2``, ``mov ebx, 5`` (a 2-cycle chain through the flags) read 1.50
-cycles a copy at the automatic unroll. Such code (snippet/features.carries_flags) gets an end
-that writes no flag (:func:`loop_close`: JRCXZ is the one conditional branch that reads none, so
+``dec C; jnz top`` writes the flags. Where the flags a copy starts from depend on the flags an
+earlier copy started from (a chain through the flags, snippet/flagchain.py), that end cuts the
+chain at every iteration, iterations overlap in the out-of-order window, and the code reads fast.
+Zen 4 guest: ``cmovs ebx, r11d``, three ``vpackuswb``, ``add ebx, 2``, ``mov ebx, 5`` (a 2-cycle
+chain through the flags) read 1.50 cycles a copy at the automatic unroll. Such code gets an end that writes no flag (:func:`loop_close`: JRCXZ is the one conditional branch that reads none, so
 RCX lends its place), and reads 2.00. Other code keeps ``dec``/``jnz``: it costs less where the
 end is part of what is timed (the block loop, whose B - A holds it: with the longer end 152 of
 1,077 BHive blocks read 3-10% more on that guest), and every figure measured before stays what

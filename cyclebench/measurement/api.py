@@ -17,7 +17,8 @@ from ..harness.locate import statement_ranges
 from ..machine.cpu import cpu_info
 from ..machine.frequency import max_core_mhz
 from ..snippet import assemble, parse_part
-from ..snippet.features import carries_flags, check as check_features, decode_each, load_decoder
+from ..snippet.features import check as check_features, decode_each, load_decoder
+from ..snippet.flagchain import carries_flags, flag_chain
 from .. import runner
 from . import attempts as attempt_loop
 from .clocks import CALIB_OUTLIER, CalibrationInterrupted, Clock, clock_for  # noqa: F401
@@ -122,7 +123,8 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, loop_init=No
     # a chain from copy to copy through the flags must not be cut by the loop's end (loopend.py);
     # such code is rare, so it is assembled again rather than waiting for the decoding each time
     if use_loop and carries_flags([d.flags for (part, _, _, _), ds in zip(ranges, decoded())
-                                   if part.name == "code" for d in ds]):
+                                   if part.name == "code" for d in ds]) \
+            and flag_chain(checked.blob[checked.symbols["cb_check_code_0"]:checked.symbols["cb_check_code_end"]]):
         spec = replace(spec, keep_flags=True)
         lines, origin = generate(spec)
         obj = assemble_harness(spec, lines, origin)

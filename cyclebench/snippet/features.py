@@ -1,5 +1,5 @@
 """What assembled code needs and does, decoded with iced-x86: the CPU features it needs (and which
-of them this CPU lacks), and the flags it reads and writes."""
+of them this CPU lacks), and the flags it reads and writes (flagchain.flag_masks)."""
 from __future__ import annotations
 
 import hashlib
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from .. import cache
 from ..machine.cpu import cpu_info
 from ..machine.features import feature_names, missing
+from .flagchain import flag_masks
 
 CACHE_KIND = "decoded"
 
@@ -18,7 +19,7 @@ CACHE_KIND = "decoded"
 @dataclass
 class Decoded:
     """One decoded instruction: offset, Intel-syntax text, the CPUID features it needs, and the
-    flags it reads and writes (harness/loopend.flag_masks)."""
+    flags it reads and writes (flagchain.flag_masks)."""
     offset: int
     text: str
     features: list[str]
@@ -93,29 +94,3 @@ def check(decoded: list[Decoded]) -> tuple[list[tuple[Decoded, list[str]]], bool
         if m:
             lacking.append((d, m))
     return lacking, mpx_nop
-
-
-# A count in CL may be 0, and then these leave the flags as they were: the flags pass through.
-_BY_CL = {"SHL", "SAL", "SHR", "SAR", "ROL", "ROR", "RCL", "RCR", "SHLD", "SHRD"}
-
-
-def flag_masks(ins) -> tuple[int, int]:
-    """(flags read, flags written) of one iced-x86 instruction."""
-    import iced_x86
-    read, written = ins.rflags_read, ins.rflags_modified
-    by_cl = {getattr(iced_x86.Mnemonic, m) for m in _BY_CL}
-    if ins.mnemonic in by_cl and any(ins.op_kind(k) == iced_x86.OpKind.REGISTER
-                                     and ins.op_register(k) == iced_x86.Register.CL for k in range(ins.op_count)):
-        read |= written
-    return read, written
-
-
-def carries_flags(masks) -> bool:
-    """Whether code with these (read, written) flag masks, in program order, reads a flag before it
-    writes it and writes it later: each copy's flags then feed the next copy's. A flag it reads
-    and never writes holds one value all along: no chain."""
-    written = live = 0
-    for read, wrote in masks:
-        live |= read & ~written
-        written |= wrote
-    return bool(live & written)
