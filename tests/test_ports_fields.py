@@ -38,7 +38,7 @@ def test_the_values_an_instruction_carries_follow_its_operands(code, n):
     ([2, 2, 2, 1], 4 / 3),
     ([1, 1, 1, 1, 1, 2], 1.2),
     ([2, 1, 2, 2, 1], 1.5),
-    ([0, 0, 0], 0.0),                # nothing to carry: no bound
+    ([0, 0, 0], 0.5),                # nothing to carry: the width's groups
 ])
 def test_groups_are_cut_greedily_at_the_width_or_the_cap(weights, groups):
     assert fields.groups(weights, [1.0] * len(weights), 6) == pytest.approx(groups, abs=1e-3)
@@ -69,7 +69,12 @@ def test_the_probe_keeps_its_capacity_in_the_results_file(tmp_path):
     rec = ports_run.record(path, "fields", session)
     assert rec["cap"] == 6 and len(seen) == len(fields.BLOCKS)
     bound, _ = fields.stored(path, 6)
-    v, why = bound.floor_of(decode("mov rdx, [r14+0x40]; cmp rcx, 0x12; cmp r11, 0x12; "
-                                   "cmp byte ptr [r14+0x48], 2"), {})
-    assert v == pytest.approx(1.0) and "fields.py" in why
-    assert bound.floor_of(decode("mov rdx, [r14]; cmp rcx, rbx"), {})[0] == 0.0
+    block = decode("mov rdx, [r14+0x40]; cmp rcx, 0x12; cmp r11, 0x12; cmp byte ptr [r14+0x48], 2")
+    assert bound.grouped(block, [1.0] * 4) == pytest.approx(1.0)
+    assert bound.grouped(decode("mov rdx, [r14]; cmp rcx, rbx"), [1.0, 1.0]) == pytest.approx(2 / 6)
+
+
+def test_a_two_slot_instruction_is_never_split_between_groups():
+    # three one-slot instructions and a two-slot one: five slots, yet a group an iteration
+    assert fields.groups([0, 0, 0, 1], [1.0, 1.0, 1.0, 2.0], 6) == pytest.approx(1.0)
+    assert fields.groups([0, 0, 1], [1.0, 1.0, 2.0], 6) == pytest.approx(4 / 6)

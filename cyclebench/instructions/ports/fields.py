@@ -17,13 +17,15 @@ in brackets (docs/ports-findings.md, "Immediates and displacements per dispatch 
 Six single values a group run at the full width; what costs is a two-value instruction that does
 not fit beside the values before it, which then starts the next group.  Greedy groups reproduce
 every row (:func:`groups`).  The value's size does not count (``0x12`` and ``0x12345``, ``+0x40``
-and ``+0x290`` alike), nor the instruction's length.
+and ``+0x290`` alike), nor the instruction's length.  An instruction of two slots (slots.py) is
+not split between groups either: three ``vpaddd`` and ``lea rax, [rsi+rdi*8-0x1]`` read 1.00, not
+the five slots' 0.83 (with ``[rsi+rdi*8]``, one slot, 0.75).
 
 :func:`probe` times two blocks that a six-value group sets and their twins without values;
 :func:`cap` keeps the group's capacity that predicts both within :data:`NEAR`, where the blocks
 run slower than their twins at all (a core without such a limit keeps none and predicts as
 before).  ``cyclebench ports`` keeps it as a record of type ``fields``; the predictor bounds an
-iteration by its groups (:class:`FieldBound`).
+iteration by its groups, each instruction at the slots the front end charges it (:class:`FieldBound`).
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 import iced_x86
 
 RECORD = "fields"
-LABEL = "immediates and displacements a dispatch group carries (fields.py)"
+LABEL = "dispatch groups cut by slots and immediate and displacement values (fields.py)"
 NEAR = 0.05          # a probe block within this of the groups' figure fits a capacity
 SLOWER = 0.10        # the probe blocks must run this much slower than their twins to show a limit
 CAPS = range(3, 13)  # capacities tried
@@ -66,7 +68,7 @@ def groups(weights: list[int], slots: list[float], cap: int, width: int = 6) -> 
     instruction's values, ``slots``: its dispatch slots).  A group's cut depends only on where in
     the block it starts, so the first start seen twice closes the cycle."""
     n = len(weights)
-    if not n or not any(weights) or not any(slots):
+    if not n or not any(slots):
         return 0.0
     seen: dict[int, tuple[int, int]] = {}       # start within the block -> (groups, start) then
     i = count = 0
@@ -87,14 +89,13 @@ def groups(weights: list[int], slots: list[float], cap: int, width: int = 6) -> 
 @dataclass(frozen=True)
 class FieldBound:
     """The cycles an iteration's dispatch groups take where a group carries at most ``cap``
-    values (one of the predictor's floors: predict.Loaded.bounds)."""
+    values (predict.Loaded.bounds; predict() calls :meth:`grouped` with the slots it charges)."""
     cap: int
     width: int
 
-    def floor_of(self, instructions: list[iced_x86.Instruction], counts: dict[str, int]) -> tuple[float, str]:
-        w = [values(ins) for ins in instructions]
-        slots = [0.0 if ins.mnemonic == iced_x86.Mnemonic.NOP else 1.0 for ins in instructions]
-        return groups(w, slots, self.cap, self.width), LABEL
+    def grouped(self, instructions: list[iced_x86.Instruction], slots: list[float]) -> float:
+        """The groups an iteration takes, ``slots`` each instruction's dispatch slots."""
+        return groups([values(ins) for ins in instructions], slots, self.cap, self.width)
 
 
 BLOCKS = {

@@ -348,6 +348,11 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain,
                        once, in_order and catalogue, trips, pipes)
         seq = held.holds(model)
+        grouped = [each for each in _each(floors) if hasattr(each, "grouped")]   # fields.py
+        if grouped and model.width:
+            # a legacy write's extra pass under a dirty upper state is no slot of its own
+            front = _instances(instructions, forms, [1.0] * len(forms), model, once, pipes)[1]
+            loads[fields.LABEL] = grouped[0].grouped(instructions, [round(v * model.width, 3) for v in front])
         if seq.keys() & counts.keys():
             loads[held.LABEL] = held.bound(forms, _instances(instructions, forms, weight, model, once, pipes)[1], seq,
                                            held.slots(instructions, dealing.uops(instructions, forms, model, whole,
@@ -400,6 +405,8 @@ def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: d
         if v:
             loads[load_order.LABEL] = v
     for each in _each(floors):
+        if not hasattr(each, "floor_of") and not hasattr(each, "floor"):
+            continue                   # a bound predict() takes itself (fields.FieldBound)
         # a floor that reads registers (upper_loop.LoopFloor) takes the instructions too
         v, why = each.floor_of(instructions, counts) if hasattr(each, "floor_of") else each.floor(counts)
         if v and hasattr(each, "beside"):     # the block's other vector work on the merges' pipes (upper_pool.py)
