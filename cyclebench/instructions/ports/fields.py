@@ -3,13 +3,13 @@
 An instruction's immediate and its memory operand's displacement travel with it to dispatch.  On
 Zen 4 a dispatch group of the front end's six slots holds at most six such values, an instruction
 with both (``cmp byte ptr [r14+0x48], 2``) or a 64-bit immediate counting two, and the groups are
-cut in program order.  ``cyclebench asm --cpu 1``, cycles an iteration, values a group's share
-in brackets (docs/ports-findings.md, "Immediates and displacements per dispatch group"):
+cut in program order.  ``cyclebench asm --cpu 1``, cycles an iteration, each instruction's values
+(docs/ports-findings.md, "Immediates and displacements a dispatch group carries"):
 
 | block | values | cycles | resources |
 | --- | --- | ---: | ---: |
 | ``mov rdx, [r14+0x248]; cmp rcx, 0x12; cmp r11, 0x12; cmp byte ptr [r14+0x290], 2`` | 1 1 1 2 | 1.00 | 0.75 |
-| the same with any one value left out (32 variants: only all five read 1.00) | 4 or fewer | 0.75 | 0.75 |
+| the same with any of the five values left out (31 blocks) | 4 or fewer | 0.75 | 0.75 |
 | three ``mov r64, imm64`` and ``vpshufd xmm, xmm, imm8`` / ``vpaddd`` | 2 2 2 1 / 2 2 2 0 | 1.33 / 1.00 | 0.75 |
 | a load, two ``vpshufd``, two ``cmp r, imm``, ``mov r64, imm64`` / ``mov r64, r64`` | 1 1 1 1 1 2 / 1 1 1 1 1 0 | 1.20 / 1.00 | 1.00 |
 | two loads, three ``cmp r, imm``, ``vpshufd`` (one value each) | 1 1 1 1 1 1 | 1.00 | 1.00 |
@@ -23,7 +23,7 @@ the five slots' 0.83 (with ``[rsi+rdi*8]``, one slot, 0.75).
 
 :func:`probe` times two blocks that a six-value group sets and their twins without values;
 :func:`cap` keeps the group's capacity that predicts both within :data:`NEAR`, where the blocks
-run slower than their twins at all (a core without such a limit keeps none and predicts as
+run slower than their twins by :data:`SLOWER` (a core without such a limit keeps none and predicts as
 before).  ``cyclebench ports`` keeps it as a record of type ``fields``; the predictor bounds an
 iteration by its groups, each instruction at the slots the front end charges it (:class:`FieldBound`).
 """
