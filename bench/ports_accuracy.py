@@ -341,6 +341,7 @@ def main():
           + f" ({loaded.in_order_source})")
     print(f"a store's data to a later load: {loaded.trips_source}")
     print(f"merging forms with their merge input written afresh: {loaded.fresh_source}")
+    print(f"immediates and displacements a dispatch group carries: {loaded.fields_source}")
 
     def pred(block):
         return predict(block, model, cat, lats, floors=floors, upper_factor=factor, in_flight=loaded.in_flight,

@@ -37,7 +37,7 @@ def add_parser(sub):
 
 def run(args) -> int:
     from ..instructions.ports import run as ports_run
-    from ..instructions.ports import (dealing, flag_order, fresh, inflight, load_order, mul_loads, store_grain,
+    from ..instructions.ports import (dealing, fields, flag_order, fresh, inflight, load_order, mul_loads, store_grain,
                                       store_load, upper, upper_loop, upper_pool)
     from ..instructions.ports.portsets import describe
     if args.show:
@@ -109,6 +109,8 @@ def run(args) -> int:
           + f" ({where})")
     print(f"  merging forms with their merge input written afresh: "
           f"{fresh.stored(args.show or args.resume or args.results, model)[1]}")
+    print(f"  immediates and displacements a dispatch group carries: "
+          f"{fields.stored(args.show or args.resume or args.results, model.width)[1]}")
     if model.lines:
         print(f"  stores to distinct cache lines: {', '.join(f'{f} {t:.2f}' for f, t in sorted(model.lines.items()))} "
               "cycles each")

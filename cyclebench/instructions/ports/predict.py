@@ -5,7 +5,8 @@ or machine code bytes and gives two bounds, each shown, and a simulation on them
 
 * **resource bound:** the largest resource load of one iteration (model.Model.cost), the front
   end included, and the stores' time by distinct spans written (:func:`store_lines`; the span
-  that two stores a cycle share, store_grain.py: ``grain``);
+  that two stores a cycle share, store_grain.py: ``grain``), and with the CPU's record the dispatch
+  groups the immediates and displacements cut (fields.py);
 * **dependency-chain bound:** the loop-carried chains through registers, flags and memory, iterated
   until they settle, with each instruction's latency from ``latencies`` (form name -> cycles, e.g.
   a published column; the label says where they came from) or 1 cycle where none is known
@@ -66,7 +67,7 @@ from .model import FRONT_END, Model
 from .repair import PairFloors, load_path, lowered, mended, readings
 from .shared import SharedFloors, integer_side
 from .simulate import Units, simulate, units
-from . import apart, dealing, crowding, flag_order, fresh, held, inflight, load_order, mul_loads, slots, store_grain, \
+from . import apart, dealing, crowding, fields, flag_order, fresh, held, inflight, load_order, mul_loads, slots, store_grain, \
     store_load, upper, upper_loop, upper_pool, vector_loads
 
 STORE_LINES = "store lines"
@@ -123,11 +124,14 @@ class Loaded:
     load_floor_source: str = ""
     fresh: fresh.FreshFloor | None = None      # merging forms with their merge input written afresh (fresh.stored)
     fresh_source: str = ""
+    fields: fields.FieldBound | None = None    # values a dispatch group carries (fields.stored)
+    fields_source: str = ""
 
     @property
     def bounds(self) -> tuple:
         """The floors predict() takes from the readings and probes (its ``floors``)."""
-        return (self.floors, self.shared) + tuple(f for f in (self.loop, self.flags, self.load_floor, self.fresh) if f)
+        return (self.floors, self.shared) + tuple(f for f in (self.loop, self.flags, self.load_floor, self.fresh,
+                                                             self.fields) if f)
 
 
 def load(path: Path) -> Loaded:
@@ -161,7 +165,7 @@ def load(path: Path) -> Loaded:
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
                   loop, loop_source, dealing.stored(path)[0], *store_grain.stored(path),
                   *load_order.stored(path), *store_load.stored(path), flags, pair_source, load_floor, pipes_source,
-                  *fresh.stored(path, model))
+                  *fresh.stored(path, model), *fields.stored(path, model.width))
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
@@ -344,6 +348,11 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain,
                        once, in_order and catalogue, trips, pipes)
         seq = held.holds(model)
+        grouped = [each for each in _each(floors) if hasattr(each, "grouped")]   # fields.py
+        if grouped and model.width:
+            # a legacy write's extra pass under a dirty upper state is no slot of its own
+            front = _instances(instructions, forms, [1.0] * len(forms), model, once, pipes)[1]
+            loads[fields.LABEL] = grouped[0].grouped(instructions, [round(v * model.width, 3) for v in front])
         if seq.keys() & counts.keys():
             loads[held.LABEL] = held.bound(forms, _instances(instructions, forms, weight, model, once, pipes)[1], seq,
                                            held.slots(instructions, dealing.uops(instructions, forms, model, whole,
@@ -396,6 +405,8 @@ def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: d
         if v:
             loads[load_order.LABEL] = v
     for each in _each(floors):
+        if not hasattr(each, "floor_of") and not hasattr(each, "floor"):
+            continue                   # a bound predict() takes itself (fields.FieldBound)
         # a floor that reads registers (upper_loop.LoopFloor) takes the instructions too
         v, why = each.floor_of(instructions, counts) if hasattr(each, "floor_of") else each.floor(counts)
         if v and hasattr(each, "beside"):     # the block's other vector work on the merges' pipes (upper_pool.py)

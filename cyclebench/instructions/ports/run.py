@@ -48,6 +48,8 @@ PROBES = {
                   "a load-op multiply beside plain loads"),
     "fresh": ("times", "a fresh-merge",
               "each merging vector form with its merge input written afresh"),
+    "fields": ("cap", "a dispatch-values",
+               "immediates and displacements a dispatch group carries"),
 }
 
 

@@ -1,0 +1,145 @@
+"""Immediates and displacements a dispatch group carries: measured, a bound on the front end.
+
+An instruction's immediate and its memory operand's displacement travel with it to dispatch.  On
+Zen 4 a dispatch group of the front end's six slots holds at most six such values, an instruction
+with both (``cmp byte ptr [r14+0x48], 2``) or a 64-bit immediate counting two, and the groups are
+cut in program order.  ``cyclebench asm --cpu 1``, cycles an iteration, each instruction's values
+(docs/ports-findings.md, "Immediates and displacements a dispatch group carries"):
+
+| block | values | cycles | resources |
+| --- | --- | ---: | ---: |
+| ``mov rdx, [r14+0x248]; cmp rcx, 0x12; cmp r11, 0x12; cmp byte ptr [r14+0x290], 2`` | 1 1 1 2 | 1.00 | 0.75 |
+| the same with any of the five values left out (31 blocks) | 4 or fewer | 0.75 | 0.75 |
+| three ``mov r64, imm64`` and ``vpshufd xmm, xmm, imm8`` / ``vpaddd`` | 2 2 2 1 / 2 2 2 0 | 1.33 / 1.00 | 0.75 |
+| a load, two ``vpshufd``, two ``cmp r, imm``, ``mov r64, imm64`` / ``mov r64, r64`` | 1 1 1 1 1 2 / 1 1 1 1 1 0 | 1.20 / 1.00 | 1.00 |
+| two loads, three ``cmp r, imm``, ``vpshufd`` (one value each) | 1 1 1 1 1 1 | 1.00 | 1.00 |
+
+Six single values a group run at the full width; what costs is a two-value instruction that does
+not fit beside the values before it, which then starts the next group.  Greedy groups reproduce
+every row (:func:`groups`).  The value's size does not count (``0x12`` and ``0x12345``, ``+0x40``
+and ``+0x290`` alike), nor the instruction's length.  An instruction of two slots (slots.py) is
+not split between groups either: three ``vpaddd`` and ``lea rax, [rsi+rdi*8-0x1]`` read 1.00, not
+the five slots' 0.83 (with ``[rsi+rdi*8]``, one slot, 0.75).
+
+:func:`probe` times two blocks that a six-value group sets and their twins without values;
+:func:`cap` keeps the group's capacity that predicts both within :data:`NEAR`, where the blocks
+run slower than their twins by :data:`SLOWER` (a core without such a limit keeps none and predicts as
+before).  ``cyclebench ports`` keeps it as a record of type ``fields``; the predictor bounds an
+iteration by its groups, each instruction at the slots the front end charges it (:class:`FieldBound`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import iced_x86
+
+RECORD = "fields"
+LABEL = "dispatch groups cut by slots and immediate and displacement values (fields.py)"
+NEAR = 0.05          # a probe block within this of the groups' figure fits a capacity
+SLOWER = 0.10        # the probe blocks must run this much slower than their twins to show a limit
+CAPS = range(3, 13)  # capacities tried
+
+_IMM = {iced_x86.OpKind.IMMEDIATE8, iced_x86.OpKind.IMMEDIATE16, iced_x86.OpKind.IMMEDIATE32,
+        iced_x86.OpKind.IMMEDIATE8TO16, iced_x86.OpKind.IMMEDIATE8TO32, iced_x86.OpKind.IMMEDIATE8TO64,
+        iced_x86.OpKind.IMMEDIATE32TO64, iced_x86.OpKind.IMMEDIATE8_2ND}
+
+
+def values(ins: iced_x86.Instruction) -> int:
+    """Immediate and displacement values the instruction carries (a 64-bit immediate counts two;
+    an implied shift count of 1 and a NOP none)."""
+    if ins.mnemonic == iced_x86.Mnemonic.NOP:
+        return 0
+    info = iced_x86.OpCodeInfo(ins.code)
+    n = 0
+    for i in range(ins.op_count):
+        k = ins.op_kind(i)
+        if k == iced_x86.OpKind.IMMEDIATE64:
+            n += 2
+        elif k in _IMM and info.op_kind(i) != iced_x86.OpCodeOperandKind.IMM8_CONST_1:
+            n += 1
+        elif k == iced_x86.OpKind.MEMORY and ins.memory_displ_size:
+            n += 1
+    return n
+
+
+def groups(weights: list[int], slots: list[float], cap: int, width: int = 6) -> float:
+    """Dispatch groups an iteration of the repeated block takes in the steady state: each group
+    at most ``width`` slots and ``cap`` values, cut greedily in program order (``weights``: each
+    instruction's values, ``slots``: its dispatch slots).  A group's cut depends only on where in
+    the block it starts, so the first start seen twice closes the cycle."""
+    n = len(weights)
+    if not n or not any(slots):
+        return 0.0
+    seen: dict[int, tuple[int, int]] = {}       # start within the block -> (groups, start) then
+    i = count = 0
+    while i % n not in seen:
+        seen[i % n] = (count, i)
+        used = taken = 0.0
+        k = i
+        while taken + slots[k % n] <= width + 1e-9 and used + weights[k % n] <= cap:
+            used += weights[k % n]
+            taken += slots[k % n]
+            k += 1
+        i = max(k, i + 1)            # an instruction over the cap alone still takes a group
+        count += 1
+    c0, i0 = seen[i % n]
+    return (count - c0) / ((i - i0) / n)
+
+
+@dataclass(frozen=True)
+class FieldBound:
+    """The cycles an iteration's dispatch groups take where a group carries at most ``cap``
+    values (predict.Loaded.bounds; predict() calls :meth:`grouped` with the slots it charges)."""
+    cap: int
+    width: int
+
+    def grouped(self, instructions: list[iced_x86.Instruction], slots: list[float]) -> float:
+        """The groups an iteration takes, ``slots`` each instruction's dispatch slots."""
+        return groups([values(ins) for ins in instructions], slots, self.cap, self.width)
+
+
+BLOCKS = {
+    # three 64-bit immediates and a vector shuffle's imm8: 2 2 2 1
+    "wide": ["mov r8, 0x123456789", "mov r9, 0x123456789", "mov r10, 0x123456789",
+             "vpshufd xmm1, xmm2, 0x1b"],
+    "wide twin": ["cmp r8, r12", "cmp r9, r12", "cmp r10, r12", "vpaddd xmm1, xmm2, xmm3"],
+    # five single values and a 64-bit immediate: 1 1 1 1 1 2
+    "mixed": ["vpshufd xmm1, xmm2, 0x1b", "vpshufd xmm5, xmm2, 0x1b", "cmp r8, 0x12", "cmp r9, 0x12",
+              "cmp r10, 0x12", "mov r11, 0x123456789"],
+    "mixed twin": ["vpaddd xmm1, xmm2, xmm3", "vpaddd xmm5, xmm2, xmm3", "cmp r8, r12", "cmp r9, r12",
+                   "cmp r10, r12", "mov r11, r12"],
+}
+WEIGHTS = {"wide": [2, 2, 2, 1], "mixed": [1, 1, 1, 1, 1, 2]}
+
+
+def cap(times: dict[str, float], width: int = 6) -> int | None:
+    """The values a group holds from the probe's times (cycles an iteration, keyed as
+    :data:`BLOCKS`): the least capacity whose groups, or the twin where it is slower, put both
+    blocks within :data:`NEAR`; None where a block runs within :data:`SLOWER` of its twin."""
+    if any(times[b] < times[f"{b} twin"] * (1 + SLOWER) for b in WEIGHTS):
+        return None
+    for c in CAPS:
+        if all(abs(max(times[f"{b} twin"], groups(w, [1.0] * len(w), c, width)) - times[b]) <= NEAR * times[b]
+               for b, w in WEIGHTS.items()):
+            return c
+    return None
+
+
+def probe(session) -> dict:
+    """The capacity measured on this CPU (``session``: an instructions.session.Session), as the
+    record {"type": "fields", "cap", "times"}."""
+    times = {k: session.measure(code, []).value for k, code in BLOCKS.items()}
+    return {"type": RECORD, "cap": cap(times), "times": {k: round(v, 3) for k, v in times.items()}}
+
+
+def stored(path, width: int) -> tuple[FieldBound | None, str]:
+    """(the bound of a results file's ``fields`` record, where it came from)."""
+    from .run import stored_record
+    r = stored_record(path, RECORD)
+    if r is None:
+        return None, "not measured: the model file has no dispatch-values probe"
+    t = r.get("times") or {}
+    if not r.get("cap") or not width:
+        return None, f"measured by cyclebench ports: no limit ({t.get('wide')} cycles, twin {t.get('wide twin')})"
+    return FieldBound(int(r["cap"]), width), (f"measured by cyclebench ports: {r['cap']} values a group "
+                                              f"({t.get('wide')} and {t.get('mixed')} cycles)")

@@ -1,0 +1,80 @@
+"""Immediates and displacements a dispatch group carries (ports/fields.py), on fabricated figures:
+the values an instruction carries by operand shape, the greedy groups, the capacity read from the
+probe's times, the record it keeps and the bound a block takes."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from cyclebench.instructions.ports import fields
+from cyclebench.instructions.ports import run as ports_run
+from cyclebench.instructions.ports.predict import decode
+from ports_fake import empty_results
+
+
+@pytest.mark.parametrize("code, n", [
+    ("cmp rcx, rbx", 0),
+    ("cmp rcx, 0x12", 1),
+    ("cmp rcx, 0x12345", 1),                     # the value's size does not count
+    ("mov rdx, [r14]", 0),
+    ("mov rdx, [r14+0x40]", 1),
+    ("mov rdx, [rbp]", 1),                       # an encoded displacement of 0
+    ("lea rax, [rbx+rcx*8]", 0),
+    ("cmp byte ptr [r14+0x48], 2", 2),           # a displacement and an immediate
+    ("mov rax, 0x123456789", 2),                 # a 64-bit immediate
+    ("shl rax, 1", 0),                           # the count implied by the encoding
+    ("shl rax, 3", 1),
+    ("vpshufd xmm1, xmm2, 0x1b", 1),
+    ("nop dword ptr [rax+rax+0x0]", 0),
+])
+def test_the_values_an_instruction_carries_follow_its_operands(code, n):
+    assert fields.values(decode(code)[0]) == n
+
+
+@pytest.mark.parametrize("weights, groups", [
+    ([1, 1, 1, 2], 1.0),             # the two-value one starts each group: one an iteration
+    ([1, 1, 1, 1], 4 / 6),           # single values: six a group, the width's groups
+    ([2, 2, 2, 1], 4 / 3),
+    ([1, 1, 1, 1, 1, 2], 1.2),
+    ([2, 1, 2, 2, 1], 1.5),
+    ([0, 0, 0], 0.5),                # nothing to carry: the width's groups
+])
+def test_groups_are_cut_greedily_at_the_width_or_the_cap(weights, groups):
+    assert fields.groups(weights, [1.0] * len(weights), 6) == pytest.approx(groups, abs=1e-3)
+
+
+def test_a_slotless_nop_takes_no_room_in_a_group():
+    assert fields.groups([1, 0, 1, 0], [1.0, 0.0, 1.0, 0.0], 6) == pytest.approx(2 / 6)
+
+
+ZEN4 = {"wide": 1.334, "wide twin": 0.75, "mixed": 1.204, "mixed twin": 1.0}
+
+
+def test_the_capacity_is_the_one_that_puts_both_probe_blocks_at_their_groups():
+    assert fields.cap(ZEN4) == 6
+    # blocks no slower than their twins: no limit shown, none kept
+    assert fields.cap({"wide": 0.76, "wide twin": 0.75, "mixed": 1.0, "mixed twin": 1.0}) is None
+    # slower, but as no capacity's groups say
+    assert fields.cap({"wide": 3.0, "wide twin": 0.75, "mixed": 1.3, "mixed twin": 1.0}) is None
+
+
+def test_the_probe_keeps_its_capacity_in_the_results_file(tmp_path):
+    seen = []
+    by_block = {tuple(code): name for name, code in fields.BLOCKS.items()}
+    session = SimpleNamespace(measure=lambda code, init, per=1: (
+        seen.append(code), SimpleNamespace(value=ZEN4[by_block[tuple(code)]]))[1])
+    path = empty_results(tmp_path / "ports.jsonl", ["CMP (R64, I8)"])
+    assert fields.stored(path, 6)[0] is None                    # a file without the record
+    rec = ports_run.record(path, "fields", session)
+    assert rec["cap"] == 6 and len(seen) == len(fields.BLOCKS)
+    bound, _ = fields.stored(path, 6)
+    block = decode("mov rdx, [r14+0x40]; cmp rcx, 0x12; cmp r11, 0x12; cmp byte ptr [r14+0x48], 2")
+    assert bound.grouped(block, [1.0] * 4) == pytest.approx(1.0)
+    assert bound.grouped(decode("mov rdx, [r14]; cmp rcx, rbx"), [1.0, 1.0]) == pytest.approx(2 / 6)
+
+
+def test_a_two_slot_instruction_is_never_split_between_groups():
+    # three one-slot instructions and a two-slot one: five slots, yet a group an iteration
+    assert fields.groups([0, 0, 0, 1], [1.0, 1.0, 1.0, 2.0], 6) == pytest.approx(1.0)
+    assert fields.groups([0, 0, 1], [1.0, 1.0, 2.0], 6) == pytest.approx(4 / 6)
