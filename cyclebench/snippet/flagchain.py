@@ -29,14 +29,19 @@ def flag_masks(ins) -> tuple[int, int]:
     return read, written
 
 
-def carries_flags(masks) -> bool:
-    """The quick test on (read, written) flag masks in program order: a flag read before it is
-    written and written later. Necessary for a chain, not sufficient (:func:`flag_chain`)."""
+def _live(masks) -> int:
+    """The flags read before they are written and written later, from (read, written) masks."""
     written = live = 0
     for read, wrote in masks:
         live |= read & ~written
         written |= wrote
-    return bool(live & written)
+    return live & written
+
+
+def carries_flags(masks) -> bool:
+    """The quick test on (read, written) flag masks in program order: a flag read before it is
+    written and written later. Necessary for a chain, not sufficient (:func:`flag_chain`)."""
+    return bool(_live(masks))
 
 
 def _effects(ins, info, iced_x86):
@@ -68,14 +73,11 @@ def flag_chain(code: bytes) -> bool:
     import iced_x86
     instrs = [i for i in iced_x86.Decoder(64, code) if i.code != iced_x86.Code.INVALID]
     masks = [flag_masks(i) for i in instrs]
-    if not carries_flags(masks):
+    live = _live(masks)
+    if not live:
         return False
     factory = iced_x86.InstructionInfoFactory()
     steps = [(_effects(i, factory.info(i), iced_x86), m) for i, m in zip(instrs, masks)]
-    live = written = 0
-    for read, wrote in masks:
-        live |= read & ~written
-        written |= wrote
     regs, flags, mem = frozenset(), live, False          # tainted at a copy's start
     seen = set()
     for _ in range(COPIES):
