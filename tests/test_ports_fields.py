@@ -78,3 +78,9 @@ def test_a_two_slot_instruction_is_never_split_between_groups():
     # three one-slot instructions and a two-slot one: five slots, yet a group an iteration
     assert fields.groups([0, 0, 0, 1], [1.0, 1.0, 1.0, 2.0], 6) == pytest.approx(1.0)
     assert fields.groups([0, 0, 1], [1.0, 1.0, 2.0], 6) == pytest.approx(4 / 6)
+
+
+def test_the_probe_weights_are_the_values_its_blocks_carry():
+    for name, weights in fields.WEIGHTS.items():
+        assert [fields.values(i) for i in decode("; ".join(fields.BLOCKS[name]))] == weights
+        assert not any(fields.values(i) for i in decode("; ".join(fields.BLOCKS[f"{name} twin"])))
