@@ -13,7 +13,7 @@ def forms():
 
 @pytest.mark.parametrize("name, expected", [
     ("ADDPD (XMM, XMM)", [DENORMALS]), ("MULSS (XMM, XMM)", [DENORMALS]),
-    ("VFMADD231PD (YMM, YMM, YMM)", [DENORMALS]), ("PADDQ (XMM, XMM)", []), ("ADD (R64, R64)", []),
+    ("VFMADD231PD (YMM, YMM, YMM)", [DENORMALS]), ("PADDQ (XMM, XMM)", []), ("ADD_01 (R64, R64)", []),
     ("VMASKMOVPS (M128, XMM, XMM)", [ALL_ONES, DENORMALS])])
 def test_the_values_swept_follow_the_operand_types(forms, name, expected):
     if name not in forms:
