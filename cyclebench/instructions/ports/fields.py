@@ -48,7 +48,7 @@ import iced_x86
 from .dataflow import zero_idiom
 
 RECORD = "fields"
-LABEL = "dispatch groups cut by slots and immediate and displacement values (fields.py)"
+LABEL = "dispatch groups cut by slots and immediate and displacement values, and ALU operations (fields.py)"
 NEAR = 0.05          # a probe block within this of the groups' figure fits a capacity
 SLOWER = 0.10        # the probe blocks must run this much slower than their twins to show a limit
 CAPS = range(3, 13)  # capacities tried
