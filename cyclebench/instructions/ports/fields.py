@@ -21,7 +21,7 @@ and ``+0x290`` alike), nor the instruction's length.  An instruction of two slot
 not split between groups either: three ``vpaddd`` and ``lea rax, [rsi+rdi*8-0x1]`` read 1.00, not
 the five slots' 0.83 (with ``[rsi+rdi*8]``, one slot, 0.75).
 
-A group also holds at most as many integer ALU operations as the core has ALUs (Zen 4: four;
+A group also holds a limited number of integer ALU operations (Zen 4: four, as many as its ALUs;
 :func:`integer_alu` by operand shape), which shows where the values have cut the groups short:
 
 | block | values | ALU | cycles |
@@ -34,10 +34,11 @@ A group also holds at most as many integer ALU operations as the core has ALUs (
 :func:`probe` times two blocks that a six-value group sets and their twins without values;
 :func:`cap` keeps the group's capacity that predicts both within :data:`NEAR`, where the blocks
 run slower than their twins by :data:`SLOWER` (a core without such a limit keeps none and predicts as
-before).  It times the table's first block and its ``vpaddd`` twin too: :func:`alu_cap` keeps the
-least ALU operations a group whose groups put both within :data:`NEAR`, none where the block runs
-within :data:`SLOWER` of its twin (a record from before this part: none, groups as before).  ``cyclebench ports`` keeps it as a record of type ``fields``; the predictor bounds an
-iteration by its groups, each instruction at the slots the front end charges it (:class:`FieldBound`).
+before).  It times the last table's first block and its ``vpaddd`` twin too: :func:`alu_cap` keeps
+the least ALU operations a group whose groups put both within :data:`NEAR`, none where the block
+runs within :data:`SLOWER` of its twin (a record without it: no such limit, groups as before).
+``cyclebench ports`` keeps them as a record of type ``fields``; the predictor bounds an iteration
+by its groups, each instruction at the slots the front end charges it (:class:`FieldBound`).
 """
 from __future__ import annotations
 
