@@ -1,6 +1,6 @@
 """Immediates and displacements a dispatch group carries (ports/fields.py), on fabricated figures:
-the values an instruction carries by operand shape, the greedy groups, the capacity read from the
-probe's times, the record it keeps and the bound a block takes."""
+the values and integer ALU operations an instruction carries by operand shape, the greedy groups,
+the capacities read from the probe's times, the record it keeps and the bound a block takes."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -48,7 +48,7 @@ def test_a_slotless_nop_takes_no_room_in_a_group():
     assert fields.groups([1, 0, 1, 0], [1.0, 0.0, 1.0, 0.0], 6) == pytest.approx(2 / 6)
 
 
-ZEN4 = {"wide": 1.334, "wide twin": 0.75, "mixed": 1.204, "mixed twin": 1.0}
+ZEN4 = {"wide": 1.334, "wide twin": 0.75, "mixed": 1.204, "mixed twin": 1.0, "alus": 2.001, "alus twin": 1.5}
 
 
 def test_the_capacity_is_the_one_that_puts_both_probe_blocks_at_their_groups():
@@ -67,11 +67,59 @@ def test_the_probe_keeps_its_capacity_in_the_results_file(tmp_path):
     path = empty_results(tmp_path / "ports.jsonl", ["CMP (R64, I8)"])
     assert fields.stored(path, 6)[0] is None                    # a file without the record
     rec = ports_run.record(path, "fields", session)
-    assert rec["cap"] == 6 and len(seen) == len(fields.BLOCKS)
+    assert rec["cap"] == 6 and rec["alus"] == 4 and len(seen) == len(fields.BLOCKS)
     bound, _ = fields.stored(path, 6)
     block = decode("mov rdx, [r14+0x40]; cmp rcx, 0x12; cmp r11, 0x12; cmp byte ptr [r14+0x48], 2")
     assert bound.grouped(block, [1.0] * 4) == pytest.approx(1.0)
     assert bound.grouped(decode("mov rdx, [r14]; cmp rcx, rbx"), [1.0, 1.0]) == pytest.approx(2 / 6)
+    assert bound.grouped(decode("; ".join(fields.BLOCKS["alus"])), [1.0] * 7) == pytest.approx(2.0)
+
+
+def test_a_record_from_before_the_alu_part_is_measured_again_and_read_as_no_alu_limit(tmp_path):
+    path = empty_results(tmp_path / "ports.jsonl", ["CMP (R64, I8)"])
+    with ports_run.store(path) as st:
+        st.start({}, resume=True)
+        st.append({"type": "fields", "cap": 6, "times": {"wide": 1.334, "mixed": 1.204}})
+    bound, _ = fields.stored(path, 6)
+    assert bound.cap == 6 and bound.alus is None
+    assert bound.grouped(decode("; ".join(fields.BLOCKS["alus"])), [1.0] * 7) == pytest.approx(1.5)
+    session = SimpleNamespace(measure=lambda code, init, per=1: SimpleNamespace(
+        value=ZEN4[{tuple(c): n for n, c in fields.BLOCKS.items()}[tuple(code)]]))
+    assert ports_run.record(path, "fields", session)["alus"] == 4
+
+
+@pytest.mark.parametrize("code, alu", [
+    ("cmp rcx, rbx", True),
+    ("cmp byte ptr [r14+0x48], 2", True),        # a load and an ALU operation
+    ("lea rax, [rbx+8]", True),
+    ("mov eax, 5", True),
+    ("movzx eax, bl", True),
+    ("mov rax, rbx", False),                     # renamed away
+    ("xor eax, eax", False),                     # a zero idiom
+    ("mov rdx, [r14+0x40]", False),              # a plain load
+    ("movzx eax, byte ptr [rbx]", False),
+    ("mov [rbx], rax", False),                   # a plain store
+    ("vpaddd xmm1, xmm2, xmm3", False),
+    ("movd xmm1, eax", False),
+    ("kmovw k1, eax", False),
+    ("nop dword ptr [rax+rax+0x0]", False),
+])
+def test_an_integer_alu_operation_is_read_from_the_operands(code, alu):
+    assert fields.integer_alu(decode(code)[0]) is alu
+
+
+def test_a_group_holds_at_most_its_alu_operations():
+    weights, alu = fields.ALUS["alus"]
+    assert fields.groups(weights, [1.0] * 7, 6) == pytest.approx(1.5)          # values alone
+    assert fields.groups(weights, [1.0] * 7, 6, 6, alu, 4) == pytest.approx(2.0)
+    assert fields.groups(fields.ALUS["alus twin"][0], [1.0] * 7, 6, 6, fields.ALUS["alus twin"][1], 4) == pytest.approx(1.5)
+
+
+def test_the_alu_capacity_is_the_one_that_puts_the_block_and_its_twin_at_their_groups():
+    assert fields.alu_cap(ZEN4, 6) == 4          # 3 would put the twin at 2.00 too
+    assert fields.alu_cap(dict(ZEN4, alus=1.52), 6) is None     # no slower than its twin
+    assert fields.alu_cap(ZEN4, None) is None    # no values capacity, no groups to cut
+    assert fields.alu_cap({k: v for k, v in ZEN4.items() if not k.startswith("alus")}, 6) is None
 
 
 def test_a_two_slot_instruction_is_never_split_between_groups():
@@ -84,3 +132,6 @@ def test_the_probe_weights_are_the_values_its_blocks_carry():
     for name, weights in fields.WEIGHTS.items():
         assert [fields.values(i) for i in decode("; ".join(fields.BLOCKS[name]))] == weights
         assert not any(fields.values(i) for i in decode("; ".join(fields.BLOCKS[f"{name} twin"])))
+    for name, (weights, alu) in fields.ALUS.items():
+        ins = decode("; ".join(fields.BLOCKS[name]))
+        assert [fields.values(i) for i in ins] == weights and [int(fields.integer_alu(i)) for i in ins] == alu

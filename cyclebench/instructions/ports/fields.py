@@ -21,11 +21,24 @@ and ``+0x290`` alike), nor the instruction's length.  An instruction of two slot
 not split between groups either: three ``vpaddd`` and ``lea rax, [rsi+rdi*8-0x1]`` read 1.00, not
 the five slots' 0.83 (with ``[rsi+rdi*8]``, one slot, 0.75).
 
+A group also holds a limited number of integer ALU operations (Zen 4: four, as many as its ALUs;
+:func:`integer_alu` by operand shape), which shows where the values have cut the groups short:
+
+| block | values | ALU | cycles |
+| --- | --- | --- | ---: |
+| ``mov r8, imm64; cmp r9, 0x12; cmp r10, 0x12; cmp r11, r12; mov r13, imm64; mov rax, imm64; mov rdx, [r14+0x40]`` | 2 1 1 0 2 2 1 | 6 | 2.00 |
+| the same with ``vpaddd`` or an eliminated ``mov r11, r12`` for ``cmp r11, r12`` | 2 1 1 0 2 2 1 | 5 | 1.50 |
+
+(six values a group alone say 1.50 for both).
+
 :func:`probe` times two blocks that a six-value group sets and their twins without values;
 :func:`cap` keeps the group's capacity that predicts both within :data:`NEAR`, where the blocks
 run slower than their twins by :data:`SLOWER` (a core without such a limit keeps none and predicts as
-before).  ``cyclebench ports`` keeps it as a record of type ``fields``; the predictor bounds an
-iteration by its groups, each instruction at the slots the front end charges it (:class:`FieldBound`).
+before).  It times the last table's first block and its ``vpaddd`` twin too: :func:`alu_cap` keeps
+the least ALU operations a group whose groups put both within :data:`NEAR`, none where the block
+runs within :data:`SLOWER` of its twin (a record without it: no such limit, groups as before).
+``cyclebench ports`` keeps them as a record of type ``fields``; the predictor bounds an iteration
+by its groups, each instruction at the slots the front end charges it (:class:`FieldBound`).
 """
 from __future__ import annotations
 
@@ -33,11 +46,15 @@ from dataclasses import dataclass
 
 import iced_x86
 
+from .dataflow import zero_idiom
+
 RECORD = "fields"
-LABEL = "dispatch groups cut by slots and immediate and displacement values (fields.py)"
+LABEL = "dispatch groups cut by slots and immediate and displacement values, and ALU operations (fields.py)"
 NEAR = 0.05          # a probe block within this of the groups' figure fits a capacity
 SLOWER = 0.10        # the probe blocks must run this much slower than their twins to show a limit
 CAPS = range(3, 13)  # capacities tried
+ALU_CAPS = range(2, 9)   # ALU operations a group, tried
+FIELDS = ("cap", "alus")  # run.record measures a record without these again
 
 _IMM = {iced_x86.OpKind.IMMEDIATE8, iced_x86.OpKind.IMMEDIATE16, iced_x86.OpKind.IMMEDIATE32,
         iced_x86.OpKind.IMMEDIATE8TO16, iced_x86.OpKind.IMMEDIATE8TO32, iced_x86.OpKind.IMMEDIATE8TO64,
@@ -62,11 +79,32 @@ def values(ins: iced_x86.Instruction) -> int:
     return n
 
 
-def groups(weights: list[int], slots: list[float], cap: int, width: int = 6) -> float:
+_MOVES = {iced_x86.Mnemonic.MOV, iced_x86.Mnemonic.MOVZX, iced_x86.Mnemonic.MOVSX, iced_x86.Mnemonic.MOVSXD}
+
+
+def integer_alu(ins: iced_x86.Instruction) -> bool:
+    """Whether the instruction takes an integer ALU operation: no vector or mask register operand,
+    no NOP or zero idiom (the renamer's), no plain load or store and no register-to-register
+    ``mov`` (renamed away)."""
+    if ins.mnemonic == iced_x86.Mnemonic.NOP or zero_idiom(ins):
+        return False
+    kinds = [ins.op_kind(i) for i in range(ins.op_count)]
+    if any(k == iced_x86.OpKind.REGISTER and not iced_x86.RegisterExt.is_gpr(ins.op_register(i))
+           for i, k in enumerate(kinds)):
+        return False
+    if ins.mnemonic in _MOVES:
+        return iced_x86.OpKind.MEMORY not in kinds and not (
+            ins.mnemonic == iced_x86.Mnemonic.MOV and kinds[1] == iced_x86.OpKind.REGISTER)
+    return True
+
+
+def groups(weights: list[int], slots: list[float], cap: int, width: int = 6,
+           alu: list[int] | None = None, alus: int | None = None) -> float:
     """Dispatch groups an iteration of the repeated block takes in the steady state: each group
-    at most ``width`` slots and ``cap`` values, cut greedily in program order (``weights``: each
-    instruction's values, ``slots``: its dispatch slots).  A group's cut depends only on where in
-    the block it starts, so the first start seen twice closes the cycle."""
+    at most ``width`` slots, ``cap`` values and (given) ``alus`` integer ALU operations, cut
+    greedily in program order (``weights``: each instruction's values, ``slots``: its dispatch
+    slots, ``alu``: 1 for an integer ALU operation).  A group's cut depends only on where in the
+    block it starts, so the first start seen twice closes the cycle."""
     n = len(weights)
     if not n or not any(slots):
         return 0.0
@@ -74,11 +112,13 @@ def groups(weights: list[int], slots: list[float], cap: int, width: int = 6) -> 
     i = count = 0
     while i % n not in seen:
         seen[i % n] = (count, i)
-        used = taken = 0.0
+        used = taken = ints = 0.0
         k = i
-        while taken + slots[k % n] <= width + 1e-9 and used + weights[k % n] <= cap:
+        while (taken + slots[k % n] <= width + 1e-9 and used + weights[k % n] <= cap
+               and (not alus or ints + alu[k % n] <= alus)):
             used += weights[k % n]
             taken += slots[k % n]
+            ints += alu[k % n] if alus else 0
             k += 1
         i = max(k, i + 1)            # an instruction over the cap alone still takes a group
         count += 1
@@ -89,13 +129,16 @@ def groups(weights: list[int], slots: list[float], cap: int, width: int = 6) -> 
 @dataclass(frozen=True)
 class FieldBound:
     """The cycles an iteration's dispatch groups take where a group carries at most ``cap``
-    values (predict.Loaded.bounds; predict() calls :meth:`grouped` with the slots it charges)."""
+    values and ``alus`` integer ALU operations (None: no such limit measured; predict.Loaded.bounds;
+    predict() calls :meth:`grouped` with the slots it charges)."""
     cap: int
     width: int
+    alus: int | None = None
 
     def grouped(self, instructions: list[iced_x86.Instruction], slots: list[float]) -> float:
         """The groups an iteration takes, ``slots`` each instruction's dispatch slots."""
-        return groups([values(ins) for ins in instructions], slots, self.cap, self.width)
+        return groups([values(ins) for ins in instructions], slots, self.cap, self.width,
+                      [int(integer_alu(ins)) for ins in instructions], self.alus)
 
 
 BLOCKS = {
@@ -108,8 +151,15 @@ BLOCKS = {
               "cmp r10, 0x12", "mov r11, 0x123456789"],
     "mixed twin": ["vpaddd xmm1, xmm2, xmm3", "vpaddd xmm5, xmm2, xmm3", "cmp r8, r12", "cmp r9, r12",
                    "cmp r10, r12", "mov r11, r12"],
+    # six integer ALU operations among seven values-cut instructions: 2 1 1 0 2 2 1
+    "alus": ["mov r8, 0x123456789", "cmp r9, 0x12", "cmp r10, 0x12", "cmp r11, r12", "mov r13, 0x123456789",
+             "mov rax, 0x123456789", "mov rdx, [r14+0x40]"],
+    "alus twin": ["mov r8, 0x123456789", "cmp r9, 0x12", "cmp r10, 0x12", "vpaddd xmm1, xmm2, xmm3",
+                  "mov r13, 0x123456789", "mov rax, 0x123456789", "mov rdx, [r14+0x40]"],
 }
 WEIGHTS = {"wide": [2, 2, 2, 1], "mixed": [1, 1, 1, 1, 1, 2]}
+ALUS = {"alus": ([2, 1, 1, 0, 2, 2, 1], [1, 1, 1, 1, 1, 1, 0]),        # (values, ALU operations)
+        "alus twin": ([2, 1, 1, 0, 2, 2, 1], [1, 1, 1, 0, 1, 1, 0])}
 
 
 def cap(times: dict[str, float], width: int = 6) -> int | None:
@@ -125,11 +175,28 @@ def cap(times: dict[str, float], width: int = 6) -> int | None:
     return None
 
 
+def alu_cap(times: dict[str, float], values_cap: int | None, width: int = 6) -> int | None:
+    """The integer ALU operations a group holds from the probe's times (:data:`ALUS`' blocks): the
+    least whose groups, at ``values_cap`` values a group, put the block and its twin within
+    :data:`NEAR` (or the twin's time, where slower); None where the block runs within
+    :data:`SLOWER` of its twin or no values capacity was found."""
+    if values_cap is None or "alus" not in times or times["alus"] < times["alus twin"] * (1 + SLOWER):
+        return None
+    for a in ALU_CAPS:
+        if all(abs(max(times["alus twin"] if b == "alus" else 0.0,
+                       groups(w, [1.0] * len(w), values_cap, width, alu, a)) - times[b]) <= NEAR * times[b]
+               for b, (w, alu) in ALUS.items()):
+            return a
+    return None
+
+
 def probe(session) -> dict:
-    """The capacity measured on this CPU (``session``: an instructions.session.Session), as the
-    record {"type": "fields", "cap", "times"}."""
+    """The capacities measured on this CPU (``session``: an instructions.session.Session), as the
+    record {"type": "fields", "cap", "alus", "times"}."""
     times = {k: session.measure(code, []).value for k, code in BLOCKS.items()}
-    return {"type": RECORD, "cap": cap(times), "times": {k: round(v, 3) for k, v in times.items()}}
+    c = cap(times)
+    return {"type": RECORD, "cap": c, "alus": alu_cap(times, c),
+            "times": {k: round(v, 3) for k, v in times.items()}}
 
 
 def stored(path, width: int) -> tuple[FieldBound | None, str]:
@@ -141,5 +208,8 @@ def stored(path, width: int) -> tuple[FieldBound | None, str]:
     t = r.get("times") or {}
     if not r.get("cap") or not width:
         return None, f"measured by cyclebench ports: no limit ({t.get('wide')} cycles, twin {t.get('wide twin')})"
-    return FieldBound(int(r["cap"]), width), (f"measured by cyclebench ports: {r['cap']} values a group "
-                                              f"({t.get('wide')} and {t.get('mixed')} cycles)")
+    alus = r.get("alus")
+    return FieldBound(int(r["cap"]), width, int(alus) if alus else None), (
+        f"measured by cyclebench ports: {r['cap']} values a group ({t.get('wide')} and {t.get('mixed')} cycles)"
+        + (f", {alus} integer ALU operations ({t.get('alus')} cycles, twin {t.get('alus twin')})" if alus else
+           ", no limit of ALU operations measured"))
