@@ -9,8 +9,10 @@ Every record is appended with one ``write`` to a descriptor opened with ``O_APPE
 so a killed run loses at most the line it was writing. Reading (``load``):
 
 * a missing or empty file holds nothing;
-* a last line without its newline is torn (the run was killed while writing it): it is cut off the
-  file and ``notes`` says so; the first line is only cut when it is the start of our own header;
+* a last line without its newline is torn (the run was killed while writing it, or is writing it
+  now): it is left out and ``notes`` says so; only ``start(resume=True)``, which appends after it,
+  cuts it off the file (a command that only reads never changes its input); the first line counts
+  as torn only when it is the start of our own header;
 * a foreign file (first line not our header: binary, other JSON, another kind, another schema)
   and a malformed record (not a JSON object, or ``check_record`` says why) raise
   ResultFileError (exit 10) naming the file and line; nothing is changed then;
@@ -62,13 +64,14 @@ class ResultsStore:
 
     # ------------------------------------------------------------------------------ reading
 
-    def load(self) -> tuple[dict | None, list[dict]]:
-        """(header meta, records) of the file; (None, []) when it is missing or empty."""
+    def load(self, *, cut: bool = False) -> tuple[dict | None, list[dict]]:
+        """(header meta, records) of the file; (None, []) when it is missing or empty. ``cut``: cut
+        a torn last line off the file (only for a run that appends next)."""
         if not self._stat_regular():
             return None, []
         try:
             with open(self.path, "rb") as f:
-                return self._read(f)
+                return self._read(f, cut)
         except OSError as e:
             raise ResultFileError(f"cannot read {self.path}: {e.strerror}",
                                   "check the path and permissions") from None
@@ -87,7 +90,7 @@ class ResultsStore:
             raise ResultFileError(f"{self.path} is {what}", "give the path of a results file (.jsonl)")
         return True
 
-    def _read(self, f) -> tuple[dict | None, list[dict]]:
+    def _read(self, f, cut: bool) -> tuple[dict | None, list[dict]]:
         header, records = None, []
         pos, lineno = 0, 0
         while True:
@@ -102,7 +105,11 @@ class ResultsStore:
                 if not self._skip_to_end(f):
                     raise self._bad(lineno, f"is longer than {MAX_LINE >> 20} MiB")
             if torn and (header is not None or _MAGIC.startswith(line[:len(_MAGIC)])):
-                self._cut(pos, lineno, len(line))
+                if cut:
+                    self._cut(pos, lineno, len(line))
+                else:
+                    self.notes.append(f"{self.path}: left out the torn last line {lineno} ({len(line)} bytes): "
+                                      "a run was killed while writing it, or is writing it now")
                 break
             if header is None:
                 header = self._header(line, lineno)
@@ -171,7 +178,7 @@ class ResultsStore:
         records: list[dict] = []
         exists = self._stat_regular()
         if exists and resume:
-            header, records = self.load()
+            header, records = self.load(cut=True)
             exists = header is not None
         elif exists and os.path.getsize(self.path):
             raise ResultFileError(f"{self.path} already holds results",
