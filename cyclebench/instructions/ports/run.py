@@ -200,7 +200,8 @@ def load(path: Path) -> tuple[Model, dict]:
     """The last model of a results file."""
     header, records = store(path).load()
     if header is None:
-        raise ResultFileError(f"{path} holds no resource model", "run cyclebench ports first")
+        raise ResultFileError(f"{path} {'holds no resource model' if Path(path).exists() else 'does not exist'}",
+                              "run cyclebench ports first")
     models = [r for r in records if r.get("type") == "model"]
     if not models:
         raise ResultFileError(f"{path} holds readings but no model (the run was cut short)",
