@@ -122,6 +122,9 @@ def run(args) -> int:
                          'e.g. cyclebench inst "AND (AL, I8)" --compare uops.csv --why')
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1", "e.g. --jobs 2")
+    if args.tolerance is not None and not 0 <= args.tolerance <= 1:
+        raise UsageError(f"--tolerance {args.tolerance} is not a relative tolerance from 0 to 1",
+                         "e.g. --tolerance 0.05")
     _forms_after_optional_values(args)
     # before measuring: the files, their labels and the llvm-mca CPU
     published, args.compare_label = _read_published(args.compare, args) if args.compare else (None, "")
