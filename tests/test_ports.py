@@ -491,6 +491,7 @@ def model_load_ok(path):
     (["ports", "--sample", "-1", "--results", "X.jsonl"], 2, "at least 0"),
     (["ports", "NOT A FORM", "--results", "X.jsonl"], 2, "no form named"),
     (["inst", "IMUL (R64, R64)", "--ports", "MISSING"], 10, "does not exist"),
+    (["predict", "--model", "M", "--latencies", "MISSING.jsonl", "add rax, rbx"], 10, "MISSING.jsonl does not exist"),
     # one instruction a line: a directive, pasted typography or hex bytes are no instruction
     (["predict", "--model", "M", ".cfi_startproc; add rax, rbx"], 3, "'.cfi_startproc' is a directive"),
     (["predict", "--model", "M", "mov rax, \u201c1\u201d"], 3, "non-ASCII character"),
