@@ -75,6 +75,9 @@ CASES = [
                                 ("jobs-zero", ["--jobs", "0"], r"argument --jobs: 0 is below 1"))),
     Case("block-offset-not-a-number", ["block", "4801d8", "--offset", "abc"], 2,
          r"argument --offset: 'abc' is not a whole number"),
+    # pasted typography is no operand: GNU as took 'mov rax, “1”' as a load from a symbol
+    Case("inst-non-ascii-instruction", ["inst", "mov rax, \u201c1\u201d", "--list"], 3,
+         r"non-ASCII character '\u201c' \(U\+201C\) in the instruction", "plain ASCII"),
     # numbers out of range
     Case("inst-tolerance-nan", ["inst", "HLT", "--tolerance", "nan"], 2, r"--tolerance nan is not a relative tolerance",
          r"0\.05"),
