@@ -40,6 +40,11 @@ CASES = [
          intact=("m.jsonl",)),
     Case("ports-show-torn-header", ["ports", "--show", "{tmp}/m.jsonl"], 10, r"m\.jsonl holds no resource model",
          "cyclebench ports", files={"m.jsonl": PORTS[:30]}, intact=("m.jsonl",)),
+    # a model record this cyclebench cannot read (another version's, or edited by hand)
+    *(Case(f"{cmd[0]}-model-record-unreadable", [*cmd, "{tmp}/m.jsonl"] + (["nop"] if cmd[0] == "predict" else []), 10,
+           r"m\.jsonl:2 is not a record of ports results: a model without its resources and usages",
+           files={"m.jsonl": PORTS + b'{"type":"model","model":{"resources":5},"report":{}}\n'}, intact=("m.jsonl",))
+      for cmd in (["predict", "--model"], ["ports", "--show"])),
     Case("predict-model-missing", ["predict", "--model", "{tmp}/none.jsonl", "nop"], 10,
          r"none\.jsonl does not exist", "cyclebench ports"),
     # a FIFO or a device is read once or refused, never waited on

@@ -65,7 +65,15 @@ def _check(rec: dict) -> str | None:
         key, what, _ = PROBES[t]
         return None if key in rec else f"{what} record without its figure"
     if t == "model":
-        return None if isinstance(rec.get("model"), dict) else "a model record without a model"
+        m, report = rec.get("model"), rec.get("report")
+        if not isinstance(m, dict):
+            return "a model record without a model"
+        if not (isinstance(m.get("resources"), list) and isinstance(m.get("usage"), dict)
+                and all(isinstance(u, dict) for u in m["usage"].values())):
+            return "a model without its resources and usages"
+        if not isinstance(report, dict):
+            return "a model record without its report"
+        return None
     return f"unknown record type {t!r}"
 
 
