@@ -82,6 +82,19 @@ def test_a_torn_header_is_cut(tmp_path):
     assert p.read_bytes().startswith(b'{"cyclebench":"results"') and _store(p).load() == ({}, [])
 
 
+def test_a_run_resumed_on_another_cpu_is_refused(tmp_path):
+    # its figures would go into a file whose header names the first machine
+    p = tmp_path / "r.jsonl"
+    zen4 = {"cpu_vendor": "AuthenticAMD", "cpu_family": 25, "cpu_model": 17, "cpu_stepping": 1}
+    whole = _write(p, 1, meta={"machine": zen4})
+    with pytest.raises(ResultFileError, match=r"started on another CPU \(AuthenticAMD, family 25 model 17"):
+        _store(p).start({"machine": {**zen4, "cpu_vendor": "GenuineIntel", "cpu_family": 6}}, resume=True)
+    assert p.read_bytes() == whole
+    for meta in ({"machine": {**zen4, "microcode": "0x2"}}, {}):     # the same CPU, or a caller without it
+        with _store(p) as s:
+            assert len(s.start(meta, resume=True)) == 1
+
+
 def test_reading_alone_never_changes_the_file(tmp_path):
     # a command that only reads (predict --model, report, compare) leaves a torn line where it is:
     # the file may be read-only, or a run may be appending to it right now

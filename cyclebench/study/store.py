@@ -21,7 +21,8 @@ so a killed run loses at most the line it was writing. Reading (``load``):
 
 ``start(meta, resume=False)`` refuses an existing non-empty file, ours or not (results are never
 overwritten or mixed into; a caller that wants to keep an old file aside moves it first);
-``start(meta, resume=True)`` continues our file (or starts a missing/empty one). Both check that
+``start(meta, resume=True)`` continues our file (or starts a missing/empty one), unless its header
+names another CPU than ``meta`` does (two machines' figures would mix). Both check that
 the path can be written before any measurement: a folder, a device, a FIFO or an unwritable place
 raise ResultFileError at once. Files of the format before this header existed are refused with a
 hint to start a new results file.
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import ResultFileError
+from ..textfile import quote
 
 MAX_LINE = 16 << 20          # bytes; no record we write comes near it (an inst form is ~2 KB)
 _CHUNK = 1 << 20
@@ -180,6 +182,8 @@ class ResultsStore:
         if exists and resume:
             header, records = self.load(cut=True)
             exists = header is not None
+            if exists:
+                _same_cpu(self.path, self.meta, meta)
         elif exists and os.path.getsize(self.path):
             raise ResultFileError(f"{self.path} already holds results",
                                   "add --resume to continue that run, or give a new file")
@@ -228,6 +232,25 @@ class ResultsStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+_CPU = ("cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping")
+
+
+def _same_cpu(path: Path, old: dict | None, new: dict) -> None:
+    """A run resumed on another CPU would mix two machines' figures under the first one's name."""
+    a, b = (m.get("machine") if isinstance(m, dict) else None for m in (old, new))
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return                           # a header or a caller without the machine: nothing to compare
+    was, now = (tuple(m.get(k) for k in _CPU) for m in (a, b))
+    if any(was) and was != now:
+        raise ResultFileError(f"{path} was started on another CPU ({_cpu_text(a)}; this one: {_cpu_text(b)})",
+                              "give this machine its own results file; cyclebench report puts several side by side")
+
+
+def _cpu_text(m: dict) -> str:
+    return quote(f"{m.get('cpu_model_name') or m.get('cpu_vendor')}, family {m.get('cpu_family')} "
+                 f"model {m.get('cpu_model')} stepping {m.get('cpu_stepping')}", 100)
 
 
 def _parse(line: bytes):
