@@ -59,8 +59,11 @@ def load(path) -> Loaded:
         raise ResultFileError(f"{p} does not exist", HINT)
     head = b""
     if p.is_file():                         # a FIFO is read once, as JSON, below: opening it here could block
-        with open(p, "rb") as f:
-            head = f.read(64)
+        try:
+            with open(p, "rb") as f:
+                head = f.read(64)
+        except OSError as e:
+            raise ResultFileError(f"cannot read {p}: {e.strerror}", HINT) from None
     if head.lstrip().startswith(b'{"cyclebench":"results"'):
         if is_study_folder(p.parent) and study_name(p.parent) != "inst":
             return load(p.parent)           # a study's results.jsonl: the study, from its folder
