@@ -492,6 +492,7 @@ def model_load_ok(path):
     (["ports", "NOT A FORM", "--results", "X.jsonl"], 2, "no form named"),
     (["inst", "IMUL (R64, R64)", "--ports", "MISSING"], 10, "does not exist"),
     (["predict", "--model", "M", "--latencies", "MISSING.jsonl", "add rax, rbx"], 10, "MISSING.jsonl does not exist"),
+    (["predict", "--model", "M", "--latencies", "EMPTY.csv", "add rax, rbx"], 9, "EMPTY.csv: no header row"),
     # one instruction a line: a directive, pasted typography or hex bytes are no instruction
     (["predict", "--model", "M", ".cfi_startproc; add rax, rbx"], 3, "'.cfi_startproc' is a directive"),
     (["predict", "--model", "M", "mov rax, \u201c1\u201d"], 3, "non-ASCII character"),
@@ -499,6 +500,7 @@ def model_load_ok(path):
 ])
 def test_cli_errors(tmp_path, capsys, monkeypatch, argv, code, words):
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "EMPTY.csv").write_text("")
     if "M" in argv:
         argv = [str(_fake_model_file(tmp_path)) if a == "M" else a for a in argv]
     assert main(argv) == code

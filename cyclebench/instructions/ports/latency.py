@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...errors import ResultFileError
+from ...errors import ConfigError, ResultFileError
 from ..catalogue import Catalogue
 
 _OPERAND = re.compile(r"^op(\d+) ")
@@ -75,7 +75,10 @@ def from_file(path: Path, catalogue: Catalogue, forms=None) -> tuple[dict, str]:
     if path.suffix.lower() == ".csv":
         from ..published import read_csv
         from .portsets import published_for
-        records = read_csv(str(path), collect=True)[0]
+        records, problems = read_csv(str(path), collect=True)
+        if not records:                      # an empty or foreign CSV must not quietly mean 1 cycle each
+            raise ConfigError(problems[0].cause if problems else f"{path} holds no rows",
+                              "give a CSV exported from uops.info's table")
         names = list(forms) if forms is not None else [f.name for f in catalogue.offered()]
         out = {}
         for name, rec in published_for(names, records, catalogue).items():
