@@ -7,7 +7,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ..errors import ResultFileError, UnstableMeasurement, UsageError
+from ..errors import ConfigError, ResultFileError, UnstableMeasurement, UsageError
 from ..study.store import check_output_path, same_file
 from .options import add_measurement_options, measurement_kwargs, output_format, write_output
 from .parser import subparser
@@ -261,6 +261,9 @@ def _read_published(value: str, args, own: bool = False):
         code = arch().code
         return published.read_xml(str(path), code), f"uops.info {code} ({path.name})"
     records, problems = published.read_csv(str(path), collect=True)
+    if not records:                        # nothing to compare with: an empty or foreign file
+        raise ConfigError(problems[0].cause if problems else f"{path} holds no rows",
+                          "give a CSV exported from uops.info's table")
     for p in problems:
         print(f"warning: {p.cause}", file=sys.stderr)
     return records, label

@@ -57,6 +57,8 @@ CASES = [
     Case("report-compare-xml-fifo", ["report", "{tmp}/a.json", "--compare", "{tmp}/u.xml", "--arch", "ZEN4",
                                      "-o", "{tmp}/r.html"], 9, r"u\.xml is not a regular file", "instructions.xml",
          files={"a.json": ASM}, setup=_fifo("u.xml"), subprocess=True, timeout=30),
+    Case("inst-compare-empty", ["inst", "HLT", "--compare", "{tmp}/u.csv"], 9, r"u\.csv: no header row", "uops.info",
+         files={"u.csv": b""}),
     Case("inst-compare-dev-zero", ["inst", "HLT", "--compare", "/dev/zero"], 9, r"/dev/zero is a device", "uops.info",
          subprocess=True, timeout=30),
     # compare reads two files: the error names the one at fault
