@@ -67,6 +67,8 @@ CASES = [
     # an empty path (an unset shell variable) is not the current folder
     Case("report-empty-path", ["report", "", "-o", "{tmp}/r.html"], 2, r"argument PATH: an empty path", "report --help"),
     Case("predict-empty-model", ["predict", "--model", "", "nop"], 2, r"argument --model: an empty path"),
+    Case("nanobench-empty-config", ["nanobench", "-asm", "nop", "-config", ""], 2, r"option -config has an empty path",
+         "counter config"),
     # (--experiments nope: were the path taken, the study would stop there rather than run)
     Case("study-empty-out", ["study", "memset", "--out", " ", "--experiments", "nope"], 2,
          r"argument --out: an empty path", r"cyclebench study memset --help"),
