@@ -96,7 +96,7 @@ def _predictors(args):
 def _kwargs(args) -> dict:
     from ..measurement.params import check
     # measure()'s own checks, once before any block: a bad value would otherwise fail every block
-    check(n_measurements=args.n_measurements, timeout=args.timeout, cpu=args.cpu)
+    check(n_measurements=args.n_measurements, timeout=args.timeout, cpu=args.cpu, map_pages=args.max_pages)
     return {"n_measurements": args.n_measurements, "max_pages": args.max_pages, "timeout": args.timeout}
 
 

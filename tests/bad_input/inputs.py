@@ -81,7 +81,8 @@ CASES = [
                                 ("cpu-missing", ["--cpu", "4096"], r"CPU 4096 does not exist"),
                                 ("limit-zero", ["--limit", "0"], r"argument --limit: 0 is below 1"),
                                 ("sample-negative", ["--sample", "-1"], r"argument --sample: -1 is below 1"),
-                                ("jobs-zero", ["--jobs", "0"], r"argument --jobs: 0 is below 1"))),
+                                ("jobs-zero", ["--jobs", "0"], r"argument --jobs: 0 is below 1"),
+                                ("max-pages-over", ["--max-pages", "70000"], r"page cap 70000 is out of range"))),
     Case("block-offset-not-a-number", ["block", "4801d8", "--offset", "abc"], 2,
          r"argument --offset: 'abc' is not a whole number"),
     # pasted typography is no operand: GNU as took 'mov rax, “1”' as a load from a symbol
