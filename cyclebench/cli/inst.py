@@ -132,6 +132,9 @@ def run(args) -> int:
         else (None, "")
     if args.compare_llvm_mca and not args.mcpu:
         args.mcpu = _own_mcpu()
+    elif args.compare_llvm_mca:
+        from ..instructions.llvm_mca import check_mcpu
+        check_mcpu(args.mcpu)
     cat, sel, tgts = _selection(args, published)
     if args.list:
         for s in sel:

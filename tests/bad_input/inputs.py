@@ -83,6 +83,8 @@ CASES = [
                                 ("sample-negative", ["--sample", "-1"], r"argument --sample: -1 is below 1"),
                                 ("jobs-zero", ["--jobs", "0"], r"argument --jobs: 0 is below 1"),
                                 ("max-pages-over", ["--max-pages", "70000"], r"page cap 70000 is out of range"))),
+    *(Case(f"{cmd}-mcpu-unknown", [cmd, arg, "--compare-llvm-mca", "--mcpu", "nope"], 2,
+           r"llvm-mca does not know the CPU 'nope'", "-mcpu=help") for cmd, arg in (("block", "4801d8"), ("inst", "HLT"))),
     Case("block-offset-not-a-number", ["block", "4801d8", "--offset", "abc"], 2,
          r"argument --offset: 'abc' is not a whole number"),
     # pasted typography is no operand: GNU as took 'mov rax, “1”' as a load from a symbol
