@@ -64,6 +64,9 @@ CASES = [
     # compare reads two files: the error names the one at fault
     Case("compare-newer-asm-result", ["compare", "{tmp}/a.json", "{tmp}/b.json"], 10,
          r"b\.json: result schema version 99 is newer", "upgrade", files={"a.json": ASM, "b.json": _newer(ASM)}),
+    # a path's control characters are escaped: the message stays one line, the terminal untouched
+    Case("output-path-control-characters", ["report", "{tmp}/a.json", "-o", "{tmp}/\x1b[2Jx\ny/r.html"], 10,
+         r"\\x1b\[2Jx\\ny does not exist$", "create the folder", files={"a.json": ASM}),
     # an empty path (an unset shell variable) is not the current folder
     Case("report-empty-path", ["report", "", "-o", "{tmp}/r.html"], 2, r"argument PATH: an empty path", "report --help"),
     Case("predict-empty-model", ["predict", "--model", "", "nop"], 2, r"argument --model: an empty path"),
