@@ -36,6 +36,7 @@ options, run before measuring.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -317,8 +318,8 @@ def keep_aside(path) -> Path | None:
 
 def check_output_path(path, option: str = "-o") -> None:
     """Refuse, before anything is measured, an output file that cannot be written: a folder, a
-    missing or unwritable folder, an unwritable file. Creates nothing. (A full device is only
-    found out by writing; callers print what they could not write.)"""
+    missing or unwritable folder, an unwritable file, a FIFO no process reads. Creates nothing. (A
+    full device is only found out by writing; callers print what they could not write.)"""
     p = Path(path)
     if p.is_dir():
         raise ResultFileError(f"{option} {p} is a folder", f"give {option} a file name")
@@ -335,6 +336,24 @@ def check_output_path(path, option: str = "-o") -> None:
         ok, where = os.access(parent, os.W_OK | os.X_OK), parent
     if not ok:
         raise ResultFileError(f"{option} {p}: {where} is not writable", "give a path you can write to")
+    if p.exists() and stat.S_ISFIFO(p.stat().st_mode):
+        _check_reader(p, option)
+
+
+_READERS: list[int] = []      # a writing end held open for the run: see _check_reader
+
+
+def _check_reader(p: Path, option: str) -> None:
+    """A FIFO no process reads would hold the run's last write for ever. Opened without waiting, it
+    says whether a reader is there; that end stays open until the process ends, so the reader
+    does not see the end of its input before the output is written."""
+    try:
+        _READERS.append(os.open(p, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC))
+    except OSError as e:
+        if e.errno != errno.ENXIO:
+            raise ResultFileError(f"cannot write {p}: {e.strerror}", "check the path and permissions") from None
+        raise ResultFileError(f"{option} {p} is a FIFO that no process reads",
+                              "start its reader first, or give a file") from None
 
 
 def same_file(a, b) -> bool:

@@ -61,6 +61,9 @@ CASES = [
          files={"u.csv": b""}),
     Case("inst-compare-dev-zero", ["inst", "HLT", "--compare", "/dev/zero"], 9, r"/dev/zero is a device", "uops.info",
          subprocess=True, timeout=30),
+    # an output FIFO nothing reads would hold the run's last write for ever
+    Case("output-fifo-without-reader", ["inst", "HLT", "-o", "{tmp}/t.md"], 10, r"t\.md is a FIFO that no process reads",
+         "start its reader", setup=_fifo("t.md"), subprocess=True, timeout=30),
     # compare reads two files: the error names the one at fault
     Case("compare-newer-asm-result", ["compare", "{tmp}/a.json", "{tmp}/b.json"], 10,
          r"b\.json: result schema version 99 is newer", "upgrade", files={"a.json": ASM, "b.json": _newer(ASM)}),
