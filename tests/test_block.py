@@ -114,6 +114,8 @@ def test_objdump_listing_and_elf_symbol(tmp_path):
         extract.from_elf(obj, "nothere")
     with pytest.raises(UsageError, match="outside"):
         extract.from_elf(obj, "f", len(whole), 4)
+    with pytest.raises(UsageError, match=rf"^--offset {len(whole)} is outside f"):   # past the end, no --length
+        extract.from_elf(obj, "f", len(whole))
     (tmp_path / "empty.txt").write_text("hello\n")
     with pytest.raises(ConfigError):
         extract.from_objdump(tmp_path / "empty.txt")
@@ -127,6 +129,8 @@ def test_blocks_csv(tmp_path):
     p.write_text("code\n4801d8\n")
     with pytest.raises(ConfigError, match="no 'hex' column"):
         bulk.read_csv(p)
+    p.write_bytes(b"\xef\xbb\xbf Hex ,Application\n4801d8,a\n")       # as a spreadsheet saves it
+    assert bulk.read_csv(p) == [{"hex": "4801d8", "application": "a", "weight": None}]
     p.write_text("hex\n48zz\n")
     with pytest.raises(ConfigError, match="line 2"):
         bulk.read_csv(p)

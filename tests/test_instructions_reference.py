@@ -37,6 +37,7 @@ def test_an_unknown_cpu_has_no_column():
 def test_codes_name_shipped_tables_and_read():
     path, label = reference.resolve_source("adl-p", None)
     assert label == "uops.info ADL-P"
+    assert reference.resolve_source(" adl-p ", None) == (path, label) and reference.column("Zen4 ").code == "ZEN4"
     records = published.read_csv(str(path))
     assert records["INC (R64)"].latency.lo == 0       # Golden Cove executes INC in the renamer
     with pytest.raises(UsageError):

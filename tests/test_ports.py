@@ -481,23 +481,37 @@ def model_load_ok(path):
 
 
 @pytest.mark.parametrize("argv, code, words", [
-    (["predict", "--model", "MISSING", "add rax, rbx"], 10, "no resource model"),
+    (["predict", "--model", "MISSING", "add rax, rbx"], 10, "MISSING does not exist"),
     (["predict", "--model", "M", "   "], 2, "empty"),
-    (["predict", "--model", "M", "frobnicate rax"], 2, "rejected"),
-    (["predict", "--model", "M", "--upper-factor", "0.5", "addss xmm1, xmm2"], 2, "below 1"),
+    (["predict", "--model", "M", "frobnicate rax"], 3, "rejected"),
+    (["predict", "--model", "M", "--upper-factor", "0.5", "addss xmm1, xmm2"], 2, "not a factor of 1 or more"),
+    (["predict", "--model", "M", "--upper-factor", "inf", "addss xmm1, xmm2"], 2, "not a factor of 1 or more"),
     (["ports", "--results", "X.jsonl"], 2, "no forms"),
     (["ports", "--resume", "X.jsonl"], 2, "no forms"),
     (["ports", "--sample", "-1", "--results", "X.jsonl"], 2, "at least 0"),
     (["ports", "NOT A FORM", "--results", "X.jsonl"], 2, "no form named"),
-    (["inst", "IMUL (R64, R64)", "--ports", "MISSING"], 10, "no resource model"),
+    (["inst", "IMUL (R64, R64)", "--ports", "MISSING"], 10, "does not exist"),
+    (["predict", "--model", "M", "--latencies", "MISSING.jsonl", "add rax, rbx"], 10, "MISSING.jsonl does not exist"),
+    (["predict", "--model", "M", "--latencies", "EMPTY.csv", "add rax, rbx"], 9, "EMPTY.csv: no header row"),
+    # one instruction a line: a directive, pasted typography or hex bytes are no instruction
+    (["predict", "--model", "M", ".cfi_startproc; add rax, rbx"], 3, "'.cfi_startproc' is a directive"),
+    (["predict", "--model", "M", "mov rax, \u201c1\u201d"], 3, "non-ASCII character"),
+    (["predict", "--model", "M", "4801d"], 3, "'4801d' is hex bytes"),
 ])
 def test_cli_errors(tmp_path, capsys, monkeypatch, argv, code, words):
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "EMPTY.csv").write_text("")
     if "M" in argv:
         argv = [str(_fake_model_file(tmp_path)) if a == "M" else a for a in argv]
     assert main(argv) == code
     err = capsys.readouterr().err
     assert words in err and "hint:" in err
+
+
+def test_a_line_that_is_only_a_label_or_a_comment_is_no_instruction():
+    # as a compiler prints a loop; such a line makes no bytes, so it must not take an instruction's place
+    ins = decode(".L3:\n  add rax, 1  # step\n# the count\n  dec rcx\n  jnz .L3\n1:")
+    assert [i.mnemonic for i in ins] == [iced_x86.Mnemonic.ADD, iced_x86.Mnemonic.DEC, iced_x86.Mnemonic.JNE]
 
 
 def test_chain_bound_follows_registers_and_zero_idioms():

@@ -71,6 +71,18 @@ def test_bad_input_is_one_error_and_one_hint(tmp_path, capsys, args, code, what)
     assert len(err) == 2 and what in err[0] and err[1].startswith("hint: ")
 
 
+def test_an_unreadable_result_file_is_one_error(tmp_path, capsys, monkeypatch):
+    # (a permission the test cannot take from root: the loader's open is made to refuse)
+    from cyclebench.results import loaders
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(loaders, "open", denied, raising=False)
+    assert main(["report", str(DATA / "asm-imul-1.json"), "-o", str(tmp_path / "r.html")]) == 10
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].endswith("asm-imul-1.json: Permission denied") and err[1].startswith("hint: ")
+
+
 # --------------------------------------------------------------------------------- in the browser
 
 @pytest.fixture(scope="module")

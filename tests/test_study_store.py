@@ -77,7 +77,35 @@ def test_a_torn_header_is_cut(tmp_path):
     p = tmp_path / "r.jsonl"
     p.write_bytes(b'{"cyclebench":"resu')
     s = _store(p)
-    assert s.load() == (None, []) and s.notes and p.read_bytes() == b""
+    assert s.start({}, resume=True) == [] and s.notes
+    s.close()
+    assert p.read_bytes().startswith(b'{"cyclebench":"results"') and _store(p).load() == ({}, [])
+
+
+def test_a_run_resumed_on_another_cpu_is_refused(tmp_path):
+    # its figures would go into a file whose header names the first machine
+    p = tmp_path / "r.jsonl"
+    zen4 = {"cpu_vendor": "AuthenticAMD", "cpu_family": 25, "cpu_model": 17, "cpu_stepping": 1}
+    whole = _write(p, 1, meta={"machine": zen4})
+    with pytest.raises(ResultFileError, match=r"started on another CPU \(AuthenticAMD, family 25 model 17"):
+        _store(p).start({"machine": {**zen4, "cpu_vendor": "GenuineIntel", "cpu_family": 6}}, resume=True)
+    assert p.read_bytes() == whole
+    for meta in ({"machine": {**zen4, "microcode": "0x2"}}, {}):     # the same CPU, or a caller without it
+        with _store(p) as s:
+            assert len(s.start(meta, resume=True)) == 1
+
+
+def test_reading_alone_never_changes_the_file(tmp_path):
+    # a command that only reads (predict --model, report, compare) leaves a torn line where it is:
+    # the file may be read-only, or a run may be appending to it right now
+    p = tmp_path / "r.jsonl"
+    whole = _write(p, 2)
+    for torn in (whole + b'{"k":"half', b'{"cyclebench":"resu'):
+        p.write_bytes(torn)
+        s = _store(p)
+        meta, recs = s.load()
+        assert p.read_bytes() == torn and len(s.notes) == 1 and "left out the torn last line" in s.notes[0]
+        assert (meta, len(recs)) == (({"run": 1}, 2) if torn.startswith(whole) else (None, 0))
 
 
 @pytest.mark.parametrize("content, why", [
@@ -161,7 +189,9 @@ def test_reading_an_over_long_line_is_bounded(tmp_path, monkeypatch):
     assert len(str(info.value)) < 300
     p.write_bytes(head + b"x" * 5000)                  # the torn last line of a huge record
     s = _store(p)
-    assert s.load() == ({}, []) and p.read_bytes() == head
+    assert s.load() == ({}, []) and len(p.read_bytes()) == len(head) + 5000
+    assert s.start({}, resume=True) == [] and p.read_bytes() == head
+    s.close()
     p.write_bytes(b"y" * 5000)
     with pytest.raises(ResultFileError, match="not a cyclebench results file"):
         _store(p).load()

@@ -29,7 +29,9 @@ def read_csv(path: str | Path) -> list[dict]:
     optional); a duplicate block keeps its first row."""
     text = read_text(path, "blocks file", limit=MAX_CSV, error=ConfigError,
                      hint="give a CSV with a 'hex' column (and optionally 'application', 'weight')")
-    reader = csv.DictReader(io.StringIO(text))
+    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff")))      # a spreadsheet's byte-order mark
+    if reader.fieldnames:                                                   # ' Hex ' is the hex column too
+        reader.fieldnames = [(name or "").strip().lower() for name in reader.fieldnames]
     if not reader.fieldnames or "hex" not in reader.fieldnames:
         raise ConfigError(f"{quote(str(path))} has no 'hex' column in its header line",
                           "the first line names the columns, e.g. hex,application,weight")

@@ -68,9 +68,10 @@ def from_elf(binary: str | Path, symbol: str, offset: int | None = None, length:
     if offset is not None or length is not None:
         start = offset or 0
         end = len(code) if length is None else start + length
-        if start < 0 or (length is not None and length < 1) or end > len(code):
-            raise UsageError(f"--offset {start} --length {length} is outside {symbol} ({len(code)} bytes)",
-                             f"use offsets within 0..{len(code)}")
+        if not 0 <= start < end <= len(code):
+            given = " ".join(f"--{k} {v}" for k, v in (("offset", offset), ("length", length)) if v is not None)
+            raise UsageError(f"{given} is outside {symbol} ({len(code)} bytes)",
+                             f"use offsets within 0..{len(code) - 1} and a length of at least 1")
         return code[start:end]
     return first_block(code[:MAX_BLOCK_BYTES * 4])
 

@@ -46,6 +46,8 @@ class LlvmMca:
             raise llvm_mca.LlvmMcaUnavailable("llvm-mc (LLVM's disassembler) is not installed",
                                               "apt-get install llvm-16 (setup.sh does this)")
         self.mc = mc
+        if mcpu:
+            llvm_mca.check_mcpu(mcpu, self.exe)         # before any block is measured
         self.mcpu = mcpu or llvm_mca.own_mcpu()
         self.iterations = iterations
         self.name = f"llvm-mca-16 ({self.mcpu})" if "16" in self.exe else f"llvm-mca ({self.mcpu})"

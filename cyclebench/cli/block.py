@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import CycleBenchError, UsageError
 from ..study.store import check_output_path, same_file
-from .options import positive_int
+from .options import at_least, positive_int
 from .parser import subparser
 
 
@@ -29,17 +29,17 @@ def add_parser(sub):
     s.add_argument("--objdump", type=Path, metavar="FILE", help="an objdump -d listing of the block")
     s.add_argument("--elf", type=Path, metavar="BINARY", help="an ELF binary or object file (with --symbol)")
     s.add_argument("--symbol", metavar="NAME", help="the function in --elf; without --offset/--length its first block")
-    s.add_argument("--offset", type=lambda v: int(v, 0), metavar="A", help="byte offset of the block in --symbol")
-    s.add_argument("--length", type=lambda v: int(v, 0), metavar="N", help="the block's length in bytes")
+    s.add_argument("--offset", type=positive_int, metavar="A", help="byte offset of the block in --symbol")
+    s.add_argument("--length", type=positive_int, metavar="N", help="the block's length in bytes")
     s.add_argument("--file", type=Path, metavar="CSV", help="many blocks: a CSV with columns hex[,application,weight]")
-    s.add_argument("--limit", type=positive_int, metavar="N", help="with --file: the first N blocks")
-    s.add_argument("--sample", type=positive_int, metavar="N", help="with --file: N blocks chosen with --seed")
+    s.add_argument("--limit", type=at_least(1), metavar="N", help="with --file: the first N blocks")
+    s.add_argument("--sample", type=at_least(1), metavar="N", help="with --file: N blocks chosen with --seed")
     s.add_argument("--seed", type=int, default=1, help="seed of --sample (default 1)")
     r = p.add_argument_group("results (with --file)")
     r.add_argument("--results", type=Path, metavar="FILE",
                    help="JSON-lines file every finished block is appended to as it finishes")
     r.add_argument("--resume", action="store_true", help="continue --results FILE, skipping the blocks it holds")
-    r.add_argument("--jobs", type=positive_int, metavar="N", help="parallel runners, one per CPU (default up to 2)")
+    r.add_argument("--jobs", type=at_least(1), metavar="N", help="parallel runners, one per CPU (default up to 2)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     c = p.add_argument_group("comparison")
     c.add_argument("--compare-llvm-mca", action="store_true",
@@ -54,7 +54,7 @@ def add_parser(sub):
     m = p.add_argument_group("measuring")
     m.add_argument("-n", "--n-measurements", type=positive_int, default=10, metavar="N",
                    help="repetitions per block (default 10)")
-    m.add_argument("--max-pages", type=positive_int, default=16384, metavar="N",
+    m.add_argument("--max-pages", type=at_least(1), default=16384, metavar="N",
                    help="pages the block may touch before it is reported (default 16384)")
     m.add_argument("--cpu", type=int, metavar="N", help="pin to CPU N (one runner)")
     m.add_argument("--timeout", type=float, default=10.0, metavar="S", help="per run (default 10 s)")
@@ -94,8 +94,9 @@ def _predictors(args):
 
 
 def _kwargs(args) -> dict:
-    if args.timeout <= 0:
-        raise UsageError("--timeout must be positive", "e.g. --timeout 10")
+    from ..measurement.params import check
+    # measure()'s own checks, once before any block: a bad value would otherwise fail every block
+    check(n_measurements=args.n_measurements, timeout=args.timeout, cpu=args.cpu, map_pages=args.max_pages)
     return {"n_measurements": args.n_measurements, "max_pages": args.max_pages, "timeout": args.timeout}
 
 

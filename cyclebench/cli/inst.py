@@ -7,7 +7,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ..errors import ResultFileError, UnstableMeasurement, UsageError
+from ..errors import ConfigError, ResultFileError, UnstableMeasurement, UsageError
 from ..study.store import check_output_path, same_file
 from .options import add_measurement_options, measurement_kwargs, output_format, write_output
 from .parser import subparser
@@ -122,6 +122,9 @@ def run(args) -> int:
                          'e.g. cyclebench inst "AND (AL, I8)" --compare uops.csv --why')
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1", "e.g. --jobs 2")
+    if args.tolerance is not None and not 0 <= args.tolerance <= 1:
+        raise UsageError(f"--tolerance {args.tolerance} is not a relative tolerance from 0 to 1",
+                         "e.g. --tolerance 0.05")
     _forms_after_optional_values(args)
     # before measuring: the files, their labels and the llvm-mca CPU
     published, args.compare_label = _read_published(args.compare, args) if args.compare else (None, "")
@@ -129,6 +132,9 @@ def run(args) -> int:
         else (None, "")
     if args.compare_llvm_mca and not args.mcpu:
         args.mcpu = _own_mcpu()
+    elif args.compare_llvm_mca:
+        from ..instructions.llvm_mca import check_mcpu
+        check_mcpu(args.mcpu)
     cat, sel, tgts = _selection(args, published)
     if args.list:
         for s in sel:
@@ -258,6 +264,9 @@ def _read_published(value: str, args, own: bool = False):
         code = arch().code
         return published.read_xml(str(path), code), f"uops.info {code} ({path.name})"
     records, problems = published.read_csv(str(path), collect=True)
+    if not records:                        # nothing to compare with: an empty or foreign file
+        raise ConfigError(problems[0].cause if problems else f"{path} holds no rows",
+                          "give a CSV exported from uops.info's table")
     for p in problems:
         print(f"warning: {p.cause}", file=sys.stderr)
     return records, label

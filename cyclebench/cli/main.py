@@ -56,9 +56,9 @@ def _dispatch(argv: list[str] | None) -> int:
         args = build_parser(argv).parse_args(argv)
         return args.run(args) or 0
     except CycleBenchError as e:
-        print(f"error: {e.cause}", file=sys.stderr)
+        print(f"error: {_one_line(e.cause)}", file=sys.stderr)
         if e.hint:
-            print(f"hint: {e.hint}", file=sys.stderr)
+            print(f"hint: {_one_line(e.hint)}", file=sys.stderr)
         return e.exit_code
     except BrokenPipeError:
         return 0
@@ -69,9 +69,15 @@ def _dispatch(argv: list[str] | None) -> int:
         import os
         if os.environ.get("CYCLEBENCH_DEBUG"):
             raise
-        print(f"error: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"error: internal error: {type(e).__name__}: {_one_line(e)}", file=sys.stderr)
         print("hint: this is a bug in cyclebench; re-run with CYCLEBENCH_DEBUG=1 for the traceback", file=sys.stderr)
         return 1
+
+
+def _one_line(text: str) -> str:
+    """A message as one line: control characters of the user's text (a path's newline, a terminal
+    escape sequence) escaped, not sent to the terminal."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in str(text))
 
 
 def _wrapped_interrupt(e: BaseException) -> KeyboardInterrupt | None:

@@ -128,6 +128,8 @@ def parse(argv: list[str]) -> Parsed:
                 raise UsageError(f"option -{name} needs a value", f"-{name}: {VALUE_OPTIONS[name]}")
             if name in values:
                 raise UsageError(f"option -{name} is given twice", "give it once")
+            if (name == "config" or name.startswith("code")) and not value.strip():
+                raise UsageError(f"option -{name} has an empty path", f"-{name}: {VALUE_OPTIONS[name]}")
             values[name] = value
         else:
             if eq:

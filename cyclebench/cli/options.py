@@ -15,6 +15,16 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
 
 
+def at_least(lo: int):
+    """An argparse type: a whole number (as positive_int reads it) of at least ``lo``."""
+    def whole(text: str) -> int:
+        n = positive_int(text)
+        if n < lo:
+            raise argparse.ArgumentTypeError(f"{n} is below {lo}")
+        return n
+    return whole
+
+
 def byte_size(text: str) -> int:
     """A size in bytes, with an optional K, M or G suffix (powers of 1024): 64M, 4G, 1048576."""
     t = text.strip().upper().removesuffix("B").removesuffix("I")

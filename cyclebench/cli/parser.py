@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from pathlib import Path
 
 from .. import __version__
 from ..errors import EXIT_CODES, UsageError
@@ -19,11 +20,32 @@ def exit_code_help() -> str:
     return "exit codes:\n" + "\n".join(f"  {k:3d}  {v}" for k, v in EXIT_CODES.items())
 
 
+def _path(text: str) -> Path:
+    """What ``type=Path`` means in every cyclebench parser: an empty (or blank) string is refused,
+    where Path("") would quietly be the current folder (an unset shell variable, "$OUT")."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path")
+    return Path(text)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse's errors as cyclebench's: one `error:` line, one `hint:` line, exit 2 (not a usage dump)."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.register("type", Path, _path)
+
     def error(self, message):
         raise UsageError(message, f"see '{self.prog} --help'")
+
+    def parse_args(self, args=None, namespace=None):
+        """As argparse's, but an unknown option's hint names the subcommand's own --help."""
+        ns, extra = self.parse_known_args(args, namespace)
+        if extra:
+            from ..textfile import quote
+            where = f"{self.prog} {ns.command}" if getattr(ns, "command", None) else self.prog
+            raise UsageError(f"unrecognized arguments: {quote(' '.join(extra), 200)}", f"see '{where} --help'")
+        return ns
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:

@@ -3,6 +3,7 @@ resource model inferred by ``cyclebench ports`` (nothing is measured)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from ..errors import UsageError
@@ -36,8 +37,9 @@ def run(args) -> int:
         raise UsageError("the block is empty", 'give instructions, e.g. "add rax, rbx; imul rcx, rax"')
     from ..instructions.catalogue import Catalogue
     from ..instructions.ports.latency import from_file
-    if args.upper_factor is not None and not args.upper_factor >= 1.0:
-        raise UsageError(f"--upper-factor {args.upper_factor} is below 1", "give the measured factor, e.g. 2.0")
+    if args.upper_factor is not None and not 1.0 <= args.upper_factor < math.inf:
+        raise UsageError(f"--upper-factor {args.upper_factor} is not a factor of 1 or more",
+                         "give the measured factor, e.g. 2.0")
     loaded = load(args.model)
     model = loaded.model
     if args.upper_factor is None:

@@ -11,7 +11,7 @@ from ..errors import UsageError
 from ..study import registry
 from ..study.engine import run_study
 from .options import positive_int
-from .parser import exit_code_help, subparser
+from .parser import Parser, exit_code_help, subparser
 
 
 def add_parser(sub):
@@ -50,17 +50,10 @@ def run(args) -> int:
     return 0
 
 
-class _StudyParser(argparse.ArgumentParser):
-    """A bad study option is a UsageError: one error line and one hint line, exit 2."""
-
-    def error(self, message):
-        raise UsageError(message, f"see: {self.prog} --help")
-
-
 def study_parser(study) -> argparse.ArgumentParser:
     """The shared options of every study, then the study's own."""
-    p = _StudyParser(prog=f"cyclebench study {study.name}", description=textwrap.fill(study.description or study.title, 100, break_on_hyphens=False),
-                     epilog=exit_code_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = Parser(prog=f"cyclebench study {study.name}", description=textwrap.fill(study.description or study.title, 100, break_on_hyphens=False),
+               epilog=exit_code_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     shared = p.add_argument_group("options of every study")
     shared.add_argument("--quick", action="store_true",
                         help="a smaller grid with fewer repetitions, to try the study out")

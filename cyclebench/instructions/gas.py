@@ -8,17 +8,47 @@ snippet/assemble.py's run_as, with its memory cap and timeout.
 """
 from __future__ import annotations
 
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import iced_x86
 
-from ..errors import AssemblyError
+from ..errors import AssemblyError, UsageError
 from ..snippet.assemble import AS_MESSAGE, binutil, run_as, run_tool
+from ..snippet.checks import check_statement
+from ..textfile import quote
 
 SLOT = 32
 _HEADER_LINES = 2
+_LABEL_OR_COMMENT = re.compile(r"(?:[A-Za-z_.$][\w.$]*|[0-9]+):|#.*")
+_DATA = re.compile(r"\.(?:byte|[248]byte|short|word|long|int|quad)\s", re.IGNORECASE)
+_HEX = re.compile(r"(?=.*[0-9])[0-9a-fA-F ]+")       # '4801d8', '48 01 d8': bytes, not a mnemonic
+
+
+def block_statements(text: str) -> list[str]:
+    """A block's text as assemble_lines takes it, one instruction a line: split at ';' and line
+    ends; a line that is only a label (a jump target, as a compiler prints it) or a comment is left
+    out, since a line that makes no bytes would leave its slot to the next line's instruction;
+    a directive and what the snippet checks refuse (non-ASCII text, file reads) are refused."""
+    out = []
+    for s in (s.strip() for s in text.replace(";", "\n").splitlines()):
+        if not s or _LABEL_OR_COMMENT.fullmatch(s):
+            continue
+        check_statement("the block", s)
+        if s.startswith(".") and not _DATA.match(s):
+            raise AssemblyError(f"'{quote(s)}' is a directive, not an instruction",
+                                "give the block's instructions, one a line (a line that is only a label "
+                                "is left out)")
+        if _HEX.fullmatch(s):
+            raise AssemblyError(f"'{quote(s)}' is hex bytes, not an instruction",
+                                "give assembly text; cyclebench block HEX --predictor predict --ports-model "
+                                "FILE takes a block's bytes")
+        out.append(s)
+    if not out:
+        raise UsageError("the block is empty", 'give instructions, e.g. "add rax, rbx; imul rcx, rax"')
+    return out
 
 
 @dataclass

@@ -27,6 +27,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ..errors import UsageError
+from ..textfile import quote
 from .forms import Form
 from .instantiate import Instance, LatencyPair, chain, instantiate
 from .copies import independent_copies
@@ -61,6 +62,17 @@ def find_llvm_mca(path: str | None = None) -> str:
     raise LlvmMcaUnavailable(
         "llvm-mca is not installed (looked for " + ", ".join((path,) if path else CANDIDATES) + ")",
         hint="apt-get install llvm-16 (setup.sh does this), or pass the llvm-mca path")
+
+
+def check_mcpu(mcpu: str, llvm_mca: str | None = None) -> None:
+    """Refuse, before anything is measured, a -mcpu llvm-mca does not know: it would predict every
+    block with no model at all (each prediction failing after its measurement)."""
+    exe = find_llvm_mca(llvm_mca)
+    p = subprocess.run([exe, f"-mcpu={mcpu}", "-iterations=1", "-"], input=".intel_syntax noprefix\nnop\n",
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 0 or "not a recognized processor" in p.stderr:
+        raise UsageError(f"llvm-mca does not know the CPU '{quote(mcpu, 40)}'",
+                         f"e.g. --mcpu znver4 or --mcpu sapphirerapids ({os.path.basename(exe)} -mcpu=help lists them)")
 
 
 def llvm_text(inst: Instance) -> str:

@@ -23,6 +23,7 @@ import re
 import iced_x86
 
 from ..errors import UsageError
+from ..snippet.checks import check_statement
 from .catalogue import Catalogue, Form, normalize_name, xed_mnemonic
 from .coverage import spellings
 from .gas import assemble_lines, split_slot
@@ -163,6 +164,7 @@ def _looks_concrete(toks: list[str]) -> bool:
 def parse_concrete(text: str, catalogue: Catalogue | None = None) -> list[Form]:
     """The form GNU as + iced-x86 make of one concrete instruction (``imul rax, rbx``)."""
     cat = _cat(catalogue)
+    check_statement("the instruction", text)     # pasted typography, file reads: before GNU as guesses
     a = assemble_lines([text])[0]
     if a.error:
         raise _fail(cat, text, f"cannot assemble '{text}': {a.error}")

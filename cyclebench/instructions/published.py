@@ -24,12 +24,16 @@ requested architecture is kept.
 from __future__ import annotations
 
 import csv
+import io
 import math
+import os
 import re
+import stat
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 from ..errors import ConfigError
+from ..textfile import read_bytes
 from .catalogue import normalize_name
 
 _NUM = r"[0-9]+(?:\.[0-9]*)?"
@@ -139,6 +143,7 @@ class Published:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+MAX_CSV = 64 << 20           # uops.info's largest column is ~1 MB
 _REQUIRED = "instruction"
 MAX_PROBLEMS = 20
 _KNOWN = ("latency", "throughput", "uops", "ports")
@@ -149,18 +154,15 @@ def read_csv(path: str, collect: bool = False):
 
     With ``collect=False`` (default) bad rows raise one ConfigError listing them (file:line: why);
     with ``collect=True`` returns ``(records, [ConfigError, ...])``."""
+    # read_bytes: a FIFO or a device (/dev/zero) is refused or read once, never waited on forever
+    data = read_bytes(path, "comparison file", limit=MAX_CSV, error=ConfigError,
+                      hint="give the path of a CSV exported from uops.info's table")
     try:
-        f = open(path, newline="", encoding="utf-8-sig")
-    except OSError as e:
-        raise ConfigError(f"cannot read comparison file {path}: {e.strerror}",
-                          hint="give the path of a CSV exported from uops.info's table")
-    with f:
-        try:
-            records, problems = _read_rows(path, f)
-        except (UnicodeDecodeError, csv.Error) as e:
-            why = "not UTF-8 text" if isinstance(e, UnicodeDecodeError) else _short(str(e))
-            raise ConfigError(f"{path}: not a CSV table ({why})",
-                              hint="give a CSV exported from uops.info's table, saved as UTF-8") from None
+        records, problems = _read_rows(path, io.StringIO(data.decode("utf-8-sig"), newline=""))
+    except (UnicodeDecodeError, csv.Error) as e:
+        why = "not UTF-8 text" if isinstance(e, UnicodeDecodeError) else _short(str(e))
+        raise ConfigError(f"{path}: not a CSV table ({why})",
+                          hint="give a CSV exported from uops.info's table, saved as UTF-8") from None
     if collect and len(problems) > MAX_PROBLEMS:      # each is printed as a warning: keep that readable
         more = len(problems) - MAX_PROBLEMS
         problems = problems[:MAX_PROBLEMS] + [ConfigError(f"{path}: {more} more bad rows not listed",
@@ -253,6 +255,8 @@ def read_xml(path: str, arch: str) -> dict[str, Published]:
     records: dict[str, Published] = {}
     archs: set[str] = set()
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):   # a FIFO would block, a device never end
+            raise ConfigError(f"{path} is not a regular file", hint="give uops.info's instructions.xml", file=path)
         for _event, el in ET.iterparse(path, events=("end",)):
             if el.tag != "instruction":
                 continue
@@ -276,7 +280,8 @@ def read_xml(path: str, arch: str) -> dict[str, Published]:
                     rec.ports_text = m.attrib.get("ports", "")
                     rec.ports = parse_ports(rec.ports_text)
                 except ValueError as e:
-                    raise ConfigError(f"{path}: {name} ({arch}): {e}", file=path)
+                    raise ConfigError(f"{path}: {name} ({arch}): {e}", hint="give uops.info's instructions.xml",
+                                      file=path)
                 lows, highs = [], []
                 for lat in m.iter("latency"):
                     s, t = lat.attrib.get("start_op"), lat.attrib.get("target_op")
@@ -303,7 +308,8 @@ def read_xml(path: str, arch: str) -> dict[str, Published]:
         raise ConfigError(f"{path}: not valid XML: {e}", hint="give uops.info's instructions.xml",
                           file=path)
     except OSError as e:
-        raise ConfigError(f"cannot read {path}: {e.strerror}", file=path)
+        raise ConfigError(f"cannot read {path}: {e.strerror}", hint="give uops.info's instructions.xml",
+                          file=path)
     if not records:
         known = ", ".join(sorted(x for x in archs if x)) or "none"
         raise ConfigError(f"{path}: no measurements for architecture '{arch}'",

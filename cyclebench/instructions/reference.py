@@ -33,7 +33,7 @@ def codes() -> list[str]:
 
 def column(code: str) -> Column:
     """The shipped table for a uops.info code (any case)."""
-    match = next((c for c in codes() if c.lower() == code.lower()), None)
+    match = next((c for c in codes() if c.lower() == code.strip().lower()), None)    # ' zen4' too
     if match is None:
         raise UsageError(f"no shipped uops.info table for '{code}'",
                          f"give one of {', '.join(codes())}, or a CSV file")
@@ -66,7 +66,7 @@ def resolve_source(value: str, arch: Column | None) -> tuple[Path, str]:
         arch = arch or own_column()
         return arch.path, arch.label
     path = Path(value)
-    if not path.exists() and value.lower() in {c.lower() for c in codes()}:
+    if not path.exists() and value.strip().lower() in {c.lower() for c in codes()}:
         c = column(value)
         return c.path, c.label
     return path, path.name

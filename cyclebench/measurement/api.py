@@ -182,7 +182,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, loop_init=No
     run's median drops its repetition)."""
     check_params(data=data, libraries=libraries, r14_size=r14_size, area_size=area_size, max_memory=max_memory,
                  no_normalization=no_normalization, remove_empty_events=remove_empty_events, paired=paired,
-                 allow_syscalls=allow_syscalls, varies=varies)
+                 allow_syscalls=allow_syscalls, varies=varies, map_pages=map_pages)
     p = prepare(code, init=init, late_init=late_init, one_time_init=one_time_init, loop_init=loop_init, unroll=unroll,
                 loop=loop, n_measurements=n_measurements, warm_up=warm_up,
                 initial_warm_up=initial_warm_up, alignment_offset=alignment_offset,

@@ -19,6 +19,7 @@ MIN_AREA = 8 << 10           # the runner refuses smaller memory areas
 MAX_AREA = 1 << 36
 MIN_MEMORY = 64 << 20        # the child's address-space cap must leave room for the runner itself
 MAX_DATA = 1 << 32
+MAX_MAP_PAGES = 65536        # the runner's cap on fault-mapped pages (cb_runner.c, --map-pages)
 
 
 def _bad(cause: str, hint: str):
@@ -129,6 +130,8 @@ def check(**kw) -> None:
         _int("cpu", g("cpu"), 0, ncpu - 1, f"this machine has CPUs 0..{ncpu - 1}", f"CPU {g('cpu')} does not exist")
     if "group_size" in kw:
         _int("group size", g("group_size"), 1, 1024, "use 1 <= --group-size <= 1024")
+    if "map_pages" in kw:
+        _int("page cap", g("map_pages"), 0, MAX_MAP_PAGES, f"use 1 <= --max-pages <= {MAX_MAP_PAGES}")
     if "events" in kw:
         _events(g("events"))
     if "reset" in kw and g("reset"):

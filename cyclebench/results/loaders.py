@@ -57,8 +57,13 @@ def load(path) -> Loaded:
                               "give a study's output folder (cyclebench study ... --out DIR) or a result file")
     if not p.exists():
         raise ResultFileError(f"{p} does not exist", HINT)
-    with open(p, "rb") as f:
-        head = f.read(64)
+    head = b""
+    if p.is_file():                         # a FIFO is read once, as JSON, below: opening it here could block
+        try:
+            with open(p, "rb") as f:
+                head = f.read(64)
+        except OSError as e:
+            raise ResultFileError(f"cannot read {p}: {e.strerror}", HINT) from None
     if head.lstrip().startswith(b'{"cyclebench":"results"'):
         if is_study_folder(p.parent) and study_name(p.parent) != "inst":
             return load(p.parent)           # a study's results.jsonl: the study, from its folder
@@ -86,7 +91,10 @@ def _load_jsonl(p: Path) -> Loaded:
 def _load_json(p: Path, doc) -> Loaded:
     items = doc if isinstance(doc, list) and doc else [doc]
     if all(isinstance(d, dict) and d.get("schema") == ASM_SCHEMA for d in items):
-        results = [Result.from_dict(d) for d in items]
+        try:
+            results = [Result.from_dict(d) for d in items]
+        except ResultFileError as e:          # its message names no file: compare reads two
+            raise ResultFileError(f"{p}: {e.cause}", e.hint) from None
         return Loaded("asm", p, dict(results[0].machine), results=results)
     if isinstance(doc, dict) and doc.get("schema") == INST_SCHEMA + ".table":
         docs = doc.get("forms")

@@ -24,6 +24,7 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import struct
 import subprocess
 from dataclasses import dataclass, field
@@ -303,8 +304,13 @@ def dynamic_symbols(path: str | os.PathLike) -> dict[str, DynamicSymbol]:
         st = p.stat()
     except FileNotFoundError:
         raise UsageError(f"shared object not found: {p}", hint="check the path") from None
+    if not stat.S_ISREG(st.st_mode):          # a folder cannot be read, a FIFO would be waited on
+        raise UsageError(f"{p} is not a regular file", hint="pass a shared object (.so)")
     try:
         return _dynamic_symbols_cached(str(p.resolve()), st.st_mtime_ns, st.st_size)
+    except OSError as e:
+        raise UsageError(f"cannot read the shared object {p}: {e.strerror}", hint="check the path and permissions") \
+            from None
     except (struct.error, ValueError, IndexError):
         raise AssemblyError(f"cannot read the symbol table of {p}",
                             hint="is it a complete x86-64 shared object?") from None

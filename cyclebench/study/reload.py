@@ -38,7 +38,10 @@ class StudyFolder:
 
 
 def is_study_folder(path: Path) -> bool:
-    return path.is_dir() and (path / RESULTS).is_file()
+    try:
+        return path.is_dir() and (path / RESULTS).is_file()
+    except OSError as e:                 # a folder that cannot be searched
+        raise ResultFileError(f"cannot read {path}: {e.strerror}", "check the path and permissions") from None
 
 
 def study_name(path: Path) -> str:

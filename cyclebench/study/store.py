@@ -9,8 +9,10 @@ Every record is appended with one ``write`` to a descriptor opened with ``O_APPE
 so a killed run loses at most the line it was writing. Reading (``load``):
 
 * a missing or empty file holds nothing;
-* a last line without its newline is torn (the run was killed while writing it): it is cut off the
-  file and ``notes`` says so; the first line is only cut when it is the start of our own header;
+* a last line without its newline is torn (the run was killed while writing it, or is writing it
+  now): it is left out and ``notes`` says so; only ``start(resume=True)``, which appends after it,
+  cuts it off the file (a command that only reads never changes its input); the first line counts
+  as torn only when it is the start of our own header;
 * a foreign file (first line not our header: binary, other JSON, another kind, another schema)
   and a malformed record (not a JSON object, or ``check_record`` says why) raise
   ResultFileError (exit 10) naming the file and line; nothing is changed then;
@@ -19,7 +21,8 @@ so a killed run loses at most the line it was writing. Reading (``load``):
 
 ``start(meta, resume=False)`` refuses an existing non-empty file, ours or not (results are never
 overwritten or mixed into; a caller that wants to keep an old file aside moves it first);
-``start(meta, resume=True)`` continues our file (or starts a missing/empty one). Both check that
+``start(meta, resume=True)`` continues our file (or starts a missing/empty one), unless its header
+names another CPU than ``meta`` does (two machines' figures would mix). Both check that
 the path can be written before any measurement: a folder, a device, a FIFO or an unwritable place
 raise ResultFileError at once. Files of the format before this header existed are refused with a
 hint to start a new results file.
@@ -33,6 +36,7 @@ options, run before measuring.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -40,6 +44,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import ResultFileError
+from ..textfile import quote
 
 MAX_LINE = 16 << 20          # bytes; no record we write comes near it (an inst form is ~2 KB)
 _CHUNK = 1 << 20
@@ -62,13 +67,14 @@ class ResultsStore:
 
     # ------------------------------------------------------------------------------ reading
 
-    def load(self) -> tuple[dict | None, list[dict]]:
-        """(header meta, records) of the file; (None, []) when it is missing or empty."""
+    def load(self, *, cut: bool = False) -> tuple[dict | None, list[dict]]:
+        """(header meta, records) of the file; (None, []) when it is missing or empty. ``cut``: cut
+        a torn last line off the file (only for a run that appends next)."""
         if not self._stat_regular():
             return None, []
         try:
             with open(self.path, "rb") as f:
-                return self._read(f)
+                return self._read(f, cut)
         except OSError as e:
             raise ResultFileError(f"cannot read {self.path}: {e.strerror}",
                                   "check the path and permissions") from None
@@ -87,7 +93,7 @@ class ResultsStore:
             raise ResultFileError(f"{self.path} is {what}", "give the path of a results file (.jsonl)")
         return True
 
-    def _read(self, f) -> tuple[dict | None, list[dict]]:
+    def _read(self, f, cut: bool) -> tuple[dict | None, list[dict]]:
         header, records = None, []
         pos, lineno = 0, 0
         while True:
@@ -102,7 +108,11 @@ class ResultsStore:
                 if not self._skip_to_end(f):
                     raise self._bad(lineno, f"is longer than {MAX_LINE >> 20} MiB")
             if torn and (header is not None or _MAGIC.startswith(line[:len(_MAGIC)])):
-                self._cut(pos, lineno, len(line))
+                if cut:
+                    self._cut(pos, lineno, len(line))
+                else:
+                    self.notes.append(f"{self.path}: left out the torn last line {lineno} ({len(line)} bytes): "
+                                      "a run was killed while writing it, or is writing it now")
                 break
             if header is None:
                 header = self._header(line, lineno)
@@ -171,8 +181,10 @@ class ResultsStore:
         records: list[dict] = []
         exists = self._stat_regular()
         if exists and resume:
-            header, records = self.load()
+            header, records = self.load(cut=True)
             exists = header is not None
+            if exists:
+                _same_cpu(self.path, self.meta, meta)
         elif exists and os.path.getsize(self.path):
             raise ResultFileError(f"{self.path} already holds results",
                                   "add --resume to continue that run, or give a new file")
@@ -221,6 +233,25 @@ class ResultsStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+_CPU = ("cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping")
+
+
+def _same_cpu(path: Path, old: dict | None, new: dict) -> None:
+    """A run resumed on another CPU would mix two machines' figures under the first one's name."""
+    a, b = (m.get("machine") if isinstance(m, dict) else None for m in (old, new))
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return                           # a header or a caller without the machine: nothing to compare
+    was, now = (tuple(m.get(k) for k in _CPU) for m in (a, b))
+    if any(was) and was != now:
+        raise ResultFileError(f"{path} was started on another CPU ({_cpu_text(a)}; this one: {_cpu_text(b)})",
+                              "give this machine its own results file; cyclebench report puts several side by side")
+
+
+def _cpu_text(m: dict) -> str:
+    return quote(f"{m.get('cpu_model_name') or m.get('cpu_vendor')}, family {m.get('cpu_family')} "
+                 f"model {m.get('cpu_model')} stepping {m.get('cpu_stepping')}", 100)
 
 
 def _parse(line: bytes):
@@ -287,8 +318,8 @@ def keep_aside(path) -> Path | None:
 
 def check_output_path(path, option: str = "-o") -> None:
     """Refuse, before anything is measured, an output file that cannot be written: a folder, a
-    missing or unwritable folder, an unwritable file. Creates nothing. (A full device is only
-    found out by writing; callers print what they could not write.)"""
+    missing or unwritable folder, an unwritable file, a FIFO no process reads. Creates nothing. (A
+    full device is only found out by writing; callers print what they could not write.)"""
     p = Path(path)
     if p.is_dir():
         raise ResultFileError(f"{option} {p} is a folder", f"give {option} a file name")
@@ -305,6 +336,24 @@ def check_output_path(path, option: str = "-o") -> None:
         ok, where = os.access(parent, os.W_OK | os.X_OK), parent
     if not ok:
         raise ResultFileError(f"{option} {p}: {where} is not writable", "give a path you can write to")
+    if p.exists() and stat.S_ISFIFO(p.stat().st_mode):
+        _check_reader(p, option)
+
+
+_READERS: list[int] = []      # a writing end held open for the run: see _check_reader
+
+
+def _check_reader(p: Path, option: str) -> None:
+    """A FIFO no process reads would hold the run's last write for ever. Opened without waiting, it
+    says whether a reader is there; that end stays open until the process ends, so the reader
+    does not see the end of its input before the output is written."""
+    try:
+        _READERS.append(os.open(p, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC))
+    except OSError as e:
+        if e.errno != errno.ENXIO:
+            raise ResultFileError(f"cannot write {p}: {e.strerror}", "check the path and permissions") from None
+        raise ResultFileError(f"{option} {p} is a FIFO that no process reads",
+                              "start its reader first, or give a file") from None
 
 
 def same_file(a, b) -> bool:

@@ -80,6 +80,7 @@ CASES = [
     ApiCase("api-cpu-bool", _measure(cpu=True), 2, "cpu " + _TYPE + " bool"),
     ApiCase("api-cpu-missing", _measure(cpu=4096), 2, "CPU 4096 does not exist"),
     ApiCase("api-group-size-zero", _measure(group_size=0), 2, "group size 0 is out of range"),
+    ApiCase("api-map-pages-huge", _measure(map_pages=1 << 20), 2, "page cap 1048576 is out of range"),
     ApiCase("api-r14-size-tiny", _measure(r14_size=1), 2, "r14 size 1 is out of range"),
     ApiCase("api-max-memory-tiny", _measure(max_memory=1 << 20), 2, "memory cap of 1048576 bytes"),
     ApiCase("api-flag-str", _measure(allow_syscalls="yes"), 2, "allow_syscalls must be True or False"),

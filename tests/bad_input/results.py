@@ -40,6 +40,9 @@ CASES = [
     _resume("resume-not-an-object", HEADER + b"[1, 2]\n" + _line(), r":2 is not a record of inst results"),
     _resume("resume-bad-utf8", HEADER + b"\xff\xfe\n" + _line(), r":2 is not a record of inst results"),
     Case("resume-folder", ["inst", FORM, "--resume", "{tmp}"], 10, "is a folder"),
+    _resume("resume-another-cpu", HEADER.replace(b'"meta":{}', b'"meta":{"machine":{"cpu_vendor":"GenuineIntel",'
+                                                 b'"cpu_family":99,"cpu_model":1,"cpu_stepping":0}}') + _line(),
+            r"started on another CPU \(GenuineIntel, family 99 model 1 stepping 0; this one: ", "its own results file"),
     # item 10: output paths checked before measuring
     Case("results-dev-full", ["inst", FORM, "--results", "/dev/full"], 10, "/dev/full is not a regular file"),
     Case("results-existing", ["inst", FORM, "--results", "{tmp}/r.jsonl"], 10, "already holds results",

@@ -1,5 +1,8 @@
 """Study options every study shares (study.base.preset, study.base.comma_list): refused before
-anything is built or measured, and no output folder is made."""
+anything is built or measured, and no output folder is made; a --routine that is no shared object
+is refused while preparing, before anything is timed."""
+import os
+
 from bad_input import Case
 
 CASES = [
@@ -23,6 +26,12 @@ CASES = [
          r"unknown experiment, kernel or build 'mpx'", r"experiments: instructions, sequences"),
     Case("study-bounds-empty-parts", ["study", "bounds", "--parts", ",", "--out", "{tmp}/out"], 2,
          r"an empty list was given", r"--experiments"),
+    # --routine names a file that is no shared object: refused while preparing, before any timing
+    Case("study-routine-folder", ["study", "memset", "--quick", "--kernels", "libc", "--routine", "x={tmp}:f",
+                                  "--out", "{tmp}/out"], 2, r"is not a regular file", r"shared object"),
+    Case("study-routine-fifo", ["study", "memset", "--quick", "--kernels", "libc", "--routine", "x={tmp}/fifo:f",
+                                "--out", "{tmp}/out"], 2, r"fifo is not a regular file", r"shared object",
+         setup=lambda tmp: os.mkfifo(os.path.join(tmp, "fifo")), subprocess=True, timeout=60),
     # a results.jsonl that cyclebench did not write is never moved aside: refused before any work
     Case("study-foreign-results-file", ["study", "memset", "--quick", "--out", "{tmp}/out"], 10,
          r"out/results\.jsonl is not a cyclebench results file", r"move or rename it yourself",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ...errors import ConfigError, ResultFileError
 from ..catalogue import Catalogue
 
 _OPERAND = re.compile(r"^op(\d+) ")
@@ -74,7 +75,10 @@ def from_file(path: Path, catalogue: Catalogue, forms=None) -> tuple[dict, str]:
     if path.suffix.lower() == ".csv":
         from ..published import read_csv
         from .portsets import published_for
-        records = read_csv(str(path), collect=True)[0]
+        records, problems = read_csv(str(path), collect=True)
+        if not records:                      # an empty or foreign CSV must not quietly mean 1 cycle each
+            raise ConfigError(problems[0].cause if problems else f"{path} holds no rows",
+                              "give a CSV exported from uops.info's table")
         names = list(forms) if forms is not None else [f.name for f in catalogue.offered()]
         out = {}
         for name, rec in published_for(names, records, catalogue).items():
@@ -83,7 +87,10 @@ def from_file(path: Path, catalogue: Catalogue, forms=None) -> tuple[dict, str]:
                 out[name] = _pick(catalogue.get(name), v.lo, v.hi)
         return out, f"published ({path.name})"
     from ..bulk import results_store
-    _, docs = results_store(path).load()
+    header, docs = results_store(path).load()
+    if header is None or not docs:           # a mistyped name must not quietly mean 1 cycle each
+        why = "holds no instruction forms" if Path(path).exists() else "does not exist"
+        raise ResultFileError(f"{path} {why}", "give a results file of cyclebench inst, or a uops.info CSV")
     out = {}
     for d in docs:
         lat = [p for p in d.get("latency") or [] if p.get("value") is not None]

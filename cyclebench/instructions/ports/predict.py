@@ -60,7 +60,7 @@ from pathlib import Path
 
 import iced_x86
 
-from ...errors import UsageError
+from ...errors import AssemblyError, UsageError
 from ..catalogue import Catalogue
 from .dataflow import mnemonic, chain_bound, load_time, merged_after, zero_idiom
 from .model import FRONT_END, Model
@@ -171,14 +171,11 @@ def load(path: Path) -> Loaded:
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
     """Instructions of a block: bytes decoded as they are, text assembled with GNU as first."""
     if isinstance(block, str):
-        from ..gas import assemble_lines, split_slot
-        lines = [s.strip() for ln in block.replace(";", "\n").splitlines() for s in [ln] if s.strip()]
-        if not lines:
-            raise UsageError("the block is empty", 'give instructions, e.g. "add rax, rbx; imul rcx, rax"')
+        from ..gas import assemble_lines, block_statements, split_slot
         out = []
-        for a in assemble_lines(lines):
+        for a in assemble_lines(block_statements(block)):
             if a.error or a.data is None:
-                raise UsageError(f"GNU as rejected {a.line!r}: {a.error}", "check the instruction's syntax")
+                raise AssemblyError(f"GNU as rejected {a.line!r}: {a.error}", "check the instruction's syntax")
             out.append(split_slot(a.data)[0])
         return out
     dec = iced_x86.Decoder(64, bytes(block))

@@ -65,7 +65,15 @@ def _check(rec: dict) -> str | None:
         key, what, _ = PROBES[t]
         return None if key in rec else f"{what} record without its figure"
     if t == "model":
-        return None if isinstance(rec.get("model"), dict) else "a model record without a model"
+        m, report = rec.get("model"), rec.get("report")
+        if not isinstance(m, dict):
+            return "a model record without a model"
+        if not (isinstance(m.get("resources"), list) and isinstance(m.get("usage"), dict)
+                and all(isinstance(u, dict) for u in m["usage"].values())):
+            return "a model without its resources and usages"
+        if not isinstance(report, dict):
+            return "a model record without its report"
+        return None
     return f"unknown record type {t!r}"
 
 
@@ -200,7 +208,8 @@ def load(path: Path) -> tuple[Model, dict]:
     """The last model of a results file."""
     header, records = store(path).load()
     if header is None:
-        raise ResultFileError(f"{path} holds no resource model", "run cyclebench ports first")
+        raise ResultFileError(f"{path} {'holds no resource model' if Path(path).exists() else 'does not exist'}",
+                              "run cyclebench ports first")
     models = [r for r in records if r.get("type") == "model"]
     if not models:
         raise ResultFileError(f"{path} holds readings but no model (the run was cut short)",

@@ -124,7 +124,8 @@ def check_kernels(names: Iterable[str] | None = None, threshold: int = DEFAULT_S
             if skip_unsupported:
                 continue
             raise UnsupportedInstruction(f"kernel {n} needs {', '.join(missing_features(k))}, "
-                                         "which this CPU lacks")
+                                         "which this CPU lacks",
+                                         "leave it out of --kernels (without --kernels, the kernels this CPU runs)")
         todo.append((n, (routine(n, threshold), k.domain)))
     results = check_many([item for _, item in todo], timeout=timeout)
     out: dict[str, CheckResult] = {}
