@@ -151,6 +151,18 @@ class Scheduler:
             u -= took
             cycle += 1
 
+    def _pick(self, i: int, entered: int) -> tuple[dict[str, int], dict[str, int]]:
+        """The units instruction ``i`` is given as it enters: resource -> unit, for the usages of one
+        unit-cycle and for those a dealt ZMM µop holds two cycles (bench/ports_steering.py tries
+        other steering here)."""
+        use = self.usage[i]
+        pick = {r: self.units[r].dealt(entered, self.count % 2) if r in self.pairs and self.dealt[i]
+                else self.units[r].choose(entered)
+                for r, u in use.items() if r in self.units and self.units[r].whole(u)}
+        twice = {r: self.units[r].dealt(entered, self.count % 2) for r, u in use.items()
+                 if self.twice[i] and self.dealt[i] and r in self.pairs and r not in pick and self.units[r].twice(u)}
+        return pick, twice
+
     def __call__(self, i: int, ready: float) -> float:
         if len(self.completions) >= self.window:          # the window is full: wait for the oldest
             self.position = max(self.position, self.completions.popleft())
@@ -164,11 +176,7 @@ class Scheduler:
         start = max(ready, entered)
         cycle = math.floor(start + EPS)
         use = self.usage[i]
-        pick = {r: self.units[r].dealt(entered, self.count % 2) if r in self.pairs and self.dealt[i]
-                else self.units[r].choose(entered)
-                for r, u in use.items() if r in self.units and self.units[r].whole(u)}
-        twice = {r: self.units[r].dealt(entered, self.count % 2) for r, u in use.items()
-                 if self.twice[i] and self.dealt[i] and r in self.pairs and r not in pick and self.units[r].twice(u)}
+        pick, twice = self._pick(i, entered)
         self.count += self.dealt[i]
         while not (all(self._fits(r, cycle) for r, u in use.items() if u >= USED and r not in pick and r not in twice)
                    and all(self.units[r].free(j, cycle) for r, j in pick.items())
