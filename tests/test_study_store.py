@@ -140,6 +140,11 @@ def test_an_existing_file_is_never_overwritten_without_resume(tmp_path):
     with pytest.raises(ResultFileError, match="already holds results"):
         _store(p).start({}, resume=False)
     assert p.read_bytes() == data
+    other = tmp_path / "page.html"
+    other.write_text("<html></html>\n")
+    with pytest.raises(ResultFileError, match="already exists and is not a .* results file"):
+        _store(other).start({}, resume=False)
+    assert other.read_text() == "<html></html>\n"
 
 
 @pytest.mark.parametrize("make", ["folder", "device", "fifo", "parent_is_file"])

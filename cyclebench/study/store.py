@@ -79,6 +79,14 @@ class ResultsStore:
             raise ResultFileError(f"cannot read {self.path}: {e.strerror}",
                                   "check the path and permissions") from None
 
+    def _ours(self) -> bool:
+        """Whether the file starts with our header line (read no further)."""
+        try:
+            with open(self.path, "rb") as f:
+                return f.read(len(_MAGIC)) == _MAGIC
+        except OSError:
+            return False
+
     def _stat_regular(self) -> bool:
         """False if the path does not exist; an error if it is not a regular file."""
         try:
@@ -186,6 +194,9 @@ class ResultsStore:
             if exists:
                 _same_cpu(self.path, self.meta, meta)
         elif exists and os.path.getsize(self.path):
+            if not self._ours():
+                raise ResultFileError(f"{self.path} already exists and is not a {self.kind} results file",
+                                      "give a new file: results are never written over another file")
             raise ResultFileError(f"{self.path} already holds results",
                                   "add --resume to continue that run, or give a new file")
         else:
