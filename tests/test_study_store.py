@@ -142,7 +142,7 @@ def test_an_existing_file_is_never_overwritten_without_resume(tmp_path):
     assert p.read_bytes() == data
     other = tmp_path / "page.html"
     other.write_text("<html></html>\n")
-    with pytest.raises(ResultFileError, match="already exists and is not a .* results file"):
+    with pytest.raises(ResultFileError, match="already exists and is not a cyclebench results file"):
         _store(other).start({}, resume=False)
     assert other.read_text() == "<html></html>\n"
 

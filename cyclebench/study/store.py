@@ -195,7 +195,7 @@ class ResultsStore:
                 _same_cpu(self.path, self.meta, meta)
         elif exists and os.path.getsize(self.path):
             if not self._ours():
-                raise ResultFileError(f"{self.path} already exists and is not a {self.kind} results file",
+                raise ResultFileError(f"{self.path} already exists and is not a cyclebench results file",
                                       "give a new file: results are never written over another file")
             raise ResultFileError(f"{self.path} already holds results",
                                   "add --resume to continue that run, or give a new file")
