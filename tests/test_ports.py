@@ -510,7 +510,7 @@ def test_cli_errors(tmp_path, capsys, monkeypatch, argv, code, words):
 
 def test_a_line_that_is_only_a_label_or_a_comment_is_no_instruction():
     # as a compiler prints a loop; such a line makes no bytes, so it must not take an instruction's place
-    ins = decode(".L3:\n  add rax, 1  # step\n# the count\n  dec rcx\n  jnz .L3\n1:")
+    ins = decode(".L3:\n  add rax, 1  # step\n# the count\n/* the step */\n  dec rcx\n  jnz .L3\n1:")
     assert [i.mnemonic for i in ins] == [iced_x86.Mnemonic.ADD, iced_x86.Mnemonic.DEC, iced_x86.Mnemonic.JNE]
 
 

@@ -22,7 +22,7 @@ from ..textfile import quote
 
 SLOT = 32
 _HEADER_LINES = 2
-_LABEL_OR_COMMENT = re.compile(r"(?:[A-Za-z_.$][\w.$]*|[0-9]+):|#.*")
+_LABEL_OR_COMMENT = re.compile(r"(?:[A-Za-z_.$][\w.$]*|[0-9]+):|#.*|/\*.*?\*/")
 _DATA = re.compile(r"\.(?:byte|[248]byte|short|word|long|int|quad)\s", re.IGNORECASE)
 _HEX = re.compile(r"(?=.*[0-9])[0-9a-fA-F ]+")       # '4801d8', '48 01 d8': bytes, not a mnemonic
 
