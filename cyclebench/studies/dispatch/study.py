@@ -8,10 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from cyclebench.machine.uarch import from_metadata
-from cyclebench.reports.model import Table
 from cyclebench.routines.build import compiler_version
 from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list
-from cyclebench.study.outputs import flat
+from cyclebench.study.outputs import records_csv
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -93,7 +92,7 @@ class DispatchStudy(Study):
                    OutputFile("builds.txt", [t_iter, t_inc]), OutputFile("patterns.txt", pats),
                    OutputFile("code_size.txt", sizes),
                    OutputFile("by_dispatcher.png", figure=by_dispatcher(v, builds, here)),
-                   OutputFile("records.csv", [Table.of_records("records", flat(records, _figures))])]
+                   records_csv(records, _figures)]
         plot_builds = [b for b in ERTL_BUILDS if b in cfg.pattern_builds and b in builds]
         if v["pattern"] and plot_builds:
             a.files.append(OutputFile("by_targets.png", figure=by_targets(v, plot_builds, here)))

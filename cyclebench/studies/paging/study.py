@@ -19,9 +19,8 @@ plots.py and summary.py turn records into the outputs."""
 from __future__ import annotations
 
 
-from cyclebench.reports.model import Table
 from cyclebench.study.base import Analysis, OutputFile, Prepared, Study
-from cyclebench.study.outputs import flat
+from cyclebench.study.outputs import records_csv
 from cyclebench.study.programs import program_figures
 from cyclebench.study.registry import register
 
@@ -84,7 +83,7 @@ class PagingStudy(Study):
         if ins:
             views.append(instructions_view(ins))
             a.files.append(OutputFile("instructions.txt", [views[-1]]))
-        a.files.append(OutputFile("records.csv", [Table.of_records("records", flat(records, _figures))]))
+        a.files.append(records_csv(records, _figures))
         a.console = a.summary_tables = views
         a.data = a.findings
         self._findings = a.findings
