@@ -64,6 +64,22 @@ def test_every_study_takes_one_subset_option(name):
         study.configure(study_parser(study).parse_args(["--experiments", "nope"]))
 
 
+@pytest.mark.parametrize("name,args,field,value", [
+    ("dispatch", ["--quick", "--builds", "clang-retpoline"], "builds", ("clang-retpoline",)),
+    ("paging", ["--no-instructions"], "count_instructions", False),
+    ("memset", ["--kernels", "libc"], "kernels", ("libc",)),
+    ("blocks", ["--quick", "--no-llvm-mca"], "predictors", ())])
+def test_a_studys_own_options_change_its_preset(name, args, field, value):
+    from cyclebench.cli.study import study_parser
+    from cyclebench.study import registry
+    study = registry.get(name)
+    cfg = study.configure(study_parser(study).parse_args(args + ["-n", "3"]))
+    assert getattr(cfg, field) == value and cfg.reps == 3
+    assert cfg.name == ("quick" if "--quick" in args else "full")
+    if name == "dispatch":
+        assert cfg.pattern_builds == ("clang-retpoline",)
+
+
 def test_parts_is_a_deprecated_spelling_that_still_works(capsys):
     from cyclebench.cli.study import study_parser
     from cyclebench.study import registry

@@ -14,7 +14,7 @@ from typing import Callable
 from ..errors import ConfigError, UsageError
 from ..instructions.bulk import default_cpus, pin_worker, pinned_pool
 from ..machine.metadata import machine_metadata
-from ..study.store import BulkRun, ResultsStore
+from ..study.store import BulkRun, ResultsStore, bulk_doc_problem
 from ..textfile import quote, read_text
 from .code import parse_hex
 from .measure import SCHEMA, SCHEMA_VERSION, base_doc, measure_block
@@ -53,12 +53,9 @@ def read_csv(path: str | Path) -> list[dict]:
 
 
 def check_doc(doc: dict) -> str | None:
-    if doc.get("schema") != SCHEMA or doc.get("schema_version") != SCHEMA_VERSION:
-        return f"not a {SCHEMA} version {SCHEMA_VERSION} document"
-    if not isinstance(doc.get("hex"), str):
-        return "'hex' is not a string"
-    if doc.get("status") not in STATUSES:
-        return f"'status' is not one of {', '.join(STATUSES)}"
+    why = bulk_doc_problem(doc, SCHEMA, SCHEMA_VERSION, "hex", STATUSES)
+    if why:
+        return why
     if doc["status"] == "ok" and not (doc.get("cycles") is None or isinstance(doc["cycles"], (int, float))):
         return "'cycles' is not a number"
     return None

@@ -28,7 +28,7 @@ from typing import Callable, Iterable
 
 from ..errors import UsageError
 from ..machine.metadata import machine_metadata
-from ..study.store import BulkRun, ResultsStore
+from ..study.store import BulkRun, ResultsStore, bulk_doc_problem
 from .catalogue import Catalogue
 from .characterize import SCHEMA, SCHEMA_VERSION, Session, characterize, skipped_doc
 from .comparing import unsettled
@@ -94,12 +94,9 @@ def _value_error(v, where: str) -> str | None:
 def check_doc(doc: dict) -> str | None:
     """None if ``doc`` is a form document of this schema with the fields the tables read, else why
     not (the results file's check_record)."""
-    if doc.get("schema") != SCHEMA or doc.get("schema_version") != SCHEMA_VERSION:
-        return f"not a {SCHEMA} version {SCHEMA_VERSION} document"
-    if not isinstance(doc.get("form"), str):
-        return "'form' is not a string"
-    if doc.get("status") not in _STATUSES:
-        return f"'status' is not one of {', '.join(_STATUSES)}"
+    why = bulk_doc_problem(doc, SCHEMA, SCHEMA_VERSION, "form", _STATUSES)
+    if why:
+        return why
     for key in ("extensions", "notes", "latency"):
         if not isinstance(doc.get(key, []), list):
             return f"'{key}' is not a list"

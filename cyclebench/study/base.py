@@ -74,7 +74,7 @@ class Study:
     description = ""                  # --help text
     schema_version = 1                # of its records in results.jsonl
     experiments: tuple[str, ...] = ()  # what --experiments chooses from (its config's ``experiments``)
-    presets: tuple = ()               # (QUICK, FULL) configs: the default ``configure``
+    presets: tuple = ()               # (QUICK, FULL) configs: ``configure`` picks one
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         """Its own command-line options (the shared ones are added by the CLI); by default the
@@ -83,10 +83,17 @@ class Study:
             add_experiments_option(parser, self.experiments)
 
     def configure(self, options: argparse.Namespace):
-        """Options into a config: by default its quick or full preset with -n and --experiments."""
+        """Options into a config: its quick or full preset with -n, --experiments and the study's
+        own ``option_changes`` applied."""
         if not self.presets:
             raise NotImplementedError
-        return preset(options, *self.presets)
+        quick, full = self.presets
+        return preset(options, quick, full, **self.option_changes(options, quick if options.quick else full))
+
+    def option_changes(self, options: argparse.Namespace, base) -> dict:
+        """Its own options (``add_options``) as changes to ``base``, the chosen preset: config
+        field -> value. None by default."""
+        return {}
 
     def prepare(self, config) -> Prepared:
         return Prepared()

@@ -1,17 +1,17 @@
 """Writing a study's outputs through the reporters: each OutputFile in the format its suffix
 names, ``tables.txt`` (what the run prints), ``summary.md`` and ``results.json`` (the metadata
-block: machine, method, parameters; then findings and the study's tables); ``flat``, the rows of a
-study's ``records.csv``."""
+block: machine, method, parameters; then findings and the study's tables); ``records_csv``, a
+study's ``records.csv`` (its rows from ``flat``)."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Callable
 
 from ..errors import ResultFileError, UsageError
-from ..reports.model import Report
+from ..reports.model import Report, Table
 from ..reports.fmt_text import WIDE
 from ..reports.registry import FORMATS, get_reporter
-from .base import Analysis, Study
+from .base import Analysis, OutputFile, Study
 from .facts import RunFacts
 from .summary import build_summary
 
@@ -69,3 +69,8 @@ def flat(records: list[dict], figures: Callable[[dict, dict], dict]) -> list[dic
                                               **({"build": m["build"]} if "build" in m else {})}
             out.append({**row, **figures(m["result"], r)})
     return out
+
+
+def records_csv(records: list[dict], figures: Callable[[dict, dict], dict]) -> OutputFile:
+    """A study's ``records.csv``: one table of ``flat(records, figures)``."""
+    return OutputFile("records.csv", [Table.of_records("records", flat(records, figures))])

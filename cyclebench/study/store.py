@@ -377,6 +377,19 @@ def same_file(a, b) -> bool:
     return Path(a).resolve() == Path(b).resolve()
 
 
+def bulk_doc_problem(doc: dict, schema: str, version: int, key: str, statuses: tuple[str, ...]) -> str | None:
+    """Why ``doc`` is not one of a bulk run's documents (None when it is): ``schema`` at
+    ``version``, its ``key`` a string and its ``status`` one of ``statuses``. The start of the
+    ``check_record`` of inst's and block's stores; each checks its own fields after it."""
+    if doc.get("schema") != schema or doc.get("schema_version") != version:
+        return f"not a {schema} version {version} document"
+    if not isinstance(doc.get(key), str):
+        return f"'{key}' is not a string"
+    if doc.get("status") not in statuses:
+        return f"'status' is not one of {', '.join(statuses)}"
+    return None
+
+
 class BulkRun:
     """The bookkeeping of a bulk run over items keyed by ``key`` (inst --all, block --file):
     the documents already in the results store when resuming, each new one appended as it is

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Section, Study, Task, preset
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Section, Study, Task
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -38,13 +38,13 @@ class BlocksStudy(Study):
     description = ("BHive's 3,000 basic blocks measured with every page they touch mapped onto one page, "
                    "llvm-mca-16's predictions beside them: the share measured, MAPE and Kendall's tau per "
                    "application, and predicted against measured.")
+    presets = (QUICK, FULL)
 
     def add_options(self, group) -> None:
         group.add_argument("--no-llvm-mca", action="store_true", help="measure only, no llvm-mca predictions")
 
-    def configure(self, options) -> Config:
-        ch = {"predictors": ()} if getattr(options, "no_llvm_mca", False) else {}
-        return preset(options, QUICK, FULL, **ch)
+    def option_changes(self, options, base: Config) -> dict:
+        return {"predictors": ()} if getattr(options, "no_llvm_mca", False) else {}
 
     def prepare(self, cfg: Config) -> Prepared:
         from cyclebench.blocks import bulk

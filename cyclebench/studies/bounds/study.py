@@ -19,9 +19,8 @@ experiments.py plans the tasks; analysis, tables, plots and summary make the out
 from __future__ import annotations
 
 from cyclebench.machine.cpu import cpu_info
-from cyclebench.reports.model import Table
 from cyclebench.study.base import Analysis, OutputFile, Prepared, Study
-from cyclebench.study.outputs import flat
+from cyclebench.study.outputs import records_csv
 from cyclebench.study.programs import program_figures
 from cyclebench.study.registry import register
 
@@ -77,7 +76,7 @@ class BoundsStudy(Study):
         if f["race"]:
             views.append(tb.race_view(f["race"]))
             a.files.append(OutputFile("race.txt", [views[-1]]))
-        a.files.append(OutputFile("records.csv", [Table.of_records("records", flat(records, _figures))]))
+        a.files.append(records_csv(records, _figures))
         a.console = a.summary_tables = views
         return a
 

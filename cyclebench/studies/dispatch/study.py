@@ -8,10 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from cyclebench.machine.uarch import from_metadata
-from cyclebench.reports.model import Table
 from cyclebench.routines.build import compiler_version
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list, preset
-from cyclebench.study.outputs import flat
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, comma_list
+from cyclebench.study.outputs import records_csv
 from cyclebench.study.registry import register
 
 from . import analysis as an
@@ -36,19 +35,17 @@ class DispatchStudy(Study):
                    "searches, switch; clang -Os/-mretpoline, cfi-icall, kcfi, ENDBR64, SLS, return thunks, "
                    "GCC thunks; fixed, round-robin and random targets.")
     experiments = EXPERIMENTS
+    presets = (QUICK, FULL)
 
     def add_options(self, group) -> None:
         super().add_options(group)
         group.add_argument("--builds", metavar="LIST", help="comma-separated subset of " + ",".join(bl.BY_NAME))
 
-    def configure(self, options) -> StudyConfig:
-        ch = {}
-        if getattr(options, "builds", None):
-            b = comma_list(options.builds, "--builds clang-Os,clang-retpoline")
-            base = QUICK if options.quick else FULL
-            ch["builds"] = b
-            ch["pattern_builds"] = tuple(x for x in base.pattern_builds if x in b)
-        return preset(options, QUICK, FULL, **ch)
+    def option_changes(self, options, base: StudyConfig) -> dict:
+        if not getattr(options, "builds", None):
+            return {}
+        b = comma_list(options.builds, "--builds clang-Os,clang-retpoline")
+        return {"builds": b, "pattern_builds": tuple(x for x in base.pattern_builds if x in b)}
 
     def prepare(self, cfg: StudyConfig) -> Prepared:
         built, missing, sizes, info = {}, {}, {}, {}
@@ -95,7 +92,7 @@ class DispatchStudy(Study):
                    OutputFile("builds.txt", [t_iter, t_inc]), OutputFile("patterns.txt", pats),
                    OutputFile("code_size.txt", sizes),
                    OutputFile("by_dispatcher.png", figure=by_dispatcher(v, builds, here)),
-                   OutputFile("records.csv", [Table.of_records("records", flat(records, _figures))])]
+                   records_csv(records, _figures)]
         plot_builds = [b for b in ERTL_BUILDS if b in cfg.pattern_builds and b in builds]
         if v["pattern"] and plot_builds:
             a.files.append(OutputFile("by_targets.png", figure=by_targets(v, plot_builds, here)))

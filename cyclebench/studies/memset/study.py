@@ -35,7 +35,7 @@ from dataclasses import replace
 from cyclebench.errors import UsageError
 from cyclebench.reports.model import Table
 from cyclebench.study import engine
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, Task, comma_list, preset
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, Task, comma_list
 from cyclebench.study.facts import RunFacts
 from cyclebench.study.registry import register
 
@@ -60,6 +60,7 @@ class MemsetStudy(Study):
                    "RtlHeapZero-like routine against glibc: fixed sizes, the reference's random-size grid, "
                    "stores and branches per call, and the rep stosb cut-over.")
     experiments = EXPERIMENTS
+    presets = (QUICK, FULL)
 
     def add_options(self, group) -> None:
         super().add_options(group)
@@ -68,7 +69,7 @@ class MemsetStudy(Study):
         group.add_argument("--routine", action="append", default=[], metavar="NAME=LIB.so:SYMBOL",
                            help="add your own memset (void *fn(void *, int, size_t)); repeatable")
 
-    def configure(self, options) -> StudyConfig:
+    def option_changes(self, options, base: StudyConfig) -> dict:
         extra = []
         for item in options.routine:
             name, sep, spec = item.partition("=")
@@ -81,7 +82,7 @@ class MemsetStudy(Study):
             changes["kernels"] = comma_list(options.kernels, "--kernels libc,nt_old,new_sse")
         if extra:
             changes["extra"] = tuple(extra)
-        return preset(options, QUICK, FULL, **changes)
+        return changes
 
     def prepare(self, cfg: StudyConfig) -> Prepared:
         impls = implementations(cfg)

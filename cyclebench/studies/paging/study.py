@@ -19,9 +19,8 @@ plots.py and summary.py turn records into the outputs."""
 from __future__ import annotations
 
 
-from cyclebench.reports.model import Table
-from cyclebench.study.base import Analysis, OutputFile, Prepared, Study, preset
-from cyclebench.study.outputs import flat
+from cyclebench.study.base import Analysis, OutputFile, Prepared, Study
+from cyclebench.study.outputs import records_csv
 from cyclebench.study.programs import program_figures
 from cyclebench.study.registry import register
 
@@ -43,17 +42,15 @@ class PagingStudy(Study):
                    "arrays, and 4 KiB against 2 MiB pages; cycles per call, option and access, normalised as the "
                    "reference plotted them.")
     experiments = EXPERIMENTS
+    presets = (QUICK, FULL)
 
     def add_options(self, group) -> None:
         super().add_options(group)
         group.add_argument("--no-instructions", action="store_true",
                            help="skip the instruction counts (valgrind callgrind)")
 
-    def configure(self, options) -> StudyConfig:
-        ch = {}
-        if options.no_instructions:
-            ch["count_instructions"] = False
-        return preset(options, QUICK, FULL, **ch)
+    def option_changes(self, options, base: StudyConfig) -> dict:
+        return {"count_instructions": False} if options.no_instructions else {}
 
     def prepare(self, cfg: StudyConfig) -> Prepared:
         progs = programs.build_all()
@@ -86,7 +83,7 @@ class PagingStudy(Study):
         if ins:
             views.append(instructions_view(ins))
             a.files.append(OutputFile("instructions.txt", [views[-1]]))
-        a.files.append(OutputFile("records.csv", [Table.of_records("records", flat(records, _figures))]))
+        a.files.append(records_csv(records, _figures))
         a.console = a.summary_tables = views
         a.data = a.findings
         self._findings = a.findings
