@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 
 import iced_x86
 
+from .bound import Bound
 from .dataflow import loops, producers, zero_idiom
 from .repair import TOLERANCE
 
@@ -203,7 +204,7 @@ def later(latency, cycles: float):
 
 
 @dataclass
-class FlagOrder:
+class FlagOrder(Bound):
     """The floor of :mod:`flag_order` (a ``floors`` entry of predict(): :meth:`floor_of`):
     ``pair`` cycles for each exposed compare; ``compares``: the model's forms that move a vector
     compare to the flags; ``fast``: its forms that run as many a cycle as the ALUs alone."""

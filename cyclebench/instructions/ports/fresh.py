@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .bound import Bound
+
 RECORD = "fresh"
 PER_FORM = True            # run.record gives probe() the results file's forms
 COPIES = 4                 # each on its own register: no chain, the form's own time
@@ -90,7 +92,7 @@ def floors(times: dict[str, float], model) -> dict[str, float]:
 
 
 @dataclass
-class FreshFloor:
+class FreshFloor(Bound):
     """A block's copies of the forms :func:`floors` keeps, at their fresh times (one of the
     predictor's floors: predict.Loaded.bounds)."""
     times: dict[str, float]

@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from . import crowding
+from .bound import Bound
 from .model import FRONT_END, USED
 
 RECORD = "mul_loads"
@@ -118,7 +119,7 @@ def _groups(model, form: str, loads):
 
 
 @dataclass(frozen=True)
-class LoadFloor:
+class LoadFloor(Bound):
     """The block's one-pipe load-op forms and, with each, as many plain GPR loads as the probe held
     beside it (:data:`LOADS`), ``pipes`` a cycle: beyond that the loads spread further (the grid)."""
     pipes: int

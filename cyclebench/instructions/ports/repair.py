@@ -68,6 +68,7 @@ from pathlib import Path
 import numpy as np
 
 from . import slots
+from .bound import Bound
 from .model import FRONT_END, USED, Model
 from .upper import BINDING      # a usage within this share of the form's time alone bounds the form
 
@@ -253,7 +254,7 @@ def alone_short(model: Model) -> list[str]:
 
 
 @dataclass
-class PairFloors:
+class PairFloors(Bound):
     """The third rule: (class, class) -> {ratio of their counts: the least cycles per instance
     of the first read at that ratio}; ``classes``: form -> its class (a form in none is its own).
     A class pair stands for its forms at a ratio only where its forms' readings there agree

@@ -57,6 +57,7 @@ import copy
 import re
 from dataclasses import dataclass, field
 
+from .bound import Bound
 from .model import USED, Model
 from .repair import TOLERANCE, model_cost, pair_shares
 
@@ -80,7 +81,7 @@ def integer_side(form) -> frozenset[str] | None:
 
 
 @dataclass
-class SharedFloors:
+class SharedFloors(Bound):
     """(form, form) -> (usage of the first, of the second) of the resource they share;
     ``classes``: form -> its class (the blocker that stands for it)."""
     pairs: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)

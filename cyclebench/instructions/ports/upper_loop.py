@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import iced_x86
 
+from .bound import Bound
 from .model import FRONT_END
 from .upper import _X, _WRITES, _INFO, BINDING, dirty, legacy_xmm_write
 
@@ -66,7 +67,7 @@ def _vector(ins: iced_x86.Instruction) -> bool:
 
 
 @dataclass
-class LoopFloor:
+class LoopFloor(Bound):
     """The floor of :mod:`upper_loop` (a ``floors`` entry of predict(): :meth:`floor_of`, and
     :meth:`beside` where the costs share the vector pipes)."""
     legacy: float
