@@ -60,8 +60,11 @@ def test_every_study_takes_one_subset_option(name):
     first, last = full.experiments[0], full.experiments[-1]
     cfg = study.configure(study_parser(study).parse_args(["--experiments", f"{first},{last}"]))
     assert cfg.experiments == (first, last)
-    with pytest.raises(UsageError):
+    cfg = study.configure(study_parser(study).parse_args(["--experiments", f"{first.upper()},{last.title()}"]))
+    assert cfg.experiments == (first, last)           # names in any case
+    with pytest.raises(UsageError) as e:
         study.configure(study_parser(study).parse_args(["--experiments", "nope"]))
+    assert "nope" in e.value.cause and first in e.value.hint and last in e.value.hint
 
 
 def test_parts_is_a_deprecated_spelling_that_still_works(capsys):

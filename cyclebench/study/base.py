@@ -160,7 +160,7 @@ def comma_list(text: str | None, example: str) -> tuple[str, ...] | None:
 
 def preset(options, quick, full, **changes):
     """A study's config: its quick or full preset, with the shared ``-n`` (its ``reps``), the
-    ``--experiments`` subset and the study's own option ``changes`` applied (a frozen dataclass,
+    ``--experiments`` subset (names in any case) and the study's own option ``changes`` applied (a frozen dataclass,
     so ``replace``)."""
     n = options.n_measurements
     if n is not None:
@@ -170,5 +170,8 @@ def preset(options, quick, full, **changes):
     cfg = quick if options.quick else full
     subset = getattr(options, "experiments", None)
     if subset is not None:
-        changes["experiments"] = comma_list(subset, "--experiments " + ",".join(cfg.experiments[:2]))
+        given = comma_list(subset, "--experiments " + ",".join(cfg.experiments[:2]))
+        # names match in any case; one no preset has is left for the config to refuse with the list
+        names = {e.lower(): e for e in (*full.experiments, *quick.experiments)}
+        changes["experiments"] = tuple(names.get(e.lower(), e) for e in given)
     return replace(cfg, **changes) if changes else cfg
