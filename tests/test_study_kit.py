@@ -84,3 +84,15 @@ def test_dispatch_plans_only_the_chosen_experiments():
     everything = {t.experiment for t in plan(QUICK, built)}
     assert everything == {"fixed", "pattern", "penalty"}
     assert {t.experiment for t in plan(replace(QUICK, experiments=("pattern",)), built)} == {"pattern"}
+
+
+def test_dispatch_keys_carry_the_repetitions_and_calls():
+    # a resume with another -n measures afresh instead of mixing two counts in one analysis
+    from cyclebench.studies.dispatch.config import QUICK
+    from cyclebench.studies.dispatch.experiments import plan
+    from dataclasses import replace
+    built = {"clang-Os": None, "clang-retpoline": None}
+    keys = {t.key for t in plan(QUICK, built)}
+    assert not keys & {t.key for t in plan(replace(QUICK, reps=QUICK.reps + 1), built)}
+    assert not keys & {t.key for t in plan(replace(QUICK, fixed_calls=QUICK.fixed_calls * 2), built)
+                       if t.experiment == "fixed"}
