@@ -30,6 +30,11 @@ class Bound:
         """Cycles the block's other work adds to a floor that applies (:meth:`floor_of` not 0)."""
         return 0.0
 
+    def describe(self) -> str:
+        """One line for ``cyclebench ports --show``: what the bound holds (by default the first
+        line of its class's docstring)."""
+        return (type(self).__doc__ or type(self).__name__).strip().splitlines()[0]
+
     def dispatch(self, instructions, slots: list[float]) -> tuple[float, str | None]:
         """(cycles, label) an iteration's dispatch groups take, ``slots`` each instruction's
         dispatch slots as the resource bound charges them; taken with the final loads only."""

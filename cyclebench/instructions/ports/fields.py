@@ -141,6 +141,10 @@ class FieldBound(Bound):
         return groups([values(ins) for ins in instructions], slots, self.cap, self.width,
                       [int(integer_alu(ins)) for ins in instructions], self.alus)
 
+    def describe(self) -> str:
+        return (f"a dispatch group of {self.width} slots holds at most {self.cap} immediate and displacement values"
+                + (f" and {self.alus} integer ALU operations" if self.alus else ""))
+
     def dispatch(self, instructions: list[iced_x86.Instruction], slots: list[float]) -> tuple[float, str]:
         return self.grouped(instructions, slots), LABEL
 

@@ -231,6 +231,13 @@ class FlagOrder(Bound):
         moves = {f for f, s in sides.items() if s == frozenset({"gpr"})}
         return cls(pair, dict(late or {}), model, catalogue, compares, fast, moves)
 
+    def describe(self) -> str:
+        lates = "; ".join(f"a chained writer beside a transfer to the {k} {v:.2f} cycles later"
+                          + (f" ({self.late[k + ' even']:.2f} on an even chain)" if k + " even" in self.late else "")
+                          for k, v in self.late.items() if not k.endswith(" even"))
+        return "; ".join(filter(None, [f"each compare to the flags right after a flag writer takes at least "
+                                       f"{self.pair:.2f} cycles" if self.pair else "", lates]))
+
     def floor_of(self, instructions, counts=None) -> tuple[float, str]:
         """(cycles, label) for a block: :attr:`pair` for each exposed compare."""
         if not self.pair or not instructions or not any(f in self.compares for f in (counts or {})):

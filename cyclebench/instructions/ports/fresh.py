@@ -97,6 +97,9 @@ class FreshFloor(Bound):
     predictor's floors: predict.Loaded.bounds)."""
     times: dict[str, float]
 
+    def describe(self) -> str:
+        return "each copy at least its fresh time: " + ", ".join(f"{f} {t:.2f}" for f, t in sorted(self.times.items()))
+
     def floor(self, counts: dict[str, int]) -> tuple[float, str]:
         v = sum(n * self.times[f] for f, n in counts.items() if f in self.times)
         return v, "merge input written afresh (fresh.py)"

@@ -126,6 +126,10 @@ class LoadFloor(Bound):
     plains: frozenset
     ones: frozenset
 
+    def describe(self) -> str:
+        return (f"each of {len(self.ones)} one-pipe load-op forms with up to {len(LOADS)} of {len(self.plains)} plain "
+                f"GPR loads beside it on {self.pipes} load pipes")
+
     def floor(self, counts: dict[str, int]) -> tuple[float, str]:
         p = sum(n for f, n in counts.items() if f in self.plains)
         m = sum(n for f, n in counts.items() if f in self.ones)

@@ -294,6 +294,12 @@ class PairFloors(Bound):
     def cls(self, form: str) -> str:
         return self.classes.get(form, form)
 
+    def describe(self) -> str:
+        return (f"measured mixes of two forms' classes: {sum(map(len, self.table.values()))} ratios of "
+                f"{len(self.table)} class pairs, and {sum(map(len, self.own.values()))} of {len(self.own)} form "
+                "pairs whose classes' readings differ; a block with both at a ratio read takes at least "
+                "the least cycles read there")
+
     def floor(self, counts: dict[str, int]) -> tuple[float, str | None]:
         """(cycles, "measured mix A + B") of the slowest pair of the block's classes read in the
         block's own ratio (or of its forms, where their classes' readings differ); (0, None)

@@ -234,6 +234,10 @@ class SharedFloors(Bound):
             out.usage[f].pop(r, None)
         return out
 
+    def describe(self) -> str:
+        return (f"a resource two forms share at any ratio, from their readings at several: {len(self.pairs)} "
+                f"form pairs, and {len(self.probed)} blockers' resources that several forms fill")
+
     def floor(self, counts: dict[str, int]) -> tuple[float, str | None]:
         """(cycles, "shared by A + B") of the most loaded such resource in a block with
         ``counts`` instances per form; (0, None) where none applies."""

@@ -74,6 +74,10 @@ class LoopFloor(Bound):
     wide: float
     pool: str | None = None     # the probe's ZMM form, where upper_pool.probe found the pipes shared
 
+    def describe(self) -> str:
+        return (f"a block naming ZMM 0-15 takes {self.legacy:.2f} cycles a legacy-SSE XMM write and {self.wide:.2f} "
+                "a ZMM write at least" + (f", and its other vector work on {self.pool}'s pipes" if self.pool else ""))
+
     def beside(self, model, instructions: list[iced_x86.Instruction], forms: list[str]) -> float:
         """What the block's other vector work adds to the floor where the costs take the vector
         pipes (:attr:`pool` set): each instruction that names a vector register and is neither a
