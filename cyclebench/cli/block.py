@@ -56,7 +56,7 @@ def add_parser(sub):
                    help="repetitions per block (default 10)")
     m.add_argument("--max-pages", type=at_least(1), default=16384, metavar="N",
                    help="pages the block may touch before it is reported (default 16384)")
-    m.add_argument("--cpu", type=int, metavar="N", help="pin to CPU N (one runner)")
+    m.add_argument("--cpu", type=whole_number, metavar="N", help="pin to CPU N (one runner)")
     m.add_argument("--timeout", type=float, default=10.0, metavar="S", help="per run (default 10 s)")
     p.add_argument("--json", action="store_true", help="print the result document(s) as JSON")
     p.set_defaults(run=run)

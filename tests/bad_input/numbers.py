@@ -49,6 +49,9 @@ CASES = [
       for o, v, error in (("-n", "0", r"0 measurements is out of range"),
                           ("-n", "-1", r"-1 measurements is out of range"),
                           ("-n", HUGE, r"measurements is out of range"))),
+    Case("block-cpu-not-a-number", ["block", BLOCK, "--cpu", "first"], 2,     # read as every other --cpu
+         r"argument --cpu: 'first' is not a whole number"),
+    Case("block-cpu-missing", ["block", BLOCK, "--cpu", HUGE], 2, rf"CPU {HUGE} does not exist"),
     Case("block-n-not-a-number", ["block", BLOCK, "-n", "many"], 2, r"argument -n/--n-measurements: 'many'"),
     *(Case(f"study-{_id(o, v)}", ["study", "memset", o, v], 2, error)
       for o, v, error in (("-n", "0", r"0 repetitions is out of range"),
