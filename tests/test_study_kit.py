@@ -96,3 +96,16 @@ def test_dispatch_keys_carry_the_repetitions_and_calls():
     assert not keys & {t.key for t in plan(replace(QUICK, reps=QUICK.reps + 1), built)}
     assert not keys & {t.key for t in plan(replace(QUICK, fixed_calls=QUICK.fixed_calls * 2), built)
                        if t.experiment == "fixed"}
+
+
+def test_the_other_subset_options_take_names_in_any_case():
+    from cyclebench.cli.study import study_parser
+    from cyclebench.errors import UsageError
+    from cyclebench.study import registry
+    dispatch, memset = registry.get("dispatch"), registry.get("memset")
+    cfg = dispatch.configure(study_parser(dispatch).parse_args(["--builds", "CLANG-OS,clang-retpoline"]))
+    assert cfg.builds == ("clang-Os", "clang-retpoline")
+    cfg = memset.configure(study_parser(memset).parse_args(["--kernels", "LIBC,New_SSE"]))
+    assert cfg.kernels == ("libc", "new_sse")
+    with pytest.raises(UsageError):
+        memset.configure(study_parser(memset).parse_args(["--kernels", "nope"]))

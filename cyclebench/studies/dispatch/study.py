@@ -44,7 +44,7 @@ class DispatchStudy(Study):
     def configure(self, options) -> StudyConfig:
         ch = {}
         if getattr(options, "builds", None):
-            b = comma_list(options.builds, "--builds clang-Os,clang-retpoline")
+            b = comma_list(options.builds, "--builds clang-Os,clang-retpoline", bl.BY_NAME)
             base = QUICK if options.quick else FULL
             ch["builds"] = b
             ch["pattern_builds"] = tuple(x for x in base.pattern_builds if x in b)
