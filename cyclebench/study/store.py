@@ -24,9 +24,9 @@ overwritten or mixed into; a caller that wants to keep an old file aside moves i
 ``start(meta, resume=True)`` continues our file (or starts a missing/empty one), unless its header
 names another CPU than ``meta`` does (two machines' figures would mix), or its ``options`` give
 another value than ``meta``'s to one of the store's ``method`` options, those that set what a
-figure means (one file would mix two methods; a header without the option resumes as before). Both check that
-the path can be written before any measurement: a folder, a device, a FIFO or an unwritable place
-raise ResultFileError at once. Files of the format before this header existed are refused with a
+figure means (one file would mix two methods; a header without the option resumes as before).
+Both check that the path can be written before any measurement: a folder, a device, a FIFO or an
+unwritable place raise ResultFileError at once. Files of the format before this header existed are refused with a
 hint to start a new results file.
 
 ``keep_aside`` moves an earlier run's file out of the way of a new one, to the first free numbered
