@@ -116,6 +116,9 @@ def test_objdump_listing_and_elf_symbol(tmp_path):
         extract.from_elf(obj, "f", len(whole), 4)
     with pytest.raises(UsageError, match=rf"^--offset {len(whole)} is outside f"):   # past the end, no --length
         extract.from_elf(obj, "f", len(whole))
+    for offset, length in ((-1, None), (0, 0), (0, -1), (10 ** 30, None), (0, 10 ** 30)):   # whole numbers' edges
+        with pytest.raises(UsageError, match=r"is outside f"):
+            extract.from_elf(obj, "f", offset, length)
     (tmp_path / "empty.txt").write_text("hello\n")
     with pytest.raises(ConfigError):
         extract.from_objdump(tmp_path / "empty.txt")

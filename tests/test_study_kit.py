@@ -60,8 +60,11 @@ def test_every_study_takes_one_subset_option(name):
     first, last = full.experiments[0], full.experiments[-1]
     cfg = study.configure(study_parser(study).parse_args(["--experiments", f"{first},{last}"]))
     assert cfg.experiments == (first, last)
-    with pytest.raises(UsageError):
+    cfg = study.configure(study_parser(study).parse_args(["--experiments", f"{first.upper()},{last.title()}"]))
+    assert cfg.experiments == (first, last)           # names in any case
+    with pytest.raises(UsageError) as e:
         study.configure(study_parser(study).parse_args(["--experiments", "nope"]))
+    assert "nope" in e.value.cause and first in e.value.hint and last in e.value.hint
 
 
 @pytest.mark.parametrize("name,args,field,value", [
@@ -97,3 +100,28 @@ def test_dispatch_plans_only_the_chosen_experiments():
     everything = {t.experiment for t in plan(QUICK, built)}
     assert everything == {"fixed", "pattern", "penalty"}
     assert {t.experiment for t in plan(replace(QUICK, experiments=("pattern",)), built)} == {"pattern"}
+
+
+def test_dispatch_keys_carry_the_repetitions_and_calls():
+    # a resume with another -n measures afresh instead of mixing two counts in one analysis
+    from cyclebench.studies.dispatch.config import QUICK
+    from cyclebench.studies.dispatch.experiments import plan
+    from dataclasses import replace
+    built = {"clang-Os": None, "clang-retpoline": None}
+    keys = {t.key for t in plan(QUICK, built)}
+    assert not keys & {t.key for t in plan(replace(QUICK, reps=QUICK.reps + 1), built)}
+    assert not keys & {t.key for t in plan(replace(QUICK, fixed_calls=QUICK.fixed_calls * 2), built)
+                       if t.experiment == "fixed"}
+
+
+def test_the_other_subset_options_take_names_in_any_case():
+    from cyclebench.cli.study import study_parser
+    from cyclebench.errors import UsageError
+    from cyclebench.study import registry
+    dispatch, memset = registry.get("dispatch"), registry.get("memset")
+    cfg = dispatch.configure(study_parser(dispatch).parse_args(["--builds", "CLANG-OS,clang-retpoline"]))
+    assert cfg.builds == ("clang-Os", "clang-retpoline")
+    cfg = memset.configure(study_parser(memset).parse_args(["--kernels", "LIBC,New_SSE"]))
+    assert cfg.kernels == ("libc", "new_sse")
+    with pytest.raises(UsageError):
+        memset.configure(study_parser(memset).parse_args(["--kernels", "nope"]))

@@ -271,3 +271,29 @@ def test_inst_records_are_refused_or_render_in_the_table(tmp_path, fields):
     except ResultFileError:
         return
     get_table_reporter("text").render([instruction_table(docs)])      # what --resume then does with them
+
+
+def test_a_run_resumed_with_another_method_is_refused(tmp_path):
+    # figures measured another way would go into a file whose header names the first way
+    p = tmp_path / "r.jsonl"
+    opts = {"n_measurements": 20, "aggregate": "avg", "basic_mode": False, "unroll": None, "timeout": 10}
+    whole = _write(p, 1, meta={"options": opts})
+    method = {"n_measurements": "-n", "aggregate": "--{}", "basic_mode": "--basic-mode", "unroll": "--unroll"}
+    for change, said in (({"n_measurements": 5}, "with -n 20, this run with -n 5"),
+                         ({"aggregate": "median"}, "with --avg, this run with --median"),
+                         ({"basic_mode": True}, "without --basic-mode, this run with --basic-mode"),
+                         ({"unroll": 100}, "without --unroll, this run with --unroll 100")):
+        with pytest.raises(ResultFileError, match=f"r.jsonl was measured {said}") as e:
+            _store(p, method=method).start({"options": {**opts, **change}}, resume=True)
+        assert "the options the file was started with" in e.value.hint
+        assert p.read_bytes() == whole
+    # an option outside the method, a header from before the options, a caller without them: resumed
+    for path, meta in ((p, {"options": {**opts, "timeout": 60}}), (p, {}),
+                       (tmp_path / "old.jsonl", {"options": {**opts, "n_measurements": 5}})):
+        if not path.exists():
+            _write(path, 1, meta={"run": 1})
+        with _store(path, method=method) as s:
+            assert len(s.start(meta, resume=True)) == 1
+    # a key the header lacks (recorded by a later cyclebench) is not compared
+    with _store(p, method={**method, "loop": "--loop"}) as s:
+        assert len(s.start({"options": {**opts, "loop": 5}}, resume=True)) == 1

@@ -14,6 +14,7 @@ from typing import Callable
 from ..errors import ConfigError, UsageError
 from ..instructions.bulk import default_cpus, pin_worker, pinned_pool
 from ..machine.metadata import machine_metadata
+from ..measurement import params
 from ..study.store import BulkRun, ResultsStore, bulk_doc_problem
 from ..textfile import quote, read_text
 from .code import parse_hex
@@ -61,8 +62,13 @@ def check_doc(doc: dict) -> str | None:
     return None
 
 
+# the options of the header's that set what a figure means: the repetitions the statistic is taken
+# over (the loop and aggregate are fixed; --max-pages and --timeout decide only whether a block runs)
+METHOD = {k: params.METHOD[k] for k in ("n_measurements",)}
+
+
 def results_store(path: Path) -> ResultsStore:
-    return ResultsStore(path, "block", SCHEMA_VERSION, check_record=check_doc)
+    return ResultsStore(path, "block", SCHEMA_VERSION, check_record=check_doc, method=METHOD)
 
 
 _CPU: int | None = None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import CycleBenchError, UsageError
 from ..study.store import check_output_path, same_file
-from .options import at_least, positive_int
+from .options import at_least, whole_number
 from .parser import subparser
 
 
@@ -29,8 +29,8 @@ def add_parser(sub):
     s.add_argument("--objdump", type=Path, metavar="FILE", help="an objdump -d listing of the block")
     s.add_argument("--elf", type=Path, metavar="BINARY", help="an ELF binary or object file (with --symbol)")
     s.add_argument("--symbol", metavar="NAME", help="the function in --elf; without --offset/--length its first block")
-    s.add_argument("--offset", type=positive_int, metavar="A", help="byte offset of the block in --symbol")
-    s.add_argument("--length", type=positive_int, metavar="N", help="the block's length in bytes")
+    s.add_argument("--offset", type=whole_number, metavar="A", help="byte offset of the block in --symbol")
+    s.add_argument("--length", type=whole_number, metavar="N", help="the block's length in bytes")
     s.add_argument("--file", type=Path, metavar="CSV", help="many blocks: a CSV with columns hex[,application,weight]")
     s.add_argument("--limit", type=at_least(1), metavar="N", help="with --file: the first N blocks")
     s.add_argument("--sample", type=at_least(1), metavar="N", help="with --file: N blocks chosen with --seed")
@@ -52,11 +52,11 @@ def add_parser(sub):
                    help="with --predictor predict: latencies (uops.info CSV or inst results; default 1 cycle each)")
     c.add_argument("--mcpu", metavar="CPU", help="llvm-mca -mcpu (default: LLVM's own detection of this CPU)")
     m = p.add_argument_group("measuring")
-    m.add_argument("-n", "--n-measurements", type=positive_int, default=10, metavar="N",
+    m.add_argument("-n", "--n-measurements", type=whole_number, default=10, metavar="N",
                    help="repetitions per block (default 10)")
     m.add_argument("--max-pages", type=at_least(1), default=16384, metavar="N",
                    help="pages the block may touch before it is reported (default 16384)")
-    m.add_argument("--cpu", type=int, metavar="N", help="pin to CPU N (one runner)")
+    m.add_argument("--cpu", type=whole_number, metavar="N", help="pin to CPU N (one runner)")
     m.add_argument("--timeout", type=float, default=10.0, metavar="S", help="per run (default 10 s)")
     p.add_argument("--json", action="store_true", help="print the result document(s) as JSON")
     p.set_defaults(run=run)

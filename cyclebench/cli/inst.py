@@ -147,6 +147,8 @@ def run(args) -> int:
     kwargs = measurement_kwargs(args)
     if kwargs.get("n_measurements") is None:
         kwargs["n_measurements"] = BULK_MEASUREMENTS
+    from ..measurement.params import check
+    check(**kwargs)        # measure()'s own checks, once: a bad value would fail every form, exit 0
     from ..instructions.bulk import default_cpus, run as run_forms
     cpus = [args.cpu] if args.cpu is not None else default_cpus()
     if args.jobs is not None:

@@ -8,7 +8,10 @@ from ..errors import ResultFileError, UsageError
 from ..study.store import check_output_path
 
 
-def positive_int(text: str) -> int:
+def whole_number(text: str) -> int:
+    """An argparse type: a whole number, decimal or with int()'s 0x/0o/0b prefix, of any size and
+    sign; the option's range is checked where it is used (measure()'s checks, params.py, name the
+    range), before anything is measured."""
     try:
         return int(text, 0)
     except ValueError:
@@ -16,9 +19,9 @@ def positive_int(text: str) -> int:
 
 
 def at_least(lo: int):
-    """An argparse type: a whole number (as positive_int reads it) of at least ``lo``."""
+    """An argparse type: a whole number (as whole_number reads it) of at least ``lo``."""
     def whole(text: str) -> int:
-        n = positive_int(text)
+        n = whole_number(text)
         if n < lo:
             raise argparse.ArgumentTypeError(f"{n} is below {lo}")
         return n
@@ -52,14 +55,14 @@ def add_measurement_options(p: argparse.ArgumentParser, code_parts: bool = True)
         g.add_argument("--late-init-file", type=Path, metavar="FILE")
         g.add_argument("--one-time-init-file", type=Path, metavar="FILE")
     m = p.add_argument_group("counts (nanoBench's model; omit to choose automatically)")
-    m.add_argument("--unroll", type=positive_int, metavar="N", help="copies of the code per run (config A: N, B: 2N)")
-    m.add_argument("--loop", type=positive_int, metavar="N",
+    m.add_argument("--unroll", type=whole_number, metavar="N", help="copies of the code per run (config A: N, B: 2N)")
+    m.add_argument("--loop", type=whole_number, metavar="N",
                    help="iterations of a loop around the copies; 0 = no loop. R15 is the loop counter: "
                         "code must not change it while a loop is used. Default: chosen so that B-A spans enough TSC ticks")
-    m.add_argument("-n", "--n-measurements", type=positive_int, metavar="N", help="repetitions (default 50 with TSC, 10 with a PMU)")
-    m.add_argument("--warm-up", type=positive_int, default=5, metavar="N", help="runs before the first recorded one (default 5)")
-    m.add_argument("--initial-warm-up", type=positive_int, default=0, metavar="N", help="runs before everything else (default 0)")
-    m.add_argument("--alignment-offset", type=positive_int, default=0, metavar="N", help="code starts at 64-byte alignment + N")
+    m.add_argument("-n", "--n-measurements", type=whole_number, metavar="N", help="repetitions (default 50 with TSC, 10 with a PMU)")
+    m.add_argument("--warm-up", type=whole_number, default=5, metavar="N", help="runs before the first recorded one (default 5)")
+    m.add_argument("--initial-warm-up", type=whole_number, default=0, metavar="N", help="runs before everything else (default 0)")
+    m.add_argument("--alignment-offset", type=whole_number, default=0, metavar="N", help="code starts at 64-byte alignment + N")
     a = p.add_argument_group("aggregation and mode")
     agg = a.add_mutually_exclusive_group()
     for name, what in (("avg", "mean of the 20th-80th percentiles (default)"), ("median", "median"),
@@ -84,7 +87,7 @@ def add_measurement_options(p: argparse.ArgumentParser, code_parts: bool = True)
                    help="count kernel mode (default 0; nanoBench's -os; needs perf_event_paranoid <= 1 or root)")
     c.add_argument("--fixed-counters", action="store_true",
                    help="also count instructions and ref-cycles (Intel's fixed counters; needs a PMU)")
-    c.add_argument("--group-size", type=positive_int, metavar="N",
+    c.add_argument("--group-size", type=whole_number, metavar="N",
                    help="at most N events per perf_event group; more groups are measured one after the other "
                         "(default: the PMU's programmable counters; software events need none)")
     c.add_argument("--remove-empty-events", action="store_true", help="leave out events that did not occur")
@@ -94,7 +97,7 @@ def add_measurement_options(p: argparse.ArgumentParser, code_parts: bool = True)
     c.add_argument("--clock-mhz", type=float, metavar="MHZ",
                    help="convert TSC ticks to cycles at this core clock instead of calibrating it (as the "
                         "environment variable CYCLEBENCH_CLOCK_MHZ does); for a core whose clock is pinned")
-    c.add_argument("--cpu", type=positive_int, metavar="N", help="pin the runner to CPU N (default: the current one)")
+    c.add_argument("--cpu", type=whole_number, metavar="N", help="pin the runner to CPU N (default: the current one)")
     c.add_argument("--timeout", type=float, default=10.0, metavar="S", help="kill the measured code after S seconds (default 10)")
     c.add_argument("--budget", type=float, default=2.0, metavar="S",
                    help="time allowed for automatic re-runs when the host is noisy (default 2)")

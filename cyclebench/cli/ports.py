@@ -77,6 +77,11 @@ def run(args) -> int:
     units = set(report.get("slow_units") or ())
     for r, b in blockers.items():
         print(f"  {r}: " + (f"a unit no blocker probes, held by {b}" if r in units else f"the bottleneck of {b}"))
+    if model.lines:
+        print(f"  stores to distinct cache lines: {', '.join(f'{f} {t:.2f}' for f, t in sorted(model.lines.items()))} "
+              "cycles each")
+    print("probe records (each measured once on this CPU by its own blocks; what the predictor reads from it, "
+          "and the figures measured):")
     factor, where = upper.stored(args.show or args.resume or args.results)
     print("  legacy-SSE writes under a dirty ZMM state take their resources "
           + (f"{factor:.2f} times ({where})" if factor else f"as they are, no more ({where})"))
@@ -111,11 +116,20 @@ def run(args) -> int:
           f"{fresh.stored(args.show or args.resume or args.results, model)[1]}")
     print(f"  immediates and displacements a dispatch group carries: "
           f"{fields.stored(args.show or args.resume or args.results, model.width)[1]}")
-    if model.lines:
-        print(f"  stores to distinct cache lines: {', '.join(f'{f} {t:.2f}' for f, t in sorted(model.lines.items()))} "
-              "cycles each")
+    _bounds(args.show or args.resume or args.results)
     print(f"{'form':<40} {'alone':>6}  resources, cycles per instance (inferred from throughput)")
     for form in sorted(model.usage):
         t = model.alone.get(form)
         print(f"{form:<40} {'-' if t is None else f'{t:.2f}':>6}  {describe(form, model, blockers, {})}")
     return 0
+
+
+def _bounds(path: Path) -> None:
+    """The bounds the predictor takes from the file beside the resources (predict.load: the
+    measured mixes as floors and the probes' floors), one line each, and the usages it mends."""
+    from ..instructions.ports.predict import load
+    loaded = load(path)
+    print("the predictor's bounds beside the resources (cyclebench predict takes them from this file):")
+    for b in loaded.bounds:
+        print(f"  {type(b).__module__.rsplit('.', 1)[-1]}.{type(b).__name__}: {b.describe()}")
+    print(f"  and {len(loaded.notes)} usages of the model below mended against the file's own readings (repair.py)")

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..study import registry
 from ..study.engine import run_study
-from .options import positive_int
+from .options import whole_number
 from .parser import Parser, exit_code_help, subparser
 
 
@@ -63,7 +63,7 @@ def study_parser(study) -> argparse.ArgumentParser:
     shared.add_argument("--resume", action="store_true",
                         help="keep OUT/results.jsonl and measure only what it lacks (without it, an "
                              "earlier run's file is kept as results.N.jsonl, the first free N)")
-    shared.add_argument("-n", "--n-measurements", type=positive_int, metavar="N",
+    shared.add_argument("-n", "--n-measurements", type=whole_number, metavar="N",
                         help="repetitions per measurement (default: the study's)")
     shared.add_argument("--no-progress", action="store_true",
                         help="no progress report (by default: a bar on a terminal, else a line per stage)")

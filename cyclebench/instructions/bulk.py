@@ -28,6 +28,7 @@ from typing import Callable, Iterable
 
 from ..errors import UsageError
 from ..machine.metadata import machine_metadata
+from ..measurement.params import METHOD, method
 from ..study.store import BulkRun, ResultsStore, bulk_doc_problem
 from .catalogue import Catalogue
 from .characterize import SCHEMA, SCHEMA_VERSION, Session, characterize, skipped_doc
@@ -116,8 +117,9 @@ def check_doc(doc: dict) -> str | None:
 
 
 def results_store(path: Path) -> ResultsStore:
-    """The JSON-lines results file of ``cyclebench inst`` (cyclebench/study/store.py)."""
-    return ResultsStore(path, "inst", SCHEMA_VERSION, check_record=check_doc)
+    """The JSON-lines results file of ``cyclebench inst`` (cyclebench/study/store.py); a resume
+    with other measuring options (params.METHOD) than its header keeps is refused."""
+    return ResultsStore(path, "inst", SCHEMA_VERSION, check_record=check_doc, method=METHOD)
 
 
 # ------------------------------------------------------------------------------------ workers
@@ -204,7 +206,8 @@ def run(selected: list[Selected], results: Path | None = None, resume: bool = Fa
     opts = {"latency": latency, "throughput": throughput}
     sink = results_store(results) if results is not None else None
     # the machine in the header: several machines' files merge into one table (results/machines.py)
-    run_ = BulkRun(sink, {**opts, "machine": machine_metadata()}, [s.name for s in selected], "form",
+    run_ = BulkRun(sink, {**opts, "machine": machine_metadata(), "options": method(measure_kwargs)},
+                   [s.name for s in selected], "form",
                    resume=resume, notice=notice, progress=progress)
     out, finish = run_.out, run_.finish
     pending = set(run_.todo)

@@ -20,6 +20,34 @@ MAX_AREA = 1 << 36
 MIN_MEMORY = 64 << 20        # the child's address-space cap must leave room for the runner itself
 MAX_DATA = 1 << 32
 MAX_MAP_PAGES = 65536        # the runner's cap on fault-mapped pages (cb_runner.c, --map-pages)
+# The keywords that set what a figure means, with the option that sets each (``--{}``: the value is
+# the option): the copies and loop, the statistic over the repetitions (their count included), the
+# runs before them, the code's placement, the counters, the clock and the harness's reads.  A
+# results file keeps them, and a run resumed with other values is refused (study/store.py).  The
+# rest change which figures there are (events), the runner's limits and where it runs, not a figure.
+METHOD = {"unroll": "--unroll", "loop": "--loop", "n_measurements": "-n", "aggregate": "--{}",
+          "warm_up": "--warm-up", "initial_warm_up": "--initial-warm-up", "alignment_offset": "--alignment-offset",
+          "basic_mode": "--basic-mode", "no_normalization": "--no-normalization",
+          "drain_frontend": "--drain-frontend", "counters": "--counters", "clock_mhz": "--clock-mhz/CYCLEBENCH_CLOCK_MHZ",
+          "user": "--usr", "kernel": "--os", "no_mem": "--no-mem"}
+
+
+def method(kwargs: dict) -> dict:
+    """The :data:`METHOD` values of measure() keywords as a results file keeps them: the clock the
+    environment states where no keyword does (measurement/clocks.py), user and kernel as --usr/--os
+    spell them."""
+    from .clocks import CLOCK_ENV
+    out = {k: kwargs.get(k) for k in METHOD}
+    env = os.environ.get(CLOCK_ENV)
+    if out["clock_mhz"] is None and env:
+        try:
+            out["clock_mhz"] = float(env)
+        except ValueError:
+            out["clock_mhz"] = env
+    for k in ("user", "kernel"):
+        if out[k] is not None:
+            out[k] = int(out[k])
+    return out
 
 
 def _bad(cause: str, hint: str):

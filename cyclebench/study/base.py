@@ -154,20 +154,22 @@ def add_experiments_option(group, experiments) -> None:
                        help=argparse.SUPPRESS)
 
 
-def comma_list(text: str | None, example: str) -> tuple[str, ...] | None:
+def comma_list(text: str | None, example: str, names=()) -> tuple[str, ...] | None:
     """A study option's comma-separated list (None when the option was not given); ``example`` is
-    the hint's sample value, e.g. "--experiments latency,tlb"."""
+    the hint's sample value, e.g. "--experiments latency,tlb"; an item that is one of ``names`` in
+    another case is spelt as there (one that is none is left for the config to refuse with them)."""
     if text is None:
         return None
     items = tuple(x.strip() for x in text.split(",") if x.strip())
     if not items:
         raise UsageError("an empty list was given", f"e.g. {example}")
-    return items
+    spelt = {n.lower(): n for n in names}
+    return tuple(spelt.get(x.lower(), x) for x in items)
 
 
 def preset(options, quick, full, **changes):
     """A study's config: its quick or full preset, with the shared ``-n`` (its ``reps``), the
-    ``--experiments`` subset and the study's own option ``changes`` applied (a frozen dataclass,
+    ``--experiments`` subset (names in any case) and the study's own option ``changes`` applied (a frozen dataclass,
     so ``replace``)."""
     n = options.n_measurements
     if n is not None:
@@ -177,5 +179,6 @@ def preset(options, quick, full, **changes):
     cfg = quick if options.quick else full
     subset = getattr(options, "experiments", None)
     if subset is not None:
-        changes["experiments"] = comma_list(subset, "--experiments " + ",".join(cfg.experiments[:2]))
+        changes["experiments"] = comma_list(subset, "--experiments " + ",".join(cfg.experiments[:2]),
+                                            (*full.experiments, *quick.experiments))
     return replace(cfg, **changes) if changes else cfg

@@ -22,9 +22,11 @@ so a killed run loses at most the line it was writing. Reading (``load``):
 ``start(meta, resume=False)`` refuses an existing non-empty file, ours or not (results are never
 overwritten or mixed into; a caller that wants to keep an old file aside moves it first);
 ``start(meta, resume=True)`` continues our file (or starts a missing/empty one), unless its header
-names another CPU than ``meta`` does (two machines' figures would mix). Both check that
-the path can be written before any measurement: a folder, a device, a FIFO or an unwritable place
-raise ResultFileError at once. Files of the format before this header existed are refused with a
+names another CPU than ``meta`` does (two machines' figures would mix), or its ``options`` give
+another value than ``meta``'s to one of the store's ``method`` options, those that set what a
+figure means (one file would mix two methods; a header without the option resumes as before).
+Both check that the path can be written before any measurement: a folder, a device, a FIFO or an
+unwritable place raise ResultFileError at once. Files of the format before this header existed are refused with a
 hint to start a new results file.
 
 ``keep_aside`` moves an earlier run's file out of the way of a new one, to the first free numbered
@@ -56,11 +58,12 @@ class ResultsStore:
     """One results file: ``load``, ``start``, ``append``, ``close`` (see the module docstring)."""
 
     def __init__(self, path, kind: str, schema_version: int, *,
-                 check_record: Callable[[dict], str | None] | None = None):
+                 check_record: Callable[[dict], str | None] | None = None, method: dict[str, str] | None = None):
         self.path = Path(path)
         self.kind = kind
         self.schema_version = schema_version
         self.check_record = check_record
+        self.method = method or {}          # meta["options"] key -> the option that sets it
         self.meta: dict | None = None       # the header's meta once loaded or started
         self.notes: list[str] = []
         self._fd: int | None = None
@@ -193,6 +196,7 @@ class ResultsStore:
             exists = header is not None
             if exists:
                 _same_cpu(self.path, self.meta, meta)
+                _same_method(self.path, self.meta, meta, self.method)
         elif exists and os.path.getsize(self.path):
             if not self._ours():
                 raise ResultFileError(f"{self.path} already exists and is not a cyclebench results file",
@@ -258,6 +262,27 @@ def _same_cpu(path: Path, old: dict | None, new: dict) -> None:
     if any(was) and was != now:
         raise ResultFileError(f"{path} was started on another CPU ({_cpu_text(a)}; this one: {_cpu_text(b)})",
                               "give this machine its own results file; cyclebench report puts several side by side")
+
+
+def _same_method(path: Path, old: dict | None, new: dict, method: dict[str, str]) -> None:
+    """A run resumed with another value of an option that sets what a figure means would put
+    figures of two methods in one file under the first one's header."""
+    a, b = (m.get("options") if isinstance(m, dict) else None for m in (old, new))
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return                           # a header from before the options were recorded
+    for key, option in method.items():
+        if key in a and a[key] != b.get(key):
+            raise ResultFileError(f"{path} was measured {_with(option, a[key])}, this run {_with(option, b.get(key))}",
+                                  "resume with the options the file was started with, or give a new results file")
+
+
+def _with(option: str, value) -> str:
+    """``with -n 20``, ``with --median`` (an option spelt ``--{}``), ``without --basic-mode``."""
+    if value is None or value is False:
+        return f"without {option.replace('{}', 'its option')}"
+    if value is True:
+        return f"with {option}"
+    return f"with {option.format(quote(str(value), 40))}" if "{}" in option else f"with {option} {quote(str(value), 40)}"
 
 
 def _cpu_text(m: dict) -> str:

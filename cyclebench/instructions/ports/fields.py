@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import iced_x86
 
+from .bound import Bound
 from .dataflow import zero_idiom
 
 RECORD = "fields"
@@ -127,10 +128,10 @@ def groups(weights: list[int], slots: list[float], cap: int, width: int = 6,
 
 
 @dataclass(frozen=True)
-class FieldBound:
+class FieldBound(Bound):
     """The cycles an iteration's dispatch groups take where a group carries at most ``cap``
     values and ``alus`` integer ALU operations (None: no such limit measured; predict.Loaded.bounds;
-    predict() calls :meth:`grouped` with the slots it charges)."""
+    predict() calls :meth:`dispatch` with the slots it charges)."""
     cap: int
     width: int
     alus: int | None = None
@@ -139,6 +140,13 @@ class FieldBound:
         """The groups an iteration takes, ``slots`` each instruction's dispatch slots."""
         return groups([values(ins) for ins in instructions], slots, self.cap, self.width,
                       [int(integer_alu(ins)) for ins in instructions], self.alus)
+
+    def describe(self) -> str:
+        return (f"a dispatch group of {self.width} slots holds at most {self.cap} immediate and displacement values"
+                + (f" and {self.alus} integer ALU operations" if self.alus else ""))
+
+    def dispatch(self, instructions: list[iced_x86.Instruction], slots: list[float]) -> tuple[float, str]:
+        return self.grouped(instructions, slots), LABEL
 
 
 BLOCKS = {

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 
 import iced_x86
 
+from .bound import Bound
 from .dataflow import loops, producers, zero_idiom
 from .repair import TOLERANCE
 
@@ -203,7 +204,7 @@ def later(latency, cycles: float):
 
 
 @dataclass
-class FlagOrder:
+class FlagOrder(Bound):
     """The floor of :mod:`flag_order` (a ``floors`` entry of predict(): :meth:`floor_of`):
     ``pair`` cycles for each exposed compare; ``compares``: the model's forms that move a vector
     compare to the flags; ``fast``: its forms that run as many a cycle as the ALUs alone."""
@@ -229,6 +230,13 @@ class FlagOrder:
         fast = {f for f, t in model.alone.items() if t and t <= (1 + TOLERANCE) / k}
         moves = {f for f, s in sides.items() if s == frozenset({"gpr"})}
         return cls(pair, dict(late or {}), model, catalogue, compares, fast, moves)
+
+    def describe(self) -> str:
+        lates = "; ".join(f"a chained writer beside a transfer to the {k} {v:.2f} cycles later"
+                          + (f" ({self.late[k + ' even']:.2f} on an even chain)" if k + " even" in self.late else "")
+                          for k, v in self.late.items() if not k.endswith(" even"))
+        return "; ".join(filter(None, [f"each compare to the flags right after a flag writer takes at least "
+                                       f"{self.pair:.2f} cycles" if self.pair else "", lates]))
 
     def floor_of(self, instructions, counts=None) -> tuple[float, str]:
         """(cycles, label) for a block: :attr:`pair` for each exposed compare."""

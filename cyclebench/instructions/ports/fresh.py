@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .bound import Bound
+
 RECORD = "fresh"
 PER_FORM = True            # run.record gives probe() the results file's forms
 COPIES = 4                 # each on its own register: no chain, the form's own time
@@ -90,10 +92,13 @@ def floors(times: dict[str, float], model) -> dict[str, float]:
 
 
 @dataclass
-class FreshFloor:
+class FreshFloor(Bound):
     """A block's copies of the forms :func:`floors` keeps, at their fresh times (one of the
     predictor's floors: predict.Loaded.bounds)."""
     times: dict[str, float]
+
+    def describe(self) -> str:
+        return "each copy at least its fresh time: " + ", ".join(f"{f} {t:.2f}" for f, t in sorted(self.times.items()))
 
     def floor(self, counts: dict[str, int]) -> tuple[float, str]:
         v = sum(n * self.times[f] for f, n in counts.items() if f in self.times)

@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from . import crowding
+from .bound import Bound
 from .model import FRONT_END, USED
 
 RECORD = "mul_loads"
@@ -118,12 +119,16 @@ def _groups(model, form: str, loads):
 
 
 @dataclass(frozen=True)
-class LoadFloor:
+class LoadFloor(Bound):
     """The block's one-pipe load-op forms and, with each, as many plain GPR loads as the probe held
     beside it (:data:`LOADS`), ``pipes`` a cycle: beyond that the loads spread further (the grid)."""
     pipes: int
     plains: frozenset
     ones: frozenset
+
+    def describe(self) -> str:
+        return (f"each of {len(self.ones)} one-pipe load-op forms with up to {len(LOADS)} of {len(self.plains)} plain "
+                f"GPR loads beside it on {self.pipes} load pipes")
 
     def floor(self, counts: dict[str, int]) -> tuple[float, str]:
         p = sum(n for f, n in counts.items() if f in self.plains)

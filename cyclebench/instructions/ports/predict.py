@@ -129,7 +129,7 @@ class Loaded:
 
     @property
     def bounds(self) -> tuple:
-        """The floors predict() takes from the readings and probes (its ``floors``)."""
+        """The floors predict() takes from the readings and probes (its ``floors``: bound.Bound each)."""
         return (self.floors, self.shared) + tuple(f for f in (self.loop, self.flags, self.load_floor, self.fresh,
                                                              self.fields) if f)
 
@@ -284,8 +284,8 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
             deal: bool = False, grain: int = store_grain.LINE, in_order: bool = False,
             trips: store_load.Trips | None = None) -> Prediction:
     """The prediction for one block (see the module docstring); ``floors``: the readings of the
-    model's results file as floors, one set or several (repair.PairFloors, shared.SharedFloors:
-    :attr:`Loaded.bounds`); ``upper_factor``: the resources a legacy-SSE
+    model's results file and its probes as floors, one bound.Bound or several (repair.PairFloors,
+    shared.SharedFloors, ...: :attr:`Loaded.bounds`); ``upper_factor``: the resources a legacy-SSE
     XMM write takes while a ZMM register dirties the upper state, as upper.probe measured it;
     ``in_flight``: the waiting instructions that fit in flight, as inflight.probe measured it
     (:attr:`Loaded.in_flight`), the simulation's limit; ``deal``: the core deals vector µops to
@@ -329,9 +329,8 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         lats.append(v)
     load = load_time(latencies, catalogue)
     lats = [merged_after(v, load) for v in lats]
-    for each in _each(floors):
-        if hasattr(each, "delayed"):          # a writer that exposes a compare (flag_order.py)
-            lats = each.delayed(instructions, forms, lats)
+    for each in _each(floors):                # e.g. a writer that exposes a compare (flag_order.py)
+        lats = each.delayed(instructions, forms, lats)
     chain = chain_bound(instructions, lats, trips)
     if counts:
         # crowding usages bind only where a form needs the crowded resource and the crowding
@@ -345,11 +344,14 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain,
                        once, in_order and catalogue, trips, pipes)
         seq = held.holds(model)
-        grouped = [each for each in _each(floors) if hasattr(each, "grouped")]   # fields.py
-        if grouped and model.width:
+        if model.width:                       # the dispatch groups (fields.py)
             # a legacy write's extra pass under a dirty upper state is no slot of its own
             front = _instances(instructions, forms, [1.0] * len(forms), model, once, pipes)[1]
-            loads[fields.LABEL] = grouped[0].grouped(instructions, [round(v * model.width, 3) for v in front])
+            taken = [round(v * model.width, 3) for v in front]
+            for each in _each(floors):
+                v, why = each.dispatch(instructions, taken)
+                if v:
+                    loads[why] = v
         if seq.keys() & counts.keys():
             loads[held.LABEL] = held.bound(forms, _instances(instructions, forms, weight, model, once, pipes)[1], seq,
                                            held.slots(instructions, dealing.uops(instructions, forms, model, whole,
@@ -402,14 +404,9 @@ def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: d
         if v:
             loads[load_order.LABEL] = v
     for each in _each(floors):
-        if not hasattr(each, "floor_of") and not hasattr(each, "floor"):
-            continue                   # a bound predict() takes itself (fields.FieldBound)
-        # a floor that reads registers (upper_loop.LoopFloor) takes the instructions too
-        v, why = each.floor_of(instructions, counts) if hasattr(each, "floor_of") else each.floor(counts)
-        if v and hasattr(each, "beside"):     # the block's other vector work on the merges' pipes (upper_pool.py)
-            v += each.beside(model, instructions, forms)
-        if v:
-            loads[why] = v
+        v, why = each.floor_of(instructions, counts)
+        if v:                          # e.g. the block's other vector work on the merges' pipes (upper_pool.py)
+            loads[why] = v + each.beside(model, instructions, forms)
     return loads
 
 

@@ -68,6 +68,7 @@ from pathlib import Path
 import numpy as np
 
 from . import slots
+from .bound import Bound
 from .model import FRONT_END, USED, Model
 from .upper import BINDING      # a usage within this share of the form's time alone bounds the form
 
@@ -253,7 +254,7 @@ def alone_short(model: Model) -> list[str]:
 
 
 @dataclass
-class PairFloors:
+class PairFloors(Bound):
     """The third rule: (class, class) -> {ratio of their counts: the least cycles per instance
     of the first read at that ratio}; ``classes``: form -> its class (a form in none is its own).
     A class pair stands for its forms at a ratio only where its forms' readings there agree
@@ -292,6 +293,12 @@ class PairFloors:
 
     def cls(self, form: str) -> str:
         return self.classes.get(form, form)
+
+    def describe(self) -> str:
+        return (f"measured mixes of two forms' classes: {sum(map(len, self.table.values()))} ratios of "
+                f"{len(self.table)} class pairs, and {sum(map(len, self.own.values()))} of {len(self.own)} form "
+                "pairs whose classes' readings differ; a block with both at a ratio read takes at least "
+                "the least cycles read there")
 
     def floor(self, counts: dict[str, int]) -> tuple[float, str | None]:
         """(cycles, "measured mix A + B") of the slowest pair of the block's classes read in the

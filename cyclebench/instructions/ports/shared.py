@@ -57,6 +57,7 @@ import copy
 import re
 from dataclasses import dataclass, field
 
+from .bound import Bound
 from .model import USED, Model
 from .repair import TOLERANCE, model_cost, pair_shares
 
@@ -80,7 +81,7 @@ def integer_side(form) -> frozenset[str] | None:
 
 
 @dataclass
-class SharedFloors:
+class SharedFloors(Bound):
     """(form, form) -> (usage of the first, of the second) of the resource they share;
     ``classes``: form -> its class (the blocker that stands for it)."""
     pairs: dict[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
@@ -232,6 +233,10 @@ class SharedFloors:
         for f, r in held.items():
             out.usage[f].pop(r, None)
         return out
+
+    def describe(self) -> str:
+        return (f"a resource two forms share at any ratio, from their readings at several: {len(self.pairs)} "
+                f"form pairs, and {len(self.probed)} blockers' resources that several forms fill")
 
     def floor(self, counts: dict[str, int]) -> tuple[float, str | None]:
         """(cycles, "shared by A + B") of the most loaded such resource in a block with

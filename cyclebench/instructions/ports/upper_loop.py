@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import iced_x86
 
+from .bound import Bound
 from .model import FRONT_END
 from .upper import _X, _WRITES, _INFO, BINDING, dirty, legacy_xmm_write
 
@@ -66,12 +67,16 @@ def _vector(ins: iced_x86.Instruction) -> bool:
 
 
 @dataclass
-class LoopFloor:
+class LoopFloor(Bound):
     """The floor of :mod:`upper_loop` (a ``floors`` entry of predict(): :meth:`floor_of`, and
     :meth:`beside` where the costs share the vector pipes)."""
     legacy: float
     wide: float
     pool: str | None = None     # the probe's ZMM form, where upper_pool.probe found the pipes shared
+
+    def describe(self) -> str:
+        return (f"a block naming ZMM 0-15 takes {self.legacy:.2f} cycles a legacy-SSE XMM write and {self.wide:.2f} "
+                "a ZMM write at least" + (f", and its other vector work on {self.pool}'s pipes" if self.pool else ""))
 
     def beside(self, model, instructions: list[iced_x86.Instruction], forms: list[str]) -> float:
         """What the block's other vector work adds to the floor where the costs take the vector

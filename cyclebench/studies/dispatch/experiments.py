@@ -54,7 +54,8 @@ def indices(cfg: StudyConfig, pattern: str, k: int, target: int = 0) -> np.ndarr
 def _task(cfg, built, exp, build, d, pattern, k, target=None) -> Task:
     idx = indices(cfg, pattern, k, target or 0)
     what = f"t{target}" if pattern == "fixed" else f"k{k}"
-    key = f"{exp}/{build}/{d}/{pattern}/{what}"
+    label = f"{exp}/{build}/{d}/{pattern}/{what}"
+    key = f"{label}/n{len(idx)}/r{cfg.reps}"      # a resume with another -n measures afresh, as every study's
     params = {"build": build, "dispatcher": d, "pattern": pattern, "k": None if pattern == "fixed" else k,
               "target": target, "calls": len(idx)}
 
@@ -65,7 +66,7 @@ def _task(cfg, built, exp, build, d, pattern, k, target=None) -> Task:
         t = time_routine(b.routines[d], stream, opts, checker=DispatchChecker(d))
         return {"routine": t.routine, "params": params, "result": t.to_dict(),
                 "build": {"flags": list(BY_NAME[build].cflags), "compiler": compiler_version(BY_NAME[build].cc)}}
-    return Task(key, exp, key, run)
+    return Task(key, exp, label, run)
 
 
 def plan(cfg: StudyConfig, built: dict) -> list[Task]:

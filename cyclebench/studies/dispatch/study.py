@@ -44,7 +44,7 @@ class DispatchStudy(Study):
     def option_changes(self, options, base: StudyConfig) -> dict:
         if not getattr(options, "builds", None):
             return {}
-        b = comma_list(options.builds, "--builds clang-Os,clang-retpoline")
+        b = comma_list(options.builds, "--builds clang-Os,clang-retpoline", bl.BY_NAME)
         return {"builds": b, "pattern_builds": tuple(x for x in base.pattern_builds if x in b)}
 
     def prepare(self, cfg: StudyConfig) -> Prepared:

@@ -79,7 +79,7 @@ class MemsetStudy(Study):
             extra.append((name, spec))
         changes = {}
         if options.kernels is not None:
-            changes["kernels"] = comma_list(options.kernels, "--kernels libc,nt_old,new_sse")
+            changes["kernels"] = comma_list(options.kernels, "--kernels libc,nt_old,new_sse", KERNELS)
         if extra:
             changes["extra"] = tuple(extra)
         return changes
