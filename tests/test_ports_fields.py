@@ -135,3 +135,19 @@ def test_the_probe_weights_are_the_values_its_blocks_carry():
     for name, (weights, alu) in fields.ALUS.items():
         ins = decode("; ".join(fields.BLOCKS[name]))
         assert [fields.values(i) for i in ins] == weights and [int(fields.integer_alu(i)) for i in ins] == alu
+
+
+def test_a_resource_whose_blocker_the_groups_time_is_the_values_limit():
+    # mov r64, imm64 alone at 0.33 (three 2-value copies a group) is the groups; sub r64, r64 at
+    # 0.25 (four ALU operations a group, no values) and a blocker slower than its groups are not
+    from cyclebench.instructions.catalogue import Catalogue
+    from cyclebench.instructions.ports.model import Model
+    from cyclebench.instructions.ports.predict import form_of
+    cat = Catalogue.load()
+    probes = {"R0": "MOV (R64, I64)", "R1": "SUB_29 (R64, R64)", "R2": "IMUL (R64, R64)"}
+    model = Model(resources=list(probes), usage={f: {r: 0.25} for r, f in probes.items()}, width=6,
+                  alone={"MOV (R64, I64)": 1 / 3, "SUB_29 (R64, R64)": 0.25, "IMUL (R64, R64)": 1.0}, probes=probes)
+    bound = fields.FieldBound(6, 6, 4)
+    assert fields.values_resources(model, bound, cat, decode, form_of) == {"R0"}
+    model.alone["MOV (R64, I64)"] = 0.5         # slower than its groups: a resource of its own
+    assert fields.values_resources(model, bound, cat, decode, form_of) == set()

@@ -39,3 +39,8 @@ class Bound:
         """(cycles, label) an iteration's dispatch groups take, ``slots`` each instruction's
         dispatch slots as the resource bound charges them; taken with the final loads only."""
         return 0.0, None
+
+    def stands_for(self) -> frozenset[str]:
+        """Resources of the model this bound charges in their place: the final loads leave their
+        usages out (the crowding rules still read them)."""
+        return frozenset()

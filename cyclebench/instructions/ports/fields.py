@@ -135,6 +135,7 @@ class FieldBound(Bound):
     cap: int
     width: int
     alus: int | None = None
+    resources: frozenset[str] = frozenset()   # resources the groups stand for (values_resources): not charged
 
     def grouped(self, instructions: list[iced_x86.Instruction], slots: list[float]) -> float:
         """The groups an iteration takes, ``slots`` each instruction's dispatch slots."""
@@ -147,6 +148,37 @@ class FieldBound(Bound):
 
     def dispatch(self, instructions: list[iced_x86.Instruction], slots: list[float]) -> tuple[float, str]:
         return self.grouped(instructions, slots), LABEL
+
+    def stands_for(self) -> frozenset[str]:
+        return self.resources
+
+
+def values_resources(model, bound: FieldBound, catalogue, decode, form_of) -> frozenset[str]:
+    """The resources whose blocker the groups time alone: the values cut its groups (slower by
+    :data:`SLOWER` than with no values) and they give its time alone within :data:`NEAR`.  The solve
+    read that limit as a resource (Zen 4: ``mov r64, imm64``, three a group, 0.33 a copy) and
+    gave other forms shares of it from pairs the groups set; the bound charges the groups
+    themselves.  Each blocker's copies as the solve measured them (mixes.mix_code), ``decode`` and
+    ``form_of`` as the predictor's, at the slots it charges."""
+    from .mixes import NotMixable, mix_code      # the solve's code, only where a record asks
+    from .slots import share
+    out = set()
+    for r, b in model.probes.items():
+        alone, form = model.alone.get(b), catalogue.get(b)
+        if not alone or form is None:
+            continue
+        try:
+            ins = decode("\n".join(mix_code({b: form}, {b: 1})[0]))
+        except NotMixable:
+            continue
+        sl = [round(share(model, f) * model.width, 3) if (f := form_of(i, catalogue, model)) in model.usage else 1.0
+              for i in ins]
+        alu = [int(integer_alu(i)) for i in ins]
+        cut = bound.grouped(ins, sl) / len(ins)
+        free = groups([0] * len(ins), sl, bound.cap, bound.width, alu, bound.alus) / len(ins)
+        if cut > free * (1 + SLOWER) and abs(cut - alone) <= NEAR * alone:
+            out.add(r)
+    return frozenset(out)
 
 
 BLOCKS = {

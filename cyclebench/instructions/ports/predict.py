@@ -6,7 +6,8 @@ or machine code bytes and gives two bounds, each shown, and a simulation on them
 * **resource bound:** the largest resource load of one iteration (model.Model.cost), the front
   end included, and the stores' time by distinct spans written (:func:`store_lines`; the span
   that two stores a cycle share, store_grain.py: ``grain``), and with the CPU's record the dispatch
-  groups the immediates and displacements cut (fields.py);
+  groups the immediates and displacements cut (fields.py), in place of a resource whose blocker
+  those groups time alone (the solve's reading of the same limit: fields.values_resources);
 * **dependency-chain bound:** the loop-carried chains through registers, flags and memory, iterated
   until they settle, with each instruction's latency from ``latencies`` (form name -> cycles, e.g.
   a published column; the label says where they came from) or 1 cycle where none is known
@@ -162,10 +163,13 @@ def load(path: Path) -> Loaded:
     loop, loop_source = upper_loop.stored(path)
     if loop and upper_pool.stored(path)[0]:     # the floor takes the vector pipes: the block's other vector work counts
         loop = replace(loop, pool=form_of(decode(upper_loop.WIDE[0])[0], catalogue, model))
+    bound, bound_source = fields.stored(path, model.width)
+    if bound:                  # the values limit the solve read as a resource: the groups charge it
+        bound = replace(bound, resources=fields.values_resources(model, bound, catalogue, decode, form_of))
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
                   loop, loop_source, dealing.stored(path)[0], *store_grain.stored(path),
                   *load_order.stored(path), *store_load.stored(path), flags, pair_source, load_floor, pipes_source,
-                  *fresh.stored(path, model), *fields.stored(path, model.width))
+                  *fresh.stored(path, model), bound, bound_source)
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
@@ -341,6 +345,12 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         bound = max(max(first.values()), chain)
         model = crowding.uncrowded(model, crowding.relieved(model, first, bound) & counts.keys())
         model = crowding.without(model, crowding.pressed(model, counts, first, bound))
+        gone = frozenset().union(*(each.stands_for() for each in _each(floors)))
+        if gone:
+            # a bound charges these itself (e.g. the values limit the solve read as a resource,
+            # fields.py); the crowding above still read them as the model has them
+            model = replace(model, usage={f: {r: u for r, u in us.items() if r not in gone}
+                                          for f, us in model.usage.items()})
         loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain,
                        once, in_order and catalogue, trips, pipes)
         seq = held.holds(model)
