@@ -93,3 +93,11 @@ def test_measure_says_the_code_costs_less_than_the_resolution(monkeypatch, tmp_p
     assert f": < {bound:.2g} per copy (upper bound" in text and "below resolution" in text
     assert "stable (spread" not in text and "inf%" not in text
     assert f"{bound:.2g}" in get_reporter("markdown").render([r])
+
+
+def test_a_run_that_resolves_what_the_runners_trial_did_not_is_no_bound():
+    # the runner's last trial saw B - A of 26 ticks (code that ran at two speeds, A at the slower),
+    # the run's repetitions span far more than the runner's target: a figure, judged by its spread
+    ev = evaluate(fabricated([3 * 2 * LOOP * 70000 // 100000] * 50, limited=26))
+    assert ev["events"]["cycles"].upper_bound is None and not ev["stability"].below_resolution
+    assert ev["events"]["cycles"].value == pytest.approx(3.0, rel=1e-3)

@@ -64,3 +64,59 @@ def test_a_measured_result_carries_the_check():
     lin = r.stability["linearity"]
     assert set(lin) >= {"linear", "overhead_cycles", "allowance_cycles", "per_copy_a", "per_copy_b"}
     assert cyclebench.measure("add rax, rbx", basic_mode=True, n_measurements=5).stability["linearity"] is None
+
+
+def two_speed_run(pattern, loop=1000, unroll=100) -> RunnerOutput:
+    """A TSC-calibrated run (1e5 adds per 70000 ticks) of code that runs 1.0 or 2.0 cycles a copy,
+    A and B each at its own: ``pattern`` holds one "SS", "SF", "FS" or "FF" per repetition (A's
+    speed, B's), as `ucomiss xmm1, xmm2; movss [r14+0x40], xmm3; nop` read on a Zen 4 guest."""
+    per = {"S": 2.0, "F": 1.0}
+    copies, tick = unroll * loop, 1e5 / 70000
+    a = [[round((150 + per[p[0]] * copies) / tick)] for p in pattern]
+    b = [[round((150 + per[p[1]] * 2 * copies) / tick)] for p in pattern]
+    n = len(pattern)
+    return RunnerOutput(info={"loop": [str(loop)], "tsc_hz": ["2.6e9"], "cpu": ["0"]}, done=True,
+                        samples={"ca": [[70000]] * n, "cb": [[140000]] * n, "pa": [[70000]] * n,
+                                 "pb": [[140000]] * n, "a": a, "b": b})
+
+
+def test_a_repetition_whose_a_and_b_ran_at_different_speeds_is_left_out():
+    ev = EVAL(two_speed_run(["SF"] * 20 + ["SS"] * 30), Backend("tsc", "test"), TscCalibrated(), 100, False, "avg")
+    assert ev["stability"].stable and ev["events"]["cycles"].value == pytest.approx(2.0, rel=0.01)
+    assert ev["raw"]["unpaired"] == list(range(20)) and ev["raw"]["kept"] == list(range(20, 50))
+    assert any("different speeds per copy in 20 of 50" in w for w in ev["warnings"])
+
+
+def test_a_run_of_mostly_unpaired_repetitions_is_not_stable_however_tight():
+    # A at 2.0 a copy and B at 1.0 in most repetitions: B - A reads 0.00 in each, a tight spread
+    # that made "stable 0.00"; the few paired ones are too few to stand for the run
+    ev = EVAL(two_speed_run(["SF"] * 42 + ["SS"] * 8), Backend("tsc", "test"), TscCalibrated(), 100, False, "avg")
+    assert not ev["stability"].stable
+    assert any("different speeds per copy in 42 of 50" in r for r in ev["stability"].reasons)
+    # no repetition pairs at all (a capacity effect, or one speed each all run long): the same
+    ev = EVAL(two_speed_run(["SF"] * 50), Backend("tsc", "test"), TscCalibrated(), 100, False, "avg")
+    assert not ev["stability"].stable and ev["reps"] is None and not ev["linearity"].linear
+
+
+def test_interrupted_repetitions_are_paired_unless_the_interrupt_outweighs_the_overhead():
+    a, b = readings(3.0, 3.0, overhead=150, unroll=100, loop=1000, n=10)
+    a[3] += 5000                     # a 5,000-cycle interrupt in A: within 10% of B - A (3e5)
+    b[4] += 200_000                  # a preemption in B
+    from cyclebench.measurement.linearity import paired
+    assert paired(a, b, 1000) == [0, 1, 2, 3, 5, 6, 7, 8, 9]
+
+
+@pytest.mark.measured
+def test_code_that_runs_at_two_speeds_reads_what_its_a_and_b_ran_at_or_is_unstable():
+    # Zen 4 guest, the instruction tables' init (vector registers written by VEX broadcasts):
+    # A and B each ran 1.0 or 2.0 cycles a copy, and B - A read 0.02-0.4, "stable". A stable
+    # figure is now the speed per copy its repetitions' A and B both ran at.
+    import cyclebench
+    from cyclebench.instructions.session import value_init
+    code = ["ucomiss xmm1, xmm2", "movss dword ptr [r14+0x40], xmm3", "nop"]
+    for _ in range(3):
+        r = cyclebench.measure("\n".join(code), init="\n".join(value_init(code)), budget=0.5)
+        if r.stable:
+            lin, value = r.stability["linearity"], r.value("cycles")
+            assert not r.below_resolution and lin["linear"]
+            assert lin["per_copy_b"] == pytest.approx(value, rel=0.1) and lin["per_copy_a"] == pytest.approx(value, rel=0.1)

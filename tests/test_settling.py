@@ -29,7 +29,7 @@ def fabricated(diffs, contention=None, cal=None) -> RunnerOutput:
     return RunnerOutput(info={"loop": [str(LOOP)], "tsc_hz": ["2596000000"], "cpu": ["0"]}, done=True, samples={
         "ca": [[CAL]] * n, "cb": [[CAL + c] for c in cal],
         "pa": [[CAL]] * n, "pb": [[CAL + round(c * k)] for c, k in zip(cal, con)],
-        "a": [[5_000_000]] * n, "b": [[5_000_000 + d] for d in diffs]})
+        "a": [[1000 + abs(d)] for d in diffs], "b": [[1000 + abs(d) + d] for d in diffs]})
 
 
 def evaluate(out, ref_ghz=None, ref_con=None):

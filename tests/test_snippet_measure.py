@@ -86,10 +86,12 @@ def test_json_round_trip():
                 "tsc_hz", "calibrated_core_ghz", "counter_backend", "tool_version"):
         assert key in d["machine"]
     # every repetition's raw readings are kept; the figure's samples may leave some out, each
-    # named: interrupted calibrations, repetitions a burst touched, a head still warming up
+    # named: interrupted calibrations, repetitions whose A and B ran at different speeds,
+    # repetitions a burst touched, a head still warming up
     first = d["raw"]["attempts"][0]
     assert len(first["a"]) == 15
-    left_out = first["calibration_outliers"] + first["burst_outliers"] + first.get("warming_up", [])
+    left_out = (first["calibration_outliers"] + first.get("unpaired", []) + first["burst_outliers"]
+                + first.get("warming_up", []))
     assert sorted(first["kept"] + left_out) == list(range(15))
     assert 1 <= len(d["events"]["cycles"]["samples"]) <= 15
     assert d["raw"]["attempts"][0]["a"]

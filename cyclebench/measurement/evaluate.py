@@ -9,8 +9,10 @@ from . import linearity, stability, stats
 from .clocks import Clock
 from .multiplexing import multiplexing, multiplexing_warning
 from .result import EventResult
+from .runargs import AUTO_LOOP_TICKS
 
 POOR_TICKS = 5000            # B - A below this many TSC ticks: poor resolution
+UNPAIRED_NOTE = 0.2          # repetitions left out for A and B at different speeds: named from this share (interrupts leave out 0-12%)
 
 
 def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggregate, ref_ghz=None,
@@ -24,6 +26,9 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
     raw = {"loop": loop, "tsc_hz": tsc_hz, "a": a, "b": b}
     conv = clock.convert(out, ticks, norm, tsc_hz)
     raw.update(conv.raw)
+    unpaired = None if no_slope else _pair(conv, loop, raw)
+    # a run with no pair left has no repetition to pool with other runs' (pool)
+    poolable = not unpaired or bool(raw.get("unpaired"))
     reps = None
     if conv.ghz_per_rep:
         # drop the repetitions a burst touched (stability.clean), as the calibration drops
@@ -92,16 +97,19 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
     limited = _loop_limited(out.info)
     force = limited is not None and limited < POOR_TICKS
     below = _mark_bound(events, quantum, step / norm, tsc_hz, force, _resolved(ticks, keep, force))
+    if not unpaired and raw.get("unpaired") and len(raw["unpaired"]) >= UNPAIRED_NOTE * (len(raw["unpaired"]) + len(keep)):
+        warnings.append(linearity.unpaired_reason(len(raw["unpaired"]), len(raw["unpaired"]) + len(keep))
+                        + "; they are left out (code that runs at two speeds, A at one and B at the other)")
     if raw.get("warming_up"):
         warnings.append(f"the first {len(raw['warming_up'])} repetitions were still warming up (each slower than "
                         "the settled rest: a predictor or cache learning the input) and are left out")
     con = stats.median(conv.contention) if conv.contention else None
     return {"events": events, "stability": stability.assess(cycles, conv.ghz_per_rep, ref_ghz, con, ref_contention, below,
-                                                            asked=len(ticks)),
+                                                            asked=len(ticks), unpaired=unpaired),
             "loop": loop, "contention": con, "contention_reference": ref_contention, "loop_limited": limited,
             "tsc_hz": tsc_hz, "ghz": ghz, "step": step, "norm": norm, "raw": raw,
-            "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": stats.median(ticks),
-            "groups": groups, "warnings": warnings, "linearity": lin, "reps": reps, "quantum": quantum,
+            "cpu": int(out.info.get("cpu", ["-1"])[0]), "diff_ticks": stats.median([ticks[i] for i in keep] or ticks),
+            "groups": groups, "warnings": warnings, "linearity": lin, "reps": reps if poolable else None, "quantum": quantum,
             "aggregate": aggregate}
 
 
@@ -165,14 +173,44 @@ def _time_figures(cycles: list[float], ticks: list[float], aggregate: str, label
             "ns": _event("ns", "ns", [t * ns for t in ticks], aggregate, "nanoseconds", tick_quantum * ns)}
 
 
+def _pair(conv, loop: int, raw: dict) -> str | None:
+    """Leave out of ``conv`` the repetitions whose A and B ran at different speeds per copy
+    (linearity.paired; listed in ``raw["unpaired"]``), unless fewer than two agree. When fewer
+    than MIN_CLEAN_SHARE agree, return the reason the run is unstable: B - A of the others is no
+    cost (Zen 4 guest: A at 2.0 cycles a copy and B at 1.0 read 0.02, tight and stable)."""
+    pos = linearity.paired(conv.gross_a, conv.gross_b, loop)
+    left = len(conv.kept) - len(pos)
+    if not left:
+        return None
+    reason = None
+    if len(pos) < max(2, stability.MIN_CLEAN_SHARE * len(conv.kept)):
+        reason = linearity.unpaired_reason(left, len(conv.kept))
+        if len(pos) < 2:
+            return reason
+    raw["unpaired"] = [k for j, k in enumerate(conv.kept) if j not in set(pos)]
+    whole = len(conv.contention) == len(conv.kept)
+    conv.cycles, conv.gross_a, conv.gross_b, conv.kept = (
+        [conv.cycles[j] for j in pos], [conv.gross_a[j] for j in pos], [conv.gross_b[j] for j in pos],
+        [conv.kept[j] for j in pos])
+    if whole:
+        conv.contention = [conv.contention[j] for j in pos]
+    return reason
+
+
 def _resolved(ticks: list[float], keep: list[int] | None = None, force: bool = False) -> bool:
     """B - A spans at least POOR_TICKS, either way, in the median repetition: the clock resolves
     the code, so a figure within its uncertainty of zero is noise (the spread check judges it),
     not a bound. Sizes, not signed values: an interrupt in one repetition's A makes its B - A
     large and negative, and two repetitions of 1-cycle code (+3.7e5 and -4e5 ticks) once
-    averaged near zero, stable "below the resolution", where the spread should send it back."""
+    averaged near zero, stable "below the resolution", where the spread should send it back.
+
+    ``force``: the runner stopped growing the loop with B - A below the resolution. Its
+    repetitions, each 1000 times the runner's target long, then resolve the code only when they
+    span that target (AUTO_LOOP_TICKS): interrupts in so long a run add thousands of ticks, a
+    change of speed between the runner's trial and the run (code that runs at two speeds, A at one
+    and B at the other: linearity.paired) far more."""
     vals = [ticks[i] for i in keep] if keep is not None else ticks
-    return not force and bool(vals) and stats.median([abs(v) for v in vals]) >= POOR_TICKS
+    return bool(vals) and stats.median([abs(v) for v in vals]) >= (AUTO_LOOP_TICKS if force else POOR_TICKS)
 
 
 def _mark_bound(events: dict, quantum: float, tick_quantum: float, tsc_hz: float, force: bool = False,

@@ -13,6 +13,12 @@ assumption:
 
 In both cases B - A is not U times the cost of one copy. The figure can look perfectly stable and
 still be wrong, so the result carries a warning.
+
+The same holds repetition by repetition (:func:`paired`): code that runs at one of two speeds, the
+speed holding for a stretch of runs of the copies, can run A at one and B at the other. Zen 4
+guest: `ucomiss xmm1, xmm2; movss [r14+0x40], xmm3; nop` ran 1.0 or 2.0 cycles a copy, A and B
+each switching on their own, and a run whose A read 2.0 and B 1.0 gave B - A = 0.02 cycles a copy,
+tight and "stable". Only the repetitions whose A and B agree measure the copies.
 """
 from __future__ import annotations
 
@@ -61,6 +67,19 @@ def check(a: list[float], b: list[float], unroll: int, loop: int) -> Linearity:
     elif med > max(noise, allowance) and med > EXCESS_SHARE * abs(work):
         reason = "A costs more per copy than the harness overhead explains"
     return Linearity(not reason, med, q3 - q1, allowance, pa, pb, reason)
+
+
+def paired(a: list[float], b: list[float], loop: int) -> list[int]:
+    """Positions of the repetitions whose A and B ran at one speed per copy: the overhead 2A - B
+    they imply is within the harness's allowance either way, give or take EXCESS_SHARE of their
+    own B - A (an interrupt in A or B moves it by its own cost, a change of speed by the copies')."""
+    allowance = FIXED_OVERHEAD + LOOP_OVERHEAD * loop
+    return [i for i, (x, y) in enumerate(zip(a, b)) if abs(2 * x - y) <= allowance + EXCESS_SHARE * abs(y - x)]
+
+
+def unpaired_reason(left: int, total: int) -> str:
+    return (f"A and B ran at different speeds per copy in {left} of {total} repetitions (2A - B beyond any "
+            "harness overhead): B - A of such a repetition is not the cost of the copies")
 
 
 def warning(lin: Linearity, unroll: int, value: float) -> str:

@@ -131,7 +131,7 @@ def assess(values: list[float], ghz: list[float] | None = None,
            reference_ghz: float | None = None, contention: float | None = None,
            reference_contention: float | None = None, below_resolution: bool = False,
            variable_ok: bool = False, runs: int = 1, uncertainty: float | None = None,
-           asked: int | None = None) -> Stability:
+           asked: int | None = None, unpaired: str | None = None) -> Stability:
     """``below_resolution``: the figure is within its resolution of zero (stats.upper_bound); the
     host checks still apply, the spread check does not.
 
@@ -143,7 +143,10 @@ def assess(values: list[float], ghz: list[float] | None = None,
 
     ``asked``: how many repetitions ran, when interrupted ones were left out before ``values``.
     Fewer than two left of more is no figure: one repetition shows no spread (an interrupted
-    one kept alone read 2.39 cycles for a 1-cycle chain, stable by a spread of zero)."""
+    one kept alone read 2.39 cycles for a 1-cycle chain, stable by a spread of zero).
+
+    ``unpaired``: the reason most repetitions' A and B ran at different speeds per copy
+    (evaluate._pair): their B - A values are no costs, however tight."""
     med = stats.median(values)
     rel, spread = _spread(values)
     if below_resolution:
@@ -151,6 +154,8 @@ def assess(values: list[float], ghz: list[float] | None = None,
     reasons = []
     if spread:
         reasons.append(spread)
+    if unpaired:
+        reasons.append(unpaired)
     if asked and asked > 1 and len(values) < 2:
         reasons.append(f"{asked - len(values)} of {asked} repetitions were interrupted and left out: "
                        "one repetition shows no spread to judge the figure by")
