@@ -85,7 +85,8 @@ def record(ours, mca, rows, p, m, q, text, saved_as=None, block=None, **extra):
 
 
 class Readings:
-    """Stable readings of blocks, or none: a reading flagged unstable is taken again on the next
+    """Stable readings of blocks, or none: a reading flagged unstable (or non-linear in the copies,
+    or below the resolution: no figure of the block's cost) is taken again on the next
     CPU in turn (up to TRIES readings), starting each block on the CPU that last read stable
     (``session``: a Session's maker, given the CPU). Zen 4 KVM guest: a mix saved at 1.13 cycles
     when the bench kept flagged readings reads 0.78 on CPU 1 and 0.75 on CPU 0; flagged readings
@@ -131,7 +132,7 @@ class Readings:
             except CycleBenchError as e:
                 failed = e
                 continue
-            if m.stable:
+            if m.stable and m.linear and m.below is None:    # a bound or a non-linear cost is no figure
                 self.first = i
                 self.again += k > 0
                 return m.value, self.cpus[i], getattr(m, "modes", None)

@@ -21,7 +21,8 @@ def bench():
 
 
 class FakeSession:
-    """Readings by CPU, in turn: a float is a stable reading, ('u', v) an unstable one, an
+    """Readings by CPU, in turn: a float is a stable reading, ('u', v) an unstable one, ('b', v) a
+    stable bound below the resolution, ('n', v) a stable reading not linear in the copies, an
     exception is raised."""
 
     def __init__(self, cpu, script, log):
@@ -33,9 +34,10 @@ class FakeSession:
         if isinstance(r, Exception):
             raise r
         if isinstance(r, dict):         # a stable reading whose repetitions read two modes
-            return SimpleNamespace(value=r["value"], stable=True, modes=r["modes"])
-        unstable = isinstance(r, tuple)
-        return SimpleNamespace(value=r[1] if unstable else r, stable=not unstable, modes=None)
+            return SimpleNamespace(value=r["value"], stable=True, modes=r["modes"], linear=True, below=None)
+        kind, v = r if isinstance(r, tuple) else ("", r)
+        return SimpleNamespace(value=v, stable=kind != "u", modes=None, linear=kind != "n",
+                               below=v if kind == "b" else None)
 
 
 def readings(bench, script, processes=1):
@@ -50,6 +52,15 @@ def test_an_unstable_reading_is_taken_again_on_the_next_cpu(bench):
     assert r(["add rax, rbx"], []) == (0.5, 1)
     assert log == [0, 1, 1]
     assert (r.again, r.unsettled) == (1, 0)
+
+
+def test_a_bound_or_a_non_linear_reading_is_no_figure(bench):
+    # a stable reading below the resolution, or whose cost did not grow with the copies, is read again
+    r, log = readings(bench, {0: [("b", 0.02), ("n", 0.3)], 1: [2.0, 1.5]})
+    assert r(["ucomiss xmm1, xmm2"], []) == (2.0, 1)
+    r.first = 0
+    assert r(["ucomiss xmm1, xmm2"], []) == (1.5, 1)
+    assert log == [0, 1, 0, 1] and r.again == 2
 
 
 def test_a_block_never_read_stable_is_left_out(bench):
