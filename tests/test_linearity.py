@@ -6,6 +6,7 @@ import pytest
 
 from cyclebench.counters.backends import Backend
 from cyclebench.measurement import api
+from cyclebench.measurement import linearity
 from cyclebench.measurement.linearity import check
 from cyclebench.runner import RunnerOutput
 
@@ -120,3 +121,12 @@ def test_code_that_runs_at_two_speeds_reads_what_its_a_and_b_ran_at_or_is_unstab
             lin, value = r.stability["linearity"], r.value("cycles")
             assert not r.below_resolution and lin["linear"]
             assert lin["per_copy_b"] == pytest.approx(value, rel=0.1) and lin["per_copy_a"] == pytest.approx(value, rel=0.1)
+
+
+def test_unstable_advice_names_the_code_when_only_its_speeds_differ():
+    # A and B at different speeds alone is the code's doing: a quieter host does not mend it
+    only = [linearity.unpaired_reason(49, 49)]
+    assert "quieter" not in linearity.unstable_advice(only) and "--unroll" in linearity.unstable_advice(only)
+    noisy = only + ["repetitions spread 9.9% (interquartile range / median)"]
+    assert "quieter" in linearity.unstable_advice(noisy)
+    assert "quieter" in linearity.unstable_advice([])

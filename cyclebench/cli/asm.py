@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import UnstableMeasurement
+from ..measurement.linearity import unstable_advice
 from .options import add_measurement_options, code_parts, measurement_kwargs, output_format, write_output
 from .parser import subparser
 
@@ -61,5 +62,5 @@ def emit(result, args):
 def finish(result, args) -> int:
     if args.require_stable and not result.stable:
         raise UnstableMeasurement("the measurement stayed unstable: " + "; ".join(result.stability["reasons"]),
-                                  "re-run on a quieter machine, or raise --budget")
+                                  unstable_advice(result.stability["reasons"]) + ", or raise --budget")
     return 0

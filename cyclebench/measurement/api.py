@@ -23,6 +23,7 @@ from .. import runner
 from . import attempts as attempt_loop
 from .clocks import CALIB_OUTLIER, CalibrationInterrupted, Clock, clock_for  # noqa: F401
 from .evaluate import POOR_TICKS, modes as modes_of
+from .linearity import unstable_advice
 from .params import check as check_params
 from .result import Result
 from .runargs import runner_args
@@ -213,7 +214,7 @@ def measure(code, *, init=None, late_init=None, one_time_init=None, loop_init=No
     st = best["stability"]
     if not st.stable:
         warnings.append("unstable measurement (" + "; ".join(st.reasons) + f") after {len(attempts)} attempts: "
-                        "the figure may be off by more than its uncertainty; re-run on a quieter machine")
+                        "the figure may be off by more than its uncertainty; " + unstable_advice(st.reasons))
     if st.variable:
         c = best["events"]["cycles"]
         runs = (best.get("pooled") or {}).get("runs", 1)

@@ -77,8 +77,19 @@ def paired(a: list[float], b: list[float], loop: int) -> list[int]:
     return [i for i, (x, y) in enumerate(zip(a, b)) if abs(2 * x - y) <= allowance + EXCESS_SHARE * abs(y - x)]
 
 
+UNPAIRED_PREFIX = "A and B ran at different speeds per copy"
+
+
+def unstable_advice(reasons: list[str]) -> str:
+    """The hint for an unstable figure: A and B at different speeds alone is the code's doing
+    (two speeds, a capacity effect), which a quieter host does not mend."""
+    if reasons and all(r.startswith(UNPAIRED_PREFIX) for r in reasons):
+        return "the code's speed per copy differs between A and B: try a smaller --unroll and compare"
+    return "re-run on a quieter machine"
+
+
 def unpaired_reason(left: int, total: int) -> str:
-    return (f"A and B ran at different speeds per copy in {left} of {total} repetitions (2A - B beyond any "
+    return (f"{UNPAIRED_PREFIX} in {left} of {total} repetitions (2A - B beyond any "
             "harness overhead): B - A of such a repetition is not the cost of the copies")
 
 
