@@ -1,15 +1,45 @@
-"""A resume compares --counters auto as the backend it chose (each measured form keeps it).
-Fixtures: inst-imul-n20 and inst-imul-n5-tsc are the real inst-imul run with an options header
-written in (-n 20 and --counters auto; -n 5 and --counters tsc) and each measured form's backend
-(tsc, as measured)."""
+"""Reports that mix measuring methods: report and compare show each file's options, report refuses
+to pool one machine's files measured differently (exit 10), compare sets them side by side with a
+warning, and a resume compares --counters auto as the backend it chose. Fixtures: inst-imul-n20
+and inst-imul-n5-tsc are the real inst-imul run with an options header written in (-n 20 and
+--counters auto; -n 5 and --counters tsc) and each measured form's backend (tsc, as measured)."""
 from __future__ import annotations
 
 import json
 
+import pytest
+
 import report_page
+from cyclebench.results.compare import compare
+from cyclebench.results.loaders import load
+from cyclebench.results.methods import UNRECORDED, describe, differences, method_of
 
 DATA = report_page.DATA
-N20, N5 = DATA / "inst-imul-n20.jsonl", DATA / "inst-imul-n5-tsc.jsonl"
+N20, N5, OLD = DATA / "inst-imul-n20.jsonl", DATA / "inst-imul-n5-tsc.jsonl", DATA / "inst-imul.jsonl"
+
+
+def test_a_files_options_are_one_line_and_auto_names_the_backend_it_chose():
+    line = describe(method_of(load(N20)))
+    assert line.startswith("measured with -n 20 --avg --warm-up 5") and "--counters auto (chose tsc)" in line
+    assert "--counters tsc" in describe(method_of(load(N5)))
+    assert describe(method_of(load(OLD))) == UNRECORDED
+    asm = describe(method_of(load(DATA / "asm-imul-1.json")))
+    assert "-n 15" in asm and "(ran unroll 100, loop 245)" in asm
+
+
+def test_auto_that_chose_tsc_and_tsc_are_one_method():
+    a, b = method_of(load(N20)), method_of(load(N5))
+    assert differences(a, b) == ["-n 20 vs -n 5"]
+    assert differences(a, None) == []                 # a file without options: nothing to tell
+
+
+def test_compare_sets_two_methods_side_by_side_and_warns(cli):
+    c = compare(load(N20), load(N5))
+    assert c.methods[0].startswith("measured with -n 20") and c.methods[1].startswith("measured with -n 5")
+    assert any("measured with different options (-n 20 vs -n 5)" in w for w in c.warnings)
+    code, out, _ = cli("compare", str(OLD), str(N20))
+    assert code == 0 and f"old: {UNRECORDED}" in out and "new: measured with -n 20" in out
+    assert "different options" not in out
 
 
 def _resume(cli, tmp_path, src, *extra):
