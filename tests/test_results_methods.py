@@ -12,6 +12,7 @@ import pytest
 import report_page
 from cyclebench.results.compare import compare
 from cyclebench.results.loaders import load
+from cyclebench.results.machines import machines_table
 from cyclebench.results.methods import UNRECORDED, describe, differences, method_of
 
 DATA = report_page.DATA
@@ -31,6 +32,33 @@ def test_auto_that_chose_tsc_and_tsc_are_one_method():
     a, b = method_of(load(N20)), method_of(load(N5))
     assert differences(a, b) == ["-n 20 vs -n 5"]
     assert differences(a, None) == []                 # a file without options: nothing to tell
+
+
+def test_report_refuses_to_pool_one_machines_files_of_two_methods(cli, tmp_path):
+    other = report_page.second_machine(tmp_path / "b.jsonl")      # two machines: one table
+    code, _, err = cli("report", str(N20), str(N5), str(other), "-o", str(tmp_path / "r.html"))
+    assert code == 10
+    assert "were measured differently (-n 20 vs -n 5): one column cannot hold both" in err
+    assert len(err.strip().splitlines()) == 2 and not (tmp_path / "r.html").exists()
+
+
+def test_one_machines_files_of_one_method_or_unrecorded_pool_and_say_so():
+    table = machines_table([load(N20), load(OLD)])
+    assert len(table.columns) == 4
+    assert any("inst-imul-n20.jsonl measured with -n 20" in n for n in table.notes)
+    assert any(n.endswith(f"inst-imul.jsonl {UNRECORDED}") for n in table.notes)
+
+
+def test_two_machines_of_two_methods_stay_apart_with_a_warning(tmp_path):
+    other = report_page.second_machine(tmp_path / "b.jsonl")
+    lines = other.read_text().splitlines()
+    head = json.loads(lines[0])
+    head["meta"]["options"] = json.loads(N5.read_text().splitlines()[0])["meta"]["options"]
+    other.write_text("\n".join([json.dumps(head, separators=(",", ":"))] + lines[1:]) + "\n")
+    table = machines_table([load(N20), load(other)])
+    assert len(table.columns) == 6
+    assert "warning: the machines were measured with different options (-n 20 vs -n 5): a difference between " \
+           "their columns may be the method's, not the CPU's" in table.notes
 
 
 def test_compare_sets_two_methods_side_by_side_and_warns(cli):
