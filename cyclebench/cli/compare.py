@@ -13,7 +13,9 @@ def add_parser(sub):
                   "Compare two results of the same kind (two asm JSON files, two inst results, or two\n"
                   "output folders of one study) figure by figure: old, new, the signed relative change\n"
                   "(new - old) / |old|, and a two-sided Mann-Whitney U test on the raw samples. A change is\n"
-                  "called when p < --alpha and it is larger than the runs' own noise.\n"
+                  "called when p < --alpha and it is larger than the runs' own noise. Each run's measuring\n"
+                  "options are a line under the table; runs measured with different options are compared\n"
+                  "all the same, with a warning that names what differs.\n"
                   "example: cyclebench compare before.json after.json --fail-on-regression")
     p.add_argument("old", type=Path, metavar="OLD")
     p.add_argument("new", type=Path, metavar="NEW")

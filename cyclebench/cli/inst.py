@@ -50,7 +50,9 @@ def add_parser(sub):
     r = p.add_argument_group("results file (JSON lines, one form per line, written as each form finishes)")
     rf = r.add_mutually_exclusive_group()
     rf.add_argument("--resume", type=Path, metavar="FILE",
-                    help="append to FILE and skip the forms it already holds (created if missing)")
+                    help="append to FILE and skip the forms it already holds (created if missing); refused (exit 10) "
+                         "when FILE was measured on another CPU or with other measuring options (-n, --unroll, "
+                         "--counters ...: its header keeps them)")
     rf.add_argument("--results", type=Path, metavar="FILE", help="write every finished form to a new FILE")
     r.add_argument("--jobs", type=int, metavar="N",
                    help="parallel runners, one per CPU (default: 2 on a machine with 2 or more CPUs; at most one "

@@ -75,7 +75,9 @@ def add_measurement_options(p: argparse.ArgumentParser, code_parts: bool = True)
                    help="lfence and long NOP runs around the code to drain the front end")
     c = p.add_argument_group("counters and running")
     c.add_argument("--counters", choices=("auto", "tsc", "perf"), default="auto",
-                   help="backend: perf (hardware PMU), tsc (TSC-calibrated core cycles); auto picks perf when it works")
+                   help="backend: perf (hardware PMU), tsc (TSC-calibrated core cycles); auto picks perf when it works "
+                        "(results keep the backend it picked: an inst --resume takes auto and the backend it "
+                        "picked as one method)")
     c.add_argument("--events", metavar="LIST",
                    help="extra perf events, comma separated: perf names (page-faults, task-clock, instructions) "
                         "or libpfm4 names (RETIRED_OPS); see --list-events")

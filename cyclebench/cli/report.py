@@ -12,8 +12,12 @@ def add_parser(sub):
     p = subparser(sub, "report", "one self-contained HTML page from saved results",
                   "Read any mix of cyclebench results and write one HTML page that needs no network:\n"
                   "the machine block, sortable and filterable tables, the plots as SVG, and for every\n"
-                  "figure the command and code that made it and its warnings. inst results from several\n"
-                  "machines become one table with a column per CPU.\n"
+                  "figure the command and code that made it and its warnings; under each table, the measuring\n"
+                  "options of each file (-n, the statistic, --counters and the backend auto chose ...).\n"
+                  "inst results from several machines become one table with a column per CPU; two files\n"
+                  "of one machine share its column, unless their headers record different measuring\n"
+                  "options: that is refused (exit 10). Machines measured differently are kept apart, with\n"
+                  "a warning.\n"
                   "examples:\n"
                   "  cyclebench report cyclebench-results/memset-quick -o report.html\n"
                   "  cyclebench report node1.jsonl node2.jsonl --compare uops.csv -o fleet.html")

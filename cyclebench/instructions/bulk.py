@@ -28,7 +28,7 @@ from typing import Callable, Iterable
 
 from ..errors import UsageError
 from ..machine.metadata import machine_metadata
-from ..measurement.params import METHOD, method
+from ..measurement.params import METHOD, method, used
 from ..study.store import BulkRun, ResultsStore, bulk_doc_problem
 from .catalogue import Catalogue
 from .characterize import SCHEMA, SCHEMA_VERSION, Session, characterize, skipped_doc
@@ -118,8 +118,9 @@ def check_doc(doc: dict) -> str | None:
 
 def results_store(path: Path) -> ResultsStore:
     """The JSON-lines results file of ``cyclebench inst`` (cyclebench/study/store.py); a resume
-    with other measuring options (params.METHOD) than its header keeps is refused."""
-    return ResultsStore(path, "inst", SCHEMA_VERSION, check_record=check_doc, method=METHOD)
+    with other measuring options (params.METHOD) than its header keeps is refused, unless they came to
+    the same (--counters auto where it chose the backend the other names: each document keeps its own)."""
+    return ResultsStore(path, "inst", SCHEMA_VERSION, check_record=check_doc, method=METHOD, used=used)
 
 
 # ------------------------------------------------------------------------------------ workers

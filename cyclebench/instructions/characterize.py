@@ -418,6 +418,8 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
     doc["latency_max"] = largest(doc["latency"])
     reason = _machine_reason(session.backend)
     doc["uops_reason"] = reason
+    if session.backend:         # what --counters auto chose: a resume compares it (params.used)
+        doc["backend"] = session.backend.get("name")
     ok_tp = doc["throughput"] and doc["throughput"]["value"] is not None
     if not measured and not ok_tp:
         errors = [p["error"] for p in doc["latency"] if p.get("error")]

@@ -50,6 +50,38 @@ def method(kwargs: dict) -> dict:
     return out
 
 
+def used(key: str, options: dict, records: list[dict] | None = None):
+    """What a :data:`METHOD` option came to: ``--counters auto`` is the backend it chose, the one
+    ``records`` (a results file's documents) name when they all agree, or, for a run still to be
+    made (``records`` None), the one it chooses here (a probe, no timing); None when that is not
+    known. On a machine without a PMU auto and tsc both time with the TSC."""
+    value = options.get(key)
+    if key != "counters" or value != "auto":
+        return value
+    if records is not None:
+        names = {r.get("backend") for r in records if r.get("status") == "ok"}
+        return names.pop() if len(names) == 1 and None not in names else None
+    from ..counters.backends import select_backend
+    from ..errors import CycleBenchError
+    user = options.get("user")
+    try:
+        return select_backend("auto", user=True if user is None else bool(user), kernel=bool(options.get("kernel")),
+                              no_mem=bool(options.get("no_mem"))).name
+    except CycleBenchError:
+        return None
+
+
+def spell(option: str, value) -> str | None:
+    """An option (a :data:`METHOD` value) with its value as it is typed: ``-n 20``, ``--median``
+    (an option spelt ``--{}``), ``--basic-mode``; None for an option not given (None or False)."""
+    from ..textfile import quote
+    if value is None or value is False:
+        return None
+    if value is True:
+        return option
+    return option.format(quote(str(value), 40)) if "{}" in option else f"{option} {quote(str(value), 40)}"
+
+
 def _bad(cause: str, hint: str):
     raise UsageError(cause, hint)
 

@@ -8,6 +8,9 @@ relative spread, interquartile range over median, of the two sample sets): a sig
 shift inside the noise is "no significant change". Lower is better (cycles), so "slower" is a
 regression. With too few repetitions even a complete separation cannot reach alpha (the smallest
 two-sided p of the exact test is 2 / C(n1 + n2, n1)): the verdict is then "too few repetitions".
+Each run's measuring options are a line under the table (methods.py); runs measured with different
+options are compared all the same (setting two methods side by side is one use of compare), with a
+warning naming what differs.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from ..measurement.stats import mann_whitney_p, min_p_value, relative_spread
 from ..reports.model import Column, Report, Table
 from .figures import Measured, measured
 from .loaders import Loaded
+from .methods import describe, differences, method_of
 
 SLOWER, FASTER, SAME, FEW, NO_SAMPLES = ("slower", "faster", "no significant change",
                                         "too few repetitions to tell", "no raw samples")
@@ -50,6 +54,7 @@ class Comparison:
     only_old: list[str]
     only_new: list[str]
     warnings: list[str]
+    methods: tuple[str, str] = ("", "")      # each run's measuring options, one line each
 
     @property
     def regressions(self) -> list[Change]:
@@ -109,8 +114,13 @@ def compare(old: Loaded, new: Loaded, alpha: float = 0.05) -> Comparison:
                         "old and new are shown without a test")
     if old.machine and new.machine and old.machine.get("cpu_model_name") != new.machine.get("cpu_model_name"):
         warnings.append("the runs were made on different CPUs: a change may be the machine's")
+    ma, mb = method_of(old), method_of(new)
+    diff = differences(ma, mb)
+    if diff:
+        warnings.append(f"the runs were measured with different options ({'; '.join(diff)}): a change may be "
+                        "the method's")
     return Comparison(old.name, str(old.path), str(new.path), alpha, changes,
-                      [k for k in a if k not in b], [k for k in b if k not in a], warnings)
+                      [k for k in a if k not in b], [k for k in b if k not in a], warnings, (describe(ma), describe(mb)))
 
 
 def _change(a: Measured, b: Measured, alpha: float) -> Change:
@@ -135,11 +145,13 @@ def as_report(c: Comparison) -> Report:
              "n": f"{ch.n_old}/{ch.n_new}", "verdict": ch.verdict.upper() if ch.verdict in (SLOWER, FASTER) else ch.verdict,
              "flags": ", ".join(ch.flags), "_data": asdict(ch)} for ch in c.changes]
     notes = [c.summary(), f"Δ = (new - old) / |old|; a change needs p < {c.alpha} (two-sided Mann-Whitney U "
-             "on the raw samples) and |Δ| above the noise (the larger IQR/median of the two runs)"]
+             "on the raw samples) and |Δ| above the noise (the larger IQR/median of the two runs)",
+             f"old: {c.methods[0]}", f"new: {c.methods[1]}"]
     notes += [f"warning: {w}" for w in c.warnings]
     if c.only_old or c.only_new:
         notes.append(f"{len(c.only_old)} figure(s) only in the old run, {len(c.only_new)} only in the new one")
     table = Table(f"{c.kind}: {c.old} → {c.new}", cols, rows, notes)
     return Report(tables=[table], schema="cyclebench.compare", meta={"old": c.old, "new": c.new, "kind": c.kind},
                   findings={"summary": c.summary(), "alpha": c.alpha, "regressions": len(c.regressions),
-                            "warnings": c.warnings, "only_old": c.only_old, "only_new": c.only_new})
+                            "warnings": c.warnings, "only_old": c.only_old, "only_new": c.only_new,
+                            "methods": {"old": c.methods[0], "new": c.methods[1]}})

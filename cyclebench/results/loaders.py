@@ -35,6 +35,7 @@ class Loaded:
     docs: list[dict] = field(default_factory=list)    # inst: form documents
     study: StudyFolder | None = None
     notes: list[str] = field(default_factory=list)
+    options: dict | None = None                       # inst: the measuring options its header keeps
 
     @property
     def label(self) -> str:
@@ -85,7 +86,9 @@ def _load_jsonl(p: Path) -> Loaded:
     meta, docs = store.load()        # a study's results.jsonl given as a file: "holds X results, not inst"
     if not docs:
         raise ResultFileError(f"{p} holds no instruction forms", "give a file cyclebench inst --results wrote")
-    return Loaded("inst", p, dict((meta or {}).get("machine") or {}), docs=docs, notes=list(store.notes))
+    options = (meta or {}).get("options")
+    return Loaded("inst", p, dict((meta or {}).get("machine") or {}), docs=docs, notes=list(store.notes),
+                  options=options if isinstance(options, dict) else None)
 
 
 def _load_json(p: Path, doc) -> Loaded:

@@ -6,7 +6,8 @@
 * study: the study's own tables and figures (analysed again from its records), every
   measurement as a row, the summary.
 
-Every row and figure carries how it was made (figures.py): the command, the code, the warnings.
+Every row and figure carries how it was made (figures.py): the command, the code, the warnings;
+every table of figures says under it which measuring options made them (methods.py).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ..reports.tables import instruction_table
 from .figures import asm_command, measured
 from .loaders import Loaded, machine_key
 from .machines import machines_table
+from .methods import describe, method_of
 
 
 def build_page(items: list[Loaded], published: dict | None = None, published_label: str = "published") -> Report:
@@ -51,6 +53,7 @@ def _details(rows: list[dict], figures) -> None:
 def _asm_section(it: Loaded) -> Report:
     table = result_table(it.results)
     table.title = "measurements (per copy)"
+    table.notes.append(f"{it.path.name}: {describe(method_of(it))}")
     figs = measured(it)
     keyed = [(row, f"{row['code']} [{row['event']}]") for row in table.rows]
     _details(keyed, figs)
@@ -73,6 +76,7 @@ def _asm_section(it: Loaded) -> Report:
 def _inst_section(it: Loaded) -> Report:
     where = f" measured on {core_name(it.machine)}" if it.machine else ""
     table = instruction_table(it.docs, title=f"instruction forms{where}")
+    table.notes.append(f"{it.path.name}: {describe(method_of(it))}")
     _form_details(table, [it])
     return Report(title=f"inst: {it.path.name} ({len(it.docs)} forms)", tables=[table],
                   meta={"machine": it.machine})
@@ -127,6 +131,7 @@ def _study_section(it: Loaded) -> Report:
                 seen.add(id(t))
                 tables.append(t)
     tables.append(_measurements_table(figs))
+    tables[-1].notes.append(describe(method_of(it)))
     try:
         text = (folder.path / "summary.md").read_text()
     except OSError:

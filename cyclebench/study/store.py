@@ -58,12 +58,14 @@ class ResultsStore:
     """One results file: ``load``, ``start``, ``append``, ``close`` (see the module docstring)."""
 
     def __init__(self, path, kind: str, schema_version: int, *,
-                 check_record: Callable[[dict], str | None] | None = None, method: dict[str, str] | None = None):
+                 check_record: Callable[[dict], str | None] | None = None, method: dict[str, str] | None = None,
+                 used: Callable[[str, dict, list | None], object] | None = None):
         self.path = Path(path)
         self.kind = kind
         self.schema_version = schema_version
         self.check_record = check_record
         self.method = method or {}          # meta["options"] key -> the option that sets it
+        self.used = used                    # (key, options, records or None) -> what the option came to
         self.meta: dict | None = None       # the header's meta once loaded or started
         self.notes: list[str] = []
         self._fd: int | None = None
@@ -196,7 +198,7 @@ class ResultsStore:
             exists = header is not None
             if exists:
                 _same_cpu(self.path, self.meta, meta)
-                _same_method(self.path, self.meta, meta, self.method)
+                _same_method(self.path, self.meta, meta, self.method, self.used, records)
         elif exists and os.path.getsize(self.path):
             if not self._ours():
                 raise ResultFileError(f"{self.path} already exists and is not a cyclebench results file",
@@ -264,25 +266,28 @@ def _same_cpu(path: Path, old: dict | None, new: dict) -> None:
                               "give this machine its own results file; cyclebench report puts several side by side")
 
 
-def _same_method(path: Path, old: dict | None, new: dict, method: dict[str, str]) -> None:
+def _same_method(path: Path, old: dict | None, new: dict, method: dict[str, str], used=None,
+                 records: list | None = None) -> None:
     """A run resumed with another value of an option that sets what a figure means would put
-    figures of two methods in one file under the first one's header."""
+    figures of two methods in one file under the first one's header. Two values that came to the
+    same thing (``used``: --counters auto where it chose the backend the other names) are one method."""
     a, b = (m.get("options") if isinstance(m, dict) else None for m in (old, new))
     if not (isinstance(a, dict) and isinstance(b, dict)):
         return                           # a header from before the options were recorded
     for key, option in method.items():
         if key in a and a[key] != b.get(key):
+            was = used(key, a, records) if used else None
+            if was is not None and was == used(key, b, None):
+                continue
             raise ResultFileError(f"{path} was measured {_with(option, a[key])}, this run {_with(option, b.get(key))}",
                                   "resume with the options the file was started with, or give a new results file")
 
 
 def _with(option: str, value) -> str:
     """``with -n 20``, ``with --median`` (an option spelt ``--{}``), ``without --basic-mode``."""
-    if value is None or value is False:
-        return f"without {option.replace('{}', 'its option')}"
-    if value is True:
-        return f"with {option}"
-    return f"with {option.format(quote(str(value), 40))}" if "{}" in option else f"with {option} {quote(str(value), 40)}"
+    from ..measurement.params import spell
+    given = spell(option, value)
+    return f"with {given}" if given else f"without {option.replace('{}', 'its option')}"
 
 
 def _cpu_text(m: dict) -> str:
