@@ -130,3 +130,22 @@ def test_unstable_advice_names_the_code_when_only_its_speeds_differ():
     noisy = only + ["repetitions spread 9.9% (interquartile range / median)"]
     assert "quieter" in linearity.unstable_advice(noisy)
     assert "quieter" in linearity.unstable_advice([])
+
+
+def test_a_cost_that_varies_by_nature_keeps_every_repetition():
+    # a pointer chase: A's and B's cost per copy each vary by 30% from repetition to repetition
+    # (which part of the chain, cache and TLB state), so most repetitions' 2A - B is beyond 10%
+    # of B - A; with measure(varies=True) none is left out, and the range covers them all
+    per = [400, 520, 460, 380, 500, 430, 410, 490, 450, 470]
+    pattern = [(per[i], per[(i * 3 + 1) % 10]) for i in range(10)] * 3
+    loop, unroll, tick = 10, 16, 1e5 / 70000
+    out = RunnerOutput(info={"loop": [str(loop)], "tsc_hz": ["2.6e9"], "cpu": ["0"]}, done=True,
+                       samples={"ca": [[70000]] * 30, "cb": [[140000]] * 30, "pa": [[70000]] * 30,
+                                "pb": [[140000]] * 30,
+                                "a": [[round((150 + x * unroll * loop) / tick)] for x, _ in pattern],
+                                "b": [[round((150 + y * 2 * unroll * loop) / tick)] for _, y in pattern]})
+    args = (Backend("tsc", "test"), TscCalibrated(), unroll, False, "avg")
+    assert len(EVAL(out, *args)["raw"]["unpaired"]) == 12          # 40% left out as two speeds
+    ev = EVAL(out, *args, varies=True)
+    assert "unpaired" not in ev["raw"] and ev["raw"]["kept"] == list(range(30))
+    assert not any("different speeds" in w for w in ev["warnings"] + ev["stability"].reasons)

@@ -48,7 +48,7 @@ def run(p, args: list[str], *, cpu, timeout, budget, allow_syscalls, no_normaliz
             clock_history.record_tsc_hz(float(out.info["tsc_hz"][0]))    # later runners need not measure it
         try:
             attempts.append(evaluate(out, p.backend, clock, p.spec.unroll, no_normalization, aggregate, ref,
-                                     no_slope=no_slope, ref_contention=ref_con))
+                                     no_slope=no_slope, ref_contention=ref_con, varies=varies))
             attempts[-1]["raw"]["runner_info"] = mapped
         except (CalibrationInterrupted, CalibrationSuspect) as e:
             # a burst can spoil one run's calibration, whatever the budget; a TSC that fails
