@@ -104,7 +104,8 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
     below = _mark_bound(events, quantum, step / norm, tsc_hz, force, _resolved(ticks, keep, force))
     if not unpaired and raw.get("unpaired") and len(raw["unpaired"]) >= UNPAIRED_NOTE * (len(raw["unpaired"]) + len(keep)):
         warnings.append(linearity.unpaired_reason(len(raw["unpaired"]), len(raw["unpaired"]) + len(keep))
-                        + "; they are left out (code that runs at two speeds, A at one and B at the other)")
+                        + "; they are left out (code that runs at one of two speeds, or whose cost per copy "
+                        "changes with the copies, e.g. streaming over more memory in B)")
     if raw.get("warming_up"):
         warnings.append(f"the first {len(raw['warming_up'])} repetitions were still warming up (each slower than "
                         "the settled rest: a predictor or cache learning the input) and are left out")
