@@ -25,12 +25,12 @@ Latencies for the chain bound come from the published column or --latencies (a c
 results file).  Wrap a measuring run in the test suite's lock; run it on a quiet machine.
 
 ``--save FILE`` writes every measured block (its set, text, init, measured cycles, CPU,
-llvm-mca's figure) as it goes; ``--replay FILE`` predicts those blocks again with the model
+llvm-mca's figure) as it goes; ``--replay FILE...`` predicts those blocks again with the model
 given, measuring nothing; ``--remeasure FILE`` (with ``--save``) measures a saved file's blocks
 again as above (a random mix's init drawn again from its seed where the file lacks it).
 
 Run: python3 bench/ports_accuracy.py --model ports.jsonl [--random 40] [--compiled 60] [--bhive 60] [--seed 1]
-                                     [--save blocks.jsonl | --replay blocks.jsonl] [--rows] [--cpus 0,1]
+                                     [--save blocks.jsonl | --replay blocks.jsonl ...] [--rows] [--cpus 0,1]
      python3 bench/ports_accuracy.py --model ports.jsonl --remeasure old.jsonl --save new.jsonl
 """
 from __future__ import annotations
@@ -260,7 +260,8 @@ def main():
     ap.add_argument("--as-inferred", action="store_true",
                     help="predict with the model as inferred, not mended against its own readings (repair.py)")
     ap.add_argument("--save", type=Path, help="write each measured block (set, block, measured, llvm-mca) here")
-    ap.add_argument("--replay", type=Path, help="predict the blocks a --save file holds again, measuring nothing")
+    ap.add_argument("--replay", type=Path, nargs="+", metavar="FILE",
+                    help="predict the blocks --save files hold again, measuring nothing (several: pooled too)")
     ap.add_argument("--remeasure", type=Path, help="measure the blocks a --save file holds again (with --save)")
     ap.add_argument("--processes", type=int, default=2, choices=(1, 2),
                     help="2: a stable reading that showed one level is taken again in another process, "
@@ -273,7 +274,7 @@ def main():
                          "a file without one: 'probe', or with --replay 'none'), a figure, 'probe' to measure "
                          "it now, or 'none' to charge nothing")
     args = ap.parse_args()
-    for given in (args.replay, args.remeasure):
+    for given in (*(args.replay or ()), args.remeasure):
         if given and not given.is_file():
             ap.error(f"no file {given} (make one with --save)")
     if args.remeasure and not args.save:
@@ -444,31 +445,40 @@ def upper_factor(text, replaying, loaded):
     return factor
 
 
-def replay(path, pred, rows_too):
-    """The blocks of a --save file predicted again with this model, their measured and llvm-mca
-    figures kept: a change to the predictor checked in a second, measuring nothing."""
+def replay(paths, pred, rows_too):
+    """The blocks of --save files predicted again with this model, their measured and llvm-mca
+    figures kept: a change to the predictor checked in a second, measuring nothing.  Each file
+    is reported as it is read; several files are also pooled, set by set."""
     from cyclebench.blocks.code import block as code_of
-    d, sets = saved(path)
-    print(f"replaying {path.name}: measured {d.get('when', '?')} on {d.get('cpu', '?')}, seed {d.get('seed')}")
+    pooled = {}
     every = []
-    for name, docs in sets.items():
-        ours, mca, rows, moded = [], [], [], []
-        for d in docs:
-            try:
-                block = code_of(bytes.fromhex(d["block"])).code if name == BHIVE_SET else d["block"]
-                p = pred(block)
-            except CycleBenchError as e:
-                print(f"  not predicted ({e.cause}): {d['text']}")
-                continue
-            if p.unknown:
-                print(f"  forms this model lacks ({', '.join(p.unknown)}): {d['text']}")
-                continue
-            record(ours, mca, rows, p, d["measured"], d["mca"], d["text"])
-            if d.get("modes"):
-                moded.append((p.cycles, d["measured"], d["modes"], d["text"]))
-        report(name, ours, mca, rows)
-        modes_report(moded)
-        every += rows
+    for path in paths:
+        d, sets = saved(path)
+        print(f"replaying {path.name}: measured {d.get('when', '?')} on {d.get('cpu', '?')}, seed {d.get('seed')}")
+        for name, docs in sets.items():
+            ours, mca, rows, moded = [], [], [], []
+            for d in docs:
+                try:
+                    block = code_of(bytes.fromhex(d["block"])).code if name == BHIVE_SET else d["block"]
+                    p = pred(block)
+                except CycleBenchError as e:
+                    print(f"  not predicted ({e.cause}): {d['text']}")
+                    continue
+                if p.unknown:
+                    print(f"  forms this model lacks ({', '.join(p.unknown)}): {d['text']}")
+                    continue
+                record(ours, mca, rows, p, d["measured"], d["mca"], d["text"])
+                if d.get("modes"):
+                    moded.append((p.cycles, d["measured"], d["modes"], d["text"]))
+            report(name, ours, mca, rows)
+            modes_report(moded)
+            every += rows
+            for kept, new in zip(pooled.setdefault(name, ([], [], [])), (ours, mca, rows)):
+                kept += new
+    if len(paths) > 1:
+        print(f"pooled over {len(paths)} files:")
+        for name, (ours, mca, rows) in pooled.items():
+            report(name, ours, mca, rows)
     if rows_too:
         print_rows(every)
 

@@ -11,8 +11,9 @@ def errors(pairs):
     e = [abs(p - m) / m for p, m in pairs if p is not None and m]
     if not e:
         return "no blocks"
-    return (f"{sum(x <= 0.10 for x in e) / len(e):5.1%} within 10%, MAPE {100 * statistics.mean(e):5.1f}%, "
-            f"median {100 * statistics.median(e):4.1f}% ({len(e)} blocks)")
+    near = sum(x <= 0.10 for x in e)
+    return (f"{near / len(e):5.1%} within 10% ({near} of {len(e)} blocks), MAPE {100 * statistics.mean(e):5.1f}%, "
+            f"median {100 * statistics.median(e):4.1f}%")
 
 
 def bound(p):

@@ -2,6 +2,7 @@
 (a reading flagged unstable is taken again on the next CPU; a block never read stable is left out),
 checked with fabricated sessions (no measuring)."""
 import importlib.util
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -90,3 +91,30 @@ def test_a_block_read_in_two_modes_gives_the_faster_and_keeps_both(bench):
     r, log = readings(bench, {0: [{"value": 2.2, "modes": (2.17, 3.17)}, 1.0, 1.01]}, processes=2)
     assert r(["nop"], []) == (2.17, 0) and log == [0]
     assert r(["nop"], []) == (1.0, 0) and r.modes is None and log == [0, 0, 0]
+
+
+def test_replay_pools_several_files(bench, tmp_path, capsys):
+    """--replay of several --save files reports each and then the sets pooled: the figures a
+    document quotes over many seeds come from one command."""
+    def saved(name, rows):
+        path = tmp_path / name
+        lines = [json.dumps({"when": "2026-01-01T00:00:00Z", "seed": 1, "cpu": "test"})]
+        lines += [json.dumps({"set": "random mixes of modelled forms", "block": b, "text": b, "measured": m,
+                              "mca": 2 * m}) for b, m in rows]
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    def pred(block):            # each block's prediction is its own number of lines
+        n = float(len(block.split("\n")))
+        return SimpleNamespace(cycles=n, resource_bound=n, chain_bound=0.0, binding_resource="R0",
+                               simulated=n, unknown=[], simulation_binds=lambda: False)
+
+    first = saved("a.jsonl", [("nop", 1.0), ("nop\nnop", 2.5)])          # in, out
+    second = saved("b.jsonl", [("nop\nnop\nnop", 3.05)])                 # in
+    bench.replay([first, second], pred, False)
+    out = capsys.readouterr().out
+    assert "50.0% within 10% (1 of 2 blocks)" in out
+    assert "100.0% within 10% (1 of 1 blocks)" in out
+    pooled = out.split("pooled over 2 files:")[1]
+    assert "66.7% within 10% (2 of 3 blocks)" in pooled
+    assert "0.0% within 10% (0 of 3 blocks)" in pooled       # llvm-mca's figures (twice measured) pooled alike
