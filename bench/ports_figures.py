@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import statistics
 
+from cyclebench.measurement.stats import share_interval
+
 
 def errors(pairs):
     e = [abs(p - m) / m for p, m in pairs if p is not None and m]
     if not e:
         return "no blocks"
     near = sum(x <= 0.10 for x in e)
-    return (f"{near / len(e):5.1%} within 10% ({near} of {len(e)} blocks), MAPE {100 * statistics.mean(e):5.1f}%, "
-            f"median {100 * statistics.median(e):4.1f}%")
+    low, high = share_interval(near, len(e))
+    return (f"{near / len(e):5.1%} within 10% ({near} of {len(e)} blocks; 95% interval {low:.1%}-{high:.1%}), "
+            f"MAPE {100 * statistics.mean(e):5.1f}%, median {100 * statistics.median(e):4.1f}%")
 
 
 def bound(p):

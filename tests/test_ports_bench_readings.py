@@ -113,8 +113,8 @@ def test_replay_pools_several_files(bench, tmp_path, capsys):
     second = saved("b.jsonl", [("nop\nnop\nnop", 3.05)])                 # in
     bench.replay([first, second], pred, False)
     out = capsys.readouterr().out
-    assert "50.0% within 10% (1 of 2 blocks)" in out
-    assert "100.0% within 10% (1 of 1 blocks)" in out
+    assert "50.0% within 10% (1 of 2 blocks;" in out
+    assert "100.0% within 10% (1 of 1 blocks;" in out
     pooled = out.split("pooled over 2 files:")[1]
-    assert "66.7% within 10% (2 of 3 blocks)" in pooled
-    assert "0.0% within 10% (0 of 3 blocks)" in pooled       # llvm-mca's figures (twice measured) pooled alike
+    assert "66.7% within 10% (2 of 3 blocks;" in pooled
+    assert "0.0% within 10% (0 of 3 blocks;" in pooled       # llvm-mca's figures (twice measured) pooled alike

@@ -170,3 +170,25 @@ def test_avg_uncertainty_covers_a_slowed_quarter():
     assert stats.uncertainty(xs, 0.0, "avg") >= mean - 2.0          # the trimmed mean's honest one
     clean = [2.0 + 0.001 * (i % 3) for i in range(40)]
     assert stats.uncertainty(clean, 0.0, "avg") < 0.001            # a clean run keeps its precision
+
+
+@FAST
+@given(st.integers(min_value=1, max_value=2000), st.data())
+def test_share_interval_holds_the_share_and_narrows_with_trials(n, data):
+    k = data.draw(st.integers(min_value=0, max_value=n))
+    lo, hi = stats.share_interval(k, n)
+    assert 0 <= lo <= k / n <= hi <= 1
+    wider = stats.share_interval(k, n, level=0.99)
+    assert wider[0] <= lo and hi <= wider[1]
+    more = stats.share_interval(4 * k, 4 * n)             # four times the trials, the same share
+    assert more[1] - more[0] < hi - lo
+    assert stats.share_interval(0, 0) is None
+
+
+def test_share_interval_of_a_known_case():
+    """Wilson's interval for 537 of 594 (as scipy and the textbook formula give it)."""
+    lo, hi = stats.share_interval(537, 594)
+    p, n, z = 537 / 594, 594, 1.959964
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    assert (lo, hi) == pytest.approx((centre - half, centre + half), abs=1e-6)
