@@ -7,6 +7,7 @@ of them.  uops.info measures each pair a second time with an instruction after t
 breaks every such other operand, and keeps the lower figure (nanoBench
 ``tools/cpuBench/cpuBench.py``, ``getDependencyBreakingInstrs``: ``MOV reg, 0`` at the operand's
 own width, which keeps the flags; a vector zero idiom; ``TEST`` for the flags; ``MOV [m], 0``).
+An 8- or 16-bit register is written at 32 bits here: a narrow write merges (_register_breaker).
 It has no such configuration for divide and square-root forms (their own chains) or gathers and
 scatters, and neither does this module.
 
