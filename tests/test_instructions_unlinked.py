@@ -142,3 +142,22 @@ def test_cmc_lengthens_only_a_carry_the_form_takes_in(cat):
     assert unlinked.steps_for(cmps, _pair(cmps, "flags -> flags"), "", 4) is None
     adc = cat.get("ADC_11 (R64, R64)")
     assert unlinked.steps_for(adc, _pair(adc, "flags -> op0 (R64)"), "", 2) == (["cmc"] * 2, "cmc")
+
+
+def test_equal_pairs_at_the_cut_are_tested_alike_whatever_the_noise(cat):
+    """Five pairs read 1.00 to the fourth decimal: which of them the test reaches must not depend on
+    that decimal.  flags -> flags reading 1.0001 was the fifth and untested (its 1.00 the form's own
+    op0 chain), reading 0.9999 it was tested and read 0: a flip from run to run."""
+    form = cat.get("SAL (R8, CL)")
+    for noise in (1.0001, 0.9999):
+        pairs, doc = _doc(form, {"op0 (R8) -> op0 (R8)": 1.00005, "op0 (R8) -> flags": 1.0,
+                                 "op1 (CL) -> op0 (R8)": 1.0, "op1 (CL) -> flags": 1.0,
+                                 "flags -> op0 (R8)": 0.0, "flags -> flags": noise})
+        unlinked.test_pairs(Steps(), form, pairs, doc, 0, _measure_with(0.0)[0])
+        p = next(p for p in doc["latency"] if p["start"] == p["end"] == "flags")
+        assert p.get("no_dependency_test") and p["value"] == 0.0 and p["label"] == unlinked.UNLINKED
+    # a level past the cut is not started: 4 pairs at 1, one at 3
+    pairs, doc = _doc(form, {"op0 (R8) -> op0 (R8)": 1.0, "op0 (R8) -> flags": 1.0, "op1 (CL) -> op0 (R8)": 1.0,
+                             "op1 (CL) -> flags": 1.0, "flags -> flags": 3.0})
+    unlinked.test_pairs(Steps(), form, pairs, doc, 0, _measure_with(0.0)[0])
+    assert sum(bool(p.get("no_dependency_test")) for p in doc["latency"]) == unlinked.MAX_TESTED

@@ -7,6 +7,7 @@ of them.  uops.info measures each pair a second time with an instruction after t
 breaks every such other operand, and keeps the lower figure (nanoBench
 ``tools/cpuBench/cpuBench.py``, ``getDependencyBreakingInstrs``: ``MOV reg, 0`` at the operand's
 own width, which keeps the flags; a vector zero idiom; ``TEST`` for the flags; ``MOV [m], 0``).
+An 8- or 16-bit register is written at 32 bits here: a narrow write merges (_register_breaker).
 It has no such configuration for divide and square-root forms (their own chains) or gathers and
 scatters, and neither does this module.
 
@@ -52,10 +53,16 @@ def _is_gpr(reg: str) -> bool:
         return False
 
 
-def _register_breaker(form: Form, reg: str) -> str | None:
+def _register_breaker(form: Form, reg: str, shared: frozenset[str] = frozenset()) -> str | None:
+    """``shared``: full registers that also hold another operand (``ch`` beside ``cl``)."""
     port = C.port_for_register(reg)
     if port.kind == "GPR":
-        return None if C.gpr(reg) in ("rsp", "rbp", C.MEM_BASE) else f"mov {reg}, 0"
+        if C.gpr(reg) in ("rsp", "rbp", C.MEM_BASE):
+            return None
+        # an 8- or 16-bit write merges into the old value (Zen 4: `shl bl, cl; mov bl, 0` 2.00
+        # cycles a copy, `mov ebx, 0` 0.50): only a 32-bit write breaks, unless it clobbers another operand
+        wide = port.bits < 32 and C.gpr(reg) not in shared
+        return f"mov {C.gpr(reg, 32) if wide else reg}, 0"
     if port.kind == "VEC":
         bits = port.bits
         if form.encoding == "VEX" and bits == 512:
@@ -92,7 +99,8 @@ def breakers(form: Form, inst: Instance, pair: LatencyPair, mem: str | None, use
         reg = inst.regs[op.pos]
         if _full(reg) in kept:
             continue
-        line = _register_breaker(form, reg)
+        shared = frozenset(_full(r) for pos, r in inst.regs.items() if pos != op.pos and r != reg)
+        line = _register_breaker(form, reg, shared)
         if line and line not in out:
             out.append(line)
     # an implicit register read and written, under one name or two (cmpxchg r32: eax read, rax written)
@@ -101,7 +109,7 @@ def breakers(form: Form, inst: Instance, pair: LatencyPair, mem: str | None, use
         if (form.implicit_memory and _is_gpr(name)) or _full(name) in kept:
             continue
         try:
-            line = _register_breaker(form, name)
+            line = _register_breaker(form, name, frozenset(_full(r) for r in inst.regs.values()) - {_full(name)})
         except KeyError:
             line = None
         if line and line not in out:

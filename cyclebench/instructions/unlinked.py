@@ -33,6 +33,7 @@ from .session import EXACT_SLACK, Session, used_gprs
 UNLINKED = ("no dependency: lengthened past every other path of its loop, with the form's other inputs "
             "broken, the chain runs no longer than its one-cycle steps")
 MAX_TESTED = 4          # pairs per form, smallest first (the smallest latency is the figure compared)
+MAX_TIED = 8            # a level at the MAX_TESTED cut is tested whole, up to this many pairs
 MAX_STEPS = 100
 _METHODS = ("chain", "chain + connector", "chain, other operands broken",
             "chain + connector, other operands broken")
@@ -71,14 +72,22 @@ def steps_for(form: Form, pair, code: str, k: int) -> tuple[list[str], str] | No
     return [f"add {g}, {t}", f"sub {g}, {t}"] * (k // 2), "alu"
 
 
-def candidates(doc: dict) -> list[int]:
-    """Indices of the pairs to test, smallest first: measured, compared, above ZERO_BELOW, through a
-    chain this module can lengthen (not the distinct-register or same-register variants)."""
+def candidates(doc: dict) -> list[tuple[int, int]]:
+    """(level, index) of the pairs to test, smallest first: measured, compared, above ZERO_BELOW,
+    through a chain this module can lengthen (not the distinct-register or same-register variants).
+    Readings within the latency tolerance of each other are one level, in pair order: a difference
+    in the fourth decimal (1.0001 against 0.9999) must not pick which of two equal pairs is tested."""
     form = doc.get("form", "")
-    got = [(p["value"], i) for i, p in enumerate(doc["latency"])
-           if p.get("value") is not None and p["value"] >= ZERO_BELOW and p.get("method") in _METHODS
-           and p.get("label") not in _ZERO_LABELS and p.get("stable") is not False and published_pair(p, form)]
-    return [i for _v, i in sorted(got)]
+    got = sorted((p["value"], i) for i, p in enumerate(doc["latency"])
+                 if p.get("value") is not None and p["value"] >= ZERO_BELOW and p.get("method") in _METHODS
+                 and p.get("label") not in _ZERO_LABELS and p.get("stable") is not False
+                 and published_pair(p, form))
+    out, level, first = [], -1, None
+    for v, i in got:
+        if first is None or v > first + max(LAT_TOL * first, ABS_TOL):
+            level, first = level + 1, v
+        out.append((level, i))
+    return sorted(out)
 
 
 def steps_needed(p: dict, tp: dict) -> int:
@@ -116,10 +125,11 @@ def test_pairs(session: Session, form: Form, pairs: list, doc: dict, pattern: in
     pace).  A reading that would change the pair is taken twice and the larger kept: one loop
     read fast by a clock that moved during it (a 5-cycle loop read as 4.28 on a busy Zen 4 host)
     would otherwise pass for a missing dependency."""
-    tp, tested = doc.get("throughput") or {}, 0
-    for i in candidates(doc):
+    tp, tested, last = doc.get("throughput") or {}, 0, None
+    for level, i in candidates(doc):
         p, pair = doc["latency"][i], pairs[i] if i < len(pairs) else None
-        if tested >= MAX_TESTED:
+        # past the cut only the rest of the last level tested: equal pairs are tested alike
+        if tested >= MAX_TIED or (tested >= MAX_TESTED and level != last):
             break
         if pair is None or str(pair) != f"{p['start']} -> {p['end']}":
             continue
@@ -130,7 +140,7 @@ def test_pairs(session: Session, form: Form, pairs: list, doc: dict, pattern: in
             steps = None
         if steps is None:
             continue
-        tested += 1
+        tested, last = tested + 1, level
         lines, name = steps
         breakers = list((p.get("isolated") or {}).get("breakers") or [])
         lo, hi = session.step_bounds(name)
