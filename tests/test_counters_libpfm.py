@@ -158,6 +158,15 @@ def test_unknown_name_closest_match(pfm_all):
     assert "RETIRED_OPS" in pfm_all.closest(f"{ZEN4}::RETIRED_OPZ")
 
 
+def test_one_pmus_events_are_the_same_read_alone_or_with_all():
+    # a fresh instance per order: events(pmu) reads one PMU alone, events() all the present ones
+    alone = libpfm.Libpfm()
+    by_pmu = {p.name: [(e.name, e.code) for e in alone.events(p.name)] for p in alone.pmus()}
+    together = libpfm.Libpfm().events()
+    assert sum(by_pmu.values(), []) == [(e.name, e.code) for e in together]
+    assert {p: [(e.name, e.code) for e in together if e.pmu == p] for p in by_pmu} == by_pmu
+
+
 def test_bad_unit_mask_lists_the_unit_masks(pfm_all):
     with pytest.raises(CounterUnavailable) as info:
         pfm_all.encode(f"{ZEN4}::FP_DISPATCH_FAULTS:NOT_A_UMASK")
