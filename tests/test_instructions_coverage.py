@@ -9,7 +9,7 @@ import pytest
 
 from cyclebench.instructions.agreement import NOT_IN_CATALOGUE, targets
 from cyclebench.instructions.catalogue import Catalogue, normalize_name
-from cyclebench.instructions.coverage import NO_FORM, Index, spellings, summary, summary_lines
+from cyclebench.instructions.coverage import NO_FORM, Index, index_of, spellings, summary, summary_lines
 from cyclebench.instructions.instantiate import check, instantiate, latency_pairs, verified
 from cyclebench.instructions.copies import independent_copies
 from cyclebench.instructions.published import read_csv
@@ -23,7 +23,7 @@ def cat():
 
 @pytest.fixture(scope="module")
 def index(cat):
-    return Index(cat)
+    return index_of(cat)           # the one targets() uses too
 
 
 @pytest.mark.parametrize("published,catalogue", [
@@ -165,3 +165,16 @@ def test_rep_form_and_gather_run_and_are_labelled(cat):
         pytest.skip(f"this CPU: {gather.reason}")
     g = measure_throughput(session, gather)
     assert g["value"] is not None and g["value"] >= 2.0, g
+
+
+def test_a_catalogues_index_is_built_once_and_a_stand_in_gets_its_own(cat):
+    assert index_of(cat) is index_of(cat)
+    assert index_of(Catalogue(list(cat))) is not index_of(cat)      # another catalogue object
+
+    class Cat(list):            # unhashable, as a stand-in catalogue may be: indexed anew each call
+        def get(self, name):
+            return next((f for f in self if f.name == normalize_name(name)), None)
+    form = SimpleNamespace(name="NOP", base_name="NOP", encoding="LEGACY", offered=True)
+    stand_in = Cat([form])
+    assert index_of(stand_in) is not index_of(stand_in)
+    assert index_of(stand_in).find("NOP")[0] is form

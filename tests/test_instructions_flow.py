@@ -8,7 +8,7 @@ import pytest
 
 from cyclebench.harness import HarnessSpec, generate
 from cyclebench.instructions import Catalogue
-from cyclebench.instructions.coverage import Index
+from cyclebench.instructions.coverage import index_of
 from cyclebench.instructions.flow import FLAG_VALUES, _holds
 from cyclebench.instructions.instantiate import instantiate, verified
 from cyclebench.instructions.session import Session, form_init
@@ -31,7 +31,7 @@ def cat():
 
 @pytest.fixture(scope="module")
 def index(cat):
-    return Index(cat)
+    return index_of(cat)
 
 
 def test_published_branch_stack_and_string_forms_are_offered(index):

@@ -39,7 +39,7 @@ from .causes import (DATA_DEPENDENT_RATIO, ISSUE_BOUND_CAUSE, MEMORY_PAIR_CAUSE,
 from .comparing import (ABS_TOL, FIGURES, LAT_TOL, TOLERANCES, TP_TOL, agrees, compared_pairs,  # noqa: F401
                         issue_bound, match, ours, published_pair, reference, same_register_published, single_issue,
                         theirs, unsettled, whole_reading)
-from .coverage import NO_FORM, Index
+from .coverage import NO_FORM, index_of
 
 CANNOT_RUN = "cannot be measured on this CPU"
 NOT_OFFERED = "not offered (unsafe or not measurable in the sandbox)"
@@ -58,7 +58,7 @@ class Target:
 def targets(records: dict, catalogue) -> list[Target]:
     """Every published record with its catalogue form (coverage.py matches the spellings) and
     whether it runs here; a name with no form gets coverage.py's reason."""
-    index = Index(catalogue)
+    index = index_of(catalogue)
     out = []
     for name, rec in records.items():
         form, _how = index.find(name)

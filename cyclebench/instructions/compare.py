@@ -13,7 +13,7 @@ from __future__ import annotations
 from . import published as pub
 from .catalogue import Catalogue, normalize_name
 from .comparing import ABS_TOL as ABS_TOLERANCE, TOLERANCES, match, reference, tolerance as tolerance_of, within
-from .coverage import Index
+from .coverage import index_of
 from .llvm_mca import LlvmMcaFailed, predict
 
 
@@ -65,7 +65,7 @@ def compare_published(docs: list[dict], records: dict[str, "pub.Published"], lab
     ok_docs = [d for d in docs if d.get("status") == "ok"]
     by_form = {}
     if catalogue is not None and ok_docs:       # published names spelled otherwise (coverage.py)
-        index = Index(catalogue)
+        index = index_of(catalogue)
         for name, r in records.items():
             f = index.find(name)[0]
             if f is not None:

@@ -28,6 +28,7 @@ report (``cyclebench inst --all --compare``).
 from __future__ import annotations
 
 import re
+import weakref
 from collections import Counter, defaultdict
 
 import iced_x86
@@ -177,6 +178,21 @@ class Index:
             why = reasons.pop()
             return (category(why), f"{why} (every {mnemonic} form; this variant is not enumerated)")
         return NO_FORM, NO_FORM
+
+
+_INDEXES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def index_of(catalogue) -> Index:
+    """The catalogue's Index, built once per catalogue object: a Catalogue's forms and lookups are
+    fixed when it is made, and an Index of the 18169 forms here takes 0.46 s to build."""
+    try:
+        index = _INDEXES.get(catalogue)
+        if index is None:
+            index = _INDEXES[catalogue] = Index(catalogue)
+        return index
+    except TypeError:           # an object weakref cannot key (a stand-in catalogue): built anew
+        return Index(catalogue)
 
 
 def category(reason: str) -> str:
