@@ -4,17 +4,25 @@ Each statement is placed in its own 32-byte slot (``.p2align 5, 0xcc``), so one 
 checks thousands of lines and a line that produced more than one instruction is visible (its slot
 holds more than one decodable instruction before the int3 padding).  Lines the assembler rejects
 are reported with its message and the others are assembled again without them. GNU as runs through
-snippet/assemble.py's run_as, with its memory cap and timeout.
+snippet/assemble.py's run_as, with its memory cap and timeout. The slots of a list of lines are kept
+in the cache folder, as snippet/assemble.py keeps assembled objects: checking forms and decoding
+blocks meets the same lines again, and each assembler run is two process starts (about 7.5 ms).
 """
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import re
+import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import iced_x86
 
+from .. import cache
 from ..errors import AssemblyError, UsageError
 from ..snippet.assemble import AS_MESSAGE, binutil, run_as, run_tool
 from ..snippet.checks import check_statement
@@ -81,26 +89,60 @@ def _run(lines: list[str], workdir: str) -> tuple[bytes | None, dict[int, str]]:
     return binf.read_bytes(), errors
 
 
+CACHE_KIND = "gas-slots"
+
+
 def assemble_lines(lines: list[str]) -> list[Assembled]:
-    """Assemble each line on its own; one assembler run (two when some lines are rejected)."""
-    out = [Assembled(line, None) for line in lines]
+    """Assemble each line on its own; one assembler run (two when some lines are rejected), or
+    none when the cache folder has these lines' slots from the same tools."""
+    key = hashlib.sha256(json.dumps(lines).encode() + b"\0" + _tools_stamp()).hexdigest()
+    kept = _load(cache.load_entry(CACHE_KIND, key), len(lines))
+    if kept is None:
+        kept = _slots(lines)
+        cache.store_entry(CACHE_KIND, key, json.dumps({str(i): e for i, e in kept[0].items()}).encode()
+                          + b"\n" + kept[1])
+    errors, data = kept
+    out = [Assembled(line, None, errors.get(i)) for i, line in enumerate(lines)]
+    for i, a in enumerate(out):
+        if not a.error:
+            a.data = data[i * SLOT:(i + 1) * SLOT]
+    return out
+
+
+def _slots(lines: list[str]) -> tuple[dict[int, str], bytes]:
+    """(as's message by rejected line, the .text of the run that assembled the rest)."""
     with tempfile.TemporaryDirectory(prefix="cb-inst-") as d:
         data, errors = _run(lines, d)
-        if errors:
-            for i, e in errors.items():
-                if 0 <= i < len(out):
-                    out[i].error = e
-            retry = [("int3" if out[i].error else line) for i, line in enumerate(lines)]
+        errors = {i: e for i, e in errors.items() if 0 <= i < len(lines)}
+        if errors or data is None:
+            retry = [("int3" if errors.get(i) else line) for i, line in enumerate(lines)]
             data, errors2 = _run(retry, d)
             if data is None:
                 raise AssemblyError("GNU as rejected lines it had accepted: "
                                     + "; ".join(errors2.values()))
-    for i, a in enumerate(out):
-        if a.error:
-            continue
-        chunk = data[i * SLOT:(i + 1) * SLOT]
-        a.data = chunk
-    return out
+    return errors, data
+
+
+def _load(entry: bytes | None, n: int) -> tuple[dict[int, str], bytes] | None:
+    """A kept entry for ``n`` lines, or None when absent or not one of ours."""
+    if entry is None:
+        return None
+    head, _, data = entry.partition(b"\n")
+    try:
+        errors = {int(i): e for i, e in json.loads(head).items()}
+    except (ValueError, TypeError, AttributeError):
+        return None
+    if not all(0 <= i < n and isinstance(e, str) for i, e in errors.items()) or len(data) < n * SLOT - SLOT:
+        return None
+    return errors, data
+
+
+@functools.lru_cache(maxsize=1)
+def _tools_stamp() -> bytes:
+    """What the slots depend on besides the lines: as and objcopy (path, size and modification
+    time: an upgrade changes them), this module and the one that runs them."""
+    return cache.files_stamp((*(shutil.which(t) or t for t in ("as", "objcopy")), __file__,
+                              sys.modules[run_as.__module__].__file__))
 
 
 def split_slot(data: bytes):
