@@ -90,7 +90,7 @@ def test_the_loop_head_runs_every_iteration_before_the_copies():
 
 @pytest.mark.measured
 def test_the_new_forms_run_in_the_sandbox_and_give_a_figure(cat):
-    session = Session(n_measurements=5, budget=0.3)
+    session = Session(n_measurements=5, budget=0.1)
     for name in ("JNZ_TAKEN (REL8)", "JMP (M64)", "CALL (R64)", "RET (I16)", "ENTER (I16, I8)",
                  "LEAVE", "POPFQ", "PUSH (M64)", "STOSQ", "CMPSB", "LOOPNE (REL8)", "JRCXZ (REL8)"):
         doc = measure_throughput(session, cat.get(name))
