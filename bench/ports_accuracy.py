@@ -29,7 +29,11 @@ llvm-mca's figure) as it goes; ``--replay FILE...`` predicts those blocks again 
 given, measuring nothing; ``--remeasure FILE`` (with ``--save``) measures a saved file's blocks
 again as above (a random mix's init drawn again from its seed where the file lacks it).
 
-Run: python3 bench/ports_accuracy.py --model ports.jsonl [--random 40] [--compiled 60] [--bhive 60] [--seed 1]
+``--model`` takes one results file of ``cyclebench ports`` or several of this CPU (the same command
+run again into another file): the prediction is then the mean of the models' figures
+(ports/ensemble.py); the port-set agreement and the probe lines are the first file's.
+
+Run: python3 bench/ports_accuracy.py --model ports.jsonl [ports-again.jsonl] [--random 40] [--compiled 60] [--bhive 60] [--seed 1]
                                      [--save blocks.jsonl | --replay blocks.jsonl ...] [--rows] [--cpus 0,1]
      python3 bench/ports_accuracy.py --model ports.jsonl --remeasure old.jsonl --save new.jsonl
 """
@@ -57,7 +61,8 @@ from cyclebench.instructions.ports.blocks import compiled_blocks, random_blocks 
 from cyclebench.instructions.ports.portsets import (compare, crossed, memory_probes, published_for,  # noqa: E402
                                                      pumping, resource_ports)
 from cyclebench.instructions.ports.latency import from_file  # noqa: E402
-from cyclebench.instructions.ports.predict import load as load_predictor, predict  # noqa: E402
+from cyclebench.instructions.ports.ensemble import OWN, Models  # noqa: E402
+from cyclebench.instructions.ports.predict import predict  # noqa: E402
 from cyclebench.instructions.ports.run import load  # noqa: E402
 from cyclebench.instructions.published import read_csv  # noqa: E402
 from cyclebench.instructions.reference import resolve_arch  # noqa: E402
@@ -248,7 +253,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  epilog="exit codes: 0 done; 2 bad arguments or an unknown CPU; 10 a model file "
                                         "that is missing or holds no model; the others as in cyclebench --help")
-    ap.add_argument("--model", type=Path, required=True)
+    ap.add_argument("--model", type=Path, required=True, nargs="+",
+                    help="results file of cyclebench ports; several of this CPU: the mean of the models")
     ap.add_argument("--random", type=int, default=40)
     ap.add_argument("--compiled", type=int, default=60)
     ap.add_argument("--bhive", type=int, default=60)
@@ -288,7 +294,10 @@ def main():
     if not args.mcpu and not args.replay:
         from cyclebench.instructions.llvm_mca import own_mcpu
         args.mcpu = own_mcpu()
-    model, report = load(args.model)
+    for given in args.model:
+        if not given.is_file():
+            ap.error(f"no model file {given} (make one with cyclebench ports)")
+    model, report = load(args.model[0])
     cat = Catalogue.load()
     forms = sorted(model.usage)
     column = resolve_arch(args.arch)
@@ -326,7 +335,11 @@ def main():
     unpublished = [f for f in forms if not ports.get(f)]
     print(f"  resources for {len(unpublished)} forms with no published ports (e.g. Zen's integer pipes)")
     floors = None
-    loaded = load_predictor(args.model)
+    models = Models.load(args.model)
+    loaded = models.first
+    if len(args.model) > 1:
+        print(f"predicted by the mean of {len(args.model)} models: {', '.join(map(str, args.model))} "
+              f"(ports/ensemble.py; the lines above and below are the first's)")
     if not args.as_inferred:
         model, floors, notes = loaded.model, loaded.bounds, loaded.notes
         print(f"model mended against its own readings (repair.py): {len(notes)} usages changed, "
@@ -336,6 +349,7 @@ def main():
               + "".join(f"\n  {n}" for n in notes if args.rows))
 
     factor = upper_factor(args.upper_factor, args.replay, loaded)
+    own_factor = args.upper_factor == "model" and all(m.upper_probed for m in models.loaded)
     print(f"waiting instructions in flight, the simulation's limit: {loaded.in_flight or 'none'} "
           f"({loaded.in_flight_source})")
     print(f"stores written two a cycle within {loaded.grain} bytes ({loaded.grain_source})")
@@ -346,8 +360,11 @@ def main():
     print(f"immediates and displacements a dispatch group carries: {loaded.fields_source}")
 
     def pred(block):
-        return predict(block, model, cat, lats, floors=floors, upper_factor=factor, in_flight=loaded.in_flight,
-                       deal=loaded.deals, grain=loaded.grain, in_order=loaded.in_order, trips=loaded.trips)
+        if args.as_inferred:
+            return predict(block, model, cat, lats, floors=floors, upper_factor=factor, in_flight=loaded.in_flight,
+                           deal=loaded.deals, grain=loaded.grain, in_order=loaded.in_order, trips=loaded.trips)
+        # each file its own probe records; a factor given or measured here is charged by all
+        return models.predict(block, cat, lats, upper_factor=OWN if own_factor else factor)
     if args.replay:
         return replay(args.replay, pred, args.rows)
     global SAVED
@@ -356,7 +373,7 @@ def main():
         c = cpu_info()
         SAVED.write(json.dumps({"when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "seed": args.seed,
                                 "cpu": f"{c.model_name} (family {c.family} model {c.model})",
-                                "model": str(args.model), "cpus": cpus,
+                                "model": " ".join(map(str, args.model)), "cpus": cpus,
                                 **({"remeasured": str(args.remeasure)} if args.remeasure else {})}) + "\n")
     readings = Readings(cpus, processes=args.processes)
     if args.remeasure:

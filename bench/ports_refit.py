@@ -48,7 +48,8 @@ from cyclebench.instructions.catalogue import Catalogue  # noqa: E402
 from cyclebench.instructions.ports import apart, crowding, upper, vector_loads  # noqa: E402
 from cyclebench.instructions.ports.dataflow import zero_idiom  # noqa: E402
 from cyclebench.instructions.ports.latency import from_file  # noqa: E402
-from cyclebench.instructions.ports.predict import decode, load, predict  # noqa: E402
+from cyclebench.instructions.ports.ensemble import one  # noqa: E402
+from cyclebench.instructions.ports.predict import decode, load  # noqa: E402
 from cyclebench.instructions.ports.repair import readings  # noqa: E402
 from cyclebench.instructions.ports.run import load as load_run  # noqa: E402
 
@@ -63,9 +64,7 @@ def training(files, loaded, cat, lats):
             d = json.loads(line)
             if d.get("set") != RANDOM_SET:
                 continue
-            p = predict(d["block"], loaded.model, cat, lats, floors=loaded.bounds, upper_factor=loaded.upper_factor,
-                        in_flight=loaded.in_flight, deal=loaded.deals, grain=loaded.grain,
-                        in_order=loaded.in_order, trips=loaded.trips)
+            p = one(d["block"], loaded, cat, lats)
             if p.unknown:
                 continue
             counts: dict[str, float] = {}

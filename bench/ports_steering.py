@@ -41,7 +41,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from cyclebench.instructions.catalogue import Catalogue  # noqa: E402
 from cyclebench.instructions.ports import simulate as S  # noqa: E402
 from cyclebench.instructions.ports.latency import from_file  # noqa: E402
-from cyclebench.instructions.ports.predict import load as load_predictor, predict  # noqa: E402
+from cyclebench.instructions.ports.ensemble import one  # noqa: E402
+from cyclebench.instructions.ports.predict import load as load_predictor  # noqa: E402
 
 POLICIES = ["least", "turn", "turn-slack1", "turn-slack2", "slot", "least-slot", "least-group",
             "sched-slot", "sched-turn", "sched-least", "sched-least-own"]
@@ -233,9 +234,7 @@ def _run(job):
     S.Scheduler = SteeredScheduler if policy != "least" else S.Scheduler
     out = []
     for group, block, measured in _rows(paths, every):
-        p = predict(block, loaded.model, cat, lats, floors=loaded.bounds, upper_factor=loaded.upper_factor,
-                    in_flight=loaded.in_flight, deal=loaded.deals, grain=loaded.grain, in_order=loaded.in_order,
-                    trips=loaded.trips)
+        p = one(block, loaded, cat, lats)
         if not p.unknown:
             chain = p.chain_bound >= p.cycles - 1e-9 and p.chain_bound > 0.3
             sim = p.simulated >= p.cycles - 1e-9 and p.simulated > p.resource_bound + 0.02

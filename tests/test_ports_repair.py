@@ -244,6 +244,27 @@ def test_of_two_ratios_that_disagree_the_faster_sets_the_share():
     assert lowered(m, [({CVT: 1, MUL: 1}, 1.40), ({CVT: 2, MUL: 2}, 2.0)]) == [] and m.usage[CVT]["R3"] == 0.4
 
 
+@pytest.mark.parametrize("share", [0.4997, 0.5001])
+def test_a_share_level_with_the_time_alone_beside_the_resource_that_sets_it_is_lowered(share):
+    from cyclebench.instructions.ports.repair import lowered
+    IMM = "MOV (M64, I32)"
+    # a store of an immediate, 0.56 cycles alone on the store resource R2, given half the ALUs by
+    # the fit; beside 2 and 4 of the ALU probe it reads 0.83 and 1.33: a third.  Whether the
+    # fit's share sits a hair under or over 90% of its time alone must not decide
+    m = _model()
+    m.usage[IMM] = {"R0": share, "R2": 0.546}
+    m.alone[IMM] = 0.5555
+    m.probes = {"R0": ALU}
+    notes = lowered(m, [({IMM: 1, ALU: 2}, 0.833), ({IMM: 1, ALU: 4}, 1.333)])
+    assert len(notes) == 1 and m.usage[IMM]["R0"] == pytest.approx(1 / 3, abs=0.01)
+    # where that share alone sets the form's time, it stands
+    m = _model()
+    m.usage[IMM] = {"R0": 0.55, "R2": 0.3}
+    m.alone[IMM] = 0.5555
+    m.probes = {"R0": ALU}
+    assert lowered(m, [({IMM: 1, ALU: 2}, 0.833), ({IMM: 1, ALU: 4}, 1.333)]) == [] and m.usage[IMM]["R0"] == 0.55
+
+
 def test_the_predictor_loads_the_faster_share(tmp_path):
     from cyclebench.instructions.ports.predict import load
     CVT = "CVTSI2SD (XMM, R64)"

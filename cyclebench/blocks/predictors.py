@@ -73,36 +73,26 @@ class LlvmMca:
 
 
 class ResourceModel:
-    """``cyclebench predict``: the resource model ``cyclebench ports`` inferred (its results file),
-    with latencies from a uops.info CSV or an inst results file (else 1 cycle each)."""
+    """``cyclebench predict``: the resource model ``cyclebench ports`` inferred (its results file,
+    or several of one CPU: the mean of their figures, ensemble.py), with latencies from a uops.info
+    CSV or an inst results file (else 1 cycle each)."""
 
-    def __init__(self, model: str | None = None, latencies: str | None = None):
+    def __init__(self, model=None, latencies: str | None = None):
         from pathlib import Path
         from ..instructions.catalogue import Catalogue
+        from ..instructions.ports.ensemble import Models
         from ..instructions.ports.latency import from_file
-        from ..instructions.ports.predict import load
         if not model:
             raise UsageError("the predictor 'predict' needs the resource model",
                              "give --ports-model FILE (the results file of cyclebench ports)")
-        loaded = load(Path(model))
-        self.model, self.floors = loaded.model, loaded.bounds
-        self.upper_factor = loaded.upper_factor          # the figure cyclebench ports measured
-        self.in_flight = loaded.in_flight                # so is the simulation's waiting limit
-        self.deal = loaded.deals                         # and whether its core deals vector µops
-        self.grain = loaded.grain                        # and the span two stores a cycle share
-        self.in_order = loaded.in_order                  # and a 512-bit load's cycle of the load path
-        self.trips = loaded.trips                        # and a store's data to a load
+        self.models = Models.load([model] if isinstance(model, (str, Path)) else model)
         self.catalogue = Catalogue.load()
         self.latencies, self.label = from_file(Path(latencies), self.catalogue) if latencies else (None, "")
         self.name = "cyclebench predict"
 
     def predict(self, code: bytes) -> float:
-        from ..instructions.ports.predict import predict
-        try:
-            return predict(code, self.model, self.catalogue, latencies=self.latencies,
-                           latency_source=self.label, floors=self.floors, upper_factor=self.upper_factor,
-                           in_flight=self.in_flight, deal=self.deal, grain=self.grain,
-                           in_order=self.in_order, trips=self.trips).cycles
+        try:       # each file's own probe records: the upper-state factor, the in-flight limit, ...
+            return self.models.predict(code, self.catalogue, self.latencies, self.label).cycles
         except UsageError as e:
             raise PredictionFailed(e.cause) from None
 

@@ -47,7 +47,9 @@ def add_parser(sub):
     c.add_argument("--predictor", action="append", default=[], metavar="NAME",
                    help="a predictor by name: llvm-mca, or predict (cyclebench predict's resource model, "
                         "with --ports-model); repeatable")
-    c.add_argument("--ports-model", metavar="FILE", help="with --predictor predict: the results file of cyclebench ports")
+    c.add_argument("--ports-model", metavar="FILE", action="append",
+                   help="with --predictor predict: the results file of cyclebench ports (again with another "
+                        "file of the same CPU: the mean of the models)")
     c.add_argument("--latencies", metavar="FILE",
                    help="with --predictor predict: latencies (uops.info CSV or inst results; default 1 cycle each)")
     c.add_argument("--mcpu", metavar="CPU", help="llvm-mca -mcpu (default: LLVM's own detection of this CPU)")

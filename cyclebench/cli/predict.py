@@ -18,7 +18,9 @@ def add_parser(sub):
                   "example:\n"
                   '  cyclebench predict --model ports.jsonl --latencies uops-zen4.csv "imul rax, rbx; add rcx, rax"')
     p.add_argument("block", metavar="BLOCK", help="the block: GNU as Intel syntax, instructions separated by ';' or newlines")
-    p.add_argument("--model", type=Path, required=True, metavar="FILE", help="results file of cyclebench ports")
+    p.add_argument("--model", type=Path, required=True, action="append", metavar="FILE",
+                   help="results file of cyclebench ports; give it again with another file of the same CPU "
+                        "(another run of the same command) to predict with the mean of the models")
     p.add_argument("--latencies", type=Path, metavar="FILE",
                    help="latencies: a uops.info CSV (published) or a cyclebench inst results file (measured); "
                         "without it every latency is assumed 1 cycle")
@@ -32,7 +34,8 @@ def add_parser(sub):
 
 def run(args) -> int:
     from ..instructions.ports import upper
-    from ..instructions.ports.predict import decode, load, predict
+    from ..instructions.ports.ensemble import OWN, Models, spread
+    from ..instructions.ports.predict import decode
     if not args.block.strip():
         raise UsageError("the block is empty", 'give instructions, e.g. "add rax, rbx; imul rcx, rax"')
     from ..instructions.catalogue import Catalogue
@@ -40,21 +43,23 @@ def run(args) -> int:
     if args.upper_factor is not None and not 1.0 <= args.upper_factor < math.inf:
         raise UsageError(f"--upper-factor {args.upper_factor} is not a factor of 1 or more",
                          "give the measured factor, e.g. 2.0")
-    loaded = load(args.model)
-    model = loaded.model
+    models = Models.load(args.model)
+    loaded = models.first
     if args.upper_factor is None:
         factor, where = loaded.upper_factor, loaded.upper_source
     else:
         factor, where = args.upper_factor, "given with --upper-factor"
     cat = Catalogue.load()
     lats, label = from_file(args.latencies, cat) if args.latencies else (None, "")
-    p = predict(args.block, model, cat, latencies=lats, latency_source=label, floors=loaded.bounds,
-                upper_factor=factor, in_flight=loaded.in_flight, deal=loaded.deals,
-                grain=loaded.grain, in_order=loaded.in_order, trips=loaded.trips)
+    p = models.predict(args.block, cat, lats, label, OWN if args.upper_factor is None else args.upper_factor)
     if args.json:
-        print(json.dumps({**p.to_json(), "upper_factor": factor, "upper_factor_source": where}))
+        print(json.dumps({**p.to_json(), "models": models.names, "upper_factor": factor, "upper_factor_source": where}))
         return 0
     print(f"predicted: {p.cycles:.2f} cycles per iteration")
+    if len(p.members) > 1:
+        print(f"  the mean of {len(p.members)} models' figures: "
+              + ", ".join(f"{c:.2f} ({n})" for c, n in zip(p.members, models.names))
+              + f"; they differ by {spread(p):.0%} (the bounds below: the model nearest the mean)")
     print(f"  simulated:              {p.simulated:.2f}  (a scheduling simulation over the model's resources and the chains' "
           f"latencies; {'above both bounds: chains and resources delay each other' if p.simulation_binds() else 'not above the larger bound'})")
     print(f"  resource bound:         {p.resource_bound:.2f}  (busiest: {p.binding_resource or 'front end'}; "

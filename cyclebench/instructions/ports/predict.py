@@ -88,6 +88,7 @@ class Prediction:
     upper_charged: int = 0         # legacy-SSE writes charged the upper-state factor (upper.py)
     simulated: float = 0.0         # the scheduling simulation's figure (simulate.py)
     notes: list[str] = field(default_factory=list)
+    members: list[float] = field(default_factory=list)   # each model's figure, where several were asked (ensemble.py)
 
     def simulation_binds(self) -> bool:
         """The simulated figure is above both bounds: chains and resources delay each other."""

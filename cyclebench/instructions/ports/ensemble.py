@@ -1,0 +1,71 @@
+"""Predictions from one or several models of one CPU: each model's figure, and their mean.
+
+A model inferred from throughput is one draw of its measurements: which forms became blockers,
+how ties between resources were broken, which side of a tolerance a fit's fourth decimal fell.
+Two models of the same forms, measured one after the other by the same command, explain their
+own readings alike and still miss different blocks (``bench/data/zen4/ports.jsonl`` and
+``ports-again.jsonl``: each puts about 89% of the random mixes within 10% of their measured
+time, not the same 89%).  The mean of several models' figures averages such choices out, as
+bagging does for any unstable fit (Breiman, "Bagging predictors", 1996), and the spread between
+them says how far the choices move a block's figure.  Measured on Zen 4: docs/ports.md,
+"Accuracy".
+
+:class:`Models` is what ``cyclebench predict``, ``cyclebench block --predictor predict`` and the
+accuracy bench predict with: each file loaded once (predict.load), each block predicted by every
+model with that file's own probe records, and one :class:`~.predict.Prediction` whose figure is
+the mean, its bounds those of the member nearest that mean, and ``members`` every model's figure.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .predict import Loaded, Prediction, load, predict
+
+OWN = "own"        # each file's own upper-state factor (upper.stored)
+
+
+@dataclass
+class Models:
+    """Loaded results files of ``cyclebench ports``, and their names (the paths given)."""
+    loaded: list[Loaded]
+    names: list[str]
+
+    @classmethod
+    def load(cls, paths) -> "Models":
+        paths = [Path(p) for p in paths]
+        return cls([load(p) for p in paths], [str(p) for p in paths])
+
+    @property
+    def first(self) -> Loaded:
+        return self.loaded[0]
+
+    def predict(self, block, catalogue=None, latencies=None, latency_source: str = "published",
+                upper_factor: float | None | str = OWN) -> Prediction:
+        """The block predicted by each model, combined by :func:`combined` (``upper_factor``: the
+        figure every model charges, None for nothing, or :data:`OWN`: each file's own)."""
+        return combined([one(block, m, catalogue, latencies, latency_source, upper_factor) for m in self.loaded])
+
+
+def one(block, loaded: Loaded, catalogue=None, latencies=None, latency_source: str = "published",
+        upper_factor: float | None | str = OWN) -> Prediction:
+    """The block predicted by one loaded model, with the probe records its file keeps."""
+    return predict(block, loaded.model, catalogue, latencies=latencies, latency_source=latency_source,
+                   floors=loaded.bounds, upper_factor=loaded.upper_factor if upper_factor == OWN else upper_factor,
+                   in_flight=loaded.in_flight, deal=loaded.deals, grain=loaded.grain, in_order=loaded.in_order,
+                   trips=loaded.trips)
+
+
+def combined(members: list[Prediction]) -> Prediction:
+    """One prediction of several: the mean figure, the bounds and notes of the member nearest it,
+    ``members`` each one's figure, and every form some model lacks (then the figure is a lower
+    bound, as with one model)."""
+    mean = sum(p.cycles for p in members) / len(members)
+    near = min(members, key=lambda p: abs(p.cycles - mean))
+    unknown = sorted({f for p in members for f in p.unknown}) if len(members) > 1 else near.unknown
+    return replace(near, cycles=mean, unknown=unknown, members=[p.cycles for p in members])
+
+
+def spread(p: Prediction) -> float:
+    """How far apart the members' figures are, relative to their mean (0 for one model)."""
+    return (max(p.members) - min(p.members)) / p.cycles if p.members and p.cycles else 0.0
