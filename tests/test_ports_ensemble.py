@@ -16,10 +16,10 @@ from cyclebench.instructions.ports.run import store
 ADD, MUL = "ADD_01 (R64, R64)", "IMUL (R64, R64)"
 
 
-def _file(path, mul_share: float, forms=(ADD, MUL)):
+def _file(path, mul_share: float, forms=(ADD, MUL), machine=None):
     """A results file whose model gives the multiply ``mul_share`` cycles of its one unit (R1)."""
     st = store(path)
-    st.start({"forms": []}, resume=False)
+    st.start({"forms": [], **({"machine": machine} if machine else {})}, resume=False)
     usage = {ADD: {"R0": 0.25}, MUL: {"R0": 0.25, "R1": mul_share}}
     model = Model(["R0", "R1"], {f: usage[f] for f in forms}, 6)
     st.append({"type": "model", "model": model.to_json(), "report": {"blockers": {"R0": ADD, "R1": MUL}}})
@@ -82,3 +82,14 @@ def test_the_block_predictor_takes_several_model_files(tmp_path):
     code = bytes.fromhex("480fafc3" "480fafcb")      # imul rax, rbx; imul rcx, rbx
     assert make("predict", model=[str(a), str(b)]).predict(code) == pytest.approx(3.0)
     assert make("predict", model=str(a)).predict(code) == pytest.approx(2.0)
+
+
+def test_models_of_different_cpus_are_refused(tmp_path, capsys):
+    zen4 = {"cpu_vendor": "AuthenticAMD", "cpu_family": 25, "cpu_model": 17}
+    a = _file(tmp_path / "a.jsonl", 1.0, machine=zen4)
+    b = _file(tmp_path / "b.jsonl", 2.0, machine={**zen4, "cpu_model": 1})
+    c = _file(tmp_path / "c.jsonl", 2.0, machine=dict(zen4))
+    assert Models.load([a, c]).predict("imul rax, rbx").cycles == pytest.approx(1.5)
+    assert main(["predict", "--model", str(a), "--model", str(b), "add rax, rbx"]) == 2
+    err = capsys.readouterr().err
+    assert "different CPUs" in err and "hint:" in err

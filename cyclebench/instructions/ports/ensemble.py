@@ -20,7 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ...errors import UsageError
 from .predict import Loaded, Prediction, load, predict
+from .run import store
 
 OWN = "own"        # each file's own upper-state factor (upper.stored)
 
@@ -33,8 +35,16 @@ class Models:
 
     @classmethod
     def load(cls, paths) -> "Models":
+        """The files loaded; files measured on different CPUs (their machine records: vendor,
+        family, model) are refused, since a mean of them describes none."""
         paths = [Path(p) for p in paths]
-        return cls([load(p) for p in paths], [str(p) for p in paths])
+        loaded = [load(p) for p in paths]
+        cpus = {p: c for p in paths if (c := _cpu(p)) is not None}
+        if len(set(cpus.values())) > 1:
+            raise UsageError("the models were measured on different CPUs: "
+                             + "; ".join(f"{p}: {' '.join(map(str, c))}" for p, c in cpus.items()),
+                             "give several models of one CPU (the same cyclebench ports command run again)")
+        return cls(loaded, [str(p) for p in paths])
 
     @property
     def first(self) -> Loaded:
@@ -69,3 +79,10 @@ def combined(members: list[Prediction]) -> Prediction:
 def spread(p: Prediction) -> float:
     """How far apart the members' figures are, relative to their mean (0 for one model)."""
     return (max(p.members) - min(p.members)) / p.cycles if p.members and p.cycles else 0.0
+
+
+def _cpu(path: Path) -> tuple | None:
+    """(vendor, family, model) of the machine a results file was measured on, or None where its
+    header keeps no machine record."""
+    m = (store(path).load()[0] or {}).get("machine") or {}
+    return (m["cpu_vendor"], m.get("cpu_family"), m.get("cpu_model")) if m.get("cpu_vendor") else None
