@@ -61,7 +61,7 @@ from cyclebench.instructions.ports.blocks import compiled_blocks, random_blocks 
 from cyclebench.instructions.ports.portsets import (compare, crossed, memory_probes, published_for,  # noqa: E402
                                                      pumping, resource_ports)
 from cyclebench.instructions.ports.latency import from_file  # noqa: E402
-from cyclebench.instructions.ports.ensemble import OWN, Models  # noqa: E402
+from cyclebench.instructions.ports.ensemble import OWN, Models, spread  # noqa: E402
 from cyclebench.instructions.ports.predict import predict  # noqa: E402
 from cyclebench.instructions.ports.run import load  # noqa: E402
 from cyclebench.instructions.published import read_csv  # noqa: E402
@@ -82,7 +82,8 @@ def record(ours, mca, rows, p, m, q, text, saved_as=None, block=None, **extra):
     the CPU it was read on)."""
     ours.append((p.cycles, m))
     mca.append((q, m))
-    rows.append((m, p.cycles, p.resource_bound, p.chain_bound, q, text, bound(p), p.binding_resource, p.simulated))
+    rows.append((m, p.cycles, p.resource_bound, p.chain_bound, q, text, bound(p), p.binding_resource, p.simulated,
+                 spread(p)))
     if SAVED is not None and saved_as:
         SAVED.write(json.dumps({"set": saved_as, "block": block or text, "text": text, "measured": m,
                                 "mca": q, **extra}) + "\n")

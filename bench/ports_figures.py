@@ -1,7 +1,8 @@
 """The accuracy figures bench/ports_accuracy.py prints: a predictor's error over measured blocks
 (the share within 10%, MAPE, median), which bound set the model's misses, and one line per block
 (--rows). A row is (measured, predicted, resource bound, chain bound, llvm-mca, text, the bound
-that set the figure, the binding resource, simulated), as ports_accuracy.record makes it."""
+that set the figure, the binding resource, simulated, the models' spread), as
+ports_accuracy.record makes it."""
 from __future__ import annotations
 
 import statistics
@@ -33,7 +34,7 @@ def bound(p):
 def causes(rows):
     """Blocks the model misses by more than 10%, by the bound that set the figure."""
     out = {}
-    for m, p, _, _, _, _, kind, _, _ in rows:
+    for m, p, _, _, _, _, kind, _, _, _ in rows:
         if abs(p - m) / m > 0.10:
             k = f"{kind}, {'over' if p > m else 'under'}"
             out[k] = out.get(k, 0) + 1
@@ -45,10 +46,28 @@ def report(name, ours, mca, rows):
     print(f"  cyclebench model: {errors(ours)}")
     print(f"  llvm-mca-16:      {errors(mca)}")
     print(f"  model misses over 10%, by the bound that set the figure: {causes(rows)}")
+    if any(r[9] for r in rows):
+        print(f"  model misses over 10%, by how far the models' figures stand apart: {by_spread(rows)}")
+
+
+SPREADS = ((0.03, "within 3%"), (0.10, "3-10%"), (float("inf"), "over 10%"))
+
+
+def by_spread(rows):
+    """Several models: the misses among the blocks whose models' figures stand within 3%, 3-10%
+    and over 10% apart (ensemble.spread), to show whether the spread marks the less certain."""
+    out = []
+    for i, (top, label) in enumerate(SPREADS):
+        low = SPREADS[i - 1][0] if i else -1.0
+        band = [(m, p) for m, p, *_, sp in rows if low < sp <= top]
+        if band:
+            miss = sum(abs(p - m) / m > 0.10 for m, p in band)
+            out.append(f"{label} {miss} of {len(band)} ({miss / len(band):.0%})")
+    return ", ".join(out)
 
 
 def print_rows(rows):
-    for m, p, res, ch, q, text, _, binding, sim in rows:
+    for m, p, res, ch, q, text, _, binding, sim, _ in rows:
         miss = " MISS" if abs(p - m) / m > 0.10 else ""
         print(f"  measured {m:6.2f} predicted {p:6.2f} (resources {res:.2f} [{binding}], chains {ch:.2f}, "
               f"simulated {sim:.2f}) "

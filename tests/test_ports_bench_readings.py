@@ -107,7 +107,7 @@ def test_replay_pools_several_files(bench, tmp_path, capsys):
     def pred(block):            # each block's prediction is its own number of lines
         n = float(len(block.split("\n")))
         return SimpleNamespace(cycles=n, resource_bound=n, chain_bound=0.0, binding_resource="R0",
-                               simulated=n, unknown=[], simulation_binds=lambda: False)
+                               simulated=n, unknown=[], members=[n], simulation_binds=lambda: False)
 
     first = saved("a.jsonl", [("nop", 1.0), ("nop\nnop", 2.5)])          # in, out
     second = saved("b.jsonl", [("nop\nnop\nnop", 3.05)])                 # in
@@ -118,3 +118,11 @@ def test_replay_pools_several_files(bench, tmp_path, capsys):
     pooled = out.split("pooled over 2 files:")[1]
     assert "66.7% within 10% (2 of 3 blocks;" in pooled
     assert "0.0% within 10% (0 of 3 blocks;" in pooled       # llvm-mca's figures (twice measured) pooled alike
+
+
+def test_the_misses_are_counted_by_how_far_the_models_stand_apart(bench):
+    import ports_figures                      # beside the bench, on the path it added
+    # (measured, predicted, ..., spread): two of three apart by more than 10% miss, none of two close
+    rows = [(1.0, p, 0, 0, None, "", "", "", 0, sp) for p, sp in
+            [(1.0, 0.01), (1.05, 0.02), (1.3, 0.2), (1.0, 0.15), (0.8, 0.5), (1.2, 0.05)]]
+    assert ports_figures.by_spread(rows) == "within 3% 0 of 2 (0%), 3-10% 1 of 1 (100%), over 10% 2 of 3 (67%)"

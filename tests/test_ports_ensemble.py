@@ -65,6 +65,9 @@ def test_predict_cli_takes_several_models_and_names_each_figure(tmp_path, capsys
     assert main(["predict", "--model", str(a), "--model", str(b), block]) == 0
     out = capsys.readouterr().out
     assert "predicted: 3.00" in out and "the mean of 2 models" in out and "2.00 (" in out and "4.00 (" in out
+    assert "warning: the models stand more than 10% apart" in out            # 2.00 and 4.00
+    assert main(["predict", "--model", str(a), "--model", str(a), block]) == 0
+    assert "warning" not in capsys.readouterr().out                          # one figure twice
     assert main(["predict", "--model", str(a), block]) == 0
     assert "the mean of" not in capsys.readouterr().out           # one model: as before
 

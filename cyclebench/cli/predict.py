@@ -32,6 +32,9 @@ def add_parser(sub):
     p.set_defaults(run=run)
 
 
+UNSURE = 0.10      # models this far apart: on Zen 4 such blocks miss by over 10% 3-8 times as often (docs/ports.md)
+
+
 def run(args) -> int:
     from ..instructions.ports import upper
     from ..instructions.ports.ensemble import OWN, Models, spread
@@ -60,6 +63,9 @@ def run(args) -> int:
         print(f"  the mean of {len(p.members)} models' figures: "
               + ", ".join(f"{c:.2f} ({n})" for c, n in zip(p.members, models.names))
               + f"; they differ by {spread(p):.0%} (the bounds below: the model nearest the mean)")
+        if spread(p) > UNSURE:
+            print(f"  warning: the models stand more than {UNSURE:.0%} apart on this block: take the figure as "
+                  "less certain, or measure it (cyclebench asm)")
     print(f"  simulated:              {p.simulated:.2f}  (a scheduling simulation over the model's resources and the chains' "
           f"latencies; {'above both bounds: chains and resources delay each other' if p.simulation_binds() else 'not above the larger bound'})")
     print(f"  resource bound:         {p.resource_bound:.2f}  (busiest: {p.binding_resource or 'front end'}; "
