@@ -225,7 +225,7 @@ def _bounds_alone(model: Model, f: str, r: str) -> bool:
     cycles alone) sets nothing the readings need, and the fourth decimal of a fit must not decide."""
     alone, u = model.alone[f], model.usage[f].get(r, 0.0)
     level = alone * (1 - TOLERANCE)
-    return u >= level and not any(v >= min(u, level) for q, v in model.usage[f].items() if q != r)
+    return u >= level and not any(v >= level for q, v in model.usage[f].items() if q != r)
 
 
 def unit_floors(model: Model, mixes: list[tuple[dict[str, int], float]], units) -> list[str]:
