@@ -61,8 +61,7 @@ from cyclebench.instructions.ports.blocks import compiled_blocks, random_blocks 
 from cyclebench.instructions.ports.portsets import (compare, crossed, memory_probes, published_for,  # noqa: E402
                                                      pumping, resource_ports)
 from cyclebench.instructions.ports.latency import from_file  # noqa: E402
-from cyclebench.instructions.ports.ensemble import OWN, Models, spread  # noqa: E402
-from cyclebench.instructions.ports.predict import predict  # noqa: E402
+from cyclebench.instructions.ports.ensemble import OWN, Models, one, spread  # noqa: E402
 from cyclebench.instructions.ports.run import load  # noqa: E402
 from cyclebench.instructions.published import read_csv  # noqa: E402
 from cyclebench.instructions.reference import resolve_arch  # noqa: E402
@@ -335,14 +334,13 @@ def main():
                   + (" (port part of a unit's form: sets compared)" if c.get("unit") else ""))
     unpublished = [f for f in forms if not ports.get(f)]
     print(f"  resources for {len(unpublished)} forms with no published ports (e.g. Zen's integer pipes)")
-    floors = None
     models = Models.load(args.model)
     loaded = models.first
     if len(args.model) > 1:
         print(f"predicted by the mean of {len(args.model)} models: {', '.join(map(str, args.model))} "
               f"(ports/ensemble.py; the lines above and below are the first's)")
     if not args.as_inferred:
-        model, floors, notes = loaded.model, loaded.bounds, loaded.notes
+        notes = loaded.notes
         print(f"model mended against its own readings (repair.py): {len(notes)} usages changed, "
               f"{sum(map(len, loaded.floors.table.values()))} class-pair and "
               f"{sum(map(len, loaded.floors.own.values()))} form-pair ratios as floors, "
@@ -362,8 +360,7 @@ def main():
 
     def pred(block):
         if args.as_inferred:
-            return predict(block, model, cat, lats, floors=floors, upper_factor=factor, in_flight=loaded.in_flight,
-                           deal=loaded.deals, grain=loaded.grain, in_order=loaded.in_order, trips=loaded.trips)
+            return one(block, loaded, cat, lats, upper_factor=factor, inferred=model)
         # each file its own probe records; a factor given or measured here is charged by all
         return models.predict(block, cat, lats, upper_factor=OWN if own_factor else factor)
     if args.replay:

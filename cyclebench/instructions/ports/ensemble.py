@@ -21,8 +21,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...errors import UsageError
+from .model import Model
 from .predict import Loaded, Prediction, load, predict
-from .run import store
+from .run import read
 
 OWN = "own"        # each file's own upper-state factor (upper.stored)
 
@@ -58,10 +59,13 @@ class Models:
 
 
 def one(block, loaded: Loaded, catalogue=None, latencies=None, latency_source: str = "published",
-        upper_factor: float | None | str = OWN) -> Prediction:
-    """The block predicted by one loaded model, with the probe records its file keeps."""
-    return predict(block, loaded.model, catalogue, latencies=latencies, latency_source=latency_source,
-                   floors=loaded.bounds, upper_factor=loaded.upper_factor if upper_factor == OWN else upper_factor,
+        upper_factor: float | None | str = OWN, inferred: Model | None = None) -> Prediction:
+    """The block predicted by one loaded model, with the probe records its file keeps; with
+    ``inferred`` (the file's model as the solve left it, run.load), by that model and without the
+    floors its readings give (the accuracy bench's ``--as-inferred``)."""
+    return predict(block, inferred or loaded.model, catalogue, latencies=latencies, latency_source=latency_source,
+                   floors=None if inferred else loaded.bounds,
+                   upper_factor=loaded.upper_factor if upper_factor == OWN else upper_factor,
                    in_flight=loaded.in_flight, deal=loaded.deals, grain=loaded.grain, in_order=loaded.in_order,
                    trips=loaded.trips)
 
@@ -84,5 +88,5 @@ def spread(p: Prediction) -> float:
 def _cpu(path: Path) -> tuple | None:
     """(vendor, family, model) of the machine a results file was measured on, or None where its
     header keeps no machine record."""
-    m = (store(path).load()[0] or {}).get("machine") or {}
+    m = (read(path)[0] or {}).get("machine") or {}
     return (m["cpu_vendor"], m.get("cpu_family"), m.get("cpu_model")) if m.get("cpu_vendor") else None

@@ -75,7 +75,11 @@ class Model:
         return loads[r], r
 
     def loads(self, counts: dict[str, int]) -> dict[str, float]:
-        loads = {r: sum(n * self.usage[f].get(r, 0.0) for f, n in counts.items()) for r in self.resources}
+        loads = dict.fromkeys(self.resources, 0.0)
+        for f, n in counts.items():       # a form's own usages only: most of its row is nought
+            for r, v in self.usage[f].items():
+                if r in loads:
+                    loads[r] += n * v
         if self.width:
             loads[FRONT_END] = sum(n * self.usage.get(f, {}).get(FRONT_END, 1 / self.width) for f, n in counts.items())
         for f, n in counts.items():       # other work never makes a form's own stream faster

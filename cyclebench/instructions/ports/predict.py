@@ -140,7 +140,7 @@ def load(path: Path) -> Loaded:
     """The model of a results file mended against its own readings, with their pair floors
     (repair.mended) and shared-resource floors (shared.py), and the upper-state factor the file keeps (upper.stored): what ``cyclebench
     predict``, the ``predict`` block predictor and the accuracy bench all predict with."""
-    from .run import load as load_run, store
+    from .run import load as load_run, read
     model, floors, notes = mended(path)
     catalogue = Catalogue.load()
     sides = {f: side for f in model.usage if (form := catalogue.get(f)) is not None
@@ -154,7 +154,7 @@ def load(path: Path) -> Loaded:
     model = shared.charged_whole(model, units(model))   # whole-resource holds: the floor charges them
     model.firm = crowding.shown(model, readings(path), sides)   # transfers' holds below saturation
     factor, where = upper.stored(path)
-    _, records = store(path).load()
+    _, records = read(path)
     probed = any(r.get("type") == upper.RECORD for r in records)
     pipes, pipes_source = mul_loads.stored(path)
     load_floor = None

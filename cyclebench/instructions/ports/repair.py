@@ -77,8 +77,8 @@ TOLERANCE = 0.10      # a reading the model explains within this share is left a
 
 def readings(path: Path) -> list[tuple[dict[str, int], float]]:
     """(counts, cycles) of every mix a ``cyclebench ports`` results file measured."""
-    from .run import store
-    _, records = store(path).load()
+    from .run import read
+    _, records = read(path)
     return [(r["counts"], r["cycles"]) for r in records
             if r.get("type") == "reading" and r.get("cycles") and isinstance(r.get("counts"), dict)]
 

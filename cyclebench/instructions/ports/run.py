@@ -10,6 +10,7 @@ gives the forms and seed it was begun with), measuring only readings those rules
 from __future__ import annotations
 
 import importlib
+import os
 import random
 import time
 from pathlib import Path
@@ -81,6 +82,24 @@ def store(path: Path) -> ResultsStore:
     return ResultsStore(path, KIND, SCHEMA_VERSION, check_record=_check)
 
 
+_READ: dict[str, tuple[tuple, tuple]] = {}     # path -> (the file's signature, (header, records))
+
+
+def read(path: Path) -> tuple[dict | None, list[dict]]:
+    """(header meta, records) of a results file, parsed once while it is unchanged (same inode,
+    size and modification time): loading a model for the predictor asks for one file's records
+    once per probe, about twenty times.  The records are shared: read them, never change them."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return store(path).load()             # its own clear error, or (None, []) for a missing file
+    key, sig = str(Path(path).resolve()), (st.st_ino, st.st_size, st.st_mtime_ns)
+    hit = _READ.get(key)
+    if hit is None or hit[0] != sig:
+        hit = _READ[key] = (sig, store(path).load())
+    return hit[1]
+
+
 def record(path: Path, kind: str, session=None, log=lambda msg: None) -> dict:
     """The record of the CPU probe ``kind`` (a :data:`PROBES` type) in a results file: the last one
     it holds, or measured now by ``cyclebench.instructions.ports.<kind>.probe`` and appended, so a
@@ -104,7 +123,7 @@ def record(path: Path, kind: str, session=None, log=lambda msg: None) -> dict:
 
 def stored_record(path: Path, kind: str) -> dict | None:
     """The last record of a CPU probe (``kind``) a results file holds, or None."""
-    recs = [r for r in store(path).load()[1] if r.get("type") == kind]
+    recs = [r for r in read(path)[1] if r.get("type") == kind]
     return recs[-1] if recs else None
 
 
@@ -194,7 +213,7 @@ def infer(forms: list[str], results: Path, resume: bool = False, seed: int = 0, 
 def started(path: Path) -> dict | None:
     """The forms and seed a results file was begun with ({"forms", "seed"}), None when it is
     missing or empty."""
-    header, _ = store(path).load()
+    header, _ = read(path)
     if header is None:
         return None
     forms = header.get("forms")
@@ -206,7 +225,7 @@ def started(path: Path) -> dict | None:
 
 def load(path: Path) -> tuple[Model, dict]:
     """The last model of a results file."""
-    header, records = store(path).load()
+    header, records = read(path)
     if header is None:
         raise ResultFileError(f"{path} {'holds no resource model' if Path(path).exists() else 'does not exist'}",
                               "run cyclebench ports first")
@@ -214,7 +233,7 @@ def load(path: Path) -> tuple[Model, dict]:
     if not models:
         raise ResultFileError(f"{path} holds readings but no model (the run was cut short)",
                               "finish it with cyclebench ports --resume")
-    report = models[-1]["report"]
+    report = dict(models[-1]["report"])      # a copy: the records are shared (read)
     if "probed" not in report:          # a file written before the report named them
         inf = Inference(lambda counts: None)
         inf.load(records)
