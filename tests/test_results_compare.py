@@ -97,3 +97,17 @@ def test_inputs_that_cannot_be_compared(tmp_path, capsys, old, new, code, what):
     assert main(["compare", *paths]) == code
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and what in err[0] and err[1].startswith("hint: ")
+
+
+def test_two_cpus_of_one_model_name_are_two_cpus(tmp_path, capsys):
+    # a VM guest reads "AMD EPYC" on Zen 3 (family 25 model 1) and Zen 4 (model 17) alike: the
+    # family and model tell them apart, the name does not
+    doc = json.loads((DATA / "asm-imul-1.json").read_text())
+    doc["machine"]["cpu_model"] = 1 if doc["machine"]["cpu_model"] != 1 else 17
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(doc))
+    assert main(["compare", str(DATA / "asm-imul-1.json"), str(other), "--format", "json"]) == 0
+    warnings = json.loads(capsys.readouterr().out)["findings"]["warnings"]
+    assert any("different CPUs" in w for w in warnings)
+    assert main(["compare", str(DATA / "asm-imul-1.json"), str(DATA / "asm-imul-2.json"), "--format", "json"]) == 0
+    assert not any("different CPUs" in w for w in json.loads(capsys.readouterr().out)["findings"]["warnings"])

@@ -36,6 +36,35 @@ def core_block() -> dict:
             "uops_info_nearest": nearest}
 
 
+CPU_FIELDS = ("cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping")
+
+
+def cpu_of(record, stepping: bool = True) -> tuple | None:
+    """(vendor, family, model[, stepping]) that a stored machine record (:func:`machine_metadata`)
+    names, or None where it names none.  The model name is no identity: a VM guest may read "AMD
+    EPYC" on Zen 3 and on Zen 4 alike."""
+    if not isinstance(record, dict) or not record.get("cpu_vendor"):
+        return None
+    return tuple(record.get(k) for k in CPU_FIELDS[:None if stepping else 3])
+
+
+def this_cpu(stepping: bool = True) -> tuple:
+    """This machine's (vendor, family, model[, stepping]), as :func:`cpu_of` reads a stored record."""
+    c = cpu_info()
+    return (c.vendor, c.family, c.model, c.stepping)[:None if stepping else 3]
+
+
+def cpu_text(record) -> str:
+    """A stored machine record's CPU in words: its core's name where the table knew it, the model
+    name, vendor, family, model and stepping."""
+    if not isinstance(record, dict):
+        return "an unknown CPU (no machine record)"
+    core = record.get("core") if isinstance(record.get("core"), dict) else {}
+    name = f"{core['name']}: " if core.get("name") else ""
+    return (f"{name}{record.get('cpu_model_name') or record.get('cpu_vendor')}, family {record.get('cpu_family')} "
+            f"model {record.get('cpu_model')} stepping {record.get('cpu_stepping')}")
+
+
 def machine_metadata() -> dict:
     c = cpu_info()
     u = os.uname()      # not platform.uname(): the same fields, without the platform module's start-up

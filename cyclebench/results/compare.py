@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 
 
 from ..errors import UsageError
+from ..machine.metadata import cpu_of
 from ..measurement.stats import mann_whitney_p, min_p_value, relative_spread
 from ..reports.model import Column, Report, Table
 from .figures import Measured, measured
@@ -112,7 +113,7 @@ def compare(old: Loaded, new: Loaded, alpha: float = 0.05) -> Comparison:
     if bare:
         warnings.append(f"{bare} figure(s) have no raw samples in the results (only summaries were kept): "
                         "old and new are shown without a test")
-    if old.machine and new.machine and old.machine.get("cpu_model_name") != new.machine.get("cpu_model_name"):
+    if old.machine and new.machine and cpu_of(old.machine) != cpu_of(new.machine):
         warnings.append("the runs were made on different CPUs: a change may be the machine's")
     ma, mb = method_of(old), method_of(new)
     diff = differences(ma, mb)

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import ResultFileError
+from ..machine.metadata import cpu_of, cpu_text
 from ..textfile import quote
 
 MAX_LINE = 16 << 20          # bytes; no record we write comes near it (an inst form is ~2 KB)
@@ -252,16 +253,13 @@ class ResultsStore:
         self.close()
 
 
-_CPU = ("cpu_vendor", "cpu_family", "cpu_model", "cpu_stepping")
-
-
 def _same_cpu(path: Path, old: dict | None, new: dict) -> None:
     """A run resumed on another CPU would mix two machines' figures under the first one's name."""
     a, b = (m.get("machine") if isinstance(m, dict) else None for m in (old, new))
     if not (isinstance(a, dict) and isinstance(b, dict)):
         return                           # a header or a caller without the machine: nothing to compare
-    was, now = (tuple(m.get(k) for k in _CPU) for m in (a, b))
-    if any(was) and was != now:
+    was = cpu_of(a)
+    if was is not None and was != cpu_of(b):
         raise ResultFileError(f"{path} was started on another CPU ({_cpu_text(a)}; this one: {_cpu_text(b)})",
                               "give this machine its own results file; cyclebench report puts several side by side")
 
@@ -291,8 +289,7 @@ def _with(option: str, value) -> str:
 
 
 def _cpu_text(m: dict) -> str:
-    return quote(f"{m.get('cpu_model_name') or m.get('cpu_vendor')}, family {m.get('cpu_family')} "
-                 f"model {m.get('cpu_model')} stepping {m.get('cpu_stepping')}", 100)
+    return quote(cpu_text(m), 100)
 
 
 def _parse(line: bytes):
