@@ -454,10 +454,10 @@ def test_a_file_without_a_model_is_refused_with_a_hint(tmp_path, capsys):
     assert "no model" in err and "hint:" in err
 
 
-def _fake_model_file(tmp_path):
+def _fake_model_file(tmp_path, machine=None):
     path = tmp_path / "m.jsonl"
     st = store(path)
-    st.start({"forms": []}, resume=False)
+    st.start({"forms": [], **({"machine": machine} if machine else {})}, resume=False)
     model = Model(["R0", "R1"], {"ADD_01 (R64, R64)": {"R0": 0.25}, "IMUL (R64, R64)": {"R0": 0.25, "R1": 1.0}}, 6)
     st.append({"type": "model", "model": model.to_json(), "report": {"blockers": {"R0": "ADD_01 (R64, R64)",
                                                                                   "R1": "IMUL (R64, R64)"}}})
@@ -473,6 +473,24 @@ def test_predict_cli_shows_both_bounds(tmp_path, capsys):
     assert doc["chain_bound"] == pytest.approx(1.0)          # add rdx: one 1-cycle chain (assumed latency)
     assert doc["cycles"] == pytest.approx(2.0)
     assert model_load_ok(path)
+
+
+def test_predict_says_which_cpu_its_model_describes(tmp_path, capsys):
+    from cyclebench.machine.metadata import machine_metadata
+    here = machine_metadata()
+    other = {**here, "cpu_family": here["cpu_family"] + 1, "core": {"name": "Another core"}}
+    block = "imul rax, rbx; add rdx, rbx"
+    for machine, of_this, said in ((here, True, None), (other, False, "Another core"), (None, None, "unknown CPU")):
+        folder = tmp_path / str(of_this)
+        folder.mkdir()
+        path = _fake_model_file(folder, machine)
+        assert main(["predict", "--model", str(path), block]) == 0
+        out = capsys.readouterr().out
+        assert ("another CPU than this one" in out) == (of_this is False)
+        if said:
+            assert said in out.splitlines()[1]
+        assert main(["predict", "--model", str(path), "--json", block]) == 0
+        assert json.loads(capsys.readouterr().out)["model_of_this_cpu"] is of_this
 
 
 def model_load_ok(path):

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...errors import UsageError
+from ...machine.metadata import cpu_of
 from .model import Model
 from .predict import Loaded, Prediction, load, predict
 from .run import read
@@ -30,9 +31,11 @@ OWN = "own"        # each file's own upper-state factor (upper.stored)
 
 @dataclass
 class Models:
-    """Loaded results files of ``cyclebench ports``, and their names (the paths given)."""
+    """Loaded results files of ``cyclebench ports``, their names (the paths given), and the machine
+    record of the CPU they were measured on (the first that keeps one; None where none does)."""
     loaded: list[Loaded]
     names: list[str]
+    machine: dict | None = None
 
     @classmethod
     def load(cls, paths) -> "Models":
@@ -40,12 +43,13 @@ class Models:
         family, model) are refused, since a mean of them describes none."""
         paths = [Path(p) for p in paths]
         loaded = [load(p) for p in paths]
-        cpus = {p: c for p in paths if (c := _cpu(p)) is not None}
+        machines = {p: m for p in paths if cpu_of(m := machine(p)) is not None}
+        cpus = {p: cpu_of(m, stepping=False) for p, m in machines.items()}
         if len(set(cpus.values())) > 1:
             raise UsageError("the models were measured on different CPUs: "
                              + "; ".join(f"{p}: {' '.join(map(str, c))}" for p, c in cpus.items()),
                              "give several models of one CPU (the same cyclebench ports command run again)")
-        return cls(loaded, [str(p) for p in paths])
+        return cls(loaded, [str(p) for p in paths], next(iter(machines.values()), None))
 
     @property
     def first(self) -> Loaded:
@@ -85,8 +89,9 @@ def spread(p: Prediction) -> float:
     return (max(p.members) - min(p.members)) / p.cycles if p.members and p.cycles else 0.0
 
 
-def _cpu(path: Path) -> tuple | None:
-    """(vendor, family, model) of the machine a results file was measured on, or None where its
-    header keeps no machine record."""
-    m = (read(path)[0] or {}).get("machine") or {}
-    return (m["cpu_vendor"], m.get("cpu_family"), m.get("cpu_model")) if m.get("cpu_vendor") else None
+def machine(path: Path) -> dict | None:
+    """The machine record of the CPU a results file was measured on, or None where its header keeps
+    none (machine/metadata.py reads it)."""
+    m = (read(path)[0] or {}).get("machine")
+    return m if isinstance(m, dict) else None
+
