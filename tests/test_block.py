@@ -244,5 +244,12 @@ def test_resource_model_predictor(cli, tmp_path):
     path = _fake_model_file(tmp_path)
     p = make("predict", model=str(path))
     assert p.predict(bytes.fromhex("480fafc3480fafcb4801da")) == pytest.approx(2.0)   # imul; imul; add
+    assert p.name == "cyclebench predict"          # a file without a machine record: nothing to say
+    from cyclebench.machine.metadata import machine_metadata
+    here = machine_metadata()
+    for machine, other in ((here, False), ({**here, "cpu_model": here["cpu_model"] + 1}, True)):
+        (tmp_path / str(other)).mkdir()
+        p = make("predict", model=str(_fake_model_file(tmp_path / str(other), machine)))
+        assert ("a model of another CPU" in p.name) == other
     code, out, err = cli("block", "4801d8", "--predictor", "predict")
     assert code == 2 and "--ports-model" in err

@@ -755,6 +755,7 @@ def test_show_names_the_units_and_the_store_lines(tmp_path, capsys):
     assert main(["ports", "--show", str(path)]) == 0
     out = capsys.readouterr().out
     assert "R0: the bottleneck of MOV (M64, R64)" in out
+    assert "measured on an unknown CPU (no machine record)" in out      # the header keeps none
     assert "R1: a unit no blocker probes, held by DIVSS (XMM, XMM)" in out
     assert "stores to distinct cache lines: MOV (M64, R64) 1.00" in out
     assert any(ln.split() == ["DIVSS", "(XMM,", "XMM)", "3.00", "3.00", "R1[DIVSS", "(XMM,", "XMM)]"]

@@ -73,7 +73,7 @@ def test_show_lists_the_bounds_the_predictor_takes(tmp_path, capsys):
     st.close()
     assert main(["ports", "--show", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "probe records (each measured once on this CPU" in out
+    assert "probe records (each measured once on the model's CPU" in out
     bounds = out[out.index("the predictor's bounds beside the resources"):out.index("form  ")].splitlines()[1:]
     assert [line.split(":")[0].strip() for line in bounds] == [
         "repair.PairFloors", "shared.SharedFloors", "upper_loop.LoopFloor", "fields.FieldBound",

@@ -89,6 +89,9 @@ class ResourceModel:
         self.catalogue = Catalogue.load()
         self.latencies, self.label = from_file(Path(latencies), self.catalogue) if latencies else (None, "")
         self.name = "cyclebench predict"
+        if self.models.of_this_cpu() is False:     # a figure of another core beside this one's measurement
+            from ..machine.metadata import cpu_text
+            self.name += f" (a model of another CPU: {cpu_text(self.models.machine)})"
 
     def predict(self, code: bytes) -> float:
         try:       # each file's own probe records: the upper-state factor, the in-flight limit, ...

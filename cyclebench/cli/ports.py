@@ -65,11 +65,15 @@ def run(args) -> int:
                                         log=lambda m: print(f"note: {m}", file=sys.stderr))
         for kind in ports_run.PROBES:          # each measured once: a resumed run reads it back
             ports_run.record(args.resume or args.results, kind, log=lambda m: print(f"note: {m}", file=sys.stderr))
-    blockers = report["blockers"]
+    blockers = report.get("blockers") or {}
     print(f"resources inferred from throughput: {len(model.resources)} (+ front end, width "
-          f"{model.width}); {report['measurements_per_form']} measurements per form; "
-          f"{report['readings']} readings"
+          f"{model.width}); {report.get('measurements_per_form', 'an unrecorded number of')} measurements per form; "
+          f"{report.get('readings', 'unrecorded')} readings"
           + ("" if args.show else f" ({report.get('measured_now', 0)} measured now)"))
+    if args.show:
+        from ..instructions.ports.ensemble import machine
+        from ..machine.metadata import cpu_text
+        print(f"  measured on {cpu_text(machine(args.show))}")
     for r in report.get("width_unconfirmed") or ():
         mix = " + ".join(f"{n} {f}" for f, n in r["counts"].items())
         print(f"  note: {mix} ran {sum(r['counts'].values()) / r['cycles']:.2f} instructions a cycle, faster "
@@ -80,7 +84,7 @@ def run(args) -> int:
     if model.lines:
         print(f"  stores to distinct cache lines: {', '.join(f'{f} {t:.2f}' for f, t in sorted(model.lines.items()))} "
               "cycles each")
-    print("probe records (each measured once on this CPU by its own blocks; what the predictor reads from it, "
+    print("probe records (each measured once on the model's CPU by its own blocks; what the predictor reads from it, "
           "and the figures measured):")
     factor, where = upper.stored(args.show or args.resume or args.results)
     print("  legacy-SSE writes under a dirty ZMM state take their resources "

@@ -37,7 +37,7 @@ UNSURE = 0.10      # models this far apart: on Zen 4 such blocks miss by over 10
 
 def run(args) -> int:
     from ..instructions.ports import upper
-    from ..machine.metadata import cpu_of, cpu_text, machine_metadata, this_cpu
+    from ..machine.metadata import cpu_text, machine_metadata
     from ..instructions.ports.ensemble import OWN, Models, spread
     from ..instructions.ports.predict import decode
     if not args.block.strip():
@@ -56,15 +56,14 @@ def run(args) -> int:
     cat = Catalogue.load()
     lats, label = from_file(args.latencies, cat) if args.latencies else (None, "")
     p = models.predict(args.block, cat, lats, label, OWN if args.upper_factor is None else args.upper_factor)
-    ours = cpu_of(models.machine, stepping=False)
-    same = ours is None or ours == this_cpu(stepping=False)      # unknown: nothing to say it differs
+    here = models.of_this_cpu()
     if args.json:
         print(json.dumps({**p.to_json(), "models": models.names, "upper_factor": factor, "upper_factor_source": where,
-                          "model_machine": models.machine, "model_of_this_cpu": None if ours is None else same}))
+                          "model_machine": models.machine, "model_of_this_cpu": here}))
         return 0
     print(f"predicted: {p.cycles:.2f} cycles per iteration")
     print(f"  model of: {cpu_text(models.machine) if models.machine else 'an unknown CPU (the file keeps no machine record)'}")
-    if not same:
+    if here is False:
         print(f"  note: the model was measured on another CPU than this one ({cpu_text(machine_metadata())}): the "
               "figure is that CPU's; cyclebench ports here infers this one's")
     if len(p.members) > 1:
