@@ -491,6 +491,9 @@ def test_predict_says_which_cpu_its_model_describes(tmp_path, capsys):
             assert said in out.splitlines()[1]
         assert main(["predict", "--model", str(path), "--json", block]) == 0
         assert json.loads(capsys.readouterr().out)["model_of_this_cpu"] is of_this
+        from cyclebench.cli.inst import _inferred       # inst --ports: the column's CPU
+        assert _inferred(path)("IMUL (R64, R64)")
+        assert ("not this CPU" in capsys.readouterr().err) == (of_this is False)
 
 
 def model_load_ok(path):

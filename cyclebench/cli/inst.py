@@ -238,9 +238,14 @@ def _check_outputs(output: Path | None, results: Path | None) -> None:
 
 def _inferred(path: Path):
     """form name -> its resources in the model of ``path`` (inferred from throughput, never counters)."""
+    from ..instructions.ports.ensemble import machine
     from ..instructions.ports.portsets import describe
     from ..instructions.ports.run import load
+    from ..machine.metadata import cpu_text, names_this_cpu
     model, report = load(path)
+    if names_this_cpu(machine(path)) is False:
+        print(f"note: the --ports model was measured on {cpu_text(machine(path))}, not this CPU: its column "
+              "is that CPU's (cyclebench ports here infers this one's)", file=sys.stderr)
     return lambda form: describe(form, model, report["blockers"], {}) if form in model.usage else None
 
 

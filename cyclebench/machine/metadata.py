@@ -54,6 +54,13 @@ def this_cpu(stepping: bool = True) -> tuple:
     return (c.vendor, c.family, c.model, c.stepping)[:None if stepping else 3]
 
 
+def names_this_cpu(record) -> bool | None:
+    """Whether a stored machine record names this machine's CPU (vendor, family, model: another
+    stepping is the same core); None where it names none."""
+    cpu = cpu_of(record, stepping=False)
+    return None if cpu is None else cpu == this_cpu(stepping=False)
+
+
 def cpu_text(record) -> str:
     """A stored machine record's CPU in words: its core's name where the table knew it, the model
     name, vendor, family, model and stepping."""

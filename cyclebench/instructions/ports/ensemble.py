@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...errors import UsageError
-from ...machine.metadata import cpu_of, this_cpu
+from ...machine.metadata import cpu_of, names_this_cpu
 from .model import Model
 from .predict import Loaded, Prediction, load, predict
 from .run import read
@@ -58,8 +58,7 @@ class Models:
     def of_this_cpu(self) -> bool | None:
         """Whether the models were measured on this machine's CPU (vendor, family, model); None
         where their files keep no machine record."""
-        ours = cpu_of(self.machine, stepping=False)
-        return None if ours is None else ours == this_cpu(stepping=False)
+        return names_this_cpu(self.machine)
 
     def predict(self, block, catalogue=None, latencies=None, latency_source: str = "published",
                 upper_factor: float | None | str = OWN) -> Prediction:
