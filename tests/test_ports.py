@@ -913,3 +913,19 @@ def test_a_mix_whose_repetitions_read_two_modes_reads_the_faster(monkeypatch):
         session = type("S", (), {"measure": lambda self, code, init, per=1: next(it)})()
         r = mixes.measure_mix(session, {}, {"UNPCKLPS (XMM, XMM)": 1})
         assert (r.cycles, r.stable) == (cycles, True)
+
+
+def test_latencies_measured_on_another_cpu_say_so_in_their_label(tmp_path):
+    from cyclebench.instructions.catalogue import Catalogue
+    from cyclebench.instructions.ports.latency import from_file
+    from cyclebench.machine.metadata import machine_metadata
+    here = machine_metadata()
+    doc = {"schema": "cyclebench.inst", "schema_version": 1, "form": "IMUL (R64, R64)", "status": "ok",
+           "latency": [{"start": "op0 (R64)", "end": "op0 (R64)", "value": 3.0, "bound": "exact"}]}
+    for machine, other in ((None, False), (here, False), ({**here, "cpu_vendor": "OtherVendor"}, True)):
+        path = tmp_path / f"lat-{other}-{machine is None}.jsonl"
+        meta = {"machine": machine} if machine else {}
+        header = {"cyclebench": "results", "kind": "inst", "schema": 1, "meta": meta}
+        path.write_text(json.dumps(header) + "\n" + json.dumps(doc) + "\n")
+        lats, label = from_file(path, Catalogue.load())
+        assert lats["IMUL (R64, R64)"] and ("on another CPU, " in label) == other

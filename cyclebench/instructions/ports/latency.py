@@ -105,4 +105,7 @@ def from_file(path: Path, catalogue: Catalogue, forms=None) -> tuple[dict, str]:
                 out[d["form"]] = (v, max(addr) if addr else v, by_source)
             else:
                 out[d["form"]] = (v, max(addr)) if addr else v
-    return out, f"measured by cyclebench inst ({path.name})"
+    from ...machine.metadata import cpu_text, names_this_cpu
+    where = header.get("machine")
+    return out, f"measured by cyclebench inst ({path.name})" + (
+        f" on another CPU, {cpu_text(where)}" if names_this_cpu(where) is False else "")
