@@ -243,8 +243,8 @@ def _inferred(path: Path):
     from ..instructions.ports.run import load
     from ..machine.metadata import cpu_text, names_this_cpu
     model, report = load(path)
-    if names_this_cpu(machine(path)) is False:
-        print(f"note: the --ports model was measured on {cpu_text(machine(path))}, not this CPU: its column "
+    if names_this_cpu(where := machine(path)) is False:
+        print(f"note: the --ports model was measured on {cpu_text(where)}, not this CPU: its column "
               "is that CPU's (cyclebench ports here infers this one's)", file=sys.stderr)
     return lambda form: describe(form, model, report["blockers"], {}) if form in model.usage else None
 

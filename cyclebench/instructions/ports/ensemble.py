@@ -99,4 +99,3 @@ def machine(path: Path) -> dict | None:
     none (machine/metadata.py reads it)."""
     m = (read(path)[0] or {}).get("machine")
     return m if isinstance(m, dict) else None
-
