@@ -454,13 +454,14 @@ def test_a_file_without_a_model_is_refused_with_a_hint(tmp_path, capsys):
     assert "no model" in err and "hint:" in err
 
 
-def _fake_model_file(tmp_path, machine=None):
+def _fake_model_file(tmp_path, machine=None, slow=()):
     path = tmp_path / "m.jsonl"
     st = store(path)
     st.start({"forms": [], **({"machine": machine} if machine else {})}, resume=False)
     model = Model(["R0", "R1"], {"ADD_01 (R64, R64)": {"R0": 0.25}, "IMUL (R64, R64)": {"R0": 0.25, "R1": 1.0}}, 6)
     st.append({"type": "model", "model": model.to_json(), "report": {"blockers": {"R0": "ADD_01 (R64, R64)",
-                                                                                  "R1": "IMUL (R64, R64)"}}})
+                                                                                  "R1": "IMUL (R64, R64)"},
+                                                                     "slow_units": list(slow)}})
     st.close()
     return path
 
@@ -929,3 +930,16 @@ def test_latencies_measured_on_another_cpu_say_so_in_their_label(tmp_path):
         path.write_text(json.dumps(header) + "\n" + json.dumps(doc) + "\n")
         lats, label = from_file(path, Catalogue.load())
         assert lats["IMUL (R64, R64)"] and ("on another CPU, " in label) == other
+
+
+def test_a_form_of_a_unit_held_for_cycles_is_said_to_be_data_dependent(tmp_path, capsys):
+    # the inference's slow units (a divider, found by its readings): the note names the forms that hold one
+    path = _fake_model_file(tmp_path, slow=["R1"])
+    for block, noted in (("imul rax, rbx; add rcx, rdx", ["IMUL (R64, R64)"]), ("add rcx, rdx", [])):
+        assert main(["predict", "--model", str(path), "--json", block]) == 0
+        notes = [n for n in json.loads(capsys.readouterr().out)["notes"] if n.startswith("data-dependent")]
+        assert [n.split(" hold")[0].removeprefix("data-dependent: ") for n in notes] == [", ".join(noted)] * bool(noted)
+    (tmp_path / "plain").mkdir()
+    plain = _fake_model_file(tmp_path / "plain")
+    assert main(["predict", "--model", str(plain), "--json", "imul rax, rbx"]) == 0
+    assert not any(n.startswith("data-dependent") for n in json.loads(capsys.readouterr().out)["notes"])

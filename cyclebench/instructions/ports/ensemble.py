@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ...errors import UsageError
 from ...machine.metadata import cpu_of, names_this_cpu
-from .model import Model
+from .model import USED, Model
 from .predict import Loaded, Prediction, load, predict
 from .run import read
 
@@ -72,11 +72,27 @@ def one(block, loaded: Loaded, catalogue=None, latencies=None, latency_source: s
     """The block predicted by one loaded model, with the probe records its file keeps; with
     ``inferred`` (the file's model as the solve left it, run.load), by that model and without the
     floors its readings give (the accuracy bench's ``--as-inferred``)."""
-    return predict(block, inferred or loaded.model, catalogue, latencies=latencies, latency_source=latency_source,
-                   floors=None if inferred else loaded.bounds,
-                   upper_factor=loaded.upper_factor if upper_factor == OWN else upper_factor,
-                   in_flight=loaded.in_flight, deal=loaded.deals, grain=loaded.grain, in_order=loaded.in_order,
-                   trips=loaded.trips)
+    p = predict(block, inferred or loaded.model, catalogue, latencies=latencies, latency_source=latency_source,
+                floors=None if inferred else loaded.bounds,
+                upper_factor=loaded.upper_factor if upper_factor == OWN else upper_factor,
+                in_flight=loaded.in_flight, deal=loaded.deals, grain=loaded.grain, in_order=loaded.in_order,
+                trips=loaded.trips)
+    return replace(p, notes=p.notes + slow_note(p.forms, loaded))
+
+
+def slow_note(forms: list[str], loaded: Loaded) -> list[str]:
+    """The note a block gets whose forms hold a unit the inference found held for cycles, not
+    pipelined (Loaded.slow: a divider, by what the readings showed, not by name): such a unit's time
+    may depend on the operand values, as a divider's does on denormals and on the operands' size."""
+    usage = loaded.model.usage
+    held = sorted({f for f in forms for r in loaded.slow if usage.get(f, {}).get(r, 0.0) >= USED})
+    if not held:
+        return []
+    units = ", ".join(r + (f" (probed by {loaded.model.probes[r]})" if r in loaded.model.probes else "")
+                      for r in loaded.slow if any(usage.get(f, {}).get(r, 0.0) >= USED for f in held))
+    return [f"data-dependent: {', '.join(held)} hold{'s' if len(held) == 1 else ''} {units}, a unit its readings "
+            "show held for cycles, not pipelined, as a divider is: its time may depend on the operand values "
+            "(denormals, the operands' size), and the figure is for the values the model was measured with"]
 
 
 def combined(members: list[Prediction]) -> Prediction:

@@ -128,6 +128,7 @@ class Loaded:
     fresh_source: str = ""
     fields: fields.FieldBound | None = None    # values a dispatch group carries (fields.stored)
     fields_source: str = ""
+    slow: tuple[str, ...] = ()    # the units the inference found held for cycles, not pipelined (a divider)
 
     @property
     def bounds(self) -> tuple:
@@ -170,7 +171,7 @@ def load(path: Path) -> Loaded:
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
                   loop, loop_source, dealing.stored(path)[0], *store_grain.stored(path),
                   *load_order.stored(path), *store_load.stored(path), flags, pair_source, load_floor, pipes_source,
-                  *fresh.stored(path, model), bound, bound_source)
+                  *fresh.stored(path, model), bound, bound_source, tuple(load_run(path)[1].get("slow_units") or ()))
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
