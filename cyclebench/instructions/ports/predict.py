@@ -138,15 +138,15 @@ class Loaded:
 
 
 def load(path: Path) -> Loaded:
-    """The model of a results file mended against its own readings, with their pair floors
-    (repair.mended) and shared-resource floors (shared.py), and the upper-state factor the file keeps (upper.stored): what ``cyclebench
-    predict``, the ``predict`` block predictor and the accuracy bench all predict with."""
+    """A results file's model mended against its readings, their pair and shared floors (repair.mended, shared.py),
+    and its probe records: what ``cyclebench predict``, the block predictor and the accuracy bench predict with."""
     from .run import load as load_run, read
     model, floors, notes = mended(path)
     catalogue = Catalogue.load()
     sides = {f: side for f in model.usage if (form := catalogue.get(f)) is not None
              and (side := integer_side(form)) is not None}
-    shared = SharedFloors.build(model, readings(path), load_run(path)[1].get("classes") or {}, sides,
+    report = load_run(path)[1]
+    shared = SharedFloors.build(model, readings(path), report.get("classes") or {}, sides,
                                 load_path(model, catalogue))
     pair, lates, pair_source = flag_order.stored(path)
     flags = flag_order.FlagOrder.build(pair, model, catalogue, sides, shared.whole_group(model, units(model)),
@@ -171,7 +171,7 @@ def load(path: Path) -> Loaded:
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
                   loop, loop_source, dealing.stored(path)[0], *store_grain.stored(path),
                   *load_order.stored(path), *store_load.stored(path), flags, pair_source, load_floor, pipes_source,
-                  *fresh.stored(path, model), bound, bound_source, tuple(load_run(path)[1].get("slow_units") or ()))
+                  *fresh.stored(path, model), bound, bound_source, tuple(report.get("slow_units") or ()))
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
