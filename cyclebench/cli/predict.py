@@ -62,7 +62,7 @@ def run(args) -> int:
                           "model_machine": models.machine, "model_of_this_cpu": here}))
         return 0
     print(f"predicted: {p.cycles:.2f} cycles per iteration")
-    print(f"  model of: {cpu_text(models.machine) if models.machine else 'an unknown CPU (the file keeps no machine record)'}")
+    print(f"  model of: {cpu_text(models.machine)}")
     if here is False:
         print(f"  note: the model was measured on another CPU than this one ({cpu_text(machine_metadata())}): the "
               "figure is that CPU's; cyclebench ports here infers this one's")

@@ -48,17 +48,11 @@ def cpu_of(record, stepping: bool = True) -> tuple | None:
     return tuple(record.get(k) for k in CPU_FIELDS[:None if stepping else 3])
 
 
-def this_cpu(stepping: bool = True) -> tuple:
-    """This machine's (vendor, family, model[, stepping]), as :func:`cpu_of` reads a stored record."""
-    c = cpu_info()
-    return (c.vendor, c.family, c.model, c.stepping)[:None if stepping else 3]
-
-
 def names_this_cpu(record) -> bool | None:
     """Whether a stored machine record names this machine's CPU (vendor, family, model: another
     stepping is the same core); None where it names none."""
-    cpu = cpu_of(record, stepping=False)
-    return None if cpu is None else cpu == this_cpu(stepping=False)
+    cpu, c = cpu_of(record, stepping=False), cpu_info()
+    return None if cpu is None else cpu == (c.vendor, c.family, c.model)
 
 
 def cpu_text(record) -> str:

@@ -84,12 +84,12 @@ def slow_note(forms: list[str], loaded: Loaded) -> list[str]:
     """The note a block gets whose forms hold a unit the inference found held for cycles, not
     pipelined (Loaded.slow: a divider, by what the readings showed, not by name): such a unit's time
     may depend on the operand values, as a divider's does on denormals and on the operands' size."""
-    usage = loaded.model.usage
-    held = sorted({f for f in forms for r in loaded.slow if usage.get(f, {}).get(r, 0.0) >= USED})
-    if not held:
+    usage, probes = loaded.model.usage, loaded.model.probes
+    units = [r for r in loaded.slow if any(usage.get(f, {}).get(r, 0.0) >= USED for f in forms)]
+    if not units:
         return []
-    units = ", ".join(r + (f" (probed by {loaded.model.probes[r]})" if r in loaded.model.probes else "")
-                      for r in loaded.slow if any(usage.get(f, {}).get(r, 0.0) >= USED for f in held))
+    held = sorted({f for f in forms for r in units if usage.get(f, {}).get(r, 0.0) >= USED})
+    units = ", ".join(r + (f" (probed by {probes[r]})" if r in probes else "") for r in units)
     return [f"data-dependent: {', '.join(held)} hold{'s' if len(held) == 1 else ''} {units}, a unit its readings "
             "show held for cycles, not pipelined, as a divider is: its time may depend on the operand values "
             "(denormals, the operands' size), and the figure is for the values the model was measured with"]
