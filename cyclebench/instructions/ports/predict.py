@@ -31,7 +31,7 @@ fit: ``in_flight``; where the core deals vector µops to pipe pairs in turn, dea
 zeroes the register, while the model's form was measured with two distinct registers.  A
 legacy-SSE XMM write under a dirty upper vector state reads its destination's kept part and,
 given the factor upper.probe measures, takes its own pipes that many times (of the vector pipes
-that bound its form, those of fewest units), the load path once (upper.py holds the measurements).  Every form that loads a vector operand takes at least a plain vector load's share of
+that bound its form, those of fewest units), the load path and the front end once (upper.py holds the measurements).  Every form that loads a vector operand takes at least a plain vector load's share of
 the load path (vector_loads.py), where the model fitted an EVEX load-op form elsewhere.  Where one
 group of pipes has a legacy-SSE probe and a 256- or 512-bit one (never mixed with each other), the
 forms read beside both tell whether the two resources are one, and each side takes its own pipe
@@ -356,16 +356,15 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain,
                        once, in_order and catalogue, trips, pipes)
         seq = held.holds(model)
+        front = _instances(instructions, forms, weight, model, once, pipes)[1]
         if model.width:                       # the dispatch groups (fields.py)
-            # a legacy write's extra pass under a dirty upper state is no slot of its own
-            front = _instances(instructions, forms, [1.0] * len(forms), model, once, pipes)[1]
             taken = [round(v * model.width, 3) for v in front]
             for each in _each(floors):
                 v, why = each.dispatch(instructions, taken)
                 if v:
                     loads[why] = v
         if seq.keys() & counts.keys():
-            loads[held.LABEL] = held.bound(forms, _instances(instructions, forms, weight, model, once, pipes)[1], seq,
+            loads[held.LABEL] = held.bound(forms, front, seq,
                                            held.slots(instructions, dealing.uops(instructions, forms, model, whole,
                                                                                  set(pipes))))
         binding = max(loads, key=loads.get)

@@ -21,7 +21,9 @@ init dirties the state once, outside the timed code):
   dirty as clean (8 loads, two a cycle; loading twice would take 6), and ``mulss xmm1, [m32];
   vpmulld zmm1, ...; cvtsi2sd xmm1, [m64]`` runs 2.00 cycles with 2 ``vmovsd`` loads more, 3.00
   with 4 (once: 2.00 and 3.00; twice: 3.00 and 4.00).  The load path (vector_loads.path) is
-  charged once (``once``).
+  charged once (``once``), and so is the front end: the pass takes no slot of its own (12
+  instructions, one or two of them legacy writes beside a ZMM write, run 2.00-2.02 cycles dirty
+  as clean).
 
 Other cores need not behave so: the resource factor is what :func:`probe` measures here (the
 ratio of the 8 ``cvtdq2ps`` with and without a ZMM write), never a vendor's constant.
@@ -115,7 +117,7 @@ def instance(model, form: str, weight: float = 1.0, once=frozenset(), pipes=None
     """One instance's usage of the model's resources (model.Model.loads: its form's time alone as
     ``"FORM alone"``, its front-end share), taken ``weight`` times (:func:`weights`) on the form's
     own pipes only: the resources that bound the form alone (a usage within :data:`BINDING` of
-    its time alone), its floor and its front-end share.  The write passes its pipe again, as a
+    its time alone) and its floor; its front-end share once.  The write passes its pipe again, as a
     pumped wide µop does; the smaller usages the inference spreads a form over are not doubled
     (Zen 4: a random block of ``subss``, ``movsd`` and a ZMM ``vpternlogd`` read 1.50 cycles,
     doubling every usage said 1.77, the pipes only 1.57).  ``pipes`` (vector pipe resource ->
@@ -140,8 +142,8 @@ def instance(model, form: str, weight: float = 1.0, once=frozenset(), pipes=None
         # 3.00 beside a dirty ZMM register)
         piped = any(u >= BINDING * bound for r, u in own.items() if r not in once)
         out[f"{form} alone"] = model.alone[form] * (weight if piped else 1.0)
-    if model.width:
-        out[FRONT_END] = use.get(FRONT_END, 1 / model.width) * weight
+    if model.width:             # the merge's pass takes no slot of its own (module docstring)
+        out[FRONT_END] = use.get(FRONT_END, 1 / model.width)
     return out
 
 
