@@ -80,3 +80,19 @@ def test_the_cap_leaves_a_one_pipe_form_its_register_probes_share_of_the_pipes_g
     capped = mul_loads.capped(m, catalogue)
     assert "R2" not in capped.usage[MUL] or capped.usage[MUL]["R2"] == 0.0
     assert capped.usage[MUL]["R5"] == 1.0 and capped.usage[MUL]["R19"] == 1.0   # a meeting of its own stays
+
+
+def test_the_cap_leaves_a_one_pipe_form_one_plain_vector_loads_share_of_the_vector_path(catalogue):
+    # R17: the vector-load path, half a cycle a plain vector load; the multiply's 1.00 there was
+    # read beside the path's probe, two loads' worth: its one load is one load on the path too
+    m = _model()
+    vector = "MOVSD (XMM, M64)"
+    m.usage[vector] = {"R17": 0.5}
+    m.alone[vector] = 0.5
+    m.usage[MUL]["R17"] = 1.0
+    m.resources = sorted(set(m.resources) | {"R17"})
+    capped = mul_loads.capped(m, catalogue)
+    assert capped.usage[MUL]["R17"] == pytest.approx(0.5)
+    assert capped.usage[MUL]["R15"] == pytest.approx(0.33) and capped.usage[vector] == {"R17": 0.5}
+    del m.usage[vector], m.alone[vector]                 # no plain vector load: no path, no cap there
+    assert mul_loads.capped(m, catalogue).usage[MUL]["R17"] == 1.0
