@@ -25,7 +25,7 @@ loads 4.50 for 3.47).  A file without the record changes nothing.
 
 Of the vector-load path (vector_loads.py) the multiply takes 1.00 on Zen 4, two plain vector
 loads' share, fitted beside ``xorps xmm, [m128]`` (with two of them 2.00 cycles, read 2.00); beside
-``movsd xmm, [m64]`` and an ALU form it reads 1.00 where that share says 1.50.  :func:`capped` holds
+``movsd xmm, [m64]`` and a ``mov r64, imm64`` it reads 1.00 where that share says 1.50.  :func:`capped` holds
 it to one plain vector load's share: its one load is one load there too.  The pair floors
 (repair.py) keep the mixes the share was read in.  On the random mixes of 56 seeds (Zen 4,
 replayed) that moves 14 blocks across 10%, 10 of them in (docs/ports-findings.md).
