@@ -338,6 +338,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     for each in _each(floors):                # e.g. a writer that exposes a compare (flag_order.py)
         lats = each.delayed(instructions, forms, lats)
     chain = chain_bound(instructions, lats, trips)
+    shares = None                             # per instruction (usage, front-end share): _instances
     if counts:
         # crowding usages bind only where a form needs the crowded resource and the crowding
         # forms' own resources are full (crowding.py)
@@ -356,15 +357,15 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain,
                        once, in_order and catalogue, trips, pipes)
         seq = held.holds(model)
-        front = _instances(instructions, forms, weight, model, once, pipes)[1]
+        shares = _instances(instructions, forms, weight, model, once, pipes)    # the simulation's too
         if model.width:                       # the dispatch groups (fields.py)
-            taken = [round(v * model.width, 3) for v in front]
+            taken = [round(v * model.width, 3) for v in shares[1]]
             for each in _each(floors):
                 v, why = each.dispatch(instructions, taken)
                 if v:
                     loads[why] = v
         if seq.keys() & counts.keys():
-            loads[held.LABEL] = held.bound(forms, front, seq,
+            loads[held.LABEL] = held.bound(forms, shares[1], seq,
                                            held.slots(instructions, dealing.uops(instructions, forms, model, whole,
                                                                                  set(pipes))))
         binding = max(loads, key=loads.get)
@@ -373,7 +374,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         res, binding = (len(forms) / model.width if model.width else 0.0), None
     discrete = units(model)
     dealt = dealing.plan(instructions, forms, model, discrete, _whole(discrete)) if deal else None
-    sim = simulate(instructions, lats, *_instances(instructions, forms, weight, model, once, pipes), discrete,
+    sim = simulate(instructions, lats, *(shares or _instances(instructions, forms, weight, model, once, pipes)), discrete,
                    waiting=in_flight, deal=dealt, trips=trips)
     return Prediction(max(res, chain, sim), res, binding, chain, forms, unknown, assumed,
                       latency_source if latencies else "assumed 1 cycle", extra, sim,
