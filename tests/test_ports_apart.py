@@ -50,6 +50,16 @@ def test_each_side_takes_its_own_pipe_usage_on_the_twin_it_was_never_read_beside
     assert apart.view(plain, catalogue) is plain
 
 
+def test_a_usage_beyond_two_of_the_probes_passes_is_no_pipe_usage_and_stays_on_its_side(catalogue):
+    # Zen 4's cvtsi2ss xmm, r64 holds the four FP pipes' resource 1.08 cycles, its time alone: four
+    # of orps's passes, set by something else than those pipes
+    m = _model()
+    m.usage["CVTSI2SS (XMM, R64)"], m.alone["CVTSI2SS (XMM, R64)"] = {"R7": 1.5}, 1.5       # three passes
+    m.usage["CVTSI2SD (XMM, R64)"], m.alone["CVTSI2SD (XMM, R64)"] = {"R7": 1.0}, 1.0       # two: a pipe usage
+    v = apart.view(m, catalogue)
+    assert "R21" not in v.usage["CVTSI2SS (XMM, R64)"] and v.usage["CVTSI2SD (XMM, R64)"]["R21"] == 1.0
+
+
 def test_predict_adds_both_sides_on_the_one_resource(catalogue):
     # Zen 4, cyclebench asm: addpd xmm1; ...; vcvttps2dq zmm1{k1}{z}, [m512]; cvtsi2sd xmm1, [m]
     # runs 3.00 cycles, the two legacy writes doubled under the ZMM write and the conversion adding
@@ -57,3 +67,65 @@ def test_predict_adds_both_sides_on_the_one_resource(catalogue):
     block = "addpd xmm1, xmm2; vcvttps2dq zmm3{k1}{z}, zmmword ptr [r14+0x40]"
     p = predict(block, _model(), catalogue)
     assert p.resource_bound == pytest.approx(1.5) and p.binding_resource in ("R7", "R21")
+
+
+# The probe (apart.probe): a fabricated core where the legacy multiply and the 512-bit multiply
+# share the multiply pipes, the legacy compare is on the add pipes, and a legacy-SSE write under
+# a dirty ZMM state passes its pipes twice.
+MUL, CMP, ZMUL = "MULSS (XMM, XMM)", "CMPSS (XMM, XMM, I8)", "VPMULLD (ZMM, ZMM, ZMM)"
+PASSES = {"mulss": ("F0", "F1"), "cmpless": ("F2", "F3"), "vpmulld": ("F0", "F1")}     # cmpss by its alias
+
+
+def _core(code, init, per=1):
+    """Cycles per unit: each line's passes (two for a 512-bit µop, two for a legacy write while
+    the init has dirtied a ZMM register) spread over its two pipes; the busiest pair sets the time."""
+    from types import SimpleNamespace
+    dirty = any("zmm" in line for line in init)
+    busy: dict[tuple, float] = {}
+    for line in code:
+        op = next(t for t in line.split() if not t.startswith("{"))      # past {load}, {evex}
+        twice = "zmm" in line or (dirty and op in ("mulss", "cmpless"))
+        busy[PASSES[op]] = busy.get(PASSES[op], 0.0) + (2 if twice else 1) / 2
+    return SimpleNamespace(value=max(busy.values()) / per, modes=None, stable=True)
+
+
+def _probed():
+    from types import SimpleNamespace
+    usage = {MUL: {"R1": 0.5}, CMP: {"R2": 0.5}, ZMUL: {"R3": 1.0}}
+    model = Model(["R1", "R2", "R3"], usage, 6, {MUL: 0.5, CMP: 0.5, ZMUL: 1.0},
+                  probes={"R1": MUL, "R2": CMP, "R3": ZMUL})
+    return model, apart.probe(SimpleNamespace(measure=_core, avx512=True), model)
+
+
+def test_the_probe_reads_a_legacy_and_a_wide_probe_form_side_by_side_as_one_resource_where_their_times_add():
+    _, rec = _probed()
+    read = {(p["legacy"], p["wide"]): p for p in rec["pairs"]}
+    assert set(read) == {(MUL, ZMUL), (CMP, ZMUL)}                 # only pairs the upper-state rule kept apart
+    mul = read[(MUL, ZMUL)]
+    assert mul["counts"] == [1, 1] and mul["times"] == {"legacy": 1.0, "wide": 1.0, "both": 2.0}
+    assert mul["shared"] is True
+    assert read[(CMP, ZMUL)]["times"]["both"] == 1.0 and read[(CMP, ZMUL)]["shared"] is False
+
+
+def test_a_pair_read_as_one_is_a_twin_and_one_read_apart_is_none_whatever_the_witnesses(catalogue, tmp_path):
+    model, rec = _probed()
+    model.read_apart = {frozenset((p["legacy"], p["wide"])): p["shared"] for p in rec["pairs"]}
+    assert apart.twins(model, catalogue) == [("R1", "R3")]
+    witnessed = _model()
+    assert apart.twins(witnessed, catalogue) == [("R21", "R7")]
+    witnessed.read_apart = {frozenset((LEGACY, WIDE)): False}
+    assert apart.twins(witnessed, catalogue) == []
+
+
+def test_the_record_is_kept_and_read_back(tmp_path):
+    from ports_fake import model_file
+    from cyclebench.instructions.ports import run as ports_run
+    path = model_file(tmp_path / "m.jsonl", {MUL: {"R1": 0.5}, CMP: {"R2": 0.5}, ZMUL: {"R3": 1.0}})
+    assert apart.stored(path) == ({}, "not measured: the model file has no probe of the resources kept apart")
+    _, rec = _probed()
+    with ports_run.store(path) as st:
+        st.start({}, resume=True)
+        st.append(rec)
+    read, where = apart.stored(path)
+    assert read == {frozenset((MUL, ZMUL)): True, frozenset((CMP, ZMUL)): False}
+    assert "2 pairs read side by side, 1 of them one resource" in where

@@ -2,6 +2,8 @@
 charges them only where the crowding form's own resource is full."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from cyclebench.instructions.ports import crowding
@@ -66,6 +68,17 @@ def test_crowding_of_a_resource_nested_in_the_forms_own_is_never_charged():
     assert crowding.unnested(m).usage[ADD] == {"ALU": 0.25, "MUL": 0.16}
     plain = model()
     assert crowding.nested(plain) == {} and crowding.unnested(plain) is plain
+
+
+def test_a_whole_user_that_holds_a_twin_of_the_crowding_forms_own_resource_keeps_it_nested():
+    # a second view of the shift resource (SH2, a twin apart.view holds as one with SH) whose one
+    # user holds a twin of the ALUs (ALU2): as nested as the users of SH itself
+    m = nested_model()
+    m.resources += ["ALU2"]
+    m.usage["OR (R64, I8)"], m.alone["OR (R64, I8)"], m.probes["ALU2"] = {"ALU2": 0.25}, 0.25, "OR (R64, I8)"
+    m.usage["SHR (R64, I8)"], m.alone["SHR (R64, I8)"] = {"ALU2": 0.25, "SH": 0.5}, 0.5
+    assert crowding.nested(m) == {}                                      # ALU2 is no ALU to it
+    assert crowding.nested(replace(m, twins=[("ALU", "ALU2")])) == {ADD: {"SH": 0.25}}
 
 
 def test_crowding_of_a_resource_no_form_of_the_block_holds_is_dropped():

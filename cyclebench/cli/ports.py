@@ -37,8 +37,8 @@ def add_parser(sub):
 
 def run(args) -> int:
     from ..instructions.ports import run as ports_run
-    from ..instructions.ports import (dealing, fields, flag_order, fresh, inflight, load_order, mul_loads, store_grain,
-                                      store_load, upper, upper_loop, upper_pool)
+    from ..instructions.ports import (apart, dealing, fields, flag_order, fresh, inflight, load_order, mul_loads,
+                                      store_grain, store_load, upper, upper_loop, upper_pool)
     from ..instructions.ports.portsets import describe
     if args.show:
         model, report = ports_run.load(args.show)
@@ -120,6 +120,8 @@ def run(args) -> int:
           f"{fresh.stored(args.show or args.resume or args.results, model)[1]}")
     print(f"  immediates and displacements a dispatch group carries: "
           f"{fields.stored(args.show or args.resume or args.results, model.width)[1]}")
+    print(f"  the resources the upper-state rule kept apart: "
+          f"{apart.stored(args.show or args.resume or args.results)[1]}")
     _bounds(args.show or args.resume or args.results)
     print(f"{'form':<40} {'alone':>6}  resources, cycles per instance (inferred from throughput)")
     for form in sorted(model.usage):

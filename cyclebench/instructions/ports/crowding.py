@@ -38,7 +38,11 @@ narrow forms their units.  Zen 4's shifts and three-part LEAs hold a two-unit re
 each, and the ALU forms' quarter of that resource (their even spread over the four ALUs) said 2
 ``shl`` + 2 ``add`` take 1.50 cycles where they run 1.00, at the ALUs' four a cycle.  The
 multiplier stays crowded: the model has ``imul r, r`` take no ALU, so only the crowding says the two
-meet (3 ``imul`` + 9 ``add`` run 5.00).  Nor is a crowding usage charged in a block where no form
+meet (3 ``imul`` + 9 ``add`` run 5.00).  A resource and its twins (apart.py: one pipe group the
+upper-state rule probed twice, :attr:`Model.twins`) count as one here: a wide form that holds the
+four FP pipes' wide view holds the legacy forms' own resource (on Zen 4, once the 512-bit multiply
+took the legacy multiply pair too, ``orps``'s crowding of that pair was no longer nested, and a
+legacy kernel block of 2.17 cycles read 2.42).  Nor is a crowding usage charged in a block where no form
 holds its resource whole (:func:`unneeded`): with no narrow form to lose a unit, the spread is
 counted on the crowding forms' own resources (the shifts' 0.42 of the multiplier's resource put 2
 ``shl`` + 2 ``add`` at 1.15 once the ALU forms' share of the shifts' was gone).
@@ -151,11 +155,16 @@ def _nested(model: Model) -> dict[str, dict[str, float]]:
         for r in use:
             if r != FRONT_END and r not in crowd.get(f, {}) and whole(model, f, r):
                 users.setdefault(r, []).append(f)
+    same: dict[str, set[str]] = {}             # a resource and its twins (apart.view): one resource
+    for a, b in model.twins:
+        same.setdefault(a, {a}).add(b)
+        same.setdefault(b, {b}).add(a)
     out: dict[str, dict[str, float]] = {}
     for f, rs in crowd.items():
         mine = own(model, f)
         for r, u in rs.items():
-            if users.get(r) and any(all(whole(model, w, o) for w in users[r]) for o in mine):
+            if users.get(r) and any(all(any(whole(model, w, t) for t in same.get(o, {o})) for w in users[r])
+                                    for o in mine):
                 out.setdefault(f, {})[r] = u
     return out
 

@@ -163,9 +163,12 @@ def repeats(counts: dict[str, int]) -> int:
     return max(1, -(-MIN_INSTANCES // unit), -(-MIN_COPIES // min(counts.values())))
 
 
-def mix_code(forms: dict[str, Form], counts: dict[str, int], lines: bool = False) -> tuple[list[str], list[str], int]:
+def mix_code(forms: dict[str, Form], counts: dict[str, int], lines: bool = False,
+             upper: bool = False) -> tuple[list[str], list[str], int]:
     """(code lines, init lines, repeats of the unit) for a mix of one or two forms.  ``lines``
-    (one form): each copy's memory operand on its own cache line, not all on one address."""
+    (one form): each copy's memory operand on its own cache line, not all on one address.
+    ``upper``: a legacy-SSE form may be mixed with a wide one (apart.probe reads that mix on
+    purpose, beside its own timing of the legacy form under the same upper state)."""
     names = list(counts)
     if not 1 <= len(names) <= 2:
         raise NotMixable("a mix holds one or two forms", "give one form, or a form and a blocker")
@@ -176,7 +179,7 @@ def mix_code(forms: dict[str, Form], counts: dict[str, int], lines: bool = False
     own = ()
     if len(names) == 2:
         a, b = forms[names[0]], forms[names[1]]
-        if upper_state_apart(a, b):
+        if upper_state_apart(a, b) and not upper:
             raise NotMixable("a legacy-SSE form beside a 256- or 512-bit one waits for the upper vector state",
                              "such a mix measures that wait, not shared resources")
         own = shares(a, b)

@@ -34,8 +34,8 @@ given the factor upper.probe measures, takes its own pipes that many times (of t
 that bound its form, those of fewest units), the load path and the front end once (upper.py holds the measurements).  Every form that loads a vector operand takes at least a plain vector load's share of
 the load path (vector_loads.py), where the model fitted an EVEX load-op form elsewhere.  Where one
 group of pipes has a legacy-SSE probe and a 256- or 512-bit one (never mixed with each other), the
-forms read beside both tell whether the two resources are one, and each side takes its own pipe
-usage on the one it was never read beside (apart.py).
+two probe forms read side by side (or the forms read beside both) tell whether the two resources are
+one, and each side takes its own pipe usage on the one it was never read beside (apart.py).
 A form's usage of a narrower resource than its own, read in mixes that kept its own resource full,
 is charged only where the block keeps that resource full too, a form of the block holds the
 narrower one and the model does not nest it in the wider one (crowding.py); a crowding usage of a
@@ -154,6 +154,7 @@ def load(path: Path) -> Loaded:
     notes += lowered(model, readings(path))     # after the floors have read the model as inferred
     model = shared.charged_whole(model, units(model))   # whole-resource holds: the floor charges them
     model.firm = crowding.shown(model, readings(path), sides)   # transfers' holds below saturation
+    model.read_apart = apart.stored(path)[0]     # the resources kept apart, read side by side (apart.probe)
     factor, where = upper.stored(path)
     _, records = read(path)
     probed = any(r.get("type") == upper.RECORD for r in records)
@@ -225,7 +226,6 @@ def _lea_mode(ins: iced_x86.Instruction) -> str:
     elif ins.memory_displacement:
         parts.append("D8" if ins.memory_displ_size == 1 else "D32")
     return "_".join(parts)
-
 
 
 def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,

@@ -51,6 +51,8 @@ PROBES = {
               "each merging vector form with its merge input written afresh"),
     "fields": ("cap", "a dispatch-values",
                "immediates and displacements a dispatch group carries"),
+    "apart": ("pairs", "a kept-apart",
+              "the resources the upper-state rule kept apart, side by side"),
 }
 
 
@@ -104,7 +106,7 @@ def record(path: Path, kind: str, session=None, log=lambda msg: None) -> dict:
     """The record of the CPU probe ``kind`` (a :data:`PROBES` type) in a results file: the last one
     it holds, or measured now by ``cyclebench.instructions.ports.<kind>.probe`` and appended, so a
     resumed run measures it once.  A probe of the file's forms (the module's ``PER_FORM``) is
-    given them.  A record without a figure the probe now writes (the module's
+    given them, one of the file's model (``PER_MODEL``) the model.  A record without a figure the probe now writes (the module's
     ``FIELDS``: a part added to the probe later) is measured again, so ``--resume`` brings an older
     file up to the current rules."""
     module = importlib.import_module(f"{__package__}.{kind}")
@@ -116,6 +118,8 @@ def record(path: Path, kind: str, session=None, log=lambda msg: None) -> dict:
         log(f"measuring {PROBES[kind][2]}")
         from .. import session as measuring     # looked up now: a test's stand-in session is used
         forms = ((st.meta or {}).get("forms") or [],) if getattr(module, "PER_FORM", False) else ()
+        if getattr(module, "PER_MODEL", False):
+            forms = (load(path)[0],)
         rec = module.probe(session or measuring.Session(budget=0.5), *forms)
         st.append(rec)
     return rec
