@@ -144,6 +144,8 @@ def view(model: Model, catalogue) -> Model:
 
 
 def _time(session, forms, counts) -> float:
+    """Cycles a unit of the mix ``counts`` (mixes.mix_code), legacy-SSE beside wide allowed, under
+    a dirty upper state (a 256-bit one on a core without AVX-512)."""
     from .mixes import best_of_two
     code, init, u = mix_code(forms, counts, upper=True)
     dirty = DIRTY_ZMM if session.avx512 else ["vpxor ymm9, ymm9, ymm10"]    # as upper.probe: once, in the init
@@ -165,7 +167,7 @@ def probe(session, model: Model) -> dict:
     forms = {f: cat.get(f) for r, f in model.probes.items() if r not in loads}
     sides = sorted((l, w) for l in forms for w in forms if forms[l] is not None and forms[w] is not None
                    and legacy_sse(forms[l]) and upper_state_apart(forms[l], forms[w]))
-    alone: dict[str, float | None] = {}
+    alone: dict[str, float] = {}
     pairs = []
     for legacy, wide in sides:
         try:
