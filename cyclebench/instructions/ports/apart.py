@@ -59,8 +59,9 @@ import math
 from dataclasses import replace
 from statistics import median
 
+from ...errors import CycleBenchError
 from .crowding import crowding, whole
-from .mixes import legacy_sse, mix_code, upper_state_apart
+from .mixes import best_of_two, legacy_sse, mix_code, upper_state_apart
 from .model import FRONT_END, USED, Model
 from .upper import BINDING, DIRTY_ZMM
 
@@ -146,7 +147,6 @@ def view(model: Model, catalogue) -> Model:
 def _time(session, forms, counts) -> float:
     """Cycles a unit of the mix ``counts`` (mixes.mix_code), legacy-SSE beside wide allowed, under
     a dirty upper state (a 256-bit one on a core without AVX-512)."""
-    from .mixes import best_of_two
     code, init, u = mix_code(forms, counts, upper=True)
     dirty = DIRTY_ZMM if session.avx512 else ["vpxor ymm9, ymm9, ymm10"]    # as upper.probe: once, in the init
     return best_of_two(session, code, init + dirty, u).value
@@ -159,7 +159,6 @@ def probe(session, model: Model) -> dict:
     The pair's copies are in the ratio that makes the two sides take about equal time, so a
     shared resource reads their sum and separate ones the larger side (module docstring)."""
     from ..catalogue import Catalogue
-    from ...errors import CycleBenchError
     from .repair import load_path
     from .vector_loads import path
     cat = Catalogue.load()
