@@ -103,3 +103,15 @@ def test_an_operand_no_wider_than_a_plain_load_is_one_load(catalogue):
     m = view(model, catalogue)
     assert m.usage[many]["R14"] == 0.5                    # one load, not six
     assert m.usage[WIDE]["R14"] == 1.0                    # wider than every plain load: read, two
+
+
+def test_a_path_no_plain_load_was_read_on_is_no_path(catalogue):
+    # the only plain load is 256-bit and binds on a legacy-SSE probe's resource it was never mixed
+    # with: no reading gives a share of that path (a re-solved Zen 4 model had such a load, and
+    # the predictor stopped on an empty min())
+    ymm = "VMOVUPS (YMM, M256)"
+    model = Model(["R12", "R14"], {ymm: {"R14": 0.5, "R12": 0.2}}, 6, {ymm: 0.5},
+                  probes={"R12": "CMP (M32, R32)", "R14": "XORPS (XMM, M128)"})
+    assert path(model, catalogue) == (set(), [], {})
+    assert view(model, catalogue) is model
+    assert predict("vmovups ymm1, ymmword ptr [r14+0x40]", model, catalogue).resource_bound == pytest.approx(0.5)

@@ -69,7 +69,8 @@ def path(model: Model, catalogue) -> tuple[set[str], list[tuple[int, float]], di
     every plain vector load takes alike, within :data:`ALIKE`: what one load counts there), or
     (set(), [], {}) where the model holds no plain vector load.  A plain load's nought on a
     resource whose probe it was never mixed with (:func:`unread`: a 256-bit plain load beside a
-    legacy-SSE probe) is no reading and neither holds a resource out nor sets a share."""
+    legacy-SSE probe) is no reading and neither holds a resource out nor sets a share; where no plain
+    load was read beside any of the path's probes, the model holds no path."""
     shared, plain, bounds = None, [], set()
     for name in model.usage:
         form = catalogue.by_name.get(name)
@@ -91,6 +92,8 @@ def path(model: Model, catalogue) -> tuple[set[str], list[tuple[int, float]], di
         if v and max(v) <= (1 + ALIKE) * min(v):
             alike[r] = sum(v) / len(v)
     shares = [(bits, min(model.usage[n][r] for r in shared - blind)) for n, bits, blind in plain if shared - blind]
+    if not shares:      # no plain load was read beside the path's probes: no share of it is known
+        return set(), [], {}
     return shared, sorted(shares), alike
 
 
