@@ -31,9 +31,9 @@ MOST = 4              # slots a form may take: more would be a microcoded sequen
 def bypasses(model: Model, form: str) -> bool:
     """Whether the predictor charges ``form`` no front-end share: it uses no resource, runs alone
     faster than the front end could pass it (infer's rule, Zen 4's long NOPs), and the model names
-    no share of its own."""
-    return (form in model.usage and FRONT_END not in model.usage[form] and not model.used(form)
-            and model.alone.get(form, math.inf) < FASTER / model.width)
+    no share of its own; a model without a front end (no reading set its width) charges none."""
+    return (bool(model.width) and form in model.usage and FRONT_END not in model.usage[form]
+            and not model.used(form) and model.alone.get(form, math.inf) < FASTER / model.width)
 
 
 def share(model: Model, form: str) -> float:
