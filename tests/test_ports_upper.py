@@ -209,3 +209,20 @@ def test_the_extra_pass_takes_the_forms_own_pipe_not_the_group_that_holds_it():
     assert p.resource_bound == pytest.approx(4.0) and p.binding_resource == "R0"
     # a resource no vector form holds whole (a one-unit transfer) is no pipe: all that bind are taken twice
     assert loads(model, {"ADDPD (XMM, XMM)": 4}, {"ADDPD (XMM, XMM)": 8.0}, pipes={"R2": 1})["R1"] == pytest.approx(4.0)
+
+
+def test_the_extra_pass_takes_one_unit_cycle_of_a_pipe_held_longer():
+    # CVTSI2SS (XMM, R64) holds the FP23 pair (R0, two units) 1.08 cycles in the model, for its
+    # transfer: under a dirty ZMM state its one FP23 µop passes again, half a cycle more, and its
+    # floor rises in step (Zen 4, cyclebench asm: 8 of them 12.20 -> 15.63 cycles)
+    usage = {"CVTSI2SS (XMM, R64)": {"R0": 1.08, "R1": 0.25}}
+    model = Model(["R0", "R1"], usage, 6, {"CVTSI2SS (XMM, R64)": 1.08})
+    from cyclebench.instructions.ports.upper import loads
+    got = loads(model, {"CVTSI2SS (XMM, R64)": 2}, {"CVTSI2SS (XMM, R64)": 4.0}, pipes={"R0": 2})
+    assert got["R0"] == pytest.approx(2 * 1.58) and got["CVTSI2SS (XMM, R64) alone"] == pytest.approx(2 * 1.58)
+    assert got["R1"] == pytest.approx(0.5)                       # not its pipe: once
+    # a factor that is no whole pass takes that share of the unit-cycle
+    half = loads(model, {"CVTSI2SS (XMM, R64)": 2}, {"CVTSI2SS (XMM, R64)": 3.0}, pipes={"R0": 2})
+    assert half["R0"] == pytest.approx(2 * 1.33)
+    # a one-unit resource (a slow unit, no pipe) is held the whole time again
+    assert loads(model, {"CVTSI2SS (XMM, R64)": 2}, {"CVTSI2SS (XMM, R64)": 4.0})["R0"] == pytest.approx(4 * 1.08)

@@ -125,8 +125,14 @@ def instance(model, form: str, weight: float = 1.0, once=frozenset(), pipes=None
     fewest units only, its own pipe, not the wider groups that hold it too nor a one-unit
     transfer (Zen 4, a dirty ZMM state: ``addpd xmm1, xmm2`` beside ``vpxord zmm1`` 1.00 cycles,
     two ``addpd`` 2.00, its pair twice; doubling its four-pipe group too said 1.46 and 2.43).
-    ``once``: resources the extra pass does not take again (the load path: a load-op form loads
-    once), nor its floor where only they reach it."""
+    The pass is one µop's: on such a pipe it takes at most one unit-cycle more (``1 / units``
+    cycles), and the floor rises in step.  A form the inference holds on its pipe longer than one
+    µop would, for a part of it that is no pipe, passes that part once (Zen 4, ``cyclebench asm``:
+    8 ``cvtdq2ps xmmN, xmm9``, one FP23 µop each, 4.00 -> 8.00 cycles dirty; 8 ``cvtsi2ss xmmN,
+    rbx``, one FP23 µop and a transfer, 1.08 cycles of the FP23 pair each in the model, 12.20 ->
+    15.63, half a cycle more each, not 1.08; ``movsd [m], xmm1; vpmulld zmm1; lea; cvtsi2ss xmm1,
+    rbx`` 1.64, doubling said 2.15).  ``once``: resources the extra pass does not take again (the
+    load path: a load-op form loads once), nor its floor where only they reach it."""
     use = model.usage[form]
     own = {r: u for r, u in use.items() if r != FRONT_END}
     bound = model.alone.get(form) or max(own.values(), default=0.0)    # its time alone, or its top usage
@@ -134,14 +140,18 @@ def instance(model, form: str, weight: float = 1.0, once=frozenset(), pipes=None
     if pipes and weight != 1.0 and top & pipes.keys():      # its own pipe: the fewest units
         fewest = min(pipes[r] for r in top & pipes.keys())
         top = {r for r in top & pipes.keys() if pipes[r] == fewest}
-    out = {r: u * (weight if r in top else 1.0) for r, u in own.items()}
+    # the share of a full second pass each resource takes: all of it but on a pipe held longer
+    # than one unit-cycle (module docstring)
+    share = {r: min(1.0, 1.0 / (pipes[r] * own[r])) if pipes and r in pipes and own[r] > 0 else 1.0 for r in top}
+    out = {r: u * (1.0 + (weight - 1.0) * share[r]) if r in top else u for r, u in own.items()}
     if form in model.alone:
         # the floor is taken again only where a pipe reaches it: a form slower alone than any of
         # its pipes (a sequence the model names no resource for) passes them again with room
         # left under its floor (Zen 4: mpsadbw xmm, [m], i8 3.00 cycles alone, pipes 2.00, and
         # 3.00 beside a dirty ZMM register)
         piped = any(u >= BINDING * bound for r, u in own.items() if r not in once)
-        out[f"{form} alone"] = model.alone[form] * (weight if piped else 1.0)
+        again = max(share.values(), default=1.0) if piped else 0.0
+        out[f"{form} alone"] = model.alone[form] * (1.0 + (weight - 1.0) * again)
     if model.width:             # the merge's pass takes no slot of its own (module docstring)
         out[FRONT_END] = use.get(FRONT_END, 1 / model.width)
     return out
