@@ -454,6 +454,41 @@ def test_a_file_without_a_model_is_refused_with_a_hint(tmp_path, capsys):
     assert "no model" in err and "hint:" in err
 
 
+@pytest.mark.parametrize("field, value, cause", [
+    ("width", "six", "front-end width 'six' is no count of instructions"),
+    ("width", 0, "front-end width 0"),
+    ("usage", {"ADD_01 (R64, R64)": {"R0": "0.25"}}, "usages are not all numbers"),
+    ("alone", {"ADD_01 (R64, R64)": None}, "alone times are not all numbers"),
+    ("probes", {"R0": 3}, "probes are not all forms"),
+])
+def test_a_model_record_of_the_wrong_types_is_refused_with_its_line(tmp_path, capsys, field, value, cause):
+    # a file edited by hand: exit 10 with the line and the cause, never an internal error (exit 1)
+    path = _fake_model_file(tmp_path)
+    lines = path.read_text().splitlines()
+    rec = json.loads(lines[-1])
+    rec["model"][field] = value
+    path.write_text("\n".join(lines[:-1] + [json.dumps(rec)]) + "\n")
+    assert main(["predict", "--model", str(path), "add rax, rbx"]) == 10
+    err = capsys.readouterr().err
+    assert f"m.jsonl:{len(lines)} " in err and cause in err and "hint:" in err
+
+
+def test_a_probe_record_whose_figure_is_of_the_wrong_kind_is_refused(tmp_path, capsys):
+    path = _fake_model_file(tmp_path)
+    for rec, kind in (('{"type": "upper", "factor": "x"}', "a finite number"),
+                      ('{"type": "dealing", "deals": 1}', "true or false"),
+                      ('{"type": "store_grain", "grain": 32.5}', "a count"),
+                      ('{"type": "fresh", "times": {"ADDSS (XMM, XMM)": "0.5"}}', "a table of forms and numbers"),
+                      ('{"type": "apart", "pairs": [{"legacy": "MULSS (XMM, XMM)"}]}', "a list of legacy")):
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text(path.read_text() + rec + "\n")
+        assert main(["predict", "--model", str(bad), "add rax, rbx"]) == 10
+        assert f"is not {kind}" in capsys.readouterr().err
+    fine = tmp_path / "fine.jsonl"         # a figure the CPU could not give is None, with its reason
+    fine.write_text(path.read_text() + '{"type": "upper", "factor": null, "why": "no AVX-512 on this CPU"}\n')
+    assert main(["predict", "--model", str(fine), "add rax, rbx"]) == 0
+
+
 def _fake_model_file(tmp_path, machine=None, slow=()):
     path = tmp_path / "m.jsonl"
     st = store(path)

@@ -10,6 +10,7 @@ gives the forms and seed it was begun with), measuring only readings those rules
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import random
 import time
@@ -24,35 +25,63 @@ from .mixes import legacy_sse, measure_mix, mixable, wide
 from .model import Model
 
 
+def _number(x) -> bool:
+    """a finite number"""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _count(x) -> bool:
+    """a count"""
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def _flag(x) -> bool:
+    """true or false"""
+    return isinstance(x, bool)
+
+
+def _times(x) -> bool:
+    """a table of forms and numbers"""
+    return isinstance(x, dict) and all(isinstance(k, str) and _number(v) for k, v in x.items())
+
+
+def _pairs(x) -> bool:
+    """a list of legacy and wide forms read side by side"""
+    return isinstance(x, list) and all(isinstance(p, dict) and isinstance(p.get("legacy"), str)
+                                       and isinstance(p.get("wide"), str) and "shared" in p for p in x)
+
+
 # The CPU probes `cyclebench ports` keeps as records, each measured by the module of its name's
-# probe(): type -> (the key its figure is under, what it is, what the log says while measuring).
+# probe(): type -> (the key its figure is under, what it is, what the log says while measuring,
+# the test its figure passes where there is one: a file edited by hand or cut short is refused
+# on reading, with the record's line, never met later as a bug).
 PROBES = {
     "inflight": ("waiting", "an in-flight",
-                 "how many waiting instructions fit in flight (two divide chains and their waiters)"),
+                 "how many waiting instructions fit in flight (two divide chains and their waiters)", _count),
     "upper": ("factor", "an upper-state",
-              "the upper-state factor (legacy-SSE writes after a ZMM write)"),
+              "the upper-state factor (legacy-SSE writes after a ZMM write)", _number),
     "upper_loop": ("legacy", "a legacy-beside-ZMM",
-                   "legacy-SSE writes beside ZMM writes in the loop"),
+                   "legacy-SSE writes beside ZMM writes in the loop", _number),
     "upper_pool": ("shared", "a merge-pipes",
-                   "whether legacy-SSE writes beside ZMM writes take the vector pipes"),
+                   "whether legacy-SSE writes beside ZMM writes take the vector pipes", _flag),
     "dealing": ("deals", "a dealing",
-                "whether vector µops are dealt to pipe pairs in turn"),
+                "whether vector µops are dealt to pipe pairs in turn", _flag),
     "store_grain": ("grain", "a store-span",
-                    "the span two stores are written in one cycle"),
+                    "the span two stores are written in one cycle", _count),
     "load_order": ("whole", "a load-order",
-                   "a 512-bit load beside narrower vector loads"),
+                   "a 512-bit load beside narrower vector loads", _flag),
     "store_load": ("forwarded", "a store-to-load",
-                   "what a store-to-load round trip costs"),
+                   "what a store-to-load round trip costs", _number),
     "flag_order": ("pair", "a flag-order",
-                   "a compare after a flag writer"),
+                   "a compare after a flag writer", _number),
     "mul_loads": ("pipes", "a load-op-multiply",
-                  "a load-op multiply beside plain loads"),
+                  "a load-op multiply beside plain loads", _count),
     "fresh": ("times", "a fresh-merge",
-              "each merging vector form with its merge input written afresh"),
+              "each merging vector form with its merge input written afresh", _times),
     "fields": ("cap", "a dispatch-values",
-               "immediates and displacements a dispatch group carries"),
+               "immediates and displacements a dispatch group carries", _count),
     "apart": ("pairs", "a kept-apart",
-              "the resources the upper-state rule kept apart, side by side"),
+              "the resources the upper-state rule kept apart, side by side", _pairs),
 }
 
 
@@ -65,8 +94,10 @@ def _check(rec: dict) -> str | None:
     if t == "lines":
         return None if isinstance(rec.get("form"), str) else "a lines reading without its form"
     if t in PROBES:                  # a CPU probe's record (PROBES): its figure must be there
-        key, what, _ = PROBES[t]
-        return None if key in rec else f"{what} record without its figure"
+        key, what, _, shape = PROBES[t]
+        if key not in rec:
+            return f"{what} record without its figure"
+        return None if rec[key] is None or shape(rec[key]) else f"{what} record whose figure {rec[key]!r} is not {shape.__doc__}"
     if t == "model":
         m, report = rec.get("model"), rec.get("report")
         if not isinstance(m, dict):
@@ -74,6 +105,16 @@ def _check(rec: dict) -> str | None:
         if not (isinstance(m.get("resources"), list) and isinstance(m.get("usage"), dict)
                 and all(isinstance(u, dict) for u in m["usage"].values())):
             return "a model without its resources and usages"
+        width = m.get("width")
+        if width is not None and not (_count(width) and width > 0):
+            return f"a model whose front-end width {width!r} is no count of instructions"
+        if not all(_number(v) for u in m["usage"].values() for v in u.values()):
+            return "a model whose usages are not all numbers"
+        for part in ("alone", "lines"):
+            if not _times(m.get(part) or {}):
+                return f"a model whose {part} times are not all numbers"
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in (m.get("probes") or {}).items()):
+            return "a model whose probes are not all forms"
         if not isinstance(report, dict):
             return "a model record without its report"
         return None
