@@ -473,12 +473,26 @@ def test_a_model_record_of_the_wrong_types_is_refused_with_its_line(tmp_path, ca
     assert f"m.jsonl:{len(lines)} " in err and cause in err and "hint:" in err
 
 
+@pytest.mark.parametrize("reading, cause", [
+    ('{"type": "reading", "counts": {"ADD_01 (R64, R64)": 0}, "cycles": 0.25}', "a reading without counts"),
+    ('{"type": "reading", "counts": {"ADD_01 (R64, R64)": "1"}, "cycles": 0.25}', "a reading without counts"),
+    ('{"type": "reading", "counts": {"ADD_01 (R64, R64)": 1}, "cycles": "x"}', "cycles 'x' are no time"),
+    ('{"type": "lines", "form": "MOV (M64, R64)", "cycles": [1]}', "a lines reading whose cycles are no time"),
+])
+def test_a_reading_of_the_wrong_types_is_refused(tmp_path, capsys, reading, cause):
+    path = _fake_model_file(tmp_path)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(path.read_text() + reading + "\n")
+    assert main(["predict", "--model", str(bad), "add rax, rbx"]) == 10
+    assert cause in capsys.readouterr().err
+
+
 def test_a_probe_record_whose_figure_is_of_the_wrong_kind_is_refused(tmp_path, capsys):
     path = _fake_model_file(tmp_path)
     for rec, kind in (('{"type": "upper", "factor": "x"}', "a finite number"),
                       ('{"type": "dealing", "deals": 1}', "true or false"),
                       ('{"type": "store_grain", "grain": 32.5}', "a count"),
-                      ('{"type": "fresh", "times": {"ADDSS (XMM, XMM)": "0.5"}}', "a table of forms and numbers"),
+                      ('{"type": "fresh", "times": {"ADDSS (XMM, XMM)": "0.5"}}', "a table of names and numbers"),
                       ('{"type": "apart", "pairs": [{"legacy": "MULSS (XMM, XMM)"}]}', "a list of legacy")):
         bad = tmp_path / "bad.jsonl"
         bad.write_text(path.read_text() + rec + "\n")

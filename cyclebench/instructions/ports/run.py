@@ -41,7 +41,7 @@ def _flag(x) -> bool:
 
 
 def _times(x) -> bool:
-    """a table of forms and numbers"""
+    """a table of names and numbers"""
     return isinstance(x, dict) and all(isinstance(k, str) and _number(v) for k, v in x.items())
 
 
@@ -51,53 +51,84 @@ def _pairs(x) -> bool:
                                        and isinstance(p.get("wide"), str) and "shared" in p for p in x)
 
 
+def _counts(x) -> bool:
+    """a list of counts"""
+    return isinstance(x, list) and all(map(_count, x))
+
+
+def _maybe(test):
+    """``test``, or None (a figure the probe could not read)."""
+    def check(x) -> bool:
+        return x is None or test(x)
+    check.__doc__ = f"{test.__doc__} or none"
+    return check
+
+
 # The CPU probes `cyclebench ports` keeps as records, each measured by the module of its name's
 # probe(): type -> (the key its figure is under, what it is, what the log says while measuring,
-# the test its figure passes where there is one: a file edited by hand or cut short is refused
-# on reading, with the record's line, never met later as a bug).
+# the test each field it writes passes: a file edited by hand or cut short is refused on reading,
+# with the record's line, never met later as a bug).  The figure itself may be None, with the
+# reason the CPU gave none.
 PROBES = {
     "inflight": ("waiting", "an in-flight",
-                 "how many waiting instructions fit in flight (two divide chains and their waiters)", _count),
+                 "how many waiting instructions fit in flight (two divide chains and their waiters)",
+                 {"waiting": _count, "n": _maybe(_count), "times": _times}),
     "upper": ("factor", "an upper-state",
-              "the upper-state factor (legacy-SSE writes after a ZMM write)", _number),
+              "the upper-state factor (legacy-SSE writes after a ZMM write)",
+              {"factor": _number, "clean": _number, "dirty": _number}),
     "upper_loop": ("legacy", "a legacy-beside-ZMM",
-                   "legacy-SSE writes beside ZMM writes in the loop", _number),
+                   "legacy-SSE writes beside ZMM writes in the loop",
+                   {"legacy": _number, "wide": _number, "times": _times}),
     "upper_pool": ("shared", "a merge-pipes",
-                   "whether legacy-SSE writes beside ZMM writes take the vector pipes", _flag),
+                   "whether legacy-SSE writes beside ZMM writes take the vector pipes",
+                   {"shared": _flag, "times": _times}),
     "dealing": ("deals", "a dealing",
-                "whether vector µops are dealt to pipe pairs in turn", _flag),
+                "whether vector µops are dealt to pipe pairs in turn", {"deals": _flag, "times": _times}),
     "store_grain": ("grain", "a store-span",
-                    "the span two stores are written in one cycle", _count),
+                    "the span two stores are written in one cycle", {"grain": _count, "times": _times}),
     "load_order": ("whole", "a load-order",
-                   "a 512-bit load beside narrower vector loads", _flag),
+                   "a 512-bit load beside narrower vector loads", {"whole": _flag, "times": _times}),
     "store_load": ("forwarded", "a store-to-load",
-                   "what a store-to-load round trip costs", _number),
+                   "what a store-to-load round trip costs",
+                   {"forwarded": _number, "renamed": _counts, "times": _times}),
     "flag_order": ("pair", "a flag-order",
-                   "a compare after a flag writer", _number),
+                   "a compare after a flag writer",
+                   {"pair": _number, **dict.fromkeys(("late", "gpr_late", "late_even", "gpr_late_even"),
+                                                     _maybe(_number)), "times": _times}),
     "mul_loads": ("pipes", "a load-op-multiply",
-                  "a load-op multiply beside plain loads", _count),
+                  "a load-op multiply beside plain loads", {"pipes": _count, "times": _times}),
     "fresh": ("times", "a fresh-merge",
-              "each merging vector form with its merge input written afresh", _times),
+              "each merging vector form with its merge input written afresh", {"times": _times}),
     "fields": ("cap", "a dispatch-values",
-               "immediates and displacements a dispatch group carries", _count),
+               "immediates and displacements a dispatch group carries",
+               {"cap": _count, "alus": _maybe(_count), "times": _times}),
     "apart": ("pairs", "a kept-apart",
-              "the resources the upper-state rule kept apart, side by side", _pairs),
+              "the resources the upper-state rule kept apart, side by side", {"pairs": _pairs}),
 }
 
 
 def _check(rec: dict) -> str | None:
     t = rec.get("type")
     if t == "reading":
-        if not isinstance(rec.get("counts"), dict):
+        counts = rec.get("counts")
+        if not (isinstance(counts, dict) and counts
+                and all(isinstance(f, str) and _count(n) and n > 0 for f, n in counts.items())):
             return "a reading without counts"
+        if not (rec.get("cycles") is None or _number(rec["cycles"]) and rec["cycles"] >= 0):
+            return f"a reading whose cycles {rec.get('cycles')!r} are no time"
         return None
     if t == "lines":
-        return None if isinstance(rec.get("form"), str) else "a lines reading without its form"
+        if not isinstance(rec.get("form"), str):
+            return "a lines reading without its form"
+        return None if rec.get("cycles") is None or _number(rec["cycles"]) else "a lines reading whose cycles are no time"
     if t in PROBES:                  # a CPU probe's record (PROBES): its figure must be there
-        key, what, _, shape = PROBES[t]
+        key, what, _, fields = PROBES[t]
         if key not in rec:
             return f"{what} record without its figure"
-        return None if rec[key] is None or shape(rec[key]) else f"{what} record whose figure {rec[key]!r} is not {shape.__doc__}"
+        for name, test in fields.items():
+            if name in rec and not (name == key and rec[name] is None) and not test(rec[name]):
+                return f"{what} record whose {name} {rec[name]!r} is not {test.__doc__}"
+        return None
     if t == "model":
         m, report = rec.get("model"), rec.get("report")
         if not isinstance(m, dict):
@@ -113,7 +144,8 @@ def _check(rec: dict) -> str | None:
         for part in ("alone", "lines"):
             if not _times(m.get(part) or {}):
                 return f"a model whose {part} times are not all numbers"
-        if not all(isinstance(k, str) and isinstance(v, str) for k, v in (m.get("probes") or {}).items()):
+        probes = m.get("probes") or {}
+        if not (isinstance(probes, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in probes.items())):
             return "a model whose probes are not all forms"
         if not isinstance(report, dict):
             return "a model record without its report"
