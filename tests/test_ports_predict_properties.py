@@ -7,6 +7,7 @@ load path had no share (vector_loads.path) and the predictor stopped on an empty
 only: no timing."""
 from __future__ import annotations
 
+import functools
 import math
 
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -22,16 +23,13 @@ LINES = ["add rax, rbx", "lea rcx, [rdx+rsi*8+0x40]", "imul rdx, rcx", "mov rbx,
          "vpxord zmm6, zmm7, zmm8", "mulss xmm1, xmm2", "orps xmm2, xmm3", "divsd xmm9, xmm10",
          "cvttsd2si eax, qword ptr [r14+0x240]", "nop dword ptr [r14+0x280]", "setb bl"]
 RESOURCES = [f"R{i}" for i in range(6)]
-_forms: dict[str, str] = {}
 
 
+@functools.cache
 def forms() -> dict[str, str]:
     """Line -> its form (the catalogue's), read once."""
-    if not _forms:
-        cat = Catalogue.load()
-        for line in LINES:
-            _forms[line] = form_of(decode(line)[0], cat)
-    return _forms
+    cat = Catalogue.load()
+    return {line: form_of(decode(line)[0], cat) for line in LINES}
 
 
 @st.composite

@@ -40,6 +40,11 @@ def _flag(x) -> bool:
     return isinstance(x, bool)
 
 
+def _time(x) -> bool:
+    """a time in cycles or none"""
+    return x is None or _number(x) and x >= 0
+
+
 def _times(x) -> bool:
     """a table of names and numbers"""
     return isinstance(x, dict) and all(isinstance(k, str) and _number(v) for k, v in x.items())
@@ -114,13 +119,13 @@ def _check(rec: dict) -> str | None:
         if not (isinstance(counts, dict) and counts
                 and all(isinstance(f, str) and _count(n) and n > 0 for f, n in counts.items())):
             return "a reading without counts"
-        if not (rec.get("cycles") is None or _number(rec["cycles"]) and rec["cycles"] >= 0):
-            return f"a reading whose cycles {rec.get('cycles')!r} are no time"
+        if not _time(rec.get("cycles")):
+            return f"a reading whose cycles {rec['cycles']!r} are no time"
         return None
     if t == "lines":
         if not isinstance(rec.get("form"), str):
             return "a lines reading without its form"
-        return None if rec.get("cycles") is None or _number(rec["cycles"]) else "a lines reading whose cycles are no time"
+        return None if _time(rec.get("cycles")) else "a lines reading whose cycles are no time"
     if t in PROBES:                  # a CPU probe's record (PROBES): its figure must be there
         key, what, _, fields = PROBES[t]
         if key not in rec:
@@ -139,7 +144,7 @@ def _check(rec: dict) -> str | None:
         width = m.get("width")
         if width is not None and not (_count(width) and width > 0):
             return f"a model whose front-end width {width!r} is no count of instructions"
-        if not all(_number(v) for u in m["usage"].values() for v in u.values()):
+        if not all(map(_times, m["usage"].values())):
             return "a model whose usages are not all numbers"
         for part in ("alone", "lines"):
             if not _times(m.get(part) or {}):
