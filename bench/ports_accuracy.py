@@ -355,6 +355,7 @@ def main():
     print("a 512-bit load " + ("has its cycle of the load path to itself" if loaded.in_order else "shares the load path")
           + f" ({loaded.in_order_source})")
     print(f"a store's data to a later load: {loaded.trips_source}")
+    print(f"a NOP beside the instruction before it: {loaded.nops_source}")
     print(f"merging forms with their merge input written afresh: {loaded.fresh_source}")
     print(f"immediates and displacements a dispatch group carries: {loaded.fields_source}")
 

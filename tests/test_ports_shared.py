@@ -228,3 +228,52 @@ def test_a_transfer_takes_a_resource_whole_by_its_class_where_the_probe_writes_o
     # a test that overlapped the compare in part: no whole cycle taken
     part = read[:3] + [({XFER: 1, TEST: 4}, 1.6)]
     assert lea not in SharedFloors.build(m, part, classes, sides).probed
+
+
+def test_a_transfer_held_whole_beside_several_classes_runs_beside_the_forms_its_readings_spare():
+    # Zen 4: ``cvttsd2si r32, [m]`` ran the two times added beside the ALU probe's class and the
+    # shifts' (no one hold), while four ``cmp`` beside it, which write only flags, read 1.40, not 2.00
+    lea, shl, gpr, add = "LEA_B_IS (R64)", "SHR (R64, I8)", "CVTTSD2SI (R32, M64)", "ADD_01 (R64, R64)"
+    m = Model(["R0", "R2", "R3"], {lea: {"R0": 0.25}, CMP: {"R0": 0.25}, add: {"R0": 0.25}, shl: {"R2": 0.5},
+                                   gpr: {"R0": 1.0, "R2": 1.0, "R3": 1.0}},
+              6, alone={lea: 0.25, CMP: 0.25, add: 0.25, shl: 0.5, gpr: 1.0},
+              probes={"R0": lea, "R2": shl, "R3": gpr})
+    read = [({gpr: 1, lea: 4}, 2.0), ({gpr: 1, lea: 8}, 3.0), ({gpr: 1, shl: 2}, 2.0), ({gpr: 1, shl: 4}, 3.0),
+            ({gpr: 1, add: 4}, 2.0), ({gpr: 1, CMP: 4}, 1.40), ({gpr: 1, CMP: 8}, 2.0)]
+    shared = SharedFloors.build(m, read, {add: lea, CMP: lea}, {gpr: frozenset({"gpr"})})
+    assert shared.several == {gpr: {"R0", "R2"}} and lea not in shared.probed
+    units = {"R0": 4, "R2": 2}
+    # beside three ``cmp`` the transfer's cycle of the ALUs is the larger side: the compares' runs beside it
+    assert shared.overlapping(m, {gpr: 1, CMP: 3}, units) == {"R0": {CMP}}
+    assert shared.overlapping(m, {gpr: 1, CMP: 8}, units) == {"R0": {gpr}}
+    assert shared.overlapping(m, {gpr: 1, add: 4}, units) == {}            # ``add`` loses the cycle
+    assert shared.overlapping(m, {gpr: 1, shl: 2}, units) == {}
+    assert shared.overlapping(m, {gpr: 1, CMP: 3, add: 2}, units) == {"R0": {CMP}}
+
+
+def test_on_a_transfers_resource_the_vector_and_the_integer_users_run_beside_each_other():
+    # Zen 4: ``ucomiss`` beside a vector store (on the transfer path) and four or eight ALU forms
+    # (each a share of the cycle the compare takes from them) read 1.99 and 3.00 cycles, the larger
+    # part, where the sum of the model's usages said 2.41 and 3.32
+    store = "MOVSS (M32, XMM)"
+    m = Model(["R0", "R1"], {CMP: {"R0": 0.25, "R1": 0.25}, store: {"R1": 0.5}, XFER: {"R1": 1.0}},
+              6, alone={CMP: 0.25, store: 1.0, XFER: 1.0}, probes={"R0": CMP, "R1": XFER})
+    shared = SharedFloors.build(m, [], {}, {XFER: frozenset({"flags"})})
+    assert shared.overlapping(m, {XFER: 1, store: 1, CMP: 4}, {}) == {"R1": {store}}
+    assert shared.overlapping(m, {XFER: 1, store: 1, CMP: 1}, {}) == {"R1": {CMP}}
+    assert shared.overlapping(m, {XFER: 1, CMP: 4}, {}) == {}              # one side only
+    assert shared.overlapping(m, {store: 1, CMP: 4}, {XFER: 1}) == {"R1": {store}}
+
+
+def test_predict_leaves_out_the_usages_that_run_beside_others(catalogue):
+    store = "MOVSS (M32, XMM)"
+    m = Model(["R0", "R1"], {CMP: {"R0": 0.25, "R1": 0.25}, store: {"R1": 0.5}, XFER: {"R1": 1.0}},
+              6, alone={CMP: 0.25, store: 1.0, XFER: 1.0}, probes={"R0": CMP, "R1": XFER},
+              firm={CMP: {"R1"}})       # the readings show the share below saturation (crowding.shown)
+    block = "ucomiss xmm1, xmm2; movss dword ptr [r14+0x40], xmm3; " + "; ".join(
+        f"cmp {r}, esi" for r in ("eax", "ebx", "ecx", "edx"))
+    plain = predict(block, m, catalogue)
+    assert plain.resource_bound == pytest.approx(2.5) and plain.binding_resource == "R1"
+    shared = SharedFloors.build(m, [], {}, {XFER: frozenset({"flags"})})
+    p = predict(block, m, catalogue, floors=[shared])
+    assert p.resource_bound == pytest.approx(2.0) and p.binding_resource == "R1"

@@ -38,7 +38,7 @@ def add_parser(sub):
 def run(args) -> int:
     from ..instructions.ports import run as ports_run
     from ..instructions.ports import (apart, dealing, fields, flag_order, fresh, inflight, load_order, mul_loads,
-                                      store_grain, store_load, upper, upper_loop, upper_pool)
+                                      nop_pairs, store_grain, store_load, upper, upper_loop, upper_pool)
     from ..instructions.ports.portsets import describe
     if args.show:
         model, report = ports_run.load(args.show)
@@ -122,6 +122,7 @@ def run(args) -> int:
           f"{fields.stored(args.show or args.resume or args.results, model.width)[1]}")
     print(f"  the resources the upper-state rule kept apart: "
           f"{apart.stored(args.show or args.resume or args.results)[1]}")
+    print(f"  a NOP beside the instruction before it: {nop_pairs.stored(args.show or args.resume or args.results)[1]}")
     _bounds(args.show or args.resume or args.results)
     print(f"{'form':<40} {'alone':>6}  resources, cycles per instance (inferred from throughput)")
     for form in sorted(model.usage):

@@ -40,6 +40,11 @@ class Bound:
         dispatch slots as the resource bound charges them; taken with the final loads only."""
         return 0.0, None
 
+    def overlapping(self, model, counts: dict[str, int], units: dict[str, int]) -> dict[str, set[str]]:
+        """Resource -> the forms of the block whose usage of it runs beside other forms' usage
+        rather than after it: the final loads and the simulation leave it out; by default none."""
+        return {}
+
     def stands_for(self) -> frozenset[str]:
         """Resources of the model this bound charges in their place: the final loads leave their
         usages out (the crowding rules still read them)."""

@@ -68,8 +68,8 @@ from .model import FRONT_END, Model
 from .repair import PairFloors, load_path, lowered, mended, readings
 from .shared import SharedFloors, integer_side
 from .simulate import Units, simulate, units
-from . import apart, dealing, crowding, fields, flag_order, fresh, held, inflight, load_order, mul_loads, slots, store_grain, \
-    store_load, upper, upper_loop, upper_pool, vector_loads
+from . import apart, dealing, crowding, fields, flag_order, fresh, held, inflight, load_order, mul_loads, nop_pairs, \
+    slots, store_grain, store_load, upper, upper_loop, upper_pool, vector_loads
 
 STORE_LINES = "store lines"
 WIDER = "a load wider than the store it meets"
@@ -129,6 +129,8 @@ class Loaded:
     fields: fields.FieldBound | None = None    # values a dispatch group carries (fields.stored)
     fields_source: str = ""
     slow: tuple[str, ...] = ()    # the units the inference found held for cycles, not pipelined (a divider)
+    nops: nop_pairs.NopPairs | None = None    # what a NOP shares with the instruction before it (nop_pairs.stored)
+    nops_source: str = ""
 
     @property
     def bounds(self) -> tuple:
@@ -172,7 +174,8 @@ def load(path: Path) -> Loaded:
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
                   loop, loop_source, dealing.stored(path)[0], *store_grain.stored(path),
                   *load_order.stored(path), *store_load.stored(path), flags, pair_source, load_floor, pipes_source,
-                  *fresh.stored(path, model), bound, bound_source, tuple(report.get("slow_units") or ()))
+                  *fresh.stored(path, model), bound, bound_source, tuple(report.get("slow_units") or ()),
+                  *nop_pairs.stored(path))
 
 
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
@@ -288,7 +291,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
             latencies: dict[str, float] | None = None, latency_source: str = "published",
             floors=None, upper_factor: float | None = None, in_flight: int | None = None,
             deal: bool = False, grain: int = store_grain.LINE, in_order: bool = False,
-            trips: store_load.Trips | None = None) -> Prediction:
+            trips: store_load.Trips | None = None, nops: nop_pairs.NopPairs | None = None) -> Prediction:
     """The prediction for one block (see the module docstring); ``floors``: the readings of the
     model's results file and its probes as floors, one bound.Bound or several (repair.PairFloors,
     shared.SharedFloors, ...: :attr:`Loaded.bounds`); ``upper_factor``: the resources a legacy-SSE
@@ -301,7 +304,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     ``trips``: the store-to-load round trips the CPU's probe measured (:attr:`Loaded.trips`,
     store_load.py): the block's loads and stores then meet where its start state places them (all
     registers equal, docs/block.md), and a prediction with a meeting the start state makes says
-    so in its notes."""
+    so in its notes; ``nops``: where a NOP takes a front-end slot (:attr:`Loaded.nops`, nop_pairs.py)."""
     catalogue = catalogue or Catalogue.load()
     model = vector_loads.view(model, catalogue)       # a vector load's share of the load path
     model = apart.view(model, catalogue)              # one pipe group probed twice, kept apart
@@ -318,6 +321,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     front_only = 0                 # zero idioms: the front end's share only (the model's forms
                                    # were measured with distinct registers)
     weight = upper.weights(instructions, upper_factor)
+    slotted = nop_pairs.slotted(instructions, forms, model, nops)     # NOPs that take a slot here
     for ins, f, w in zip(instructions, forms, weight):
         if zero_idiom(ins):
             front_only += 1
@@ -327,12 +331,9 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
             extra += w != 1.0
         else:
             unknown.append(f)
-    lats, assumed = [], 0
-    for f in forms:
-        v = (latencies or {}).get(f)
-        if v is None:
-            v, assumed = 1.0, assumed + 1
-        lats.append(v)
+    lats = [(latencies or {}).get(f) for f in forms]
+    assumed = lats.count(None)                # no latency known: 1 cycle assumed, and said so
+    lats = [1.0 if v is None else v for v in lats]
     load = load_time(latencies, catalogue)
     lats = [merged_after(v, load) for v in lats]
     for each in _each(floors):                # e.g. a writer that exposes a compare (flag_order.py)
@@ -343,21 +344,17 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
         # crowding usages bind only where a form needs the crowded resource and the crowding
         # forms' own resources are full (crowding.py)
         model = crowding.unneeded(model, counts)
-        first = _loads(crowding.uncrowded(model, counts), instructions, forms, counts, charged,
-                       len(unknown) + front_only, floors, grain, once, in_order and catalogue, trips, pipes)
+        front = len(unknown) + front_only + sum(slotted)
+        first = _loads(crowding.uncrowded(model, counts), instructions, forms, counts, charged, front, floors, grain,
+                       once, in_order and catalogue, trips, pipes)
         bound = max(max(first.values()), chain)
         model = crowding.uncrowded(model, crowding.relieved(model, first, bound) & counts.keys())
         model = crowding.without(model, crowding.pressed(model, counts, first, bound))
-        gone = frozenset().union(*(each.stands_for() for each in _each(floors)))
-        if gone:
-            # a bound charges these itself (e.g. the values limit the solve read as a resource,
-            # fields.py); the crowding above still read them as the model has them
-            model = replace(model, usage={f: {r: u for r, u in us.items() if r not in gone}
-                                          for f, us in model.usage.items()})
-        loads = _loads(model, instructions, forms, counts, charged, len(unknown) + front_only, floors, grain,
-                       once, in_order and catalogue, trips, pipes)
+        model = _left_out(model, counts, floors, whole)
+        loads = _loads(model, instructions, forms, counts, charged, front, floors, grain, once,
+                       in_order and catalogue, trips, pipes)
         seq = held.holds(model)
-        shares = _instances(instructions, forms, weight, model, once, pipes)    # the simulation's too
+        shares = _instances(instructions, forms, weight, model, once, pipes, slotted)    # the simulation's too
         if model.width:                       # the dispatch groups (fields.py)
             taken = [round(v * model.width, 3) for v in shares[1]]
             for each in _each(floors):
@@ -378,20 +375,21 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
                    waiting=in_flight, deal=dealt, trips=trips)
     return Prediction(max(res, chain, sim), res, binding, chain, forms, unknown, assumed,
                       latency_source if latencies else "assumed 1 cycle", extra, sim,
-                      _meetings(instructions) if trips is not None else [])
+                      store_load.start_state_note(instructions) if trips is not None else [])
 
 
-def _meetings(instructions) -> list[str]:
-    """The note a block gets whose accesses through different registers meet (or 4K-alias onto
-    one physical page) only because its start state makes every register equal."""
-    from ...blocks.memory import flags, steady_state
-    f = flags(steady_state(instructions))
-    pairs = f["registers_meet"] + f["aliasing_4k"]
-    if not pairs:
-        return []
-    return [f"a memory dependency the start state creates (all registers equal): instructions "
-            + ", ".join(f"{a + 1} and {b + 1}" for a, b in pairs)
-            + " meet at one address; the figure is data-dependent (another program state may not have it)"]
+def _left_out(model: Model, counts: dict[str, int], floors, whole: dict[str, int]) -> Model:
+    """The model without the resources a bound charges itself (Bound.stands_for, e.g. fields.py's
+    values limit) and the usages that run beside other forms' here (Bound.overlapping, shared.py)."""
+    gone = frozenset().union(*(each.stands_for() for each in _each(floors)))
+    beside: dict[str, set[str]] = {}
+    for each in _each(floors):
+        for r, fs in each.overlapping(model, counts, whole).items():
+            beside.setdefault(r, set()).update(fs)
+    if not gone and not beside:
+        return model
+    return replace(model, usage={f: {r: u for r, u in us.items() if r not in gone and f not in beside.get(r, ())}
+                                 for f, us in model.usage.items()})
 
 
 def _loads(model: Model, instructions, forms, counts: dict[str, int], charged: dict[str, float],
@@ -427,13 +425,15 @@ def _each(floors) -> list:
     return list(floors) if isinstance(floors, (list, tuple)) else [floors] if floors else []
 
 
-def _instances(instructions, forms, weight, model: Model, once=frozenset(), pipes=None) -> tuple[list[dict[str, float]], list[float]]:
+def _instances(instructions, forms, weight, model: Model, once=frozenset(), pipes=None,
+               slotted=None) -> tuple[list[dict[str, float]], list[float]]:
     """Per instruction, for the simulation: (its usage of the resources, its front-end share), as
     the resource bound charges them (a zero idiom or a form outside the model: the front end
-    only; a form that bypasses the front end: none of it)."""
+    only; a form that bypasses the front end: none of it, unless ``slotted`` says it takes a slot
+    there, nop_pairs.slotted)."""
     usage, front = [], []
     share = 1 / model.width if model.width else 0.0
-    for ins, f, w in zip(instructions, forms, weight):
+    for ins, f, w, slot in zip(instructions, forms, weight, slotted or [False] * len(forms)):
         if zero_idiom(ins) or f not in model.usage:
             usage.append({})
             front.append(share)
@@ -441,7 +441,7 @@ def _instances(instructions, forms, weight, model: Model, once=frozenset(), pipe
         u = upper.instance(model, f, w, once, pipes)
         fe = u.pop(FRONT_END, 0.0)
         usage.append(u)
-        front.append(0.0 if _bypassing({f: 1}, model) else fe)
+        front.append(share if slot else 0.0 if _bypassing({f: 1}, model) else fe)
     return usage, front
 
 

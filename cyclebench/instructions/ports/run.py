@@ -107,6 +107,8 @@ PROBES = {
     "fields": ("cap", "a dispatch-values",
                "immediates and displacements a dispatch group carries",
                {"cap": _count, "alus": _maybe(_count), "times": _times}),
+    "nop_pairs": ("bytes", "a NOP-pair", "whether a NOP takes a front-end slot beside the instruction before it",
+                  {"bytes": _count, "vector": _flag, "times": _times}),
     "apart": ("pairs", "a kept-apart",
               "the resources the upper-state rule kept apart, side by side", {"pairs": _pairs}),
 }

@@ -50,6 +50,17 @@ loses none (:meth:`SharedFloors._apart`), and beside such a transfer the floor l
 Zen 4 (bench/transfer_grid.py): ``ucomiss`` beside 8 ``add``, ``cmp`` or ``and`` reads 3.00
 cycles, beside 8 ``lea r, [r+d8]`` or ``movsxd``, which write no flags, 2.00 as they do alone;
 ``movd r32, xmm`` beside 8 ``add`` or ``lea`` 3.00, beside 8 ``cmp``, which writes only flags, 2.00.
+
+Where usages of one resource overlap, a block's load of it is the larger part, not the sum
+(:meth:`SharedFloors.overlapping`; predict() leaves the smaller part out of the final loads and
+the simulation).  A transfer held whole beside two resources' classes keeps the model's whole
+usage of each (no one hold explains both), but it takes those units beside the forms its readings
+spare rather than after them (Zen 4: ``cvttsd2si r32, [m64]``, the ALUs' 1.00 cycle in the model,
+beside 1, 2, 4 and 8 ``cmp r, r`` 1.03, 1.14, 1.40, 2.00 cycles, beside 8 ``add`` 3.00).  And the
+resource a transfer blocker probes holds two things, the transfer path a compare and a vector
+store share and the cycle the compare takes from the ALU forms (their shares of it): the vector
+forms' part and the integer forms' part overlap (``ucomiss``, a vector store and 4 or 8 ``add``
+1.99 and 3.00 cycles, where the sum of the usages said 2.41 and 3.32).
 """
 from __future__ import annotations
 
@@ -62,6 +73,7 @@ from .model import USED, Model
 from .repair import TOLERANCE, model_cost, pair_shares
 
 VECTOR = ("XMM", "YMM", "ZMM")
+VECTOR_FORM = re.compile(r"\((.*\b)?(XMM|YMM|ZMM|K)\b")   # a form name with a vector operand
 
 
 def integer_side(form) -> frozenset[str] | None:
@@ -95,6 +107,8 @@ class SharedFloors(Bound):
     # the forms whose readings beside such a transfer, filling its time, lose no whole cycle to it
     path: set[str] = field(default_factory=set)        # the load path (repair.load_path)
     loadless: set[str] = field(default_factory=set)    # the forms with no memory access
+    several: dict[str, set[str]] = field(default_factory=dict)   # transfer -> the resources whose
+    # probes' classes it ran the two times added beside, more than one (_whole_beside)
     held: dict[str, tuple[str, float]] = field(default_factory=dict)   # form -> (the resource its
     # class's blocker probes, its time alone): where a pair's fit gives it that whole, the pair
     # shares that resource
@@ -168,8 +182,9 @@ class SharedFloors(Bound):
             if v == {True}:
                 held.setdefault(z, set()).add(f if f in self.probes else self.classes[f])
         for z, ps in sorted(held.items()):
-            if len(ps) != 1:
-                continue                 # whole on two resources at once: no one hold explains it
+            if len(ps) != 1:             # whole on two resources at once: no one hold explains it;
+                self.several[z] = {self.probes[p] for p in ps}     # overlapping() reads them
+                continue
             p = next(iter(ps))
             for g in [z] + [g for g, k in self.classes.items() if k == z and self.sides.get(g) == self.sides[z]]:
                 if model.alone.get(g):
@@ -232,6 +247,37 @@ class SharedFloors(Bound):
         out = copy.deepcopy(model)
         for f, r in held.items():
             out.usage[f].pop(r, None)
+        return out
+
+    def overlapping(self, model: Model, counts: dict[str, int], units: dict[str, int]) -> dict[str, set[str]]:
+        """Resource -> the forms of a block (``counts``) whose usage of it runs beside other
+        forms' usage: of two overlapping sides the smaller, so the load is the larger's
+        (``units``: resource -> its units, simulate.units):
+
+        * a transfer held whole on several resources of several units (:attr:`several`) and the
+          forms its readings spare beside a like transfer (:meth:`_spared`);
+        * on the resource a transfer blocker probes, the forms with a vector operand (a vector
+          store's share of the transfer path) and those without (an ALU form's share of the
+          cycle the transfer takes from the ALUs)."""
+        out: dict[str, set[str]] = {}
+
+        def smaller(r: str, a: set[str], b: set[str]) -> None:
+            load = lambda fs: sum(counts[f] * model.usage.get(f, {}).get(r, 0.0) for f in fs)
+            la, lb = load(a), load(b)
+            if la > 0 and lb > 0:
+                out.setdefault(r, set()).update(a if la <= lb else b)
+
+        for t in counts:
+            spared = self._spared([t]) & counts.keys() if t in self.several else set()
+            for r in self.several.get(t, ()):
+                u = model.usage.get(t, {}).get(r, 0.0)
+                if units.get(r, 1) >= 2 and u >= model.alone.get(t, 0.0) * (1 - TOLERANCE):
+                    smaller(r, {t}, spared)
+        for t, r in self.probes.items():
+            if t in self.sides and t not in self.several:
+                users = {f for f in counts if f not in self.sides and model.usage.get(f, {}).get(r, 0.0) > 0}
+                vector = {f for f in users if VECTOR_FORM.search(f)}
+                smaller(r, vector, users - vector)
         return out
 
     def describe(self) -> str:

@@ -144,3 +144,16 @@ def meetings(instructions) -> list[tuple[int, int, bool]]:
             if lo < so + st.size and so < lo + ld.size:
                 out.append((ld.index, st.index, lo < so or lo + ld.size > so + st.size))
     return out
+
+
+def start_state_note(instructions) -> list[str]:
+    """The note a block gets whose accesses through different registers meet (or 4K-alias onto
+    one physical page) only because its start state makes every register equal."""
+    from ...blocks.memory import flags, steady_state
+    f = flags(steady_state(instructions))
+    pairs = f["registers_meet"] + f["aliasing_4k"]
+    if not pairs:
+        return []
+    return [f"a memory dependency the start state creates (all registers equal): instructions "
+            + ", ".join(f"{a + 1} and {b + 1}" for a, b in pairs)
+            + " meet at one address; the figure is data-dependent (another program state may not have it)"]
