@@ -44,6 +44,9 @@ def test_the_probe_pairs_nops_of_known_lengths_and_its_record_loads(tmp_path):
     assert nop_pairs.stored(path)[0] == nop_pairs.NopPairs(15, True)
     assert ports_run._check({**rec, "bytes": "15"}) is not None          # a hand-edited record is refused
     assert ports_run._check({**rec, "vector": 1}) is not None
+    with open(path, "a") as f:                                         # a record with no figure loads as none
+        f.write('{"type": "nop_pairs", "bytes": null, "why": "no filler"}\n')
+    assert nop_pairs.stored(path) == (None, "no filler")
 
 
 @pytest.mark.parametrize("before, slot", [

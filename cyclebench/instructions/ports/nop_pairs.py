@@ -119,6 +119,8 @@ def stored(path) -> tuple[NopPairs | None, str]:
     r = stored_record(path, RECORD)
     if r is None:
         return None, "not measured: the model file has no NOP-pair probe; a NOP the model lets bypass takes no slot"
+    if r.get("bytes") is None or r.get("vector") is None:      # a record that names no figure
+        return None, r.get("why") or "the model file's NOP-pair probe gave no figure; a NOP takes no slot"
     t = r.get("times") or {}
     return NopPairs(int(r["bytes"]), bool(r["vector"])), (
         f"measured by cyclebench ports: an integer instruction and a NOP share a slot in up to {r['bytes']} bytes "
