@@ -70,7 +70,8 @@ def stored(path) -> tuple[bool, str]:
                                   f"with one more vector µop {t.get('chain and one more')}")
 
 
-def _vector(form: str) -> bool:
+def vector_form(form: str) -> bool:
+    """Whether a form's name gives it a vector or mask register operand."""
     return bool(VECTOR.search(form[form.find("("):] if "(" in form else ""))
 
 
@@ -86,7 +87,7 @@ def pipes(model: Model, discrete: dict[str, int], whole) -> set[str]:
     for r, k in discrete.items():
         holders = [f for f, use in model.usage.items() if use.get(r, 0.0) >= USED and whole(r, use[r])]
         alone = [f for f in holders if not MEMORY.search(f)]
-        if k >= 2 and any(map(_vector, alone)) and all(map(_vector, alone)):
+        if k >= 2 and any(map(vector_form, alone)) and all(map(vector_form, alone)):
             out.add(r)
     return out
 

@@ -19,7 +19,7 @@ slots: 1.00; a NOP with a slot of its own 1.17):
 (NOPs: ``nop``; ``nop dword ptr [rax]``; ``nop word ptr [r14+0x40]``; ``nop dword ptr
 [rax+0xc0]``; ``nop dword ptr [r14+0xc0]``; ``nop word ptr [r14+0xc0]``.)  A vector load or store
 (``vmovdqu xmm1, [m]``, ``movss [m], xmm1``) reads 1.17 with the 9-byte NOP as ``vpaddd`` does.
-So a NOP shares the slot of the instruction before it where that names no vector or mask
+So a NOP shares the slot of the instruction before it where that names no vector
 register and the two together take at most 15 bytes (an instruction's longest encoding), and
 takes a slot of its own otherwise.
 
@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import iced_x86
 
 from .slots import bypasses
+from .upper_loop import _vector
 
 RECORD = "nop_pairs"
 FILLER = [f"mov {r}, r9" for r in ("r8", "r10", "r11", "r12", "r13")]
@@ -49,7 +50,6 @@ NOPS = {11: "nop dword ptr [rax+0x40]", 14: "nop dword ptr [rax+0xc0]", 15: "nop
         16: "nop word ptr [r14+0xc0]"}  # the pair's bytes with INTEGER -> the NOP
 VECTOR = "pxor xmm1, xmm2"
 VECTOR_NOP = "nop dword ptr [rax]"
-LONGEST = 15                            # bytes: a file from before the probe's ladder assumes nothing
 
 
 def blocks() -> dict[str, list[str]]:
@@ -88,20 +88,13 @@ def probe(session) -> dict:
 class NopPairs:
     """What a NOP shares with the instruction before it, as the probe read it."""
     bytes: int             # the longest pair of an integer instruction and a NOP that share a slot
-    vector: bool           # a NOP after an instruction with a vector or mask register takes a slot
+    vector: bool           # a NOP after an instruction with a vector register takes a slot
 
     def takes(self, before: iced_x86.Instruction, nop: iced_x86.Instruction) -> bool:
         """Whether ``nop`` takes a front-end slot of its own after ``before``."""
         if self.vector and _vector(before):
             return True
         return before.len + nop.len > self.bytes
-
-
-def _vector(ins: iced_x86.Instruction) -> bool:
-    X = iced_x86.RegisterExt
-    return any(ins.op_kind(j) == iced_x86.OpKind.REGISTER
-               and (X.is_vector_register(ins.op_register(j)) or X.is_k(ins.op_register(j)))
-               for j in range(ins.op_count))
 
 
 def slotted(instructions: list[iced_x86.Instruction], forms: list[str], model, pairs: NopPairs | None) -> list[bool]:

@@ -70,10 +70,10 @@ from dataclasses import dataclass, field
 
 from .bound import Bound
 from .model import USED, Model
+from .dealing import vector_form
 from .repair import TOLERANCE, model_cost, pair_shares
 
 VECTOR = ("XMM", "YMM", "ZMM")
-VECTOR_FORM = re.compile(r"\((.*\b)?(XMM|YMM|ZMM|K)\b")   # a form name with a vector operand
 
 
 def integer_side(form) -> frozenset[str] | None:
@@ -276,7 +276,7 @@ class SharedFloors(Bound):
         for t, r in self.probes.items():
             if t in self.sides and t not in self.several:
                 users = {f for f in counts if f not in self.sides and model.usage.get(f, {}).get(r, 0.0) > 0}
-                vector = {f for f in users if VECTOR_FORM.search(f)}
+                vector = set(filter(vector_form, users))
                 smaller(r, vector, users - vector)
         return out
 
