@@ -35,11 +35,11 @@ def test_the_pairs_are_the_two_unit_resources_register_only_vector_forms_hold():
     discrete = units(MODEL)
     assert discrete == {"P": 2, "V": 4, "A": 4, "L": 2}
     assert dealing.pipes(MODEL, discrete, _whole(discrete)) == {"P", "V"}
-    _, (counts, pairs) = plan("addss xmm1, xmm2; ucomiss xmm1, xmm2; andps xmm5, xmm6; add rax, rbx; "
+    _, (counts, pairs, longer) = plan("addss xmm1, xmm2; ucomiss xmm1, xmm2; andps xmm5, xmm6; add rax, rbx; "
                               "movss xmm5, [r14]; movss [r14], xmm5")
     # a compute µop each, the compare one more for its flags, the store one for its data; the
     # integer add and the plain load none
-    assert counts == [1, 2, 1, 0, 0, 1] and pairs == {"P"}
+    assert counts == [1, 2, 1, 0, 0, 1] and pairs == {"P"} and not any(longer)
 
 
 def test_a_step_dealt_the_pipe_of_an_older_consumer_waits_for_it():
@@ -128,3 +128,22 @@ def test_a_probe_record_without_its_figure_is_refused_with_its_line(tmp_path):
         f.write('{"type": "dealing", "times": {}}\n')
     with pytest.raises(ResultFileError, match=r"m.jsonl:3 .*a dealing record without its figure"):
         store(path).load()
+
+
+def test_a_form_holding_its_pair_longer_takes_its_turn_when_its_last_input_arrives():
+    # cvtsi2ss xmm1, rbx holds the pair about a cycle of both pipes (1.08 of P), more than one
+    # µop: its compute µop is still dealt the pipe of its turn and the rest stays fluid.  Its
+    # result leaves 8 cycles after the GPR and 3 after the merged register, so it starts (its
+    # transfer) before the merge input arrives: the compute µop takes its pipe when that does.
+    # Zen 4: ``cvtsi2ss xmm1, rbx; ucomiss xmm1, xmm2`` 4.00 cycles for its 3-cycle chain
+    model = Model(MODEL.resources, {**MODEL.usage, "CVTSI2SS (XMM, R64)": {"P": 1.08, "V": 1.08}}, 6,
+                  {**MODEL.alone, "CVTSI2SS (XMM, R64)": 1.08})
+    discrete = units(model)
+    ins = decode("cvtsi2ss xmm1, rbx; ucomiss xmm1, xmm2")
+    forms = [form_of(i, Catalogue.load(), model) or "?" for i in ins]
+    deal = dealing.plan(ins, forms, model, discrete, _whole(discrete))
+    assert deal[0] == [1, 2] and deal[2] == [{"P"}, set()]
+    usage = [{"P": 1.08, "V": 1.08}, {"P": 0.5, "V": 0.25}]
+    run = lambda d: simulate(ins, [(8.0, 8.0, {0: 3.0, 1: 8.0}), 4.0], usage, [WIDE] * 2, discrete, deal=d)
+    assert run(deal) == pytest.approx(4.0, rel=0.01)
+    assert run(deal[:2]) == pytest.approx(3.0, rel=0.01)      # all fluid: the compare never meets it

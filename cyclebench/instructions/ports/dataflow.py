@@ -225,9 +225,9 @@ def steady(instructions: list[iced_x86.Instruction], latency: list,
     """Cycles per iteration, in the steady state, of the block run ``iterations`` times with its
     dependences and ``latency`` (as :func:`chain_bound` takes them, with its ``trips``).  Without
     ``issue`` every instruction starts as soon as its inputs allow (the chain bound); with it,
-    ``issue(i, t)`` gives when instruction ``i`` of the block, whose inputs allow it to start at
-    ``t``, does start (called in program order, iteration after iteration), and the figure is
-    the pace at which the iterations complete."""
+    ``issue(i, t, a)`` gives when instruction ``i`` of the block, whose inputs allow it to start
+    at ``t`` and whose last register input arrives at ``a``, does start (called in program order,
+    iteration after iteration), and the figure is the pace at which the iterations complete."""
     factory = iced_x86.InstructionInfoFactory()
     access = [_access(ins, factory, d) for ins, d in zip(instructions, upper.dirty(instructions))]
     changed = set().union(*(w for _, _, w, _ in access))
@@ -268,7 +268,8 @@ def steady(instructions: list[iced_x86.Instruction], latency: list,
                        + [ready.get(r, 0.0) + (max(lat, MERGE) if through else merge)
                           for r, through in kept.items()] + [lat])
             if issue is not None:
-                done = issue(i, done - lat) + lat
+                arrive = max([ready.get(r, 0.0) for r in reads] + [ready.get(r, 0.0) for r in kept], default=0.0)
+                done = issue(i, done - lat, arrive) + lat
                 last = max(last, done)
             for w in writes:
                 ready[w] = done

@@ -16,7 +16,10 @@ Read from the model and the instructions' operand shapes, never from a list of f
   reads a vector register and writes a general register, the flags or memory (a transfer or a
   store's data, published on FP45 on Zen 4: ``ucomiss`` is dealt two, its compare first); a
   form the model does not know computes where it writes a vector register from registers.  A
-  zero idiom counts as its form does; an eliminated move and a plain load are dealt none.
+  zero idiom counts as its form does; an eliminated move and a plain load are dealt none;
+* **a form that holds a pair longer than one µop** (more than one unit-cycle and not one:
+  ``cvtsi2ss xmm1, rbx``, 1.08 cycles of FP23 a copy alone) still has its compute µop dealt the
+  pipe of its turn; the simulation keeps the rest of its usage fluid.
 
 Whether the core deals is measured, not looked up: :func:`probe` times two chain steps that
 become ready in one cycle on one pipe pair (``addss xmm1, xmm2; addss xmm3, xmm1``) alone and with
@@ -110,14 +113,18 @@ def _computes(info) -> bool:
 
 
 def plan(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,
-         discrete: dict[str, int], whole) -> tuple[list[int], set[str]]:
+         discrete: dict[str, int], whole) -> tuple[list[int], set[str], list[set[str]]]:
     """(per instruction: the µops it is dealt, its compute µop first; the pair resources whose
-    unit that µop's turn decides), or no pairs where the model has none."""
+    unit that µop's turn decides; per instruction, the pairs its form holds more than one
+    unit-cycle, its compute µop dealt all the same), or no pairs where the model has none."""
     vec = pipes(model, discrete, whole)
     pairs = {r for r in vec if discrete[r] == 2}
     if not pairs:
-        return [0] * len(forms), set()
-    return uops(instructions, forms, model, discrete, vec), pairs
+        return [0] * len(forms), set(), [set() for _ in forms]
+    counts = uops(instructions, forms, model, discrete, vec)
+    use = [model.usage.get(f, {}) for f in forms]
+    return counts, pairs, [{r for r in pairs if n and u.get(r, 0.0) * discrete[r] > 1 and not whole(r, u[r])}
+                           for n, u in zip(counts, use)]
 
 
 def uops(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,

@@ -25,7 +25,11 @@ from throughput and the latencies cyclebench measured:
   a chain's step dealt the pipe of an older consumer of its last step waits a cycle; a dealt
   µop that names a ZMM register and holds two unit-cycles of a pair passes the pipe of its turn
   twice, two cycles, not the pair's fluid share (Zen 4: ``vcvtpd2qq zmm1{k1}, zmm2; ucomiss
-  xmm1, xmm2`` runs 4.00 cycles as its xmm and ymm forms do, 3.00 with one more vector µop);
+  xmm1, xmm2`` runs 4.00 cycles as its xmm and ymm forms do, 3.00 with one more vector µop); a
+  dealt form that holds its pair longer than one µop (not two passes) takes the unit of its turn
+  for one cycle and the rest fluidly, and a dealt µop takes its unit in the cycle its last input
+  arrives, which is after the start of a form whose result leaves later from another input
+  (Zen 4: ``cvtsi2ss xmm1, rbx; ucomiss xmm1, xmm2`` 4.00 cycles, 1.08 cycles of FP23 a copy);
 * instructions are placed in program order, each in the first cycle from its ready time where
   its unit and its fluid resources have room, so a younger one only takes what an older one left.
 
@@ -128,7 +132,8 @@ class Scheduler:
                  window: int = WINDOW, discrete: dict[str, int] | None = None, waiting: int | None = None,
                  deal: tuple[list[int], set[str]] | None = None, twice: list[bool] | None = None):
         self.usage, self.front, self.latency, self.window, self.waiting = usage, front, latency, window, waiting
-        self.dealt, self.pairs = deal or ([0] * len(usage), set())
+        self.dealt, self.pairs, *rest = deal or ([0] * len(usage), set())
+        self.longer = rest[0] if rest else [set()] * len(usage)   # pairs a dealt form holds longer (dealing.plan)
         self.twice = twice or [False] * len(usage)        # names a ZMM register: its µop passes its pipe twice
         self.count = 0                                    # µops dealt so far (dealing.py)
         self.pending: list[float] = []                    # start times of the entered, a heap
@@ -161,9 +166,12 @@ class Scheduler:
                 for r, u in use.items() if r in self.units and self.units[r].whole(u)}
         twice = {r: self.units[r].dealt(entered, self.count % 2) for r, u in use.items()
                  if self.twice[i] and self.dealt[i] and r in self.pairs and r not in pick and self.units[r].twice(u)}
+        if self.dealt[i] and not self.twice[i]:         # its compute µop's turn, the rest fluid (__call__)
+            pick.update({r: self.units[r].dealt(entered, self.count % 2) for r in self.longer[i]
+                         if r in use and r not in pick})
         return pick, twice
 
-    def __call__(self, i: int, ready: float) -> float:
+    def __call__(self, i: int, ready: float, arrive: float = 0.0) -> float:
         if len(self.completions) >= self.window:          # the window is full: wait for the oldest
             self.position = max(self.position, self.completions.popleft())
         if self.waiting:                                  # the schedulers are full: wait for a start
@@ -178,19 +186,30 @@ class Scheduler:
         use = self.usage[i]
         pick, twice = self._pick(i, entered)
         self.count += self.dealt[i]
-        while not (all(self._fits(r, cycle) for r, u in use.items() if u >= USED and r not in pick and r not in twice)
+        # a dealt µop takes the pipe of its turn when its last input arrives, which is later than
+        # the start of a form with an earlier µop (cvtsi2ss's transfer from the GPR)
+        late = {r: pick.pop(r) for r in list(pick) if self.dealt[i] and r in self.pairs and arrive > start + EPS}
+        fluid = {r: u for r, u in use.items() if r not in pick and r not in twice and r not in late}
+        fluid.update({r: use[r] - 1 / self.units[r].k for r in (*pick, *late) if r in self.longer[i]})
+        while not (all(self._fits(r, cycle) for r, u in fluid.items() if u >= USED)
                    and all(self.units[r].free(j, cycle) for r, j in pick.items())
                    and all(self.units[r].free(j, c) for r, j in twice.items() for c in (cycle, cycle + 1))):
             cycle += 1
-        for r, u in use.items():
-            if r in pick:
-                self.units[r].take(pick[r], cycle)
-            elif r in twice:                              # its unit for two cycles, one instance
-                self.units[r].take(twice[r], cycle)
-                self.units[r].busy[twice[r]].add(cycle + 1)
-            else:
-                self._take(r, cycle, u)
+        for r, j in pick.items():
+            self.units[r].take(j, cycle)
+        for r, j in twice.items():                        # its unit for two cycles, one instance
+            self.units[r].take(j, cycle)
+            self.units[r].busy[j].add(cycle + 1)
+        for r, u in fluid.items():
+            self._take(r, cycle, u)
         begin = start if cycle == math.floor(start + EPS) else float(cycle)
+        if late:                                          # waiting there for its pipe delays the result
+            c0 = c = math.floor(max(arrive, begin) + EPS)
+            while not all(self.units[r].free(j, c) for r, j in late.items()):
+                c += 1
+            for r, j in late.items():
+                self.units[r].take(j, c)
+            begin += c - c0
         if self.waiting:
             heapq.heappush(self.pending, begin)
         done = begin + self.latency[i]
