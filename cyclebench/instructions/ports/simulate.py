@@ -130,7 +130,7 @@ class Scheduler:
 
     def __init__(self, usage: list[dict[str, float]], front: list[float], latency: list[float],
                  window: int = WINDOW, discrete: dict[str, int] | None = None, waiting: int | None = None,
-                 deal: tuple[list[int], set[str]] | None = None, twice: list[bool] | None = None):
+                 deal: tuple | None = None, twice: list[bool] | None = None):
         self.usage, self.front, self.latency, self.window, self.waiting = usage, front, latency, window, waiting
         self.dealt, self.pairs, *rest = deal or ([0] * len(usage), set())
         self.longer = rest[0] if rest else [set()] * len(usage)   # pairs a dealt form holds longer (dealing.plan)
@@ -235,13 +235,13 @@ def _whole(v):
 
 def simulate(instructions: list[iced_x86.Instruction], latency: list, usage: list[dict[str, float]],
              front: list[float], discrete: dict[str, int] | None = None, window: int = WINDOW,
-             waiting: int | None = None, deal: tuple[list[int], set[str]] | None = None, trips=None) -> float:
+             waiting: int | None = None, deal: tuple | None = None, trips=None) -> float:
     """Cycles per iteration of the block in the steady state of the simulation: ``latency`` per
     instruction as dataflow.chain_bound takes it, ``usage`` per instruction (resource -> cycles,
     its form's time alone as a resource of its own), ``front`` per instruction (its share of a
     front-end cycle); ``waiting``: instructions entered and not started at most (inflight.py),
     or no such limit; ``deal``: (vector µops dealt per instruction, the pair resources whose unit
-    their turn decides), dealing.plan; ``trips``: as dataflow.chain_bound takes them."""
+    their turn decides[, per instruction the pairs its form holds longer]), dealing.plan; ``trips``: as dataflow.chain_bound takes them."""
     if deal:
         latency = [_whole(v) if n else v for v, n in zip(latency, deal[0])]
     main = [(v[0] if isinstance(v, tuple) else v) for v in latency]
