@@ -241,7 +241,8 @@ def simulate(instructions: list[iced_x86.Instruction], latency: list, usage: lis
     its form's time alone as a resource of its own), ``front`` per instruction (its share of a
     front-end cycle); ``waiting``: instructions entered and not started at most (inflight.py),
     or no such limit; ``deal``: (vector µops dealt per instruction, the pair resources whose unit
-    their turn decides[, per instruction the pairs its form holds longer]), dealing.plan; ``trips``: as dataflow.chain_bound takes them."""
+    their turn decides[, per instruction the pairs its form holds longer]), dealing.plan;
+    ``trips``: as dataflow.chain_bound takes them."""
     if deal:
         latency = [_whole(v) if n else v for v, n in zip(latency, deal[0])]
     main = [(v[0] if isinstance(v, tuple) else v) for v in latency]
