@@ -188,7 +188,7 @@ class Scheduler:
         self.count += self.dealt[i]
         # a dealt µop takes the pipe of its turn when its last input arrives, which is later than
         # the start of a form with an earlier µop (cvtsi2ss's transfer from the GPR)
-        late = {r: pick.pop(r) for r in list(pick) if self.dealt[i] and r in self.pairs and arrive > start + EPS}
+        late = {r: pick.pop(r) for r in list(pick) if r in self.pairs} if self.dealt[i] and arrive > start + EPS else {}
         fluid = {r: u for r, u in use.items() if r not in pick and r not in twice and r not in late}
         fluid.update({r: use[r] - 1 / self.units[r].k for r in (*pick, *late) if r in self.longer[i]})
         while not (all(self._fits(r, cycle) for r, u in fluid.items() if u >= USED)
