@@ -140,6 +140,21 @@ def test_a_class_stands_for_its_forms_only_where_their_readings_agree():
     assert one.floor({ALU: 1, LOAD: 2})[0] == pytest.approx(0.75)
 
 
+def test_a_class_stands_only_for_its_forms_of_the_kind_read_stores_or_not():
+    # the compare class read beside a flag reader at 2:1 (2.22 cycles a pair); the class holds a
+    # store that was never read there: a store's data takes another path, the floor leaves it out
+    cmp, cmp2, st, setcc = "COMISS (XMM, XMM)", "UCOMISS (XMM, XMM)", "MOVSS (M32, XMM)", "SETNBE (R8)"
+    classes = {cmp2: cmp, st: cmp}
+    floors = PairFloors.build([({cmp: 2, setcc: 1}, 2.22), ({cmp2: 2, setcc: 1}, 2.3)], classes, stores={st})
+    assert floors.floor({cmp: 1, cmp2: 1, setcc: 1}) == (pytest.approx(2.22), f"measured mix {cmp} + {setcc}")
+    assert floors.floor({st: 2, setcc: 1}) == (0.0, None)
+    assert floors.floor({cmp: 1, st: 1, setcc: 1}) == (0.0, None)      # one compare to one flag reader: not read
+    assert floors.floor({cmp: 2, st: 2, setcc: 1})[0] == pytest.approx(2.22)
+    # without the stores named, the class stands for the store as for its other forms
+    assert PairFloors.build([({cmp: 2, setcc: 1}, 2.22), ({cmp2: 2, setcc: 1}, 2.3)], classes).floor(
+        {st: 2, setcc: 1})[0] == pytest.approx(2.22)
+
+
 def test_readings_no_slower_than_a_forms_stream_alone_are_no_floor():
     # a multiply beside a load at 1.00 cycles is the multiply's own time: the class of loads (a
     # load and a store that overlap it differently) must not be held to it
@@ -171,6 +186,7 @@ def test_the_results_file_gives_the_mended_model_and_its_floors(tmp_path, capsys
     assert readings(path) == mixes
     model, floors, notes = mended(path)
     assert model.usage[STORE]["R1"] == pytest.approx(1 / 3, rel=0.02) and notes
+    assert floors.stores == {STORE}             # the forms that write memory, from the catalogue
     block = "mov [r14], rax; mov rbx, [r14+64]"
     assert predict(block, model).resource_bound == pytest.approx(2 / 3, rel=0.02)
     # two 32-bit loads (the load blocker's class) and a test (the ALU's): the class's mixes read

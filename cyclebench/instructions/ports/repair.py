@@ -29,7 +29,8 @@ the model's own figures that names no form:
 * **a measured pair is a floor:** a block holds, for every two of its forms' classes (the
   inference's classes: forms that load the resources as one blocker does), a mix of the two in
   the block's own ratio; where such a mix was read, the block takes at least that long
-  (:class:`PairFloors`, the least reading of that ratio among the classes' forms).  This holds
+  (:class:`PairFloors`, the least reading of that ratio among the classes' forms, each class
+  standing for its forms of the kind read there, stores or not).  This holds
   effects no resource explains (Zen 4: two loads and an ALU operation read 0.75 cycles, where
   two loads alone take 0.67 and a load and an ALU operation 0.33);
 * **a unit held by two forms frees faster than either alone says:** a form's time alone is a
@@ -270,15 +271,21 @@ class PairFloors(Bound):
     A class pair stands for its forms at a ratio only where its forms' readings there agree
     (within TOLERANCE): where they differ, a reading is a fact of its own two forms (Zen 4: a
     ``ucomiss`` beside four ALU operations reads 2.00 cycles, a vector store of its class beside
-    them far less), and ``own`` keeps it for them alone."""
+    them far less), and ``own`` keeps it for them alone.  A class stands only for its forms of the
+    kind its read forms were, stores (forms that write memory: ``stores``) or not: a store's data
+    takes another path than a compare's result does, so a store never read at a ratio is not held
+    to a compare's reading there, nor the reverse (``kinds``: (class, class) -> ratio -> the kinds,
+    True for a store, of each class's forms read there)."""
     classes: dict[str, str] = field(default_factory=dict)
     table: dict[tuple[str, str], dict[float, float]] = field(default_factory=dict)
     own: dict[tuple[str, str], dict[float, float]] = field(default_factory=dict)
+    stores: frozenset[str] = frozenset()
+    kinds: dict[tuple[str, str], dict[float, tuple[frozenset, frozenset]]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, mixes: list[tuple[dict[str, int], float]], classes: dict[str, str],
-              alone: dict[str, float] | None = None) -> "PairFloors":
-        out = cls(dict(classes))
+              alone: dict[str, float] | None = None, stores=frozenset()) -> "PairFloors":
+        out = cls(dict(classes), stores=frozenset(stores))
         rows: dict[tuple[str, str, float], dict[tuple[str, str], float]] = {}
         slow = set()                     # the ratios some reading of which is slower than its forms alone
         for counts, t in mixes:
@@ -296,6 +303,8 @@ class PairFloors(Bound):
                 continue                 # every reading one form's own stream: no interference to stand for
             if len(per) > 1 and max(per.values()) <= min(per.values()) * (1 + TOLERANCE):
                 out.table.setdefault((p, q), {})[k] = min(per.values())
+                out.kinds.setdefault((p, q), {})[k] = (frozenset(f in out.stores for f, _ in per),
+                                                       frozenset(g in out.stores for _, g in per))
             else:
                 for pair, v in per.items():
                     out.own.setdefault(pair, {})[k] = v
@@ -314,17 +323,27 @@ class PairFloors(Bound):
         """(cycles, "measured mix A + B") of the slowest pair of the block's classes read in the
         block's own ratio (or of its forms, where their classes' readings differ); (0, None)
         where none was."""
-        by: dict[str, int] = {}
-        for f, n in counts.items():
-            by[self.cls(f)] = by.get(self.cls(f), 0) + n
         best, why = 0.0, None
-        for table, n in ((self.table, by), (self.own, counts)):
-            for (p, q), row in table.items():
-                if p in n and q in n:
-                    per = row.get(round(n[p] / n[q], 3))
-                    if per is not None and per * n[p] > best:
-                        best, why = per * n[p], f"measured mix {p} + {q}"
+        for (p, q), row in self.own.items():
+            if p in counts and q in counts:
+                per = row.get(round(counts[p] / counts[q], 3))
+                if per is not None and per * counts[p] > best:
+                    best, why = per * counts[p], f"measured mix {p} + {q}"
+        present = {self.cls(f) for f in counts}
+        for (p, q), row in self.table.items():
+            if p not in present or q not in present:
+                continue
+            for k, per in row.items():
+                kp, kq = self.kinds.get((p, q), {}).get(k, (None, None))
+                n_p, n_q = self._of(counts, p, kp), self._of(counts, q, kq)
+                if n_p and n_q and round(n_p / n_q, 3) == k and per * n_p > best:
+                    best, why = per * n_p, f"measured mix {p} + {q}"
         return best, why
+
+    def _of(self, counts: dict[str, int], c: str, kinds) -> int:
+        """The block's instances of class ``c`` of the kinds its read forms were (None: any)."""
+        return sum(n for f, n in counts.items()
+                   if self.cls(f) == c and (kinds is None or (f in self.stores) in kinds))
 
 
 def mended(path: Path) -> tuple[Model, PairFloors, list[str]]:
@@ -334,8 +353,11 @@ def mended(path: Path) -> tuple[Model, PairFloors, list[str]]:
     from ..catalogue import Catalogue
     model, report = load(path)
     mixes = readings(path)
-    model, notes = repair(model, mixes, load_path(model, Catalogue.load()))
+    catalogue = Catalogue.load()
+    model, notes = repair(model, mixes, load_path(model, catalogue))
     notes += slots.front_slots(model, mixes, TOLERANCE)
     notes += unit_floors(model, mixes, report.get("slow_units") or ())
     notes += alone_short(model)
-    return model, PairFloors.build(mixes, report.get("classes") or {}, model.alone), notes
+    stores = {f for f in model.usage if (form := catalogue.get(f)) is not None
+              and any(op.kind == "mem" and op.write for op in form.operands)}
+    return model, PairFloors.build(mixes, report.get("classes") or {}, model.alone, stores), notes
