@@ -12,11 +12,12 @@ from cyclebench.cli.main import main
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.ports.predict import predict
 from cyclebench.instructions.catalogue import Catalogue
-from cyclebench.instructions.ports.repair import PairFloors, load_path, mended, readings, repair
+from cyclebench.instructions.ports.repair import PairFloors, load_path, mended, readings, repair, written
 from cyclebench.instructions.ports.run import store
 
 LOAD, STORE, ALU, MUL = "MOV (R64, M64)", "MOV (M64, R64)", "ADD_01 (R64, R64)", "IMUL (R64, R64)"
 LOAD32, TEST = "MOV (R32, M32)", "TEST (R32, R32)"
+INTEGER = frozenset({"integer"})
 
 
 def _model():
@@ -140,17 +141,30 @@ def test_a_class_stands_for_its_forms_only_where_their_readings_agree():
     assert one.floor({ALU: 1, LOAD: 2})[0] == pytest.approx(0.75)
 
 
-def test_a_class_stands_only_for_its_forms_of_the_kind_read_stores_or_not():
+def test_where_a_forms_results_go_is_read_from_its_operands():
+    cat = Catalogue.load()
+    assert written(cat.get("COMISS (XMM, XMM)")) == INTEGER                   # the flags
+    assert written(cat.get("CVTTSD2SI (R32, M64)")) == INTEGER
+    assert written(cat.get("MOVSS (M32, XMM)")) == {"memory"}
+    assert written(cat.get("VCVTTPS2DQ_Z (ZMM, K, M512)")) == {"vector"}
+    assert written(cat.get("ADD (M64, R64)")) == {"memory", "integer"}
+    assert written(cat.get("STOSQ")) == {"memory", "integer"}                  # and RDI
+    assert written(cat.get("MUL (R64)")) == INTEGER                           # RDX:RAX
+
+
+def test_a_class_stands_only_for_its_forms_whose_results_go_where_the_read_forms_did():
     # the compare class read beside a flag reader at 2:1 (2.22 cycles a pair); the class holds a
-    # store that was never read there: a store's data takes another path, the floor leaves it out
+    # store that was never read there: a store's data takes another path than a compare's flags,
+    # so the floor leaves it out
     cmp, cmp2, st, setcc = "COMISS (XMM, XMM)", "UCOMISS (XMM, XMM)", "MOVSS (M32, XMM)", "SETNBE (R8)"
     classes = {cmp2: cmp, st: cmp}
-    floors = PairFloors.build([({cmp: 2, setcc: 1}, 2.22), ({cmp2: 2, setcc: 1}, 2.3)], classes, stores={st})
+    kinds = {cmp: INTEGER, cmp2: INTEGER, setcc: INTEGER, st: frozenset({"memory"})}
+    floors = PairFloors.build([({cmp: 2, setcc: 1}, 2.22), ({cmp2: 2, setcc: 1}, 2.3)], classes, written=kinds)
     assert floors.floor({cmp: 1, cmp2: 1, setcc: 1}) == (pytest.approx(2.22), f"measured mix {cmp} + {setcc}")
     assert floors.floor({st: 2, setcc: 1}) == (0.0, None)
     assert floors.floor({cmp: 1, st: 1, setcc: 1}) == (0.0, None)      # one compare to one flag reader: not read
     assert floors.floor({cmp: 2, st: 2, setcc: 1})[0] == pytest.approx(2.22)
-    # without the stores named, the class stands for the store as for its other forms
+    # without the kinds known, the class stands for the store as for its other forms
     assert PairFloors.build([({cmp: 2, setcc: 1}, 2.22), ({cmp2: 2, setcc: 1}, 2.3)], classes).floor(
         {st: 2, setcc: 1})[0] == pytest.approx(2.22)
 
@@ -186,7 +200,7 @@ def test_the_results_file_gives_the_mended_model_and_its_floors(tmp_path, capsys
     assert readings(path) == mixes
     model, floors, notes = mended(path)
     assert model.usage[STORE]["R1"] == pytest.approx(1 / 3, rel=0.02) and notes
-    assert floors.stores == {STORE}             # the forms that write memory, from the catalogue
+    assert floors.kind(STORE) == {"memory"} and floors.kind(LOAD) == INTEGER     # from the catalogue
     block = "mov [r14], rax; mov rbx, [r14+64]"
     assert predict(block, model).resource_bound == pytest.approx(2 / 3, rel=0.02)
     # two 32-bit loads (the load blocker's class) and a test (the ALU's): the class's mixes read

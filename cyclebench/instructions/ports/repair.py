@@ -30,7 +30,8 @@ the model's own figures that names no form:
   inference's classes: forms that load the resources as one blocker does), a mix of the two in
   the block's own ratio; where such a mix was read, the block takes at least that long
   (:class:`PairFloors`, the least reading of that ratio among the classes' forms, each class
-  standing for its forms of the kind read there, stores or not).  This holds
+  standing for its forms whose results go where its read forms' did: memory, a vector register,
+  a general register or the flags).  This holds
   effects no resource explains (Zen 4: two loads and an ALU operation read 0.75 cycles, where
   two loads alone take 0.67 and a load and an ALU operation 0.33);
 * **a unit held by two forms frees faster than either alone says:** a form's time alone is a
@@ -271,21 +272,22 @@ class PairFloors(Bound):
     A class pair stands for its forms at a ratio only where its forms' readings there agree
     (within TOLERANCE): where they differ, a reading is a fact of its own two forms (Zen 4: a
     ``ucomiss`` beside four ALU operations reads 2.00 cycles, a vector store of its class beside
-    them far less), and ``own`` keeps it for them alone.  A class stands only for its forms of the
-    kind its read forms were, stores (forms that write memory: ``stores``) or not: a store's data
-    takes another path than a compare's result does, so a store never read at a ratio is not held
-    to a compare's reading there, nor the reverse (``kinds``: (class, class) -> ratio -> the kinds,
-    True for a store, of each class's forms read there)."""
+    them far less), and ``own`` keeps it for them alone.  A class stands only for its forms whose
+    results go where its read forms' did (:func:`written`: memory, a vector register, a general
+    register or the flags): a store's data leaves by another path than a compare's flags, so a
+    store never read at a ratio is not held to a compare's reading there, nor the reverse
+    (``written``: form -> where its results go; ``kinds``: (class, class) -> ratio -> where the
+    results of each class's forms read there went)."""
     classes: dict[str, str] = field(default_factory=dict)
     table: dict[tuple[str, str], dict[float, float]] = field(default_factory=dict)
     own: dict[tuple[str, str], dict[float, float]] = field(default_factory=dict)
-    stores: frozenset[str] = frozenset()
+    written: dict[str, frozenset] = field(default_factory=dict)
     kinds: dict[tuple[str, str], dict[float, tuple[frozenset, frozenset]]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, mixes: list[tuple[dict[str, int], float]], classes: dict[str, str],
-              alone: dict[str, float] | None = None, stores=frozenset()) -> "PairFloors":
-        out = cls(dict(classes), stores=frozenset(stores))
+              alone: dict[str, float] | None = None, written=None) -> "PairFloors":
+        out = cls(dict(classes), written=dict(written or {}))
         rows: dict[tuple[str, str, float], dict[tuple[str, str], float]] = {}
         slow = set()                     # the ratios some reading of which is slower than its forms alone
         for counts, t in mixes:
@@ -303,8 +305,8 @@ class PairFloors(Bound):
                 continue                 # every reading one form's own stream: no interference to stand for
             if len(per) > 1 and max(per.values()) <= min(per.values()) * (1 + TOLERANCE):
                 out.table.setdefault((p, q), {})[k] = min(per.values())
-                out.kinds.setdefault((p, q), {})[k] = (frozenset(f in out.stores for f, _ in per),
-                                                       frozenset(g in out.stores for _, g in per))
+                out.kinds.setdefault((p, q), {})[k] = (frozenset(out.kind(f) for f, _ in per),
+                                                       frozenset(out.kind(g) for _, g in per))
             else:
                 for pair, v in per.items():
                     out.own.setdefault(pair, {})[k] = v
@@ -312,6 +314,10 @@ class PairFloors(Bound):
 
     def cls(self, form: str) -> str:
         return self.classes.get(form, form)
+
+    def kind(self, form: str) -> frozenset | None:
+        """Where the form's results go (:func:`written`); None for a form the catalogue lacks."""
+        return self.written.get(form)
 
     def describe(self) -> str:
         return (f"measured mixes of two forms' classes: {sum(map(len, self.table.values()))} ratios of "
@@ -343,7 +349,7 @@ class PairFloors(Bound):
     def _of(self, counts: dict[str, int], c: str, kinds) -> int:
         """The block's instances of class ``c`` of the kinds its read forms were (None: any)."""
         return sum(n for f, n in counts.items()
-                   if self.cls(f) == c and (kinds is None or (f in self.stores) in kinds))
+                   if self.cls(f) == c and (kinds is None or self.kind(f) in kinds))
 
 
 def mended(path: Path) -> tuple[Model, PairFloors, list[str]]:
@@ -358,6 +364,19 @@ def mended(path: Path) -> tuple[Model, PairFloors, list[str]]:
     notes += slots.front_slots(model, mixes, TOLERANCE)
     notes += unit_floors(model, mixes, report.get("slow_units") or ())
     notes += alone_short(model)
-    stores = {f for f in model.usage if (form := catalogue.get(f)) is not None
-              and any(op.kind == "mem" and op.write for op in form.operands)}
-    return model, PairFloors.build(mixes, report.get("classes") or {}, model.alone, stores), notes
+    kinds = {f: written(form) for f in model.usage if (form := catalogue.get(f)) is not None}
+    return model, PairFloors.build(mixes, report.get("classes") or {}, model.alone, kinds), notes
+
+
+VECTOR = ("XMM", "YMM", "ZMM", "K")
+
+
+def written(form) -> frozenset[str]:
+    """Where a form's results go: "memory", "vector" (a vector or mask register) and "integer" (a
+    general register or the flags), from its operands."""
+    out = {"memory" if op.kind in ("mem", "implicit_mem") else "vector" if op.cls in VECTOR else "integer"
+           for op in form.operands if op.write}
+    out |= {"vector" if i.register.upper().startswith(VECTOR) else "integer" for i in form.implicit if i.write}
+    if form.flags_written:
+        out.add("integer")
+    return frozenset(out)
