@@ -274,6 +274,22 @@ def test_of_two_ratios_that_disagree_the_faster_sets_the_share():
     assert lowered(m, [({CVT: 1, MUL: 1}, 1.40), ({CVT: 2, MUL: 2}, 2.0)]) == [] and m.usage[CVT]["R3"] == 0.4
 
 
+def test_the_shares_the_probes_readings_lower_go_first():
+    from cyclebench.instructions.ports.repair import lowered
+    PROBE, ROT = "CMP (M32, R32)", "VPROLVQ_Z (YMM, K, YMM, M256)"
+    # R1 the load path (PROBE its probe), R4 the rotate's pipes, R5 where the plain load is bound
+    m = Model(["R1", "R4", "R5"], {PROBE: {"R1": 1 / 3}, ROT: {"R1": 0.46, "R4": 0.5},
+                                    LOAD: {"R1": 0.25, "R5": 1 / 3}}, 6,
+              alone={PROBE: 1 / 3, ROT: 0.5, LOAD: 1 / 3})
+    m.probes = {"R1": PROBE}
+    # the rotate beside the probe 0.55 cycles: its share of the path is 0.22, not 0.46; beside the
+    # load 0.50, which the rotate's 0.46 would have left the load 0.04 of the path for
+    mixes = [({ROT: 1, PROBE: 1}, 0.55), ({LOAD: 1, ROT: 1}, 0.5), ({LOAD: 2, ROT: 1}, 0.96)]
+    notes = lowered(m, mixes)
+    assert m.usage[ROT]["R1"] == pytest.approx(0.55 - 1 / 3) and len(notes) == 1 and notes[0].startswith(ROT)
+    assert m.usage[LOAD]["R1"] == 0.25
+
+
 @pytest.mark.parametrize("share", [0.4997, 0.5001])
 def test_a_share_level_with_the_time_alone_beside_the_resource_that_sets_it_is_lowered(share):
     from cyclebench.instructions.ports.repair import lowered

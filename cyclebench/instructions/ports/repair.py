@@ -190,7 +190,17 @@ def lowered(model: Model, mixes: list[tuple[dict[str, int], float]]) -> list[str
     """The sixth rule, on ``model`` in place: one line per usage lowered.  A share counts where the
     other form of the reading is bound alone by the resource, the share is at least half of that
     form's own (less is crowding of a wider group, crowding.py, not a µop on the other's units)
-    and short of the form's own time alone (it does not bound the form)."""
+    and short of the form's own time alone (it does not bound the form).  The shares the readings
+    beside a resource's own probe lower go first, and the rest are read again after them: a
+    reading too fast for both its forms is one slack, and the probe's readings say whose it is
+    (Zen 4: ``vprolvq ymm{k}{z}, ymm, [m256]`` beside the load probe lowers the rotate's share of
+    the load path, after which its fast readings beside the plain GPR loads lower theirs no more)."""
+    notes = _lowered(model, mixes, direct=True)
+    return notes + _lowered(model, mixes)
+
+
+def _lowered(model: Model, mixes: list[tuple[dict[str, int], float]], direct: bool = False) -> list[str]:
+    """:func:`lowered`'s one pass; ``direct``: only the shares read beside the resource's probe."""
     pairs = [(c, t) for c, t in mixes if len(c) == 2 and all(model.alone.get(f) and f in model.usage for f in c)]
     held = {frozenset(c) for c, t in pairs if model_cost(model, c)[0] <= t * (1 + TOLERANCE / 2)}
     allow: dict[tuple[str, str], tuple[float, str]] = {}
@@ -204,7 +214,7 @@ def lowered(model: Model, mixes: list[tuple[dict[str, int], float]]) -> list[str
             # no ratio of the two explained: no disagreement, unless ``g`` probes ``r``, where
             # every reading slow on it says the share is too large (the readings beside the
             # probe are the direct ones)
-            if frozenset(counts) not in held and model.probes.get(r) != g:
+            if frozenset(counts) not in held and model.probes.get(r) != g or direct and model.probes.get(r) != g:
                 continue
             if r == FRONT_END or own < model.alone[g] * (1 - TOLERANCE) or not own / 2 <= u \
                     or _bounds_alone(model, f, r):
