@@ -75,6 +75,7 @@ from .model import FRONT_END, USED, Model
 from .upper import BINDING      # a usage within this share of the form's time alone bounds the form
 
 TOLERANCE = 0.10      # a reading the model explains within this share is left alone
+VECTOR = ("XMM", "YMM", "ZMM", "K")     # register classes whose results stay on the vector side
 
 
 def readings(path: Path) -> list[tuple[dict[str, int], float]]:
@@ -214,7 +215,7 @@ def _lowered(model: Model, mixes: list[tuple[dict[str, int], float]], direct: bo
             # no ratio of the two explained: no disagreement, unless ``g`` probes ``r``, where
             # every reading slow on it says the share is too large (the readings beside the
             # probe are the direct ones)
-            if frozenset(counts) not in held and model.probes.get(r) != g or direct and model.probes.get(r) != g:
+            if model.probes.get(r) != g and (direct or frozenset(counts) not in held):
                 continue
             if r == FRONT_END or own < model.alone[g] * (1 - TOLERANCE) or not own / 2 <= u \
                     or _bounds_alone(model, f, r):
@@ -357,7 +358,7 @@ class PairFloors(Bound):
         return best, why
 
     def _of(self, counts: dict[str, int], c: str, kinds) -> int:
-        """The block's instances of class ``c`` of the kinds its read forms were (None: any)."""
+        """The block's instances of class ``c`` whose results go where ``kinds`` say (None: any)."""
         return sum(n for f, n in counts.items()
                    if self.cls(f) == c and (kinds is None or self.kind(f) in kinds))
 
@@ -376,9 +377,6 @@ def mended(path: Path) -> tuple[Model, PairFloors, list[str]]:
     notes += alone_short(model)
     kinds = {f: written(form) for f in model.usage if (form := catalogue.get(f)) is not None}
     return model, PairFloors.build(mixes, report.get("classes") or {}, model.alone, kinds), notes
-
-
-VECTOR = ("XMM", "YMM", "ZMM", "K")
 
 
 def written(form) -> frozenset[str]:
