@@ -136,9 +136,10 @@ POOLS: dict[str, tuple[int, ...]] = {
     "BND": tuple(REGISTER_BY_NAME[f"BND{i}"] for i in range(4)),
     "TMM": tuple(REGISTER_BY_NAME[f"TMM{i}"] for i in range(8)),
 }
+VECTOR_CLASSES = ("XMM", "YMM", "ZMM")      # the vector register classes, masks and MMX apart
 # EVEX forms may also use the upper 16 vector registers (only for throughput copies: the default
 # instantiation stays in 0..15 so that EVEX and VEX text look alike).
-EVEX_EXTRA = {v: tuple(REGISTER_BY_NAME[f"{v}{i}"] for i in range(16, 32)) for v in ("XMM", "YMM", "ZMM")}
+EVEX_EXTRA = {v: tuple(REGISTER_BY_NAME[f"{v}{i}"] for i in range(16, 32)) for v in VECTOR_CLASSES}
 NEVER_PICK = frozenset({R.R14, R.R15, R.RSP, R.RBP})
 
 

@@ -14,7 +14,7 @@ from typing import Callable
 import iced_x86
 
 from ...blocks.memory import PAGE, steady_state
-from ..operands import full_register
+from ..operands import VECTOR_CLASSES, full_register
 from . import upper
 
 ITERATIONS = 64
@@ -139,7 +139,7 @@ def load_time(latencies: dict, catalogue) -> float | None:
         mem = v[2].get("mem") if isinstance(v, tuple) and len(v) > 2 else None
         if form is None or mem is None or any(o.read for o in form.operands if o.kind == "reg"):
             continue
-        if any(o.write and o.kind == "reg" and o.cls in ("XMM", "YMM", "ZMM") for o in form.operands):
+        if any(o.write and o.kind == "reg" and o.cls in VECTOR_CLASSES for o in form.operands):
             out.append(mem)
     return min(out) if out else None
 

@@ -28,12 +28,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .bound import Bound
+from ..operands import VECTOR_CLASSES as VECTOR
 
 RECORD = "fresh"
 PER_FORM = True            # run.record gives probe() the results file's forms
 COPIES = 4                 # each on its own register: no chain, the form's own time
 OVER = 0.10                # the fresh time counts where it is this much above the others
-VECTOR = ("XMM", "YMM", "ZMM")
 SOURCE = {"XMM": "xmm15", "YMM": "ymm15", "ZMM": "zmm15"}     # the moves' source, kept from the form
 
 

@@ -46,12 +46,12 @@ from dataclasses import dataclass, replace
 from . import crowding, vector_loads
 from .bound import Bound
 from .model import FRONT_END, USED
+from ..operands import VECTOR_CLASSES as VECTOR
 
 RECORD = "mul_loads"
 LABEL = "a one-pipe load-op form beside plain loads (mul_loads.py)"
 MUL = "imul r8, qword ptr [r14+0x40], 0x3"                    # the probe's load-op multiply
 LOADS = ["mov rcx, qword ptr [r14+0x88]", "mov rdx, qword ptr [r14+0xd0]"]   # lines and banks apart
-VECTOR = ("XMM", "YMM", "ZMM")
 WHOLE = 0.9                 # a form alone at least this many cycles has one unit for its operation
 
 

@@ -73,9 +73,10 @@ from . import slots
 from .bound import Bound
 from .model import FRONT_END, USED, Model
 from .upper import BINDING      # a usage within this share of the form's time alone bounds the form
+from ..operands import VECTOR_CLASSES
 
 TOLERANCE = 0.10      # a reading the model explains within this share is left alone
-VECTOR = ("XMM", "YMM", "ZMM", "K")     # register classes whose results stay on the vector side
+VECTOR = VECTOR_CLASSES + ("K",)      # register classes whose results stay on the vector side
 
 
 def readings(path: Path) -> list[tuple[dict[str, int], float]]:

@@ -72,8 +72,8 @@ from .bound import Bound
 from .model import USED, Model
 from .dealing import vector_form
 from .repair import TOLERANCE, model_cost, pair_shares
+from ..operands import VECTOR_CLASSES as VECTOR
 
-VECTOR = ("XMM", "YMM", "ZMM")
 
 
 def integer_side(form) -> frozenset[str] | None:

@@ -39,8 +39,8 @@ from dataclasses import replace
 from .mixes import upper_state_apart
 from .model import FRONT_END, Model
 from .upper import BINDING      # a usage within this share of the form's time alone bounds the form
+from ..operands import VECTOR_CLASSES as VECTOR
 
-VECTOR = ("XMM", "YMM", "ZMM")
 ALIKE = 0.1             # plain loads' usages of a resource this close count one load there
 
 _views: dict[int, tuple[Model, Model]] = {}
