@@ -130,10 +130,10 @@ class Scheduler:
 
     def __init__(self, usage: list[dict[str, float]], front: list[float], latency: list[float],
                  window: int = WINDOW, discrete: dict[str, int] | None = None, waiting: int | None = None,
-                 deal: tuple | None = None, twice: list[bool] | None = None):
+                 deal: tuple[list[int], set[str], list[set[str]]] | None = None, twice: list[bool] | None = None):
         self.usage, self.front, self.latency, self.window, self.waiting = usage, front, latency, window, waiting
-        self.dealt, self.pairs, *rest = deal or ([0] * len(usage), set())
-        self.longer = rest[0] if rest else [set()] * len(usage)   # pairs a dealt form holds longer (dealing.plan)
+        # µops dealt, the dealt pairs, the pairs a dealt form holds longer (dealing.plan)
+        self.dealt, self.pairs, self.longer = deal or ([0] * len(usage), set(), [set()] * len(usage))
         self.twice = twice or [False] * len(usage)        # names a ZMM register: its µop passes its pipe twice
         self.count = 0                                    # µops dealt so far (dealing.py)
         self.pending: list[float] = []                    # start times of the entered, a heap
@@ -235,13 +235,14 @@ def _whole(v):
 
 def simulate(instructions: list[iced_x86.Instruction], latency: list, usage: list[dict[str, float]],
              front: list[float], discrete: dict[str, int] | None = None, window: int = WINDOW,
-             waiting: int | None = None, deal: tuple | None = None, trips=None) -> float:
+             waiting: int | None = None, deal: tuple[list[int], set[str], list[set[str]]] | None = None,
+             trips=None) -> float:
     """Cycles per iteration of the block in the steady state of the simulation: ``latency`` per
     instruction as dataflow.chain_bound takes it, ``usage`` per instruction (resource -> cycles,
     its form's time alone as a resource of its own), ``front`` per instruction (its share of a
     front-end cycle); ``waiting``: instructions entered and not started at most (inflight.py),
     or no such limit; ``deal``: (vector µops dealt per instruction, the pair resources whose unit
-    their turn decides[, per instruction the pairs its form holds longer]), dealing.plan;
+    their turn decides, per instruction the pairs its form holds longer), dealing.plan;
     ``trips``: as dataflow.chain_bound takes them."""
     if deal:
         latency = [_whole(v) if n else v for v, n in zip(latency, deal[0])]
