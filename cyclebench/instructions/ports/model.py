@@ -35,7 +35,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 FRONT_END = "front end"
 TOLERANCE = 0.0          # misfit is paid for as slack (relative to the measured time)
@@ -123,6 +122,7 @@ def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
     the problem to two choices per mix.  ``price`` ((form, resource) -> a factor, optional) makes
     some usages dearer than others: of two explanations the cheaper stands.  Returns (usages, mean
     relative misfit of the mixes)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp   # here: predicting never solves, and it costs 0.3 s
     known = known or {}
     fixed = fixed or {}
     floors = floors or {}
