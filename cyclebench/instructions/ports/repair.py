@@ -204,10 +204,10 @@ def lowered(model: Model, mixes: list[tuple[dict[str, int], float]]) -> list[str
 def _lowered(model: Model, mixes: list[tuple[dict[str, int], float]], direct: bool = False) -> list[str]:
     """:func:`lowered`'s one pass; ``direct``: only the shares read beside the resource's probe."""
     pairs = [(c, t) for c, t in mixes if len(c) == 2 and all(model.alone.get(f) and f in model.usage for f in c)]
-    held = {frozenset(c) for c, t in pairs if model_cost(model, c)[0] <= t * (1 + TOLERANCE / 2)}
+    costs = [(c, t, *model_cost(model, c)) for c, t in pairs]      # the model changes only after the pass
+    held = set() if direct else {frozenset(c) for c, t, cost, _ in costs if cost <= t * (1 + TOLERANCE / 2)}
     allow: dict[tuple[str, str], tuple[float, str]] = {}
-    for counts, t in pairs:
-        cost, loads = model_cost(model, counts)
+    for counts, t, cost, loads in costs:
         if cost <= t * (1 + TOLERANCE):
             continue                     # explained
         r = max(loads, key=loads.get)
