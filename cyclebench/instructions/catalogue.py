@@ -33,7 +33,7 @@ from .variants import has_taken_twin, has_zero_twin, high_byte_choices, is_strin
 from ..machine.features import CpuFeatures, feature_name, this_cpu
 from .forms import (Choices, Form, ImplicitOperand, Operand, build, divider_width, encode, lea_parts, memory_base,
                     pick_registers)
-from .operands import (CODE_NAMES, ENCODING_NAMES, MNEMONIC_NAMES, REGISTER_BY_NAME, full_register,
+from .operands import (CODE_NAMES, ENCODING_NAMES, MNEMONIC_NAMES, REGISTER_BY_NAME, VECTOR_CLASSES, full_register,
                        reg_notation, register_class, register_name, slot_of)
 
 _CC = {"A": "NBE", "AE": "NB", "B": "B", "BE": "BE", "E": "Z", "G": "NLE", "GE": "NL", "L": "L",
@@ -94,7 +94,7 @@ def _finish(form: Form, ins: iced_x86.Instruction, regs: dict[int, int]) -> None
     explicit_full = {full_register(r) for r in regs.values()}
     if form.mask:
         explicit_full.add(ins.op_mask)
-    vec_bits = max((op.bits for op in form.operands if op.cls in ("XMM", "YMM", "ZMM")), default=0)
+    vec_bits = max((op.bits for op in form.operands if op.cls in VECTOR_CLASSES), default=0)
     ops = []
     for op in form.operands:
         if op.is_mask:
@@ -111,7 +111,7 @@ def _finish(form: Form, ins: iced_x86.Instruction, regs: dict[int, int]) -> None
             # for a string instruction's accumulator, which uops.info lists as no operand: LODSB
             # publishes [5;≤6] where AL -> AL would read 1 (and the form alone runs 3 a copy)
             read = True
-        if op.kind == "reg" and write and form.mask == "merge" and op.cls in ("XMM", "YMM", "ZMM"):
+        if op.kind == "reg" and write and form.mask == "merge" and op.cls in VECTOR_CLASSES:
             # merge masking keeps the elements the mask leaves, so the destination is an input in
             # uops.info's (XED's) operand model even where the form never keeps one (VBLENDM*)
             read = True

@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 
 import iced_x86
 
-from .operands import GPR_BITS, REGISTER_BY_NAME, register_class, register_name
+from .operands import GPR_BITS, REGISTER_BY_NAME, VECTOR_CLASSES, register_class, register_name
 from .connector_steps import (  # noqa: F401  (the step costs, read through this module too)
     PIN_SLACK, PIN_WHOLE, PINNED_PARTNER, PINNING, REFERENCES, RENAMED_ROUND_TRIP, SIZE, ZERO_INIT, lower_bound,
     partner_of_pinned, pinned, reference_of, vand, vec2k, vec_move, whole_cycles)
@@ -118,7 +118,7 @@ def port_for_register(name: str, is_mask: bool = False) -> Port:
     cls = register_class(reg)
     if cls in GPR_BITS:
         return Port("GPR", name, GPR_BITS[cls])
-    if cls in ("XMM", "YMM", "ZMM"):
+    if cls in VECTOR_CLASSES:
         return Port("VEC", name, {"XMM": 128, "YMM": 256, "ZMM": 512}[cls])
     if cls == "K":
         return Port("K", name, 64, is_mask=is_mask)

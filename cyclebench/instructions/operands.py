@@ -170,7 +170,7 @@ def register_class(reg: int) -> str:
     for cls, pool in POOLS.items():
         if reg in pool:
             return cls
-    for cls in ("XMM", "YMM", "ZMM"):
+    for cls in VECTOR_CLASSES:
         if n.startswith(cls):
             return cls
     if n in ("R14", "R15", "RSP", "RBP"):

@@ -28,6 +28,7 @@ import re
 from ..errors import CycleBenchError
 from .connectors import cmov_for, gpr, Port, scratch_gpr
 from .forms import Form
+from .operands import VECTOR_CLASSES
 from .instantiate import instantiate, latency_pairs, verified
 from . import vsib
 from .mask_chain import whole
@@ -65,7 +66,7 @@ def gather_mask_chain(form: Form, throughput: float | None = None) -> list[dict]
     inst = verified([instantiate(form)])[0]     # as assembled: GNU as lacks some iced names
     gather = inst.text.splitlines()[-1]        # not the mask's set-up before it: the chain is the mask
     k, dst = _WRITE_MASK.search(gather), inst.regs.get(0)
-    if not k or not dst or form.operands[0].cls not in ("XMM", "YMM", "ZMM"):
+    if not k or not dst or form.operands[0].cls not in VECTOR_CLASSES:
         return []
     k, rep = k.group(1), c_rep(throughput)
     return [{"pair": f"mask {k} -> mask {k}", "what": f"{rep + 1} kmovq, destination zeroed",

@@ -46,6 +46,7 @@ from .zeroed_source import LEGACY_INT, LINKS, vector_chain
 from .breakers import BREAKERS
 from .throughput import measure_throughput
 from .values import ALL_ONES
+from .operands import VECTOR_CLASSES
 
 
 def _tp_variants(form: Form) -> list[tuple[str, dict]]:
@@ -296,7 +297,7 @@ def vector_chain_runs(session: Session, form: Form, missed: set | frozenset = fr
             dst = str(e.register).lower()
             cls = dst[:3].upper()
             bits = {"XMM": 128, "YMM": 256, "ZMM": 512}.get(cls)
-        if not (a.kind == "reg" and a.cls in _VECTOR and cls in _VECTOR and not a.write):
+        if not (a.kind == "reg" and a.cls in VECTOR_CLASSES and cls in VECTOR_CLASSES and not a.write):
             continue
         src = inst.regs.get(s.pos)
         if not src or not dst or src == dst:
@@ -326,7 +327,6 @@ def vector_chain_runs(session: Session, form: Form, missed: set | frozenset = fr
 
 
 CHAIN_PROCESSES = 5     # runner processes of one uops.info chain, at most
-_VECTOR = ("XMM", "YMM", "ZMM")
 
 
 def _count_zero(session: Session, form: Form) -> list[tuple[str, float]]:

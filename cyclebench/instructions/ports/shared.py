@@ -75,7 +75,6 @@ from .repair import TOLERANCE, model_cost, pair_shares
 from ..operands import VECTOR_CLASSES as VECTOR
 
 
-
 def integer_side(form) -> frozenset[str] | None:
     """What a form (a catalogue Form) moves from the vector side to the integer side, by its
     operands: "flags", "gpr" or both, for a form that reads a vector register (or memory in a
