@@ -41,11 +41,13 @@ def test_out_of_bounds_is_caught_by_the_checking_builds_not_native(progs):
 
 @pytest.mark.measured
 def test_emulated_mpx_race_gives_a_false_outcome(progs):
-    # a rare event: on a Zen 4 guest about one round in 30 (one round of 5 x 10^6 reads takes
-    # ~40 ms); bounded by time, so that a core where the writer never overlaps the reader fails
+    # the writer and the reader cross once a pass: 2 x 10^4 pointers (160 KB, in cache) a pass
+    # give 250 crossings a round and 1,200-2,000 false outcomes in the first round on a Zen 4
+    # guest, where 10^6 pointers, 5 passes, showed one in 1-150 rounds (up to 5 s); bounded by
+    # time, so that a core where the writer never overlaps the reader fails
     deadline = time.monotonic() + 15
     while True:
-        r = experiments.race(progs, "fn", "mpx_emu", 1_000_000, 5, 1)
+        r = experiments.race(progs, "fn", "mpx_emu", 20_000, 250, 1)
         if r["false_outcomes"] > 0 or time.monotonic() > deadline:
             break
     assert r["false_outcomes"] > 0          # INIT bounds (entry of another pointer) or torn bounds
