@@ -11,7 +11,7 @@ them says how far the choices move a block's figure.  Measured on Zen 4: docs/po
 "Accuracy".
 
 :class:`Models` is what ``cyclebench predict``, ``cyclebench block --predictor predict`` and the
-accuracy bench predict with: each file loaded once (predict.load), each block predicted by every
+accuracy bench predict with: each file loaded once (predict.load, or its disk copy), each block predicted by every
 model with that file's own probe records, and one :class:`~.predict.Prediction` whose figure is
 the mean, its bounds those of the member nearest that mean, and ``members`` every model's figure.
 """
@@ -23,6 +23,7 @@ from pathlib import Path
 from ...errors import UsageError
 from ...machine.metadata import cpu_of, names_this_cpu
 from .model import USED, Model
+from .load_cache import cached
 from .predict import Loaded, Prediction, load, predict
 from .run import read
 
@@ -39,10 +40,11 @@ class Models:
 
     @classmethod
     def load(cls, paths) -> "Models":
-        """The files loaded; files measured on different CPUs (their machine records: vendor,
-        family, model) are refused, since a mean of them describes none."""
+        """The files loaded (each from its disk copy where a run before kept one: load_cache.py);
+        files measured on different CPUs (their machine records: vendor, family, model) are
+        refused, since a mean of them describes none."""
         paths = [Path(p) for p in paths]
-        loaded = [load(p) for p in paths]
+        loaded = [cached(p, load) for p in paths]
         machines = {p: m for p in paths if cpu_of(m := machine(p)) is not None}
         cpus = {p: cpu_of(m, stepping=False) for p, m in machines.items()}
         if len(set(cpus.values())) > 1:
