@@ -71,6 +71,6 @@ def cached(path: Path, build: Callable[[Path], T]) -> T:
     out = build(path)
     try:
         store_entry(CACHE_KIND, name, dumps(out))
-    except (pickle.PicklingError, TypeError, AttributeError):
-        pass                          # an object that does not pickle: loaded each time
+    except Exception:                 # an object that does not pickle: loaded each time, as before
+        pass
     return out
