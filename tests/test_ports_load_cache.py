@@ -63,3 +63,15 @@ def test_the_catalogue_is_named_in_a_copy_and_read_back_as_this_process_s():
     assert len(data) < 1000
     back = load_cache.loads(data)
     assert back["catalogue"] is Catalogue.load() and back["figure"] == 1.5
+
+
+def test_a_result_that_does_not_pickle_is_given_and_not_kept(tmp_path, monkeypatch):
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path / "cache"))
+    a = _file(tmp_path / "a.jsonl", 2.0)
+    calls = []
+
+    def build(path):
+        calls.append(path)
+        return {"f": lambda: 1}
+    assert load_cache.cached(a, build)["f"]() == 1 and load_cache.cached(a, build)["f"]() == 1
+    assert len(calls) == 2 and not (cache_dir(load_cache.CACHE_KIND) / load_cache.key(a.read_bytes())).exists()
