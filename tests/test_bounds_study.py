@@ -41,10 +41,10 @@ def test_out_of_bounds_is_caught_by_the_checking_builds_not_native(progs):
 
 @pytest.mark.measured
 def test_emulated_mpx_race_gives_a_false_outcome(progs):
-    # the writer and the reader cross once a pass: 2 x 10^4 pointers (160 KB, in cache) a pass
-    # give 250 crossings a round and 1,200-2,000 false outcomes in the first round on a Zen 4
-    # guest, where 10^6 pointers, 5 passes, showed one in 1-150 rounds (up to 5 s); bounded by
-    # time, so that a core where the writer never overlaps the reader fails
+    # a small array read many times: on a Zen 4 guest 2 x 10^4 pointers (160 KB) read 250 times
+    # showed 1,200-2,000 false outcomes in the first round in 20 of 20 tries, where 10^6 pointers
+    # read 5 times needed 1-150 rounds (up to 5 s); bounded by time, so that a core where the
+    # writer never overlaps the reader fails
     deadline = time.monotonic() + 15
     while True:
         r = experiments.race(progs, "fn", "mpx_emu", 20_000, 250, 1)

@@ -11,9 +11,10 @@ them says how far the choices move a block's figure.  Measured on Zen 4: docs/po
 "Accuracy".
 
 :class:`Models` is what ``cyclebench predict``, ``cyclebench block --predictor predict`` and the
-accuracy bench predict with: each file loaded once (predict.load, or its disk copy), each block predicted by every
-model with that file's own probe records, and one :class:`~.predict.Prediction` whose figure is
-the mean, its bounds those of the member nearest that mean, and ``members`` every model's figure.
+accuracy bench predict with: each file loaded once (predict.load, or its disk copy), each block
+predicted by every model with that file's own probe records, and one :class:`~.predict.Prediction`
+whose figure is the mean, its bounds those of the member nearest that mean, and ``members`` every
+model's figure.
 """
 from __future__ import annotations
 
