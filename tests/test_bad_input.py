@@ -8,6 +8,7 @@ import os
 import pkgutil
 import pty
 import re
+import signal
 import subprocess
 import sys
 import termios
@@ -120,10 +121,13 @@ def _in_a_terminal(case: Case, tmp: str, env: dict) -> tuple[int, str]:
 
 def _signalled(case: Case, tmp_path, argv: list[str], env: dict) -> None:
     """Send the case's signal once its file shows up; the run must end with that signal's exit code
-    (130 for SIGINT, 143 for SIGTERM), no traceback and no temporary file left."""
+    (130 for SIGINT, 143 for SIGTERM), no traceback and no temporary file left. The run starts with
+    Ctrl-C's default action, as a command in a terminal's foreground does: a suite started as a
+    shell's background job has SIGINT ignored, and its children would inherit that."""
     proc = subprocess.Popen([sys.executable, "-m", "cyclebench", *argv], stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **env, "TMPDIR": str(tmp_path)})
+                            env={**os.environ, **env, "TMPDIR": str(tmp_path)},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + case.timeout
         while not list(tmp_path.glob(case.signal_when)) and time.monotonic() < deadline and proc.poll() is None:

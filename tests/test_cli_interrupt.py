@@ -31,8 +31,10 @@ def interrupt(python_args: list[str], delay: float, with_site: bool = False) -> 
     path = [ROOT, *site.getsitepackages(), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
     cmd = [sys.executable, *([] if with_site else ["-S"]), *python_args, "asm", "-n", "3", "--budget", "0", "nop"]
+    # Ctrl-C's default action, as in a terminal's foreground (a background job's children ignore it)
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
-                         stdin=subprocess.DEVNULL, start_new_session=True)
+                         stdin=subprocess.DEVNULL, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(delay)
     try:
         os.killpg(p.pid, signal.SIGINT)
