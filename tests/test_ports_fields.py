@@ -115,6 +115,30 @@ def test_a_group_holds_at_most_its_alu_operations():
     assert fields.groups(fields.ALUS["alus twin"][0], [1.0] * 7, 6, 6, fields.ALUS["alus twin"][1], 4) == pytest.approx(1.5)
 
 
+@pytest.mark.parametrize("code, slots, n", [
+    ("lea rsi, [r14+rcx*8+0x40]", 2.0, 2),      # two slots, no memory read: two operations
+    ("lea rsi, [r14+rcx*8]", 1.0, 1),
+    ("cmovs rax, qword ptr [r14+0x40]", 2.0, 1),   # the other slot is its load
+    ("add rax, qword ptr [r14+0x40]", 1.0, 1),
+    ("add qword ptr [r14+0x40], rax", 2.0, 1),
+    ("add rax, 1", 1.0, 1),
+    ("mov rax, rbx", 1.0, 0),                      # renamed away
+    ("vpaddd xmm1, xmm2, xmm3", 2.0, 0),
+])
+def test_an_instruction_takes_an_alu_operation_a_slot_where_it_reads_no_memory(code, slots, n):
+    assert fields.alu_operations(decode(code)[0], slots) == n
+
+
+@pytest.mark.parametrize("block, cycles", [
+    ("L A A A", 4 / 3), ("L A A A A A", 2.0), ("L A L A", 2.0), ("L L A", 1.5), ("L L", 1.0), ("C C A A", 1.0),
+])
+def test_a_two_slot_lea_fills_a_group_of_four_alu_operations_as_measured_on_zen4(block, cycles):
+    code = {"L": "lea rsi, [r14+rcx*8+0x40]", "A": "add r8, 1", "C": "cmovs rax, qword ptr [r14+0x40]"}
+    ins = decode("; ".join(code[k] for k in block.split()))
+    slots = [2.0 if k in "LC" else 1.0 for k in block.split()]
+    assert fields.FieldBound(6, 6, 4).grouped(ins, slots) == pytest.approx(cycles)
+
+
 def test_the_alu_capacity_is_the_one_that_puts_the_block_and_its_twin_at_their_groups():
     assert fields.alu_cap(ZEN4, 6) == 4          # 3 would put the twin at 2.00 too
     assert fields.alu_cap(dict(ZEN4, alus=1.52), 6) is None     # no slower than its twin

@@ -31,10 +31,26 @@ A group also holds a limited number of integer ALU operations (Zen 4: four, as m
 
 (six values a group alone say 1.50 for both).
 
+An integer instruction the front end charges two slots (slots.py) and that reads no memory takes two
+of those operations (:func:`alu_operations`), a load-op form of two slots one.  ``cyclebench asm
+--cpu 1`` on Zen 4, cycles an iteration, beside the groups of four ALU operations each, with the
+three-part ``lea`` as one operation and as two (``L`` = ``lea rsi, [r14+rcx*8+0x40]``, two slots;
+``A`` = ``add r64, 1``; ``C`` = ``cmovs r64, [m64]``, two slots):
+
+| block | cycles | groups, ``L`` one | groups, ``L`` two |
+| --- | ---: | ---: | ---: |
+| ``L A A A`` | 1.33 | 1.00 | 1.33 |
+| ``L A A A A A`` | 2.00 | 1.50 | 2.00 |
+| ``L A L A`` | 2.00 | 1.00 | 2.00 |
+| ``L L A``; ``L L`` | 1.50; 1.00 | 1.00; 0.67 | 1.50; 1.00 |
+| ``C C A A`` (``C`` one operation) | 1.00 | 1.00 | 1.00 |
+
+(``C A A A A`` reads 1.50, its groups 1.25 either way: not this.)
+
 :func:`probe` times two blocks that a six-value group sets and their twins without values;
 :func:`cap` keeps the group's capacity that predicts both within :data:`NEAR`, where the blocks
 run slower than their twins by :data:`SLOWER` (a core without such a limit keeps none and predicts as
-before).  It times the last table's first block and its ``vpaddd`` twin too: :func:`alu_cap` keeps
+before).  It times the seven-instruction block of the ALU table and its ``vpaddd`` twin too: :func:`alu_cap` keeps
 the least ALU operations a group whose groups put both within :data:`NEAR`, none where the block
 runs within :data:`SLOWER` of its twin (a record without it: no such limit, groups as before).
 ``cyclebench ports`` keeps them as a record of type ``fields``; the predictor bounds an iteration
@@ -99,6 +115,18 @@ def integer_alu(ins: iced_x86.Instruction) -> bool:
     return True
 
 
+def alu_operations(ins: iced_x86.Instruction, slots: float) -> int:
+    """The integer ALU operations the instruction takes in a group, at ``slots`` dispatch slots: one
+    a slot where it reads and writes no memory (a slot is a µop), one where it loads or stores
+    (its other slot is the memory access), none where :func:`integer_alu` says so."""
+    if not integer_alu(ins):
+        return 0
+    if ins.mnemonic != iced_x86.Mnemonic.LEA and any(
+            ins.op_kind(i) == iced_x86.OpKind.MEMORY for i in range(ins.op_count)):
+        return 1
+    return max(1, round(slots))
+
+
 def groups(weights: list[int], slots: list[float], cap: int, width: int = 6,
            alu: list[int] | None = None, alus: int | None = None) -> float:
     """Dispatch groups an iteration of the repeated block takes in the steady state: each group
@@ -140,7 +168,7 @@ class FieldBound(Bound):
     def grouped(self, instructions: list[iced_x86.Instruction], slots: list[float]) -> float:
         """The groups an iteration takes, ``slots`` each instruction's dispatch slots."""
         return groups([values(ins) for ins in instructions], slots, self.cap, self.width,
-                      [int(integer_alu(ins)) for ins in instructions], self.alus)
+                      [alu_operations(ins, s) for ins, s in zip(instructions, slots)], self.alus)
 
     def describe(self) -> str:
         return (f"a dispatch group of {self.width} slots holds at most {self.cap} immediate and displacement values"
@@ -173,7 +201,7 @@ def values_resources(model, bound: FieldBound, catalogue, decode, form_of) -> fr
             continue
         sl = [round(share(model, f) * model.width, 3) if (f := form_of(i, catalogue, model)) in model.usage else 1.0
               for i in ins]
-        alu = [int(integer_alu(i)) for i in ins]
+        alu = [alu_operations(i, s) for i, s in zip(ins, sl)]
         cut = bound.grouped(ins, sl) / len(ins)
         free = groups([0] * len(ins), sl, bound.cap, bound.width, alu, bound.alus) / len(ins)
         if cut > free * (1 + SLOWER) and abs(cut - alone) <= NEAR * alone:
