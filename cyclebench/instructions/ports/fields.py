@@ -132,8 +132,8 @@ def groups(weights: list[int], slots: list[float], cap: int, width: int = 6,
     """Dispatch groups an iteration of the repeated block takes in the steady state: each group
     at most ``width`` slots, ``cap`` values and (given) ``alus`` integer ALU operations, cut
     greedily in program order (``weights``: each instruction's values, ``slots``: its dispatch
-    slots, ``alu``: 1 for an integer ALU operation).  A group's cut depends only on where in the
-    block it starts, so the first start seen twice closes the cycle."""
+    slots, ``alu``: its integer ALU operations, :func:`alu_operations`).  A group's cut depends
+    only on where in the block it starts, so the first start seen twice closes the cycle."""
     n = len(weights)
     if not n or not any(slots):
         return 0.0
