@@ -35,11 +35,11 @@ def test_the_pairs_are_the_two_unit_resources_register_only_vector_forms_hold():
     discrete = units(MODEL)
     assert discrete == {"P": 2, "V": 4, "A": 4, "L": 2}
     assert dealing.pipes(MODEL, discrete, _whole(discrete)) == {"P", "V"}
-    _, (counts, pairs, longer) = plan("addss xmm1, xmm2; ucomiss xmm1, xmm2; andps xmm5, xmm6; add rax, rbx; "
+    _, (counts, pairs, longer, sequenced) = plan("addss xmm1, xmm2; ucomiss xmm1, xmm2; andps xmm5, xmm6; add rax, rbx; "
                                       "movss xmm5, [r14]; movss [r14], xmm5")
     # a compute µop each, the compare one more for its flags, the store one for its data; the
     # integer add and the plain load none
-    assert counts == [1, 2, 1, 0, 0, 1] and pairs == {"P"} and not any(longer)
+    assert counts == [1, 2, 1, 0, 0, 1] and pairs == {"P"} and not any(longer) and not any(sequenced)
 
 
 def test_a_step_dealt_the_pipe_of_an_older_consumer_waits_for_it():
@@ -147,3 +147,34 @@ def test_a_form_holding_its_pair_longer_takes_its_turn_when_its_last_input_arriv
     run = lambda d: simulate(ins, [(8.0, 8.0, {0: 3.0, 1: 8.0}), 4.0], usage, [WIDE] * 2, discrete, deal=d)
     assert run(deal) == pytest.approx(4.0, rel=0.01)
     assert run((*deal[:2], [set(), set()])) == pytest.approx(3.0, rel=0.01)   # all fluid: the compare never meets it
+
+
+def test_a_sequenced_step_takes_no_pipe_by_turn_but_its_uops_advance_the_turn():
+    # a form the sequencer issues (held.py: MPSADBW below, 3 cycles alone on resources it holds 1)
+    # is dealt its µop as any other, but its own step takes the unit with the fewest waiting:
+    # Zen 4, ``mpsadbw xmm1, [m], 2; ucomiss xmm1, xmm2`` 5.22 cycles for its 5-cycle chain, where
+    # its turn would put it behind the compare (6); ``addss; ucomiss`` twice with an mpsadbw on no
+    # chain 6.96, as with one more vector µop (8 without)
+    from cyclebench.instructions.ports import held
+    form = "MPSADBW (XMM, M128, I8)"
+    model = Model(MODEL.resources, {**MODEL.usage, form: {"P": 0.5, "V": 1.0}}, 6, {**MODEL.alone, form: 3.0})
+    assert held.holds(model).keys() == {form}
+    discrete = units(model)
+
+    def run(block, lat, use, sequenced):
+        ins = decode(block)
+        forms = [form_of(i, Catalogue.load(), model) or "?" for i in ins]
+        deal = dealing.plan(ins, forms, model, discrete, _whole(discrete), held.holds(model).keys() if sequenced else ())
+        assert deal.sequenced == tuple(sequenced and f == form for f in forms)
+        return simulate(ins, lat, use, [WIDE] * len(ins), discrete, deal=deal)
+
+    one = "mpsadbw xmm1, [r14], 2; ucomiss xmm1, xmm2"
+    use = [{"P": 0.5}, {"P": 0.5}]
+    assert run(one, [5.0, 4.0], use, False) == pytest.approx(6.0, rel=0.01)
+    assert run(one, [5.0, 4.0], use, True) == pytest.approx(5.0, rel=0.01)
+    # its µop moves the others' turns as one more vector µop does
+    lat, use = [3.0, 4.0, 3.0, 4.0, 1.0], [{"P": 0.5}] * 4 + [{"P": 0.5}]
+    alone = run(CHAIN + "; " + CHAIN, lat[:4], use[:4], True)
+    beside = run(CHAIN + "; " + CHAIN + "; mpsadbw xmm4, [r14], 2", lat, use, True)
+    assert alone == pytest.approx(8.0, rel=0.01) and beside < alone - 0.5
+    assert beside == pytest.approx(run(CHAIN + "; " + CHAIN + "; addss xmm4, xmm5", lat, use, True), rel=0.01)

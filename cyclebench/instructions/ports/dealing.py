@@ -19,7 +19,16 @@ Read from the model and the instructions' operand shapes, never from a list of f
   zero idiom counts as its form does; an eliminated move and a plain load are dealt none;
 * **a form that holds a pair longer than one µop** (more than one unit-cycle and not one:
   ``cvtsi2ss xmm1, rbx``, 1.08 cycles of FP23 a copy alone) still has its compute µop dealt the
-  pipe of its turn; the simulation keeps the rest of its usage fluid.
+  pipe of its turn; the simulation keeps the rest of its usage fluid;
+* **a form the sequencer issues** (held.py: slower alone than every resource it uses by a whole
+  cycle) advances the turn as another form would, but its step takes no pipe by it: its µops come
+  from a sequence, not from the block's turns, so it does not wait behind an older consumer of its
+  last step dealt that pipe (Zen 4, `cyclebench asm --cpu 1`, cycles an iteration, the model's
+  figure by its turn in brackets: ``mpsadbw xmm1, [m], 2; ucomiss xmm1, xmm2`` 5.22 [6.00], with
+  one, two more ``mulss`` on other registers 5.25 [5.00], 5.31 [6.00], ``addss xmm3, xmm1`` for the
+  compare 5.35 [5.00], with one ``mulss`` 5.45 [6.00]: its 5-cycle chain at any parity; while
+  ``addss xmm1, xmm2; ucomiss xmm1, xmm2`` twice reads 8.00, with ``mulss`` 6.86 and with an
+  ``mpsadbw xmm4, [m], 2`` on no chain 6.96: its µops count in the turn).
 
 Whether the core deals is measured, not looked up: :func:`probe` times two chain steps that
 become ready in one cycle on one pipe pair (``addss xmm1, xmm2; addss xmm3, xmm1``) alone and with
@@ -32,6 +41,7 @@ fewest waiting.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 import iced_x86
 
@@ -46,6 +56,14 @@ VECTOR = re.compile(r"\b(XMM|YMM|ZMM|K)\b")
 _R = iced_x86.OpAccess
 READS = (_R.READ, _R.READ_WRITE, _R.COND_READ, _R.READ_COND_WRITE)
 WRITES = (_R.WRITE, _R.READ_WRITE, _R.COND_WRITE, _R.READ_COND_WRITE)
+
+
+class Plan(NamedTuple):
+    """What :func:`plan` gives the simulation, per instruction where a list."""
+    dealt: list[int]              # the vector µops it is dealt, its compute µop first
+    pairs: set[str]               # the pair resources whose unit a dealt µop's turn decides
+    longer: list[set[str]]        # the pairs its form holds more than one unit-cycle
+    sequenced: tuple[bool, ...] = ()   # its form is issued by the sequencer: its step takes no pipe by turn
 
 
 def deals(alone: float, beside: float) -> bool:
@@ -113,18 +131,18 @@ def _computes(info) -> bool:
 
 
 def plan(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,
-         discrete: dict[str, int], whole) -> tuple[list[int], set[str], list[set[str]]]:
-    """(per instruction: the µops it is dealt, its compute µop first; the pair resources whose
-    unit that µop's turn decides; per instruction, the pairs its form holds more than one
-    unit-cycle, its compute µop dealt all the same), or no pairs where the model has none."""
+         discrete: dict[str, int], whole, sequenced=frozenset()) -> Plan:
+    """The µops each instruction is dealt, the pairs dealt, the pairs a form holds longer (its
+    compute µop dealt all the same) and which forms are ``sequenced`` (held.holds), or no pairs
+    where the model has none."""
     vec = pipes(model, discrete, whole)
     pairs = {r for r in vec if discrete[r] == 2}
     if not pairs:
-        return [0] * len(forms), set(), [set() for _ in forms]
+        return Plan([0] * len(forms), set(), [set() for _ in forms])
     counts = uops(instructions, forms, model, discrete, vec)
     use = [model.usage.get(f, {}) for f in forms]
-    return counts, pairs, [{r for r in pairs if n and u.get(r, 0.0) * discrete[r] > 1 and not whole(r, u[r])}
-                           for n, u in zip(counts, use)]
+    return Plan(counts, pairs, [{r for r in pairs if n and u.get(r, 0.0) * discrete[r] > 1 and not whole(r, u[r])}
+                                for n, u in zip(counts, use)], tuple(f in sequenced for f in forms))
 
 
 def uops(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,

@@ -10,7 +10,8 @@ iteration therefore costs, per held instance, its hold plus the larger of its sh
 the whole front-end cycles of the slots after it (Zen 4, read as the accuracy bench reads a block
 on CPU 1: four `mpsadbw` each followed by k eliminated `mov r64, r64`, 3.00 cycles a copy for k = 4
 and 6, 4.00 for 8 and 12; by k `vpand`, 3.00 to k = 6, 4.00 for 7-12; docs/ports-findings.md, "A
-form that holds the dispatch").  Only the model's figures decide which forms hold it.
+form that holds the dispatch").  Only the model's figures decide which forms hold it.  Where the
+core deals vector µops in turn, such a form's step takes no pipe by its turn (dealing.py).
 """
 from __future__ import annotations
 

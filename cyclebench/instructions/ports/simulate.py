@@ -30,6 +30,8 @@ from throughput and the latencies cyclebench measured:
   for one cycle and the rest fluidly, and a dealt µop takes its unit in the cycle its last input
   arrives, which is after the start of a form whose result leaves later from another input
   (Zen 4: ``cvtsi2ss xmm1, rbx; ucomiss xmm1, xmm2`` 4.00 cycles, 1.08 cycles of FP23 a copy);
+  a form the sequencer issues (held.py) advances the turn but takes the unit with the fewest
+  waiting (dealing.py);
 * instructions are placed in program order, each in the first cycle from its ready time where
   its unit and its fluid resources have room, so a younger one only takes what an older one left.
 
@@ -48,6 +50,7 @@ from collections import deque
 import iced_x86
 
 from .dataflow import steady
+from .dealing import Plan
 from .model import FRONT_END, USED, Model
 from .upper import BINDING
 
@@ -130,10 +133,12 @@ class Scheduler:
 
     def __init__(self, usage: list[dict[str, float]], front: list[float], latency: list[float],
                  window: int = WINDOW, discrete: dict[str, int] | None = None, waiting: int | None = None,
-                 deal: tuple[list[int], set[str], list[set[str]]] | None = None, twice: list[bool] | None = None):
+                 deal: Plan | None = None, twice: list[bool] | None = None):
         self.usage, self.front, self.latency, self.window, self.waiting = usage, front, latency, window, waiting
-        # µops dealt, the dealt pairs, the pairs a dealt form holds longer (dealing.plan)
-        self.dealt, self.pairs, self.longer = deal or ([0] * len(usage), set(), [set()] * len(usage))
+        plan = Plan(*deal) if deal else Plan([0] * len(usage), set(), [set()] * len(usage))
+        self.dealt, self.pairs, self.longer = plan.dealt, plan.pairs, plan.longer
+        # a sequenced form's µops advance the turn, its step takes no unit by it (dealing.py)
+        self.turned = [n and not s for n, s in zip(plan.dealt, plan.sequenced or [False] * len(usage))]
         self.twice = twice or [False] * len(usage)        # names a ZMM register: its µop passes its pipe twice
         self.count = 0                                    # µops dealt so far (dealing.py)
         self.pending: list[float] = []                    # start times of the entered, a heap
@@ -161,12 +166,13 @@ class Scheduler:
         unit-cycle and for those a dealt ZMM µop holds two cycles (bench/ports_steering.py tries
         other steering here)."""
         use = self.usage[i]
-        pick = {r: self.units[r].dealt(entered, self.count % 2) if r in self.pairs and self.dealt[i]
+        turned = self.turned[i]
+        pick = {r: self.units[r].dealt(entered, self.count % 2) if r in self.pairs and turned
                 else self.units[r].choose(entered)
                 for r, u in use.items() if r in self.units and self.units[r].whole(u)}
         twice = {r: self.units[r].dealt(entered, self.count % 2) for r, u in use.items()
-                 if self.twice[i] and self.dealt[i] and r in self.pairs and r not in pick and self.units[r].twice(u)}
-        if self.dealt[i] and not self.twice[i]:         # its compute µop's turn, the rest fluid (__call__)
+                 if self.twice[i] and turned and r in self.pairs and r not in pick and self.units[r].twice(u)}
+        if turned and not self.twice[i]:         # its compute µop's turn, the rest fluid (__call__)
             pick.update({r: self.units[r].dealt(entered, self.count % 2) for r in self.longer[i]
                          if r in use and r not in pick})
         return pick, twice
@@ -188,7 +194,7 @@ class Scheduler:
         self.count += self.dealt[i]
         # a dealt µop takes the pipe of its turn when its last input arrives, which is later than
         # the start of a form with an earlier µop (cvtsi2ss's transfer from the GPR)
-        late = {r: pick.pop(r) for r in list(pick) if r in self.pairs} if self.dealt[i] and arrive > start + EPS else {}
+        late = {r: pick.pop(r) for r in list(pick) if r in self.pairs} if self.turned[i] and arrive > start + EPS else {}
         fluid = {r: u for r, u in use.items() if r not in pick and r not in twice and r not in late}
         fluid.update({r: use[r] - 1 / self.units[r].k for r in (*pick, *late) if r in self.longer[i]})
         while not (all(self._fits(r, cycle) for r, u in fluid.items() if u >= USED)
@@ -235,14 +241,13 @@ def _whole(v):
 
 def simulate(instructions: list[iced_x86.Instruction], latency: list, usage: list[dict[str, float]],
              front: list[float], discrete: dict[str, int] | None = None, window: int = WINDOW,
-             waiting: int | None = None, deal: tuple[list[int], set[str], list[set[str]]] | None = None,
+             waiting: int | None = None, deal: Plan | None = None,
              trips=None) -> float:
     """Cycles per iteration of the block in the steady state of the simulation: ``latency`` per
     instruction as dataflow.chain_bound takes it, ``usage`` per instruction (resource -> cycles,
     its form's time alone as a resource of its own), ``front`` per instruction (its share of a
     front-end cycle); ``waiting``: instructions entered and not started at most (inflight.py),
-    or no such limit; ``deal``: (vector µops dealt per instruction, the pair resources whose unit
-    their turn decides, per instruction the pairs its form holds longer), dealing.plan;
+    or no such limit; ``deal``: which vector µops are dealt to which pipe pairs (dealing.Plan);
     ``trips``: as dataflow.chain_bound takes them."""
     if deal:
         latency = [_whole(v) if n else v for v, n in zip(latency, deal[0])]
