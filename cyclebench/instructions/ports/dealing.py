@@ -133,7 +133,8 @@ def _computes(info) -> bool:
 def plan(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,
          discrete: dict[str, int], whole, sequenced=frozenset()) -> Plan:
     """The µops each instruction is dealt, the pairs dealt, the pairs a form holds longer (its
-    compute µop dealt all the same) and which forms are ``sequenced`` (held.holds), or no pairs
+    compute µop dealt all the same) and which are of a ``sequenced`` form (the names held.holds
+    gives), or no pairs
     where the model has none."""
     vec = pipes(model, discrete, whole)
     pairs = {r for r in vec if discrete[r] == 2}

@@ -370,8 +370,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     else:
         res, binding = (len(forms) / model.width if model.width else 0.0), None
     discrete = units(model)
-    dealt = dealing.plan(instructions, forms, model, discrete, _whole(discrete), held.holds(model).keys()) \
-        if deal else None
+    dealt = dealing.plan(instructions, forms, model, discrete, _whole(discrete), held.holds(model)) if deal else None
     sim = simulate(instructions, lats, *(shares or _instances(instructions, forms, weight, model, once, pipes)), discrete,
                    waiting=in_flight, deal=dealt, trips=trips)
     return Prediction(max(res, chain, sim), res, binding, chain, forms, unknown, assumed,
