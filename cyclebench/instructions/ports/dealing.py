@@ -134,8 +134,7 @@ def plan(instructions: list[iced_x86.Instruction], forms: list[str], model: Mode
          discrete: dict[str, int], whole, sequenced=frozenset()) -> Plan:
     """The µops each instruction is dealt, the pairs dealt, the pairs a form holds longer (its
     compute µop dealt all the same) and which are of a ``sequenced`` form (the names held.holds
-    gives), or no pairs
-    where the model has none."""
+    gives), or no pairs where the model has none."""
     vec = pipes(model, discrete, whole)
     pairs = {r for r in vec if discrete[r] == 2}
     if not pairs:
