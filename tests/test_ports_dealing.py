@@ -35,8 +35,8 @@ def test_the_pairs_are_the_two_unit_resources_register_only_vector_forms_hold():
     discrete = units(MODEL)
     assert discrete == {"P": 2, "V": 4, "A": 4, "L": 2}
     assert dealing.pipes(MODEL, discrete, _whole(discrete)) == {"P", "V"}
-    _, (counts, pairs, longer, sequenced) = plan("addss xmm1, xmm2; ucomiss xmm1, xmm2; andps xmm5, xmm6; add rax, rbx; "
-                                      "movss xmm5, [r14]; movss [r14], xmm5")
+    _, (counts, pairs, longer, sequenced) = plan("addss xmm1, xmm2; ucomiss xmm1, xmm2; andps xmm5, xmm6; "
+                                                 "add rax, rbx; movss xmm5, [r14]; movss [r14], xmm5")
     # a compute µop each, the compare one more for its flags, the store one for its data; the
     # integer add and the plain load none
     assert counts == [1, 2, 1, 0, 0, 1] and pairs == {"P"} and not any(longer) and not any(sequenced)

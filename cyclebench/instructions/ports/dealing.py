@@ -26,7 +26,7 @@ Read from the model and the instructions' operand shapes, never from a list of f
   last step dealt that pipe (Zen 4, `cyclebench asm --cpu 1`, cycles an iteration, the model's
   figure by its turn in brackets: ``mpsadbw xmm1, [m], 2; ucomiss xmm1, xmm2`` 5.22 [6.00], with
   one, two more ``mulss`` on other registers 5.25 [5.00], 5.31 [6.00], ``addss xmm3, xmm1`` for the
-  compare 5.35 [5.00], with one ``mulss`` 5.45 [6.00]: its 5-cycle chain at any parity; while
+  compare 5.34 [5.00], with one ``mulss`` 5.45 [6.00]: its 5-cycle chain at any parity; while
   ``addss xmm1, xmm2; ucomiss xmm1, xmm2`` twice reads 8.00, with ``mulss`` 6.86 and with an
   ``mpsadbw xmm4, [m], 2`` on no chain 6.96: its µops count in the turn).
 
