@@ -143,13 +143,13 @@ class Scheduler:
         self.count = 0                                    # µops dealt so far (dealing.py)
         self.pending: list[float] = []                    # start times of the entered, a heap
         self.units = {r: Units(k) for r, k in (discrete or {}).items()}
+        # per instruction, the resources of units it takes one unit-cycle of, and two (a ZMM µop)
+        self.whole = [[r for r, u in use.items() if r in self.units and self.units[r].whole(u)] for use in usage]
+        self.doubled = [[r for r, u in use.items() if r in self.pairs and self.units[r].twice(u)] for use in usage]
         self.used: dict[str, dict[int, float]] = {}      # resource -> cycle -> usage taken
         self.position = 0.0                               # the front end's place, in cycles
         self.completions: deque[float] = deque()          # in program order, the last `window`
         self.retired = 0.0
-
-    def _fits(self, r: str, cycle: int) -> bool:
-        return self.used.get(r, {}).get(cycle, 0.0) < 1.0 - EPS
 
     def _take(self, r: str, cycle: int, u: float) -> None:
         """The usage taken from the cycle on, as each cycle has room (a resource is a fluid
@@ -161,6 +161,28 @@ class Scheduler:
             u -= took
             cycle += 1
 
+    def _first(self, cycle: int, fluid: list[str], pick: dict[str, int], twice: dict[str, int]) -> int:
+        """The first cycle from ``cycle`` where the ``fluid`` resources have room, the ``pick`` units
+        are free and the ``twice`` units free for two cycles: each constraint moves the cycle to its
+        own first such cycle until none moves it (the least cycle that meets them all)."""
+        rows = [self.used[r] for r in fluid if r in self.used]
+        busy = [self.units[r].busy[j] for r, j in pick.items()]
+        busy2 = [self.units[r].busy[j] for r, j in twice.items()]
+        while True:
+            c = cycle
+            for row in rows:
+                while row.get(c, 0.0) >= 1.0 - EPS:
+                    c += 1
+            for b in busy:
+                while c in b:
+                    c += 1
+            for b in busy2:
+                while c in b or c + 1 in b:
+                    c += 1
+            if c == cycle:
+                return cycle
+            cycle = c
+
     def _pick(self, i: int, entered: int) -> tuple[dict[str, int], dict[str, int]]:
         """The units instruction ``i`` is given as it enters: resource -> unit, for the usages of one
         unit-cycle and for those a dealt ZMM µop holds two cycles (bench/ports_steering.py tries
@@ -168,10 +190,9 @@ class Scheduler:
         use = self.usage[i]
         turned = self.turned[i]
         pick = {r: self.units[r].dealt(entered, self.count % 2) if r in self.pairs and turned
-                else self.units[r].choose(entered)
-                for r, u in use.items() if r in self.units and self.units[r].whole(u)}
-        twice = {r: self.units[r].dealt(entered, self.count % 2) for r, u in use.items()
-                 if self.twice[i] and turned and r in self.pairs and r not in pick and self.units[r].twice(u)}
+                else self.units[r].choose(entered) for r in self.whole[i]}
+        twice = {r: self.units[r].dealt(entered, self.count % 2) for r in self.doubled[i]
+                 if r not in pick} if self.twice[i] and turned else {}
         if turned and not self.twice[i]:         # its compute µop's turn, the rest fluid (__call__)
             pick.update({r: self.units[r].dealt(entered, self.count % 2) for r in self.longer[i]
                          if r in use and r not in pick})
@@ -197,10 +218,7 @@ class Scheduler:
         late = {r: pick.pop(r) for r in list(pick) if r in self.pairs} if self.turned[i] and arrive > start + EPS else {}
         fluid = {r: u for r, u in use.items() if r not in pick and r not in twice and r not in late}
         fluid.update({r: use[r] - 1 / self.units[r].k for r in (*pick, *late) if r in self.longer[i]})
-        while not (all(self._fits(r, cycle) for r, u in fluid.items() if u >= USED)
-                   and all(self.units[r].free(j, cycle) for r, j in pick.items())
-                   and all(self.units[r].free(j, c) for r, j in twice.items() for c in (cycle, cycle + 1))):
-            cycle += 1
+        cycle = self._first(cycle, [r for r, u in fluid.items() if u >= USED], pick, twice)
         for r, j in pick.items():
             self.units[r].take(j, cycle)
         for r, j in twice.items():                        # its unit for two cycles, one instance
