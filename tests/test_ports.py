@@ -525,6 +525,16 @@ def test_predict_cli_shows_both_bounds(tmp_path, capsys):
     assert model_load_ok(path)
 
 
+def test_predict_headline_says_a_figure_without_some_forms_is_a_lower_bound(tmp_path, capsys):
+    path = _fake_model_file(tmp_path)
+    assert main(["predict", "--model", str(path), "imul rax, rbx; sub rcx, rdx"]) == 0
+    head, *rest = capsys.readouterr().out.splitlines()
+    assert head.startswith("predicted: 1.00") and "at least: 1 form not in the model" in head
+    assert any("SUB" in line and "(R64, R64)" in line and "cyclebench ports" in line for line in rest)
+    assert main(["predict", "--model", str(path), "imul rax, rbx; add rcx, rdx"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "predicted: 1.00 cycles per iteration"
+
+
 def test_predict_says_which_cpu_its_model_describes(tmp_path, capsys):
     from cyclebench.machine.metadata import machine_metadata
     here = machine_metadata()

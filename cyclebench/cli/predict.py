@@ -61,7 +61,10 @@ def run(args) -> int:
         print(json.dumps({**p.to_json(), "models": models.names, "upper_factor": factor, "upper_factor_source": where,
                           "model_machine": models.machine, "model_of_this_cpu": here}))
         return 0
-    print(f"predicted: {p.cycles:.2f} cycles per iteration")
+    missing = sorted(set(p.unknown))
+    print(f"predicted: {p.cycles:.2f} cycles per iteration"
+          + (f", at least: {len(missing)} form{'s' if len(missing) > 1 else ''} not in the model (below) "
+             f"{'occupy' if len(missing) > 1 else 'occupies'} nothing here" if missing else ""))
     print(f"  model of: {cpu_text(models.machine)}")
     if here is False:
         print(f"  note: the model was measured on another CPU than this one ({cpu_text(machine_metadata())}): the "
@@ -85,6 +88,7 @@ def run(args) -> int:
         print(f"  legacy-SSE writes under a dirty ZMM state: charged nothing ({where})")
     for note in p.notes:
         print(f"  {note}")
-    if p.unknown:
-        print(f"  not in the model (the resource bound is a lower bound): {', '.join(sorted(set(p.unknown)))}")
+    if missing:
+        print(f"  not in the model (the resource bound is a lower bound): {', '.join(missing)}; add "
+              f"{'them' if len(missing) > 1 else 'it'} with cyclebench ports FORM ... --resume MODEL")
     return 0
