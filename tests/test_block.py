@@ -239,12 +239,14 @@ def test_tiny_blocks_study_writes_outputs_and_resumes(tmp_path, monkeypatch):
 
 
 def test_resource_model_predictor(cli, tmp_path):
-    from cyclebench.blocks.predictors import make
+    from cyclebench.blocks.predictors import PredictionFailed, make
     from test_ports import _fake_model_file
     path = _fake_model_file(tmp_path)
     p = make("predict", model=str(path))
     assert p.predict(bytes.fromhex("480fafc3480fafcb4801da")) == pytest.approx(2.0)   # imul; imul; add
     assert p.name == "cyclebench predict"          # a file without a machine record: nothing to say
+    with pytest.raises(PredictionFailed, match=r"the model lacks SUB.*--resume"):   # not a lower bound as a figure
+        p.predict(bytes.fromhex("480fafc34829d1"))                                  # imul rax, rbx; sub rcx, rdx
     from cyclebench.machine.metadata import machine_metadata
     here = machine_metadata()
     for machine, other in ((here, False), ({**here, "cpu_model": here["cpu_model"] + 1}, True)):

@@ -95,9 +95,13 @@ class ResourceModel:
 
     def predict(self, code: bytes) -> float:
         try:       # each file's own probe records: the upper-state factor, the in-flight limit, ...
-            return self.models.predict(code, self.catalogue, self.latencies, self.label).cycles
+            p = self.models.predict(code, self.catalogue, self.latencies, self.label)
         except UsageError as e:
             raise PredictionFailed(e.cause) from None
+        if p.unknown:           # its figure would be a lower bound beside measurements: none is given
+            raise PredictionFailed(f"the model lacks {', '.join(sorted(set(p.unknown)))} (cyclebench ports FORM "
+                                   "... --resume MODEL adds forms)")
+        return p.cycles
 
 
 PREDICTORS: dict[str, Callable[..., Predictor]] = {
