@@ -245,7 +245,7 @@ def test_resource_model_predictor(cli, tmp_path):
     p = make("predict", model=str(path))
     assert p.predict(bytes.fromhex("480fafc3480fafcb4801da")) == pytest.approx(2.0)   # imul; imul; add
     assert p.name == "cyclebench predict"          # a file without a machine record: nothing to say
-    with pytest.raises(PredictionFailed, match=r"the model lacks SUB.*--resume"):   # not a lower bound as a figure
+    with pytest.raises(PredictionFailed, match=r"the model lacks SUB.*cyclebench ports FORM"):   # not a lower bound as a figure
         p.predict(bytes.fromhex("480fafc34829d1"))                                  # imul rax, rbx; sub rcx, rdx
     from cyclebench.machine.metadata import machine_metadata
     here = machine_metadata()

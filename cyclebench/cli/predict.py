@@ -89,6 +89,7 @@ def run(args) -> int:
     for note in p.notes:
         print(f"  {note}")
     if missing:
-        print(f"  not in the model (the resource bound is a lower bound): {', '.join(missing)}; add "
-              f"{'them' if len(missing) > 1 else 'it'} with cyclebench ports FORM ... --resume MODEL")
+        print(f"  not in the model (the resource bound is a lower bound): {', '.join(missing)}; a model inferred "
+              "with them holds them (cyclebench ports FORM ... --results FILE), unless their copies cannot be "
+              "mixed (docs/ports.md)")
     return 0
