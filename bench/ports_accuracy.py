@@ -468,6 +468,7 @@ def replay(paths, pred, rows_too):
     from cyclebench.blocks.code import block as code_of
     pooled = {}
     every = []
+    spent, predicted = 0.0, 0            # the predictor's own time: its speed as a figure
     for path in paths:
         d, sets = saved(path)
         print(f"replaying {path.name}: measured {d.get('when', '?')} on {d.get('cpu', '?')}, seed {d.get('seed')}")
@@ -476,7 +477,9 @@ def replay(paths, pred, rows_too):
             for d in docs:
                 try:
                     block = code_of(bytes.fromhex(d["block"])).code if name == BHIVE_SET else d["block"]
+                    t = time.perf_counter()
                     p = pred(block)
+                    spent, predicted = spent + time.perf_counter() - t, predicted + 1
                 except CycleBenchError as e:
                     print(f"  not predicted ({e.cause}): {d['text']}")
                     continue
@@ -495,6 +498,9 @@ def replay(paths, pred, rows_too):
         print(f"pooled over {len(paths)} files:")
         for name, (ours, mca, rows) in pooled.items():
             report(name, ours, mca, rows)
+    if predicted:
+        print(f"predicted {predicted} blocks in {spent:.1f} s, {1000 * spent / predicted:.0f} ms a block "
+              "(this process, the models loaded before)")
     if rows_too:
         print_rows(every)
 
