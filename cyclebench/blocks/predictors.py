@@ -99,8 +99,8 @@ class ResourceModel:
         except UsageError as e:
             raise PredictionFailed(e.cause) from None
         if p.unknown:           # its figure would be a lower bound beside measurements: none is given
-            raise PredictionFailed(f"the model lacks {', '.join(sorted(set(p.unknown)))} (a model inferred with "
-                                   "them holds them: cyclebench ports FORM ... --results FILE)")
+            from ..instructions.ports.ensemble import lacking
+            raise PredictionFailed(f"the model lacks {lacking(p)}")
         return p.cycles
 
 

@@ -38,7 +38,7 @@ UNSURE = 0.10      # models this far apart: on Zen 4 such blocks miss by over 10
 def run(args) -> int:
     from ..instructions.ports import upper
     from ..machine.metadata import cpu_text, machine_metadata
-    from ..instructions.ports.ensemble import OWN, Models, spread
+    from ..instructions.ports.ensemble import OWN, Models, lacking, spread
     from ..instructions.ports.predict import decode
     if not args.block.strip():
         raise UsageError("the block is empty", 'give instructions, e.g. "add rax, rbx; imul rcx, rax"')
@@ -89,7 +89,5 @@ def run(args) -> int:
     for note in p.notes:
         print(f"  {note}")
     if missing:
-        print(f"  not in the model (the resource bound is a lower bound): {', '.join(missing)}; a model inferred "
-              "with them holds them (cyclebench ports FORM ... --results FILE), unless their copies cannot be "
-              "mixed (docs/ports.md)")
+        print(f"  not in the model (the resource bound is a lower bound): {lacking(p)}")
     return 0

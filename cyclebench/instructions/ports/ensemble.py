@@ -108,6 +108,17 @@ def combined(members: list[Prediction]) -> Prediction:
     return replace(near, cycles=mean, unknown=unknown, members=[p.cycles for p in members])
 
 
+def lacking(p: Prediction) -> str:
+    """The forms a figure leaves out (their resources count nothing: a lower bound on them), and
+    how a model comes to hold them; '' where it leaves none out (the CLI and the block predictor
+    say it alike)."""
+    missing = sorted(set(p.unknown))
+    if not missing:
+        return ""
+    return (f"{', '.join(missing)} (a model inferred with {'them holds them' if len(missing) > 1 else 'it holds it'}: "
+            "cyclebench ports FORM ... --results FILE; forms whose copies cannot be mixed get none, docs/ports.md)")
+
+
 def spread(p: Prediction) -> float:
     """How far apart the members' figures are, relative to their mean (0 for one model)."""
     return (max(p.members) - min(p.members)) / p.cycles if p.members and p.cycles else 0.0
