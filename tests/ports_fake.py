@@ -6,6 +6,7 @@ that its published ports column does not name, and 512-bit forms that pass their
 twice while the column counts one µop (its measured throughput is then twice the computed one)."""
 from __future__ import annotations
 
+import functools
 import itertools
 
 from cyclebench.instructions.published import Published, Value
@@ -40,13 +41,20 @@ WIDTH = 6
 
 
 def cycles(counts: dict[str, int]) -> float:
-    best = sum(counts.values()) / WIDTH
-    used = sorted({p for f in counts for u in UOPS[f] for p in u})
-    for k in range(1, len(used) + 1):
-        for q in itertools.combinations(used, k):
-            s = set(q)
-            load = sum(n * sum(1 for u in UOPS[f] if set(u) <= s) for f, n in counts.items())
-            best = max(best, load / k)
+    return _cycles(tuple(sorted(counts.items())))
+
+
+@functools.lru_cache(maxsize=None)
+def _cycles(counts: tuple[tuple[str, int], ...]) -> float:
+    """The front end's time or the most loaded set of ports, whichever is longer. The most loaded
+    set is a union of µops' port sets: any other set holds no more µops than the union of the
+    sets of those it holds, over at least as many ports."""
+    best = sum(n for _, n in counts) / WIDTH
+    sets = sorted({frozenset(u) for f, _ in counts for u in UOPS[f]}, key=sorted)
+    unions = {frozenset().union(*q) for k in range(1, len(sets) + 1) for q in itertools.combinations(sets, k)}
+    for s in unions:
+        load = sum(n * sum(1 for u in UOPS[f] if set(u) <= s) for f, n in counts)
+        best = max(best, load / len(s))
     return best
 
 
