@@ -794,12 +794,14 @@ def test_lea_forms_follow_the_addressing():
     from cyclebench.instructions.catalogue import Catalogue
     from cyclebench.instructions.ports.predict import form_of
     cat = Catalogue.load()
-    from cyclebench.instructions.ports.predict import _lea_mode
+    from cyclebench.instructions.notation import lea_mode, parse_concrete
     got = [form_of(decode(t)[0], cat) for t in ("lea rax, [rbx]", "lea rax, [rdi-1]", "lea rcx, [rsi+rdi-1]")]
     assert got == ["LEA_B (R64)", "LEA_B_D8 (R64)", "LEA_B_I_D8 (R64)"]
-    modes = [_lea_mode(decode(t)[0]) for t in ("lea r15, [r12*8]", "lea rax, [rbx+rcx*4+8]", "lea rax, [rip+16]",
+    modes = [lea_mode(decode(t)[0]) for t in ("lea r15, [r12*8]", "lea rax, [rbx+rcx*4+8]", "lea rax, [rip+16]",
                                                 "lea eax, [rbx+0x1000]")]
     assert modes == ["IS_D32", "B_IS_D8", "R_D32", "B_D32"]
+    # the instruction tables name it alike: an index with no base carries a 32-bit displacement, 0 too
+    assert [f.name for f in parse_concrete("lea r15, [r12*8]", cat)] == ["LEA_IS_D32 (R64)"]
     # a mode the catalogue has no form for is no form (the block is then not predicted), never another
     lea = decode("lea r15, [r12*8]")[0]
     assert form_of(lea, cat) in (None, "LEA_IS_D32 (R64)")

@@ -181,7 +181,7 @@ def parse_concrete(text: str, catalogue: Catalogue | None = None) -> list[Form]:
             continue
         if form.rm is not None and (form.rm == "mem") != rm_mem:
             continue
-        if form.lea_mode and form.lea_mode != _lea_mode(ins):
+        if form.lea_mode and form.lea_mode != lea_mode(ins):
             continue
         if form.rep != ("REPE" if ins.has_rep_prefix else "REPNE" if ins.has_repne_prefix else None):
             continue
@@ -196,14 +196,18 @@ def parse_concrete(text: str, catalogue: Catalogue | None = None) -> list[Form]:
     return out
 
 
-def _lea_mode(ins: iced_x86.Instruction) -> str:
+def lea_mode(ins: iced_x86.Instruction) -> str:
+    """The catalogue's name of an LEA's addressing: base B (R for RIP), index I (IS when scaled),
+    displacement D8 or D32, joined by '_' (``B_IS_D8``)."""
     base = ins.memory_base
-    mode = "R" if base == iced_x86.Register.RIP else "B" if base != iced_x86.Register.NONE else ""
+    parts = [] if base == iced_x86.Register.NONE else ["R" if base == iced_x86.Register.RIP else "B"]
     if ins.memory_index != iced_x86.Register.NONE:
-        mode += "_IS" if ins.memory_index_scale > 1 else "_I"
-    if ins.memory_displacement or mode in ("", "R"):
-        mode += "_D8" if ins.memory_displ_size == 1 else "_D32"
-    return mode.lstrip("_")
+        parts.append("IS" if ins.memory_index_scale > 1 else "I")
+    if base in (iced_x86.Register.NONE, iced_x86.Register.RIP):
+        parts.append("D32")                  # no base register: always a 32-bit displacement
+    elif ins.memory_displacement:
+        parts.append("D8" if ins.memory_displ_size == 1 else "D32")
+    return "_".join(parts)
 
 
 _BYTE_REGS = [iced_x86.Register.AL + i for i in range(20)]   # AL..BL, AH..BH, SPL..DIL, R8L..R15L

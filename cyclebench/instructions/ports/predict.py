@@ -61,12 +61,12 @@ from pathlib import Path
 
 import iced_x86
 
-from ...errors import AssemblyError, UsageError
 from ..catalogue import Catalogue
 from .dataflow import mnemonic, chain_bound, load_time, merged_after, zero_idiom
 from .model import FRONT_END, Model
 from .repair import PairFloors, load_path, lowered, mended, readings
 from .shared import SharedFloors, integer_side
+from .naming import decode, form_of
 from .simulate import Units, simulate, units
 from . import apart, dealing, crowding, fields, flag_order, fresh, held, inflight, load_order, mul_loads, nop_pairs, \
     slots, store_grain, store_load, upper, upper_loop, upper_pool, vector_loads
@@ -176,59 +176,6 @@ def load(path: Path) -> Loaded:
                   *load_order.stored(path), *store_load.stored(path), flags, pair_source, load_floor, pipes_source,
                   *fresh.stored(path, model), bound, bound_source, tuple(report.get("slow_units") or ()),
                   *nop_pairs.stored(path))
-
-
-def decode(block: str | bytes) -> list[iced_x86.Instruction]:
-    """Instructions of a block: bytes decoded as they are, text assembled with GNU as first."""
-    if isinstance(block, str):
-        from ..gas import assemble_lines, block_statements, split_slot
-        out = []
-        for a in assemble_lines(block_statements(block)):
-            if a.error or a.data is None:
-                raise AssemblyError(f"GNU as rejected {a.line!r}: {a.error}", "check the instruction's syntax")
-            out.append(split_slot(a.data)[0])
-        return out
-    dec = iced_x86.Decoder(64, bytes(block))
-    out = [ins for ins in dec]
-    if any(ins.code == iced_x86.Code.INVALID for ins in out):
-        raise UsageError("the block's bytes do not decode", "give whole x86-64 instructions")
-    return out
-
-
-def form_of(ins: iced_x86.Instruction, catalogue: Catalogue, model: Model | None = None) -> str | None:
-    """The catalogue form an instruction is an instance of (the model's, when several fit)."""
-    cands = [f for f in catalogue.by_code.get(ins.code, []) if f.build_error is None]
-    mem = any(ins.op_kind(i) == iced_x86.OpKind.MEMORY for i in range(ins.op_count))
-    cands = [f for f in cands if (f.memory_operand is not None) == mem or f.lea_mode] or cands
-    if not cands:
-        return None
-    has_imm = any(ins.op_kind(i) in (iced_x86.OpKind.IMMEDIATE8, iced_x86.OpKind.IMMEDIATE8TO64,
-                                     iced_x86.OpKind.IMMEDIATE8TO32, iced_x86.OpKind.IMMEDIATE8TO16)
-                  for i in range(ins.op_count))
-    zero = has_imm and ins.immediate8 == 0
-    cands = [f for f in cands if f.imm_zero == zero] or cands
-    if any(f.lea_mode for f in cands):       # LEA's addressing makes the form (3 parts are slower)
-        cands = [f for f in cands if f.lea_mode == _lea_mode(ins)]
-        if not cands:
-            return None
-    cands = [f for f in cands if not f.high8] or cands
-    if model is not None:
-        cands = [f for f in cands if f.name in model.usage] or cands
-    return cands[0].name
-
-
-def _lea_mode(ins: iced_x86.Instruction) -> str:
-    """The catalogue's name of an LEA's addressing: base B (R for RIP), index I (IS when scaled),
-    displacement D8 or D32, joined by '_' (``B_IS_D8``)."""
-    base = ins.memory_base
-    parts = [] if base == iced_x86.Register.NONE else ["R" if base == iced_x86.Register.RIP else "B"]
-    if ins.memory_index != iced_x86.Register.NONE:
-        parts.append("IS" if ins.memory_index_scale > 1 else "I")
-    if base in (iced_x86.Register.NONE, iced_x86.Register.RIP):
-        parts.append("D32")                  # no base register: always a 32-bit displacement
-    elif ins.memory_displacement:
-        parts.append("D8" if ins.memory_displ_size == 1 else "D32")
-    return "_".join(parts)
 
 
 def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,
