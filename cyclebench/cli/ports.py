@@ -37,8 +37,8 @@ def add_parser(sub):
 
 def run(args) -> int:
     from ..instructions.ports import run as ports_run
-    from ..instructions.ports import (apart, dealing, fields, flag_order, fresh, inflight, load_order, mul_loads,
-                                      nop_pairs, store_grain, store_load, upper, upper_loop, upper_pool)
+    from ..instructions.ports import (address, apart, dealing, fields, flag_order, fresh, inflight, load_order,
+                                      mul_loads, nop_pairs, store_grain, store_load, upper, upper_loop, upper_pool)
     from ..instructions.ports.portsets import describe
     if args.show:
         model, report = ports_run.load(args.show)
@@ -108,6 +108,8 @@ def run(args) -> int:
     print("  a 512-bit load " + ("has its cycle of the load path to itself" if whole else "shares the load path")
           + f" ({where})")
     print(f"  a store's data to a later load: {store_load.stored(args.show or args.resume or args.results)[1]}")
+    cost, where = address.stored(args.show or args.resume or args.results)
+    print(f"  addressing modes: {cost.describe() if cost else 'no cost past a base'} ({where})")
     pair, lates, where = flag_order.stored(args.show or args.resume or args.results)
     print("  a compare to the flags right after a flag writer: "
           + (f"at least {pair:.2f} cycles" if pair else "no floor")

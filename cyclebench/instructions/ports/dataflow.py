@@ -21,6 +21,8 @@ ITERATIONS = 64
 FLAGS = -1
 MERGE = 1.0           # cycles from a partial write's kept part to its result (the merge)
 KEPT = "kept"         # a latency's key: cycles from the kept part where it is not MERGE (:func:`merged_after`)
+ADDRESS = ("addr base", "addr index")   # a latency's keys: cycles from a memory operand's base, index
+                                        # register where not its figure from the address (address.py)
 _WRITES = (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
            iced_x86.OpAccess.READ_COND_WRITE)
 _ZERO_IDIOMS = {"XOR", "SUB", "PXOR", "VPXOR", "XORPS", "VXORPS", "XORPD", "VXORPD", "PSUBD", "VPSUBD",
@@ -97,6 +99,17 @@ def _source_latencies(ins: iced_x86.Instruction, by_source: dict) -> dict[int, f
         elif isinstance(k, int) and k < ins.op_count and ins.op_kind(k) == iced_x86.OpKind.REGISTER:
             r = full_register(ins.op_register(k))
             out[r] = max(out.get(r, 0.0), v)
+    return out
+
+
+def _address_latencies(ins: iced_x86.Instruction, by_source: dict) -> dict[int, float]:
+    """Address register -> cycles from it to the result, where a latency's :data:`ADDRESS` keys
+    give them (another addressing mode than the form's measured one: address.py)."""
+    out: dict[int, float] = {}
+    for key, reg in zip(ADDRESS, (ins.memory_base, ins.memory_index)):
+        if key in by_source and reg not in (iced_x86.Register.NONE, iced_x86.Register.RIP):
+            r = full_register(reg)
+            out[r] = max(out.get(r, 0.0), by_source[key])
     return out
 
 
@@ -240,7 +253,8 @@ def steady(instructions: list[iced_x86.Instruction], latency: list,
     for ins, lat in zip(instructions, latency):
         lat = lat if isinstance(lat, tuple) else (lat, lat)
         by = lat[2] if len(lat) > 2 else {}
-        steps.append((lat[0], lat[1], _source_latencies(ins, by), by.get("mem", lat[1]), by.get(KEPT, MERGE)))
+        steps.append((lat[0], lat[1], _source_latencies(ins, by), by.get("mem", lat[1]), by.get(KEPT, MERGE),
+                      _address_latencies(ins, by)))
     ready: dict[int, float] = {}
     # (location, when the data is ready there, when the store had its data, the store is general,
     # the expressions of older stores it overwrote)
@@ -260,10 +274,10 @@ def steady(instructions: list[iced_x86.Instruction], latency: list,
         return out
 
     for _ in range(iterations):
-        for i, ((reads, addr, writes, kept), (loads, stores), (lat, via_addr, by_reg, via_mem, merge)) in \
+        for i, ((reads, addr, writes, kept), (loads, stores), (lat, via_addr, by_reg, via_mem, merge, by_addr)) in \
                 enumerate(zip(access, memory, steps)):
             done = max([ready.get(r, 0.0) + by_reg.get(r, lat) for r in reads]
-                       + [ready.get(r, 0.0) + via_addr for r in addr]
+                       + [ready.get(r, 0.0) + by_addr.get(r, via_addr) for r in addr]
                        + [w for loc in loads for w in waits(i, loc, via_mem, lat if reads else 0.0)]
                        + [ready.get(r, 0.0) + (max(lat, MERGE) if through else merge)
                           for r, through in kept.items()] + [lat])

@@ -18,7 +18,8 @@ or machine code bytes and gives two bounds, each shown, and a simulation on them
   data (dataflow.chain_bound); with the CPU's store-to-load probe (store_load.py: ``trips``) a
   load waits for any store that ``cyclebench block``'s start state (all registers equal, one
   physical page) puts on its bytes, the probed round trip, and the prediction notes a meeting
-  of different registers as data-dependent.
+  of different registers as data-dependent.  With the CPU's addressing-mode probe (address.py) a
+  memory operand takes longer from a base beside a scaled index, and from an index.
 
 With ``floors`` (repair.PairFloors), a mix of two of the block's forms' classes read in the
 block's own ratio is one more bound among the resources, and (shared.SharedFloors) so is one
@@ -68,8 +69,8 @@ from .repair import PairFloors, load_path, lowered, mended, readings
 from .shared import SharedFloors, integer_side
 from .naming import decode, form_of
 from .simulate import Units, simulate, units
-from . import apart, dealing, crowding, fields, flag_order, fresh, held, inflight, load_order, mul_loads, nop_pairs, \
-    slots, store_grain, store_load, upper, upper_loop, upper_pool, vector_loads
+from . import address, apart, dealing, crowding, fields, flag_order, fresh, held, inflight, load_order, mul_loads, \
+    nop_pairs, slots, store_grain, store_load, upper, upper_loop, upper_pool, vector_loads
 
 STORE_LINES = "store lines"
 WIDER = "a load wider than the store it meets"
@@ -131,12 +132,13 @@ class Loaded:
     slow: tuple[str, ...] = ()    # the units the inference found held for cycles, not pipelined (a divider)
     nops: nop_pairs.NopPairs | None = None    # what a NOP shares with the instruction before it (nop_pairs.stored)
     nops_source: str = ""
+    address: address.AddressCost | None = None    # memory operands' time by addressing mode (address.stored)
 
     @property
     def bounds(self) -> tuple:
         """The floors predict() takes from the readings and probes (its ``floors``: bound.Bound each)."""
         return (self.floors, self.shared) + tuple(f for f in (self.loop, self.flags, self.load_floor, self.fresh,
-                                                             self.fields) if f)
+                                                             self.fields, self.address) if f)
 
 
 def load(path: Path) -> Loaded:
@@ -175,7 +177,7 @@ def load(path: Path) -> Loaded:
                   loop, loop_source, dealing.stored(path)[0], *store_grain.stored(path),
                   *load_order.stored(path), *store_load.stored(path), flags, pair_source, load_floor, pipes_source,
                   *fresh.stored(path, model), bound, bound_source, tuple(report.get("slow_units") or ()),
-                  *nop_pairs.stored(path))
+                  *nop_pairs.stored(path), address.stored(path)[0])
 
 
 def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,
