@@ -3,16 +3,19 @@
 cyclebench inst measures a form with its memory operand as ``[r14+0x40]``, a base and a
 displacement, and its figure from the address registers (a load's load-to-use time) is for
 that mode.  Other modes can take longer from one of their registers.  Zen 4, pointer chases
-(``cyclebench asm --cpu 1``, cycles an iteration): ``mov rax, [rax]`` 4.00 and ``mov rax,
-[rax+r13]`` 4.00, but ``mov rax, [rax+r13*4]`` 5.00 (the chain through the base, beside a scaled
-index), ``mov rax, [r13+rax*1]`` 5.00 and ``mov rdi, [rdi*8]`` 5.00 (the chain through the index).
+(``cyclebench asm --cpu 1``, cycles an iteration): ``mov rax, [rax]``, ``[rax+0x1000]`` and
+``[rax+r13]`` 4.00, but ``[rax+r13*4]`` 5.00 (the chain through the base, beside a scaled index),
+``[rax+r13+8]`` 5.00 (beside an index and a displacement: three parts), ``[r13+rax*1]``,
+``[r13+rax*1+8]`` and ``[rdi*8]`` 5.00 (the chain through the index).
 BHive blocks that chase through such operands read a cycle over the chain bound without it
 (``movsxd rax, [rax+r13*4]; add rax, rdi`` 7.00 cycles, predicted 6.00).
 
-:func:`probe` times three chases, through a base alone, through a base beside a scaled index
-and through an index, and keeps what the last two take past the first as a results-file record
+:func:`probe` times four chases, through a base alone, through a base beside a scaled index,
+through a base beside an index and a displacement, and through an index, and keeps what the last
+three take past the first as a results-file record
 of ``cyclebench ports`` (type ``address``).  :class:`AddressCost` is the rule predict() takes
-from it: an instruction's time from such a base or index register raised by it (dataflow.py's
+from it: an instruction's time from such a base (the larger cost where a scaled index and a
+displacement are both there) or index register raised by it (dataflow.py's
 :data:`~dataflow.ADDRESS` keys), for the chain bound and the simulation.  A LEA keeps its own
 figures (cyclebench inst measures its base and index apart); a file without the record charges
 nothing more.
@@ -27,24 +30,28 @@ from .bound import Bound
 from .dataflow import ADDRESS, mnemonic
 
 RECORD = "address"
-INIT = ["mov rax, r14", "mov qword ptr [r14], r14", "xor r13d, r13d"]     # [r14] holds r14; r13 = 0
+INIT = ["mov rax, r14", "mov qword ptr [r14], r14", "mov qword ptr [r14+8], r14",
+        "xor r13d, r13d"]                      # [r14] and [r14+8] hold r14; r13 = 0
 CHASES = {"base": "mov rax, qword ptr [rax]",
           "scaled": "mov rax, qword ptr [rax+r13*4]",
+          "three": "mov rax, qword ptr [rax+r13*1+8]",
           "index": "mov rax, qword ptr [r13+rax*1]"}
+COSTS = ("scaled", "three", "index")
+FIELDS = COSTS        # a record without one of them is measured again (run.record)
 NOISE = 0.1           # cycles: a difference below this is no cost of the mode
 
 
-def costs(times: dict[str, float]) -> tuple[float, float]:
-    """(cycles past the base chase through a base beside a scaled index, through an index)."""
-    return tuple(round(d, 3) if (d := times[k] - times["base"]) >= NOISE else 0.0 for k in ("scaled", "index"))
+def costs(times: dict[str, float]) -> tuple[float, ...]:
+    """Cycles past the base chase through a base beside a scaled index, beside an index and a
+    displacement, and through an index."""
+    return tuple(round(d, 3) if (d := times[k] - times["base"]) >= NOISE else 0.0 for k in COSTS)
 
 
 def probe(session) -> dict:
     """The probe on this CPU (``session``: an instructions.session.Session), as the record
-    {"type": "address", "scaled", "index", "times"}."""
+    {"type": "address", "scaled", "three", "index", "times"}."""
     times = {k: session.measure([code], INIT).value for k, code in CHASES.items()}
-    scaled, index = costs(times)
-    return {"type": RECORD, "scaled": scaled, "index": index, "times": {k: round(v, 3) for k, v in times.items()}}
+    return {"type": RECORD, **dict(zip(COSTS, costs(times))), "times": {k: round(v, 3) for k, v in times.items()}}
 
 
 def _later(latency, extra: dict[str, float]):
@@ -59,9 +66,10 @@ def _later(latency, extra: dict[str, float]):
 
 @dataclass
 class AddressCost(Bound):
-    """A memory operand's time from a base beside a scaled index, and from an index, past its
-    figure from a base (address.py)."""
+    """A memory operand's time from a base beside a scaled index, beside an index and a
+    displacement, and from an index, past its figure from a base (address.py)."""
     scaled: float
+    three: float
     index: float
 
     def extra(self, ins: iced_x86.Instruction) -> dict[str, float]:
@@ -74,8 +82,11 @@ class AddressCost(Bound):
         out = {}
         if ins.memory_index not in none and self.index:
             out[index] = self.index
-        if ins.memory_base not in none and ins.memory_index not in none and ins.memory_index_scale > 1 and self.scaled:
-            out[base] = self.scaled
+        if ins.memory_base not in none and ins.memory_index not in none:
+            cost = max(self.scaled if ins.memory_index_scale > 1 else 0.0,
+                       self.three if ins.memory_displacement else 0.0)
+            if cost:
+                out[base] = cost
         return out
 
     def delayed(self, instructions, forms: list[str], latency: list) -> list:
@@ -83,7 +94,7 @@ class AddressCost(Bound):
 
     def describe(self) -> str:
         return (f"a memory operand takes {self.scaled:.2f} cycles more from a base beside a scaled index, "
-                f"{self.index:.2f} more from an index")
+                f"{self.three:.2f} beside an index and a displacement, {self.index:.2f} more from an index")
 
 
 def stored(path) -> tuple[AddressCost | None, str]:
@@ -93,8 +104,9 @@ def stored(path) -> tuple[AddressCost | None, str]:
     r = stored_record(path, RECORD)
     if r is None:
         return None, "not measured: the model file has no addressing-mode probe"
-    cost = AddressCost(float(r["scaled"]), float(r["index"]))
+    cost = AddressCost(*(float(r.get(k) or 0.0) for k in COSTS))
     t = r.get("times") or {}
-    return (cost if cost.scaled or cost.index else None), (
+    return (cost if cost.scaled or cost.three or cost.index else None), (
         f"measured by cyclebench ports: chases through a base {t.get('base')}, beside a scaled index "
-        f"{t.get('scaled')}, through an index {t.get('index')} cycles")
+        f"{t.get('scaled')}, beside an index and a displacement {t.get('three')}, through an index "
+        f"{t.get('index')} cycles")

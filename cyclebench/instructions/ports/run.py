@@ -110,7 +110,7 @@ PROBES = {
     "nop_pairs": ("bytes", "a NOP-pair", "whether a NOP takes a front-end slot beside the instruction before it",
                   {"bytes": _count, "vector": _flag, "times": _times}),
     "address": ("scaled", "an addressing-mode", "a memory operand's time by addressing mode",
-                {"scaled": _number, "index": _number, "times": _times}),
+                {"scaled": _number, "three": _maybe(_number), "index": _number, "times": _times}),
     "apart": ("pairs", "a kept-apart",
               "the resources the upper-state rule kept apart, side by side", {"pairs": _pairs}),
 }
