@@ -19,7 +19,8 @@ or machine code bytes and gives two bounds, each shown, and a simulation on them
   load waits for any store that ``cyclebench block``'s start state (all registers equal, one
   physical page) puts on its bytes, the probed round trip, and the prediction notes a meeting
   of different registers as data-dependent.  With the CPU's addressing-mode probe (address.py) a
-  memory operand takes longer from a base beside a scaled index, and from an index.
+  memory operand takes longer from a base beside a scaled index or beside an index and a
+  displacement, and from an index.
 
 With ``floors`` (repair.PairFloors), a mix of two of the block's forms' classes read in the
 block's own ratio is one more bound among the resources, and (shared.SharedFloors) so is one
