@@ -88,25 +88,22 @@ def mnemonic(ins: iced_x86.Instruction) -> str:
 def _source_latencies(ins: iced_x86.Instruction, by_source: dict) -> dict[int, float]:
     """Register (FLAGS for the flags) -> cycles from it to the result, from a form's latencies
     keyed by operand index, "flags", or a LEA's "base" and "index" (latency.from_file)."""
-    out: dict[int, float] = {}
-    address = {"base": ins.memory_base, "index": ins.memory_index}
+    out = _address_latencies(ins, by_source, ("base", "index"))
     for k, v in by_source.items():
         if k == "flags":
             out[FLAGS] = max(out.get(FLAGS, 0.0), v)
-        elif k in address and address[k] not in (iced_x86.Register.NONE, iced_x86.Register.RIP):
-            r = full_register(address[k])
-            out[r] = max(out.get(r, 0.0), v)
         elif isinstance(k, int) and k < ins.op_count and ins.op_kind(k) == iced_x86.OpKind.REGISTER:
             r = full_register(ins.op_register(k))
             out[r] = max(out.get(r, 0.0), v)
     return out
 
 
-def _address_latencies(ins: iced_x86.Instruction, by_source: dict) -> dict[int, float]:
-    """Address register -> cycles from it to the result, where a latency's :data:`ADDRESS` keys
-    give them (another addressing mode than the form's measured one: address.py)."""
+def _address_latencies(ins: iced_x86.Instruction, by_source: dict, keys=ADDRESS) -> dict[int, float]:
+    """Address register -> cycles from it to the result, where a latency's ``keys`` for the base
+    and the index give them: :data:`ADDRESS` for another addressing mode than the form's measured
+    one (address.py), "base" and "index" for a LEA, which computes with them."""
     out: dict[int, float] = {}
-    for key, reg in zip(ADDRESS, (ins.memory_base, ins.memory_index)):
+    for key, reg in zip(keys, (ins.memory_base, ins.memory_index)):
         if key in by_source and reg not in (iced_x86.Register.NONE, iced_x86.Register.RIP):
             r = full_register(reg)
             out[r] = max(out.get(r, 0.0), by_source[key])
