@@ -556,6 +556,21 @@ def test_predict_says_which_cpu_its_model_describes(tmp_path, capsys):
         assert ("not this CPU" in capsys.readouterr().err) == (of_this is False)
 
 
+def test_predict_leaves_out_a_final_branch_and_says_so(tmp_path, capsys):
+    """As cyclebench block measures a block (BHive's convention): the straight-line body."""
+    path = _fake_model_file(tmp_path)
+    assert main(["predict", "--model", str(path), "--json", "imul rax, rbx; add rcx, rbx"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["dropped"] is None
+    assert main(["predict", "--model", str(path), "--json", ".L3:; imul rax, rbx; add rcx, rbx; jne .L3"]) == 0
+    loop = json.loads(capsys.readouterr().out)
+    assert loop["dropped"].startswith("jne") and loop["cycles"] == body["cycles"] and not loop["unknown"]
+    assert main(["predict", "--model", str(path), "imul rax, rbx; add rcx, rbx; jne .L3"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("predicted: 1.00 cycles per iteration\n")
+    assert "the final conditional branch 'jne" in out and "is left out" in out
+
+
 def model_load_ok(path):
     model, report = load(path)
     return model.width == 6 and report["blockers"]["R1"] == "IMUL (R64, R64)"
@@ -578,6 +593,10 @@ def model_load_ok(path):
     (["predict", "--model", "M", ".cfi_startproc; add rax, rbx"], 3, "'.cfi_startproc' is a directive"),
     (["predict", "--model", "M", "mov rax, \u201c1\u201d"], 3, "non-ASCII character"),
     (["predict", "--model", "M", "4801d"], 3, "'4801d' is hex bytes"),
+    # a straight-line block: a branch only at its end, no system call
+    (["predict", "--model", "M", "add rax, rbx; jmp .L1; imul rcx, rdx"], 2, "not a basic block"),
+    (["predict", "--model", "M", "add rax, rbx; syscall"], 2, "system call"),
+    (["predict", "--model", "M", "jne .L1"], 2, "only its final conditional branch"),
 ])
 def test_cli_errors(tmp_path, capsys, monkeypatch, argv, code, words):
     monkeypatch.chdir(tmp_path)

@@ -99,7 +99,7 @@ def block(code: bytes) -> Block:
         m = i.mnemonic
         if m in _SYSCALLS or i.flow == 7:
             raise NotABlock(f"'{i.text}' at offset {i.offset} would need a system call or an interrupt",
-                            "the sandbox refuses them; measure the block without it")
+                            "give the block without it: cyclebench neither runs nor predicts system calls")
         if i.flow == 9 or m in ("hlt", "ud0", "ud1", "ud2"):
             raise NotABlock(f"'{i.text}' at offset {i.offset} faults in user mode", "remove it")
         if i.flow == 8:

@@ -10,17 +10,20 @@ from ..notation import lea_mode
 from .model import Model
 
 
+def assembled(text: str) -> bytes:
+    """A block's text as machine code, each instruction assembled by GNU as, in order."""
+    from ..gas import assemble_lines, block_statements, split_slot
+    out = bytearray()
+    for a in assemble_lines(block_statements(text)):
+        if a.error or a.data is None:
+            raise AssemblyError(f"GNU as rejected {a.line!r}: {a.error}", "check the instruction's syntax")
+        out += a.data[:split_slot(a.data)[0].len]
+    return bytes(out)
+
+
 def decode(block: str | bytes) -> list[iced_x86.Instruction]:
     """Instructions of a block: bytes decoded as they are, text assembled with GNU as first."""
-    if isinstance(block, str):
-        from ..gas import assemble_lines, block_statements, split_slot
-        out = []
-        for a in assemble_lines(block_statements(block)):
-            if a.error or a.data is None:
-                raise AssemblyError(f"GNU as rejected {a.line!r}: {a.error}", "check the instruction's syntax")
-            out.append(split_slot(a.data)[0])
-        return out
-    dec = iced_x86.Decoder(64, bytes(block))
+    dec = iced_x86.Decoder(64, assembled(block) if isinstance(block, str) else bytes(block))
     out = [ins for ins in dec]
     if any(ins.code == iced_x86.Code.INVALID for ins in out):
         raise UsageError("the block's bytes do not decode", "give whole x86-64 instructions")
