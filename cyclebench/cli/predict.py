@@ -6,7 +6,7 @@ import json
 import math
 from pathlib import Path
 
-from ..blocks.code import BRANCHES
+from ..blocks.code import BRANCHES, block as basic_block
 from ..errors import UsageError
 from .parser import subparser
 
@@ -33,14 +33,6 @@ def add_parser(sub):
     p.set_defaults(run=run)
 
 
-def straight_line(text: str):
-    """The block's text as one basic block (blocks.code.block): its final branch left out, and a
-    branch before its end, a system call or a faulting instruction refused (exit 2)."""
-    from ..blocks.code import block
-    from ..instructions.ports.naming import assembled
-    return block(assembled(text))
-
-
 UNSURE = 0.10      # models this far apart: on Zen 4 such blocks miss by over 10% 3-8 times as often (docs/ports.md)
 
 
@@ -48,6 +40,7 @@ def run(args) -> int:
     from ..instructions.ports import upper
     from ..machine.metadata import cpu_text, machine_metadata
     from ..instructions.ports.ensemble import OWN, Models, lacking, spread
+    from ..instructions.ports.naming import assembled
     from ..instructions.ports.predict import decode
     if not args.block.strip():
         raise UsageError("the block is empty", 'give instructions, e.g. "add rax, rbx; imul rcx, rax"')
@@ -56,7 +49,8 @@ def run(args) -> int:
     if args.upper_factor is not None and not 1.0 <= args.upper_factor < math.inf:
         raise UsageError(f"--upper-factor {args.upper_factor} is not a factor of 1 or more",
                          "give the measured factor, e.g. 2.0")
-    code = straight_line(args.block)
+    # one basic block, as cyclebench block takes it: a final branch left out, an earlier one refused
+    code = basic_block(assembled(args.block))
     models = Models.load(args.model)
     loaded = models.first
     if args.upper_factor is None:
