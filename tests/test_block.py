@@ -25,7 +25,10 @@ def test_hex_forms_and_errors():
 
 def test_basic_block_check():
     b = block(bytes.fromhex(LOAD_STORE + "7500"))            # ... ; jne: the final branch is dropped
-    assert b.code == bytes.fromhex(LOAD_STORE) and b.dropped.text.startswith("jne")
+    assert b.code == bytes.fromhex(LOAD_STORE) and b.dropped.text == "jne to the block's end"
+    assert block(bytes.fromhex("4801d875fb")).dropped.text == "jne to the block's start"     # add; jne back
+    assert block(bytes.fromhex("4801d8eb10")).dropped.text == "jmp to 16 bytes past the block's end"
+    assert block(bytes.fromhex("4801d8ebf0")).dropped.text == "jmp to 11 bytes before the block"
     assert len(b.instructions) == 3 and "dropped" in b.notes[0]
     assert block(bytes.fromhex("4801d8c3")).dropped.text == "ret"
     with pytest.raises(NotABlock, match="system call"):

@@ -78,8 +78,26 @@ def decode(code: bytes) -> list[Instr]:
                             + (" (the block ends inside an instruction)" if ins.ip + ins.len >= len(code) else ""),
                             "check that the block starts on an instruction boundary and is complete")
         text = fmt.format(ins)
+        if ins.is_jcc_short_or_near or ins.is_jmp_short_or_near or ins.is_call_near:
+            text = f"{_mnemonic(text)} {_where(ins.near_branch_target, len(code))}"
         out.append(Instr(ins.ip, ins.len, text, _mnemonic(text), ins.flow_control))
     return out
+
+
+def _where(target: int, size: int) -> str:
+    """A direct branch's target said against the block (iced prints the absolute address of a
+    block decoded at 0, ``jne 000000000000000Dh``, which says nothing to whoever gave the bytes)."""
+    if target >= 1 << 63:              # before the block: iced gives the address modulo 2**64
+        target -= 1 << 64
+    if target < 0:
+        return f"to {-target} bytes before the block"
+    if target == 0:
+        return "to the block's start"
+    if target < size:
+        return f"to byte {target} of the block"
+    if target == size:
+        return "to the block's end"
+    return f"to {target - size} bytes past the block's end"
 
 
 def _mnemonic(text: str) -> str:

@@ -40,6 +40,7 @@ def run(args) -> int:
     from ..instructions.ports import upper
     from ..machine.metadata import cpu_text, machine_metadata
     from ..instructions.ports.ensemble import OWN, Models, lacking, spread
+    from ..instructions.gas import block_statements
     from ..instructions.ports.naming import assembled
     from ..instructions.ports.predict import decode
     if not args.block.strip():
@@ -51,6 +52,8 @@ def run(args) -> int:
                          "give the measured factor, e.g. 2.0")
     # one basic block, as cyclebench block takes it: a final branch left out, an earlier one refused
     code = basic_block(assembled(args.block))
+    # the branch as written: each line is assembled alone, so a label it names resolves nowhere
+    dropped = block_statements(args.block)[-1] if code.dropped else None
     models = Models.load(args.model)
     loaded = models.first
     if args.upper_factor is None:
@@ -62,7 +65,7 @@ def run(args) -> int:
     p = models.predict(code.code, cat, lats, label, OWN if args.upper_factor is None else args.upper_factor)
     here = models.of_this_cpu()
     if args.json:
-        print(json.dumps({**p.to_json(), "dropped": code.dropped.text if code.dropped else None,
+        print(json.dumps({**p.to_json(), "dropped": dropped,
                           "models": models.names, "upper_factor": factor, "upper_factor_source": where,
                           "model_machine": models.machine, "model_of_this_cpu": here}))
         return 0
@@ -94,7 +97,7 @@ def run(args) -> int:
     for note in p.notes:
         print(f"  {note}")
     if code.dropped:
-        print(f"  the final {BRANCHES[code.dropped.flow]} '{code.dropped.text}' is left out: the figure is the "
+        print(f"  the final {BRANCHES[code.dropped.flow]} '{dropped}' is left out: the figure is the "
               "block's straight-line body, as cyclebench block measures it")
     if missing:
         print(f"  not in the model (the resource bound is a lower bound): {lacking(p)}")

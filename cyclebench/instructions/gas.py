@@ -31,6 +31,7 @@ from ..textfile import quote
 SLOT = 32
 _HEADER_LINES = 2
 _LABEL_OR_COMMENT = re.compile(r"(?:[A-Za-z_.$][\w.$]*|[0-9]+):|#.*|/\*.*?\*/")
+_LABELLED = re.compile(r"(?:[A-Za-z_.$][\w.$]*|[0-9]+):\s*(\S.*)")   # '.L3: add rcx, rax': the label names no bytes
 _DATA = re.compile(r"\.(?:byte|[248]byte|short|word|long|int|quad)\s", re.IGNORECASE)
 _HEX = re.compile(r"(?=.*[0-9])[0-9a-fA-F ]+")       # '4801d8', '48 01 d8': bytes, not a mnemonic
 
@@ -38,12 +39,15 @@ _HEX = re.compile(r"(?=.*[0-9])[0-9a-fA-F ]+")       # '4801d8', '48 01 d8': byt
 def block_statements(text: str) -> list[str]:
     """A block's text as assemble_lines takes it, one instruction a line: split at ';' and line
     ends; a line that is only a label (a jump target, as a compiler prints it) or a comment is left
-    out, since a line that makes no bytes would leave its slot to the next line's instruction;
+    out, since a line that makes no bytes would leave its slot to the next line's instruction, and
+    so is a label before an instruction (each line is assembled alone: a label names nothing);
     a directive and what the snippet checks refuse (non-ASCII text, file reads) are refused."""
     out = []
     for s in (s.strip() for s in text.replace(";", "\n").splitlines()):
         if not s or _LABEL_OR_COMMENT.fullmatch(s):
             continue
+        labelled = _LABELLED.fullmatch(s)
+        s = labelled.group(1) if labelled else s
         check_statement("the block", s)
         if s.startswith(".") and not _DATA.match(s):
             raise AssemblyError(f"'{quote(s)}' is a directive, not an instruction",
