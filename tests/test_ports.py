@@ -633,6 +633,13 @@ def test_a_conditional_move_reads_its_destination():
     assert chain_bound(decode("cmovs rbx, rcx; mov ebx, 5; cmovs rbx, rcx"), [1.0, 1.0, 1.0]) == pytest.approx(0.0, abs=1e-9)
 
 
+def test_a_reader_waits_for_the_last_writer_of_the_flags_it_reads():
+    # inc keeps CF: the carry runs from adc to adc past it (Zen 4: 2.00 cycles an iteration, 3.00
+    # with a third adc and a dec between them; one register for all the flags said 1.00)
+    assert chain_bound(decode("adc rax, rbx; inc rcx; adc rdx, rbx"), [1.0] * 3) == pytest.approx(2.0)
+    assert chain_bound(decode("adc rax, rbx; add rcx, 1; adc rdx, rbx"), [1.0] * 3) == pytest.approx(1.0)
+
+
 def test_a_write_that_keeps_part_of_its_register_reads_the_rest():
     # an 8- or 16-bit GPR write merges into the full register; a 32-bit one zeroes the upper half
     assert chain_bound(decode("setnp bl; add rbx, 1"), [1.0, 1.0]) == pytest.approx(2.0)

@@ -18,7 +18,15 @@ from ..operands import VECTOR_CLASSES, full_register
 from . import upper
 
 ITERATIONS = 64
-FLAGS = -1
+# Each flag its own register (a negative number: no register of iced's), so a reader waits for
+# the last writer of the flags it reads: ``inc`` keeps CF, and ``adc; inc; jnz`` carries CF from
+# adc to adc; a chain through the flags through one register would break at the inc.
+_FLAG_BITS = [getattr(iced_x86.RflagsBits, n) for n in ("OF", "SF", "ZF", "AF", "CF", "PF", "DF")]
+
+
+def flag_registers(bits: int) -> set[int]:
+    """The flags of iced's RflagsBits ``bits`` as this module's registers."""
+    return {-b for b in _FLAG_BITS if bits & b}
 MERGE = 1.0           # cycles from a partial write's kept part to its result (the merge)
 KEPT = "kept"         # a latency's key: cycles from the kept part where it is not MERGE (:func:`merged_after`)
 ADDRESS = ("addr base", "addr index")   # a latency's keys: cycles from a memory operand's base, index
@@ -47,7 +55,7 @@ def _access(ins: iced_x86.Instruction, factory,
             dirty: bool = False) -> tuple[set[int], set[int], set[int], dict[int, bool]]:
     """(data registers read, address registers read, registers written, registers only merged
     into: a partial write's kept part -> whether the part is a source of the computation, not
-    only merged in); flags are FLAGS.  ``dirty``: the upper vector state is dirty when the
+    only merged in); each flag is a register of its own (:func:`flag_registers`).  ``dirty``: the upper vector state is dirty when the
     instruction runs (upper.dirty): a legacy-SSE XMM write that computes from registers then
     waits for its destination's kept part as for a source (Zen 4: 4 ``cvtdq2ps xmmN, xmm9`` run
     at its latency, 3.0 cycles, after a YMM write), a load or a move only merges it in."""
@@ -66,10 +74,8 @@ def _access(ins: iced_x86.Instruction, factory,
             writes.add(full)
             if _merges(ins, u.register, dirty):
                 kept[full] = bool(X.is_xmm(u.register) and upper.computes(ins))
-    if ins.rflags_read:
-        reads.add(FLAGS)
-    if ins.rflags_modified:
-        writes.add(FLAGS)
+    reads |= flag_registers(ins.rflags_read)
+    writes |= flag_registers(ins.rflags_modified)
     if zero_idiom(ins):
         reads = set()              # a zero idiom depends on nothing
     if upper.clears(ins):          # vzeroupper: iced has it read and write every vector register,
@@ -86,12 +92,13 @@ def mnemonic(ins: iced_x86.Instruction) -> str:
 
 
 def _source_latencies(ins: iced_x86.Instruction, by_source: dict) -> dict[int, float]:
-    """Register (FLAGS for the flags) -> cycles from it to the result, from a form's latencies
+    """Register (each flag read, for "flags") -> cycles from it to the result, from a form's latencies
     keyed by operand index, "flags", or a LEA's "base" and "index" (latency.from_file)."""
     out = _address_latencies(ins, by_source, ("base", "index"))
     for k, v in by_source.items():
         if k == "flags":
-            out[FLAGS] = max(out.get(FLAGS, 0.0), v)
+            for f in flag_registers(ins.rflags_read):
+                out[f] = max(out.get(f, 0.0), v)
         elif isinstance(k, int) and k < ins.op_count and ins.op_kind(k) == iced_x86.OpKind.REGISTER:
             r = full_register(ins.op_register(k))
             out[r] = max(out.get(r, 0.0), v)
