@@ -51,14 +51,16 @@ def _merges(ins: iced_x86.Instruction, reg: int, dirty: bool) -> bool:
     return dirty and X.is_xmm(reg) and ins.encoding == iced_x86.EncodingKind.LEGACY
 
 
-def _access(ins: iced_x86.Instruction, factory,
-            dirty: bool = False) -> tuple[set[int], set[int], set[int], dict[int, bool]]:
+def _access(ins: iced_x86.Instruction, factory, dirty: bool = False,
+            passed: int = 0) -> tuple[set[int], set[int], set[int], dict[int, bool]]:
     """(data registers read, address registers read, registers written, registers only merged
     into: a partial write's kept part -> whether the part is a source of the computation, not
     only merged in); each flag is a register of its own (:func:`flag_registers`).  ``dirty``: the upper vector state is dirty when the
     instruction runs (upper.dirty): a legacy-SSE XMM write that computes from registers then
     waits for its destination's kept part as for a source (Zen 4: 4 ``cvtdq2ps xmmN, xmm9`` run
-    at its latency, 3.0 cycles, after a YMM write), a load or a move only merges it in."""
+    at its latency, 3.0 cycles, after a YMM write), a load or a move only merges it in.  ``passed``:
+    iced's RflagsBits of the flags the ISA leaves undefined that the CPU passes on (kept_flags.py):
+    the instruction writes none of them."""
     info = factory.info(ins)
     reads, writes, kept = set(), set(), {}
     addr = set()
@@ -75,7 +77,7 @@ def _access(ins: iced_x86.Instruction, factory,
             if _merges(ins, u.register, dirty):
                 kept[full] = bool(X.is_xmm(u.register) and upper.computes(ins))
     reads |= flag_registers(ins.rflags_read)
-    writes |= flag_registers(ins.rflags_modified)
+    writes |= flag_registers(ins.rflags_modified & ~(passed & ins.rflags_undefined))
     if zero_idiom(ins):
         reads = set()              # a zero idiom depends on nothing
     if upper.clears(ins):          # vzeroupper: iced has it read and write every vector register,
@@ -176,11 +178,16 @@ def merged_after(latency, load: float | None):
     return (*latency[:2], {**by, KEPT: max(MERGE, by["mem"] - load)}, *latency[3:])
 
 
+def _accesses(instructions: list[iced_x86.Instruction], factory, kept: list[int] | None) -> list[tuple]:
+    """_access of each instruction, with the upper state it runs under and the flags it passes on."""
+    return [_access(ins, factory, d, k) for ins, d, k in
+            zip(instructions, upper.dirty(instructions), kept or [0] * len(instructions))]
+
+
 def producers(instructions: list[iced_x86.Instruction]) -> list[set[int]]:
     """Per instruction, the instructions whose results it reads (registers and the flags, each
     from the last write before it, the loop wrapping round; itself where nothing else writes it)."""
-    factory = iced_x86.InstructionInfoFactory()
-    access = [_access(ins, factory, d) for ins, d in zip(instructions, upper.dirty(instructions))]
+    access = _accesses(instructions, iced_x86.InstructionInfoFactory(), None)
     n = len(instructions)
     out = [set() for _ in range(n)]
     for k, (reads, addr, _, kept) in enumerate(access):
@@ -210,7 +217,7 @@ def _overlaps(a, b) -> bool:
     return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
 
 
-def chain_bound(instructions: list[iced_x86.Instruction], latency: list, trips=None) -> float:
+def chain_bound(instructions: list[iced_x86.Instruction], latency: list, trips=None, kept=None) -> float:
     """Cycles per iteration the loop-carried register, flag and memory chains allow (``latency``:
     cycles per instruction, or (cycles, cycles from the address registers[, cycles by source
     operand, "mem" for the memory operand])).
@@ -226,8 +233,9 @@ def chain_bound(instructions: list[iced_x86.Instruction], latency: list, trips=N
     the start state places them on one byte (memory.steady_state: all registers equal, every
     page one physical page), and a general-register load after a general-register store waits
     the store's data plus the trip the probe measured for how the two meet (renamed, forwarded,
-    wider, misrenamed), plus a load-op's latency from its register operands (its operation's)."""
-    return steady(instructions, latency, trips=trips)
+    wider, misrenamed), plus a load-op's latency from its register operands (its operation's).
+    ``kept``: per instruction, the flags it passes on (:func:`_access`)."""
+    return steady(instructions, latency, trips=trips, kept=kept)
 
 
 def _general(ins: iced_x86.Instruction) -> bool:
@@ -238,7 +246,7 @@ def _general(ins: iced_x86.Instruction) -> bool:
 
 def steady(instructions: list[iced_x86.Instruction], latency: list,
            issue: Callable[[int, float], float] | None = None, iterations: int = ITERATIONS,
-           trips=None) -> float:
+           trips=None, kept: list[int] | None = None) -> float:
     """Cycles per iteration, in the steady state, of the block run ``iterations`` times with its
     dependences and ``latency`` (as :func:`chain_bound` takes them, with its ``trips``).  Without
     ``issue`` every instruction starts as soon as its inputs allow (the chain bound); with it,
@@ -246,7 +254,7 @@ def steady(instructions: list[iced_x86.Instruction], latency: list,
     at ``t`` and whose last register input arrives at ``a``, does start (called in program order,
     iteration after iteration), and the figure is the pace at which the iterations complete."""
     factory = iced_x86.InstructionInfoFactory()
-    access = [_access(ins, factory, d) for ins, d in zip(instructions, upper.dirty(instructions))]
+    access = _accesses(instructions, factory, kept)
     changed = set().union(*(w for _, _, w, _ in access))
     placed = [[] for _ in instructions]
     for a in (steady_state(instructions) if trips is not None else ()):

@@ -56,6 +56,13 @@ def _pairs(x) -> bool:
                                        and isinstance(p.get("wide"), str) and "shared" in p for p in x)
 
 
+def _kept(x) -> bool:
+    """a table of forms and the flags each passes on"""
+    from .kept_flags import CONDITION
+    return isinstance(x, dict) and all(isinstance(k, str) and isinstance(v, list) and all(f in CONDITION for f in v)
+                                       for k, v in x.items())
+
+
 def _counts(x) -> bool:
     """a list of counts"""
     return isinstance(x, list) and all(map(_count, x))
@@ -113,6 +120,8 @@ PROBES = {
                 {"scaled": _number, "three": _maybe(_number), "index": _number, "times": _times}),
     "apart": ("pairs", "a kept-apart",
               "the resources the upper-state rule kept apart, side by side", {"pairs": _pairs}),
+    "kept_flags": ("kept", "a kept-flags", "which flags the ISA leaves undefined each form passes on",
+                   {"kept": _kept, "times": _times}),
 }
 
 
