@@ -61,7 +61,7 @@ def _block(form, flag: str) -> tuple[list[str], list[str]] | None:
     """(code, init) of the probe block for ``form`` and the flag it sets from, or None where the
     form is not one the probe reads (module docstring)."""
     from ..instantiate import instantiate
-    from ..operands import full_register
+    from ..operands import full_register, register_name
     from ..session import form_init
     inst = instantiate(form)
     if inst.loop_init or inst.reset or inst.via_bytes:
@@ -83,17 +83,10 @@ def _block(form, flag: str) -> tuple[list[str], list[str]] | None:
     if len(free) < 2:
         return None
     p, q = free[:2]
-    regs = [_name(r) for r in fresh]
+    regs = [register_name(r) for r in fresh]
     code = [f"mov {_DWORD.get(r, r + 'd')}, 1" for r in regs] + \
         [f"cmp {p}, {q}", inst.text, f"set{CONDITION[flag]} {_BYTE.get(p, p + 'b')}"]
     return code, form_init(form, inst)
-
-
-_REGISTER_NAMES = {v: k.lower() for k, v in iced_x86.Register.__dict__.items() if isinstance(v, int) and k.isupper()}
-
-
-def _name(reg: int) -> str:
-    return _REGISTER_NAMES[reg]
 
 
 def probe(session, forms: list[str]) -> dict:
