@@ -47,9 +47,9 @@ def test_a_form_that_passes_a_flag_on_is_no_writer_of_it():
     ins = decode("test rcx, rcx; imul rbx, rdx; setz cl; mov ebx, 5")
     passed = [0, kept_flags.bits(["SF", "ZF", "PF"]), 0, 0]
     assert chain_bound(ins, [1.0, 3.0, 1.0, 1.0]) == pytest.approx(1.0)
-    assert chain_bound(ins, [1.0, 3.0, 1.0, 1.0], kept=passed) == pytest.approx(2.0)
+    assert chain_bound(ins, [1.0, 3.0, 1.0, 1.0], passed=passed) == pytest.approx(2.0)
     # a defined flag stays the form's: setc after imul waits for it, not the test
     ins = decode("imul rbx, rcx; setc cl; mov ebx, 5")
-    assert chain_bound(ins, [3.0, 1.0, 1.0], kept=[kept_flags.bits(["SF", "ZF", "PF"]), 0, 0]) == pytest.approx(4.0)
+    assert chain_bound(ins, [3.0, 1.0, 1.0], passed=[kept_flags.bits(["SF", "ZF", "PF"]), 0, 0]) == pytest.approx(4.0)
     ins = decode("imul rbx, rcx; setz cl; mov ebx, 5")
-    assert chain_bound(ins, [3.0, 1.0, 1.0], kept=[kept_flags.bits(["ZF"]), 0, 0]) == pytest.approx(1.0)
+    assert chain_bound(ins, [3.0, 1.0, 1.0], passed=[kept_flags.bits(["ZF"]), 0, 0]) == pytest.approx(1.0)

@@ -18,23 +18,23 @@ from ..operands import VECTOR_CLASSES, full_register
 from . import upper
 
 ITERATIONS = 64
-# Each flag its own register (a negative number: no register of iced's), so a reader waits for
-# the last writer of the flags it reads: ``inc`` keeps CF, and ``adc; inc; jnz`` carries CF from
-# adc to adc; a chain through the flags through one register would break at the inc.
-_FLAG_BITS = [getattr(iced_x86.RflagsBits, n) for n in ("OF", "SF", "ZF", "AF", "CF", "PF", "DF")]
-
-
-def flag_registers(bits: int) -> set[int]:
-    """The flags of iced's RflagsBits ``bits`` as this module's registers."""
-    return {-b for b in _FLAG_BITS if bits & b}
 MERGE = 1.0           # cycles from a partial write's kept part to its result (the merge)
 KEPT = "kept"         # a latency's key: cycles from the kept part where it is not MERGE (:func:`merged_after`)
 ADDRESS = ("addr base", "addr index")   # a latency's keys: cycles from a memory operand's base, index
                                         # register where not its figure from the address (address.py)
 _WRITES = (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
            iced_x86.OpAccess.READ_COND_WRITE)
+# Each flag a register of its own (a negative number: no register of iced's), so a reader waits
+# for the last writer of the flags it reads: ``inc`` keeps CF, and ``adc; inc; adc`` carries it
+# from adc to adc, where one register for all the flags would break the chain at the inc.
+_FLAG_BITS = [getattr(iced_x86.RflagsBits, n) for n in ("OF", "SF", "ZF", "AF", "CF", "PF", "DF")]
 _ZERO_IDIOMS = {"XOR", "SUB", "PXOR", "VPXOR", "XORPS", "VXORPS", "XORPD", "VXORPD", "PSUBD", "VPSUBD",
                 "PSUBQ", "VPSUBQ", "VPXORD", "VPXORQ"}
+
+
+def flag_registers(bits: int) -> set[int]:
+    """The flags of iced's RflagsBits ``bits`` as this module's registers."""
+    return {-b for b in _FLAG_BITS if bits & b}
 
 
 def zero_idiom(ins: iced_x86.Instruction) -> bool:
@@ -55,8 +55,8 @@ def _access(ins: iced_x86.Instruction, factory, dirty: bool = False,
             passed: int = 0) -> tuple[set[int], set[int], set[int], dict[int, bool]]:
     """(data registers read, address registers read, registers written, registers only merged
     into: a partial write's kept part -> whether the part is a source of the computation, not
-    only merged in); each flag is a register of its own (:func:`flag_registers`).  ``dirty``: the upper vector state is dirty when the
-    instruction runs (upper.dirty): a legacy-SSE XMM write that computes from registers then
+    only merged in); each flag is a register of its own (:func:`flag_registers`).  ``dirty``: the
+    upper vector state is dirty when the instruction runs (upper.dirty): a legacy-SSE XMM write that computes from registers then
     waits for its destination's kept part as for a source (Zen 4: 4 ``cvtdq2ps xmmN, xmm9`` run
     at its latency, 3.0 cycles, after a YMM write), a load or a move only merges it in.  ``passed``:
     iced's RflagsBits of the flags the ISA leaves undefined that the CPU passes on (kept_flags.py):
@@ -178,10 +178,10 @@ def merged_after(latency, load: float | None):
     return (*latency[:2], {**by, KEPT: max(MERGE, by["mem"] - load)}, *latency[3:])
 
 
-def _accesses(instructions: list[iced_x86.Instruction], factory, kept: list[int] | None) -> list[tuple]:
+def _accesses(instructions: list[iced_x86.Instruction], factory, passed: list[int] | None) -> list[tuple]:
     """_access of each instruction, with the upper state it runs under and the flags it passes on."""
-    return [_access(ins, factory, d, k) for ins, d, k in
-            zip(instructions, upper.dirty(instructions), kept or [0] * len(instructions))]
+    return [_access(ins, factory, d, p) for ins, d, p in
+            zip(instructions, upper.dirty(instructions), passed or [0] * len(instructions))]
 
 
 def producers(instructions: list[iced_x86.Instruction]) -> list[set[int]]:
@@ -217,7 +217,7 @@ def _overlaps(a, b) -> bool:
     return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
 
 
-def chain_bound(instructions: list[iced_x86.Instruction], latency: list, trips=None, kept=None) -> float:
+def chain_bound(instructions: list[iced_x86.Instruction], latency: list, trips=None, passed=None) -> float:
     """Cycles per iteration the loop-carried register, flag and memory chains allow (``latency``:
     cycles per instruction, or (cycles, cycles from the address registers[, cycles by source
     operand, "mem" for the memory operand])).
@@ -234,8 +234,8 @@ def chain_bound(instructions: list[iced_x86.Instruction], latency: list, trips=N
     page one physical page), and a general-register load after a general-register store waits
     the store's data plus the trip the probe measured for how the two meet (renamed, forwarded,
     wider, misrenamed), plus a load-op's latency from its register operands (its operation's).
-    ``kept``: per instruction, the flags it passes on (:func:`_access`)."""
-    return steady(instructions, latency, trips=trips, kept=kept)
+    ``passed``: per instruction, the flags it passes on (:func:`_access`)."""
+    return steady(instructions, latency, trips=trips, passed=passed)
 
 
 def _general(ins: iced_x86.Instruction) -> bool:
@@ -246,7 +246,7 @@ def _general(ins: iced_x86.Instruction) -> bool:
 
 def steady(instructions: list[iced_x86.Instruction], latency: list,
            issue: Callable[[int, float], float] | None = None, iterations: int = ITERATIONS,
-           trips=None, kept: list[int] | None = None) -> float:
+           trips=None, passed: list[int] | None = None) -> float:
     """Cycles per iteration, in the steady state, of the block run ``iterations`` times with its
     dependences and ``latency`` (as :func:`chain_bound` takes them, with its ``trips``).  Without
     ``issue`` every instruction starts as soon as its inputs allow (the chain bound); with it,
@@ -254,7 +254,7 @@ def steady(instructions: list[iced_x86.Instruction], latency: list,
     at ``t`` and whose last register input arrives at ``a``, does start (called in program order,
     iteration after iteration), and the figure is the pace at which the iterations complete."""
     factory = iced_x86.InstructionInfoFactory()
-    access = _accesses(instructions, factory, kept)
+    access = _accesses(instructions, factory, passed)
     changed = set().union(*(w for _, _, w, _ in access))
     placed = [[] for _ in instructions]
     for a in (steady_state(instructions) if trips is not None else ()):

@@ -79,7 +79,7 @@ def one(block, loaded: Loaded, catalogue=None, latencies=None, latency_source: s
                 floors=None if inferred else loaded.bounds,
                 upper_factor=loaded.upper_factor if upper_factor == OWN else upper_factor,
                 in_flight=loaded.in_flight, deal=loaded.deals, grain=loaded.grain, in_order=loaded.in_order,
-                trips=loaded.trips, nops=loaded.nops, kept=loaded.kept)
+                trips=loaded.trips, nops=loaded.nops, passed=loaded.passed)
     return replace(p, notes=p.notes + slow_note(p.forms, loaded))
 
 

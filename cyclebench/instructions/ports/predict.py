@@ -134,7 +134,7 @@ class Loaded:
     nops: nop_pairs.NopPairs | None = None    # what a NOP shares with the instruction before it (nop_pairs.stored)
     nops_source: str = ""
     address: address.AddressCost | None = None    # memory operands' time by addressing mode (address.stored)
-    kept: dict = field(default_factory=dict)   # form -> the undefined flags it passes on (kept_flags.stored)
+    passed: dict = field(default_factory=dict)   # form -> the undefined flags it passes on (kept_flags.stored)
 
     @property
     def bounds(self) -> tuple:
@@ -243,7 +243,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
             floors=None, upper_factor: float | None = None, in_flight: int | None = None,
             deal: bool = False, grain: int = store_grain.LINE, in_order: bool = False,
             trips: store_load.Trips | None = None, nops: nop_pairs.NopPairs | None = None,
-            kept: dict[str, int] | None = None) -> Prediction:
+            passed: dict[str, int] | None = None) -> Prediction:
     """The prediction for one block (see the module docstring); ``floors``: the readings of the
     model's results file and its probes as floors, one bound.Bound or several (repair.PairFloors,
     shared.SharedFloors, ...: :attr:`Loaded.bounds`); ``upper_factor``: the resources a legacy-SSE
@@ -257,7 +257,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     store_load.py): the block's loads and stores then meet where its start state places them (all
     registers equal, docs/block.md), and a prediction with a meeting the start state makes says
     so in its notes; ``nops``: where a NOP takes a front-end slot (:attr:`Loaded.nops`, nop_pairs.py);
-    ``kept``: the undefined flags each form passes on (:attr:`Loaded.kept`, kept_flags.py)."""
+    ``passed``: the undefined flags each form passes on (:attr:`Loaded.passed`, kept_flags.py)."""
     catalogue = catalogue or Catalogue.load()
     model = vector_loads.view(model, catalogue)       # a vector load's share of the load path
     model = apart.view(model, catalogue)              # one pipe group probed twice, kept apart
@@ -291,8 +291,8 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     lats = [merged_after(v, load) for v in lats]
     for each in _each(floors):                # e.g. a writer that exposes a compare (flag_order.py)
         lats = each.delayed(instructions, forms, lats)
-    passed = [(kept or {}).get(f, 0) for f in forms]
-    chain = chain_bound(instructions, lats, trips, passed)
+    passes = [(passed or {}).get(f, 0) for f in forms]
+    chain = chain_bound(instructions, lats, trips, passes)
     shares = None                             # per instruction (usage, front-end share): _instances
     if counts:
         # crowding usages bind only where a form needs the crowded resource and the crowding
@@ -326,7 +326,7 @@ def predict(block: str | bytes, model: Model, catalogue: Catalogue | None = None
     discrete = units(model)
     dealt = dealing.plan(instructions, forms, model, discrete, _whole(discrete), held.holds(model)) if deal else None
     sim = simulate(instructions, lats, *(shares or _instances(instructions, forms, weight, model, once, pipes)), discrete,
-                   waiting=in_flight, deal=dealt, trips=trips, kept=passed)
+                   waiting=in_flight, deal=dealt, trips=trips, passed=passes)
     return Prediction(max(res, chain, sim), res, binding, chain, forms, unknown, assumed,
                       latency_source if latencies else "assumed 1 cycle", extra, sim,
                       store_load.start_state_note(instructions) if trips is not None else [])

@@ -260,13 +260,13 @@ def _whole(v):
 def simulate(instructions: list[iced_x86.Instruction], latency: list, usage: list[dict[str, float]],
              front: list[float], discrete: dict[str, int] | None = None, window: int = WINDOW,
              waiting: int | None = None, deal: Plan | None = None,
-             trips=None, kept=None) -> float:
+             trips=None, passed=None) -> float:
     """Cycles per iteration of the block in the steady state of the simulation: ``latency`` per
     instruction as dataflow.chain_bound takes it, ``usage`` per instruction (resource -> cycles,
     its form's time alone as a resource of its own), ``front`` per instruction (its share of a
     front-end cycle); ``waiting``: instructions entered and not started at most (inflight.py),
     or no such limit; ``deal``: which vector µops are dealt to which pipe pairs (dealing.Plan);
-    ``trips``, ``kept``: as dataflow.chain_bound takes them."""
+    ``trips``, ``passed``: as dataflow.chain_bound takes them."""
     if deal:
         latency = [_whole(v) if n else v for v, n in zip(latency, deal[0])]
     main = [(v[0] if isinstance(v, tuple) else v) for v in latency]
@@ -274,4 +274,4 @@ def simulate(instructions: list[iced_x86.Instruction], latency: list, usage: lis
     iterations = max(64, 2 * math.ceil(3 * window / n))      # the window fills, then half is measured
     return steady(instructions, latency, Scheduler(usage, front, main, window, discrete, waiting, deal,
                                                          [_zmm(ins) for ins in instructions]), iterations,
-                  trips, kept)
+                  trips, passed)
