@@ -15,18 +15,17 @@ IMUL, SHL = "IMUL (R64, R64)", "SHL (R64, I8)"
 
 
 def _blocks(catalogue, name):
-    undefined, defined = kept_flags._flags_of(catalogue.get(name))
-    return {f: kept_flags._block(catalogue.get(name), f) for f in undefined + defined[:1]}
+    return kept_flags.blocks(catalogue.get(name))
 
 
 def test_the_probe_reads_each_undefined_flag_a_condition_tests_beside_a_defined_one(catalogue):
-    assert kept_flags._flags_of(catalogue.get(IMUL)) == (["SF", "ZF", "PF"], ["OF", "CF"])
-    assert kept_flags._flags_of(catalogue.get(SHL))[0] == ["OF"]          # AF too, which no condition tests
+    assert list(_blocks(catalogue, IMUL)) == ["SF", "ZF", "PF", "OF"]     # undefined, then the first defined
+    assert list(_blocks(catalogue, SHL)) == ["OF", "SF"]                  # AF too, which no condition tests
     code, _ = _blocks(catalogue, IMUL)["ZF"]
     # the form's own chain set afresh, the loop through registers it does not name
-    assert code == ["mov ebx, 1", "cmp rsi, rdi", "{load} imul rbx, rcx", "setz sil"]
-    assert _blocks(catalogue, IMUL)["OF"][0][-1] == "seto sil"
-    assert kept_flags._block(catalogue.get("ADC_11 (R64, R64)"), "CF") is None     # it reads the flags
+    assert code == ["mov ebx, 1", "cmp rdx, r8", "{load} imul rbx, rcx", "setz dl"]
+    assert _blocks(catalogue, IMUL)["OF"][0][-1] == "seto dl"
+    assert _blocks(catalogue, "ADC_11 (R64, R64)") == {}                  # it reads the flags
 
 
 def test_a_flag_two_cycles_slow_is_passed_on_and_the_record_loads(catalogue, tmp_path):

@@ -39,9 +39,6 @@ PER_FORM = True       # run.record gives the probe the file's forms
 SLOWER = 0.5          # cycles a flag passed on reads slower than one the form writes (two cycles against one)
 CONDITION = {"OF": "o", "SF": "s", "ZF": "z", "CF": "c", "PF": "p"}     # the flags a condition tests
 _BITS = {n: getattr(iced_x86.RflagsBits, n) for n in CONDITION}
-_CHAIN = ("rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "rax", "rbx", "rcx", "rdx")   # never R14, R15 (the harness's)
-_BYTE = {"rsi": "sil", "rdi": "dil", "rax": "al", "rbx": "bl", "rcx": "cl", "rdx": "dl"}
-_DWORD = {"rsi": "esi", "rdi": "edi", "rax": "eax", "rbx": "ebx", "rcx": "ecx", "rdx": "edx"}
 
 
 def names(bits: int) -> list[str]:
@@ -57,36 +54,36 @@ def bits(flags) -> int:
     return out
 
 
-def _block(form, flag: str) -> tuple[list[str], list[str]] | None:
-    """(code, init) of the probe block for ``form`` and the flag it sets from, or None where the
-    form is not one the probe reads (module docstring)."""
-    from ..instantiate import instantiate
-    from ..operands import full_register, register_name
+def blocks(form) -> dict[str, tuple[list[str], list]]:
+    """Flag -> (code, init) of the probe's blocks for ``form``: one for each tested flag it leaves
+    undefined and one for the first it defines; {} where the form is not one the probe reads
+    (module docstring)."""
+    from ..instantiate import instantiate, sized_alias
+    from ..operands import NEVER_PICK, POOLS, full_register, register_name
     from ..session import form_init
-    inst = instantiate(form)
-    if inst.loop_init or inst.reset or inst.via_bytes:
-        return None
+    try:
+        inst = instantiate(form)
+    except ValueError:
+        return {}
     ins = iced_x86.Decoder(64, inst.encoding).decode()
+    undefined, defined = names(ins.rflags_undefined), names(ins.rflags_modified & ~ins.rflags_undefined)
     info = iced_x86.InstructionInfoFactory().info(ins)
-    if ins.rflags_read or any(m.access != iced_x86.OpAccess.READ for m in info.used_memory()):
-        return None
+    if (not undefined or not defined or inst.loop_init or inst.reset or inst.via_bytes or ins.rflags_read
+            or any(m.access != iced_x86.OpAccess.READ for m in info.used_memory())):
+        return {}
     R, X = iced_x86.OpAccess, iced_x86.RegisterExt
-    named = {full_register(u.register) for u in info.used_registers()}
-    read = {full_register(u.register) for u in info.used_registers()
-            if u.access in (R.READ, R.READ_WRITE, R.COND_READ, R.READ_COND_WRITE)}
-    written = {full_register(u.register) for u in info.used_registers()
-               if u.access in (R.WRITE, R.READ_WRITE, R.COND_WRITE, R.READ_COND_WRITE)}
+    used = info.used_registers()
+    read = {full_register(u.register) for u in used if u.access in (R.READ, R.READ_WRITE, R.COND_READ, R.READ_COND_WRITE)}
+    written = {full_register(u.register) for u in used if u.access in (R.WRITE, R.READ_WRITE, R.COND_WRITE, R.READ_COND_WRITE)}
     fresh = sorted(read & written)        # a 32-bit write reads EBX and writes RBX: one register
-    if not all(X.is_gpr(r) for r in fresh):
-        return None
-    free = [r for r in _CHAIN if getattr(iced_x86.Register, r.upper()) not in named]
-    if len(free) < 2:
-        return None
+    free = [r for r in POOLS["GPR64"] if r not in NEVER_PICK and r not in {full_register(u.register) for u in used}]
+    if not all(X.is_gpr(r) for r in fresh) or len(free) < 2:
+        return {}
     p, q = free[:2]
-    regs = [register_name(r) for r in fresh]
-    code = [f"mov {_DWORD.get(r, r + 'd')}, 1" for r in regs] + \
-        [f"cmp {p}, {q}", inst.text, f"set{CONDITION[flag]} {_BYTE.get(p, p + 'b')}"]
-    return code, form_init(form, inst)
+    head = [f"mov {register_name(sized_alias(r, 'GPR32'))}, 1" for r in fresh] + \
+        [f"cmp {register_name(p)}, {register_name(q)}", inst.text]
+    low = register_name(sized_alias(p, "GPR8"))
+    return {f: (head + [f"set{CONDITION[f]} {low}"], form_init(form, inst)) for f in undefined + defined[:1]}
 
 
 def probe(session, forms: list[str]) -> dict:
@@ -98,35 +95,21 @@ def probe(session, forms: list[str]) -> dict:
     times: dict[str, float] = {}
     for name in forms:
         form = cat.get(name)
-        if form is None or form.build_error:
-            continue
-        undefined, defined = _flags_of(form)
-        if not undefined or not defined:
+        probe_blocks = blocks(form) if form is not None else {}
+        if not probe_blocks:
             continue
         try:
-            blocks = {f: _block(form, f) for f in undefined + defined[:1]}
-            if any(b is None for b in blocks.values()):
-                continue
             # the faster of two readings: a burst of other work on the host only slows a block
-            read = {f: min(session.measure(code, init).value for _ in range(2)) for f, (code, init) in blocks.items()}
-        except (CycleBenchError, ValueError):
+            read = {f: min(session.measure(code, init).value for _ in range(2))
+                    for f, (code, init) in probe_blocks.items()}
+        except CycleBenchError:
             continue
         times.update({f"{name} {f}": round(t, 3) for f, t in read.items()})
-        passed = [f for f in undefined if read[f] >= read[defined[0]] + SLOWER]
+        *undefined, defined = read            # the defined flag's block is the last
+        passed = [f for f in undefined if read[f] >= read[defined] + SLOWER]
         if passed:
             kept[name] = passed
     return {"type": RECORD, "kept": kept, "times": times}
-
-
-def _flags_of(form) -> tuple[list[str], list[str]]:
-    """(the tested flags the form leaves undefined, those it defines), from iced's account of its
-    instance."""
-    from ..instantiate import instantiate
-    try:
-        ins = iced_x86.Decoder(64, instantiate(form).encoding).decode()
-    except ValueError:
-        return [], []
-    return names(ins.rflags_undefined), names(ins.rflags_modified & ~ins.rflags_undefined)
 
 
 def stored(path) -> tuple[dict[str, int], str]:
