@@ -17,6 +17,9 @@ CASES = [
     (["mov rax, [r14 + 0x100000]"], 5, "segmentation fault"),
     (["movaps xmm0, [r14 + 1]"], 5, "segmentation fault"),
     (["div rcx"], 5, "division error"),
+    # a denormal operand with the denormal exception unmasked (MXCSR 0x1E80): a SIMD #XM, not a divide
+    (["mulss xmm1, xmm2", "--init", "mov eax, 1; movd xmm1, eax; mov dword ptr [rsp-64], 0x1e80; "
+      "ldmxcsr dword ptr [rsp-64]"], 5, "floating-point exception (underflow or a denormal operand) in 'mulss"),
     (["int3"], 5, "SIGTRAP"),
     (["mov eax, 60; xor edi, edi; syscall"], 5, "ended the runner process"),
     (["1: jmp 1b", "--timeout", "0.3"], 6, "did not finish within 0.3 s"),   # any timeout: it never ends

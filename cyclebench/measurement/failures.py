@@ -51,8 +51,7 @@ def raise_for(out, obj, parts, timeout, allow_syscalls=False):
             raise UnsupportedInstruction(f"instruction not supported by this CPU: {stmt} raised SIGILL (#UD)",
                                          f"it needs CPUID features {feats}; the CPU or the hypervisor does not offer it")
         if sig == "FPE":
-            raise SnippetFault(f"division error (#DE) in {stmt}: divide by zero, or a quotient too big for the destination",
-                               "set the divisor in --init, e.g. 'mov rcx, 7', and zero rdx before div")
+            _fpe(err, stmt)
         if sig == "SEGV" and "rip_off" in err and _privileged(obj.blob, int(err["rip_off"], 16)):
             name = _privileged(obj.blob, int(err["rip_off"], 16))
             raise SnippetFault(f"privileged instruction in {stmt}: {name} runs only in the kernel (or needs I/O "
@@ -150,3 +149,20 @@ def _sandbox_refusal(err, stmt, allow_syscalls) -> SnippetFault:
     else:
         hint = f"only side-effect-free calls ({ALLOWED_EXAMPLES}) may be timed; see --allow-syscalls"
     return SnippetFault(cause, hint)
+
+
+# si_code of a SIGFPE (Linux, asm-generic/siginfo.h): an integer divide's #DE is FPE_INTDIV; a
+# floating-point exception (x87 or SIMD #XM) is one of FPE_FLTDIV..FPE_FLTSUB, delivered only where
+# the code unmasked it (the harness starts with every exception masked: docs/asm.md)
+_FLOAT_FPE = {3: "divide by zero", 4: "overflow", 5: "underflow or a denormal operand", 6: "inexact result",
+              7: "invalid operation", 8: "subscript out of range"}
+
+
+def _fpe(err: dict, stmt: str):
+    code = int(err.get("code", "0x1"), 16)
+    if code in _FLOAT_FPE:
+        raise SnippetFault(f"floating-point exception ({_FLOAT_FPE[code]}) in {stmt}: the code or its init "
+                           "unmasked it in MXCSR or the x87 control word",
+                           "keep the exceptions masked (MXCSR 0x1F80, fninit) unless the fault is what you test")
+    raise SnippetFault(f"division error (#DE) in {stmt}: divide by zero, or a quotient too big for the destination",
+                       "set the divisor in --init, e.g. 'mov rcx, 7', and zero rdx before div")
