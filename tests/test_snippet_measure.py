@@ -59,6 +59,27 @@ def test_registers_start_as_documented():
                        "mov [rbp], rdx", **ROUGH)
 
 
+DENORMAL_X1 = "mov eax, 1; movd xmm1, eax"          # the float 1.4e-45: a denormal in xmm1's low lane
+
+
+def test_floating_point_work_on_denormals_is_named_and_normal_values_are_not():
+    warned = lambda r: [w for w in r.warnings if "denormal" in w]
+    assert warned(cyclebench.measure("mulss xmm2, xmm1", init=DENORMAL_X1, **ROUGH))
+    assert not warned(cyclebench.measure("mulss xmm2, xmm1", **ROUGH))                   # 1.0 lanes
+    daz = DENORMAL_X1 + "; mov dword ptr [rsp-64], 0x9fc0; ldmxcsr dword ptr [rsp-64]"   # read as zero
+    assert not warned(cyclebench.measure("mulss xmm2, xmm1", init=daz, **ROUGH))
+    assert not warned(cyclebench.measure("movaps xmm2, xmm1", init=DENORMAL_X1, **ROUGH))   # no arithmetic
+
+
+def test_mxcsr_flags_read_as_the_warning_says():
+    from cyclebench.measurement.evaluate import fp_flags_warning
+    assert fp_flags_warning({}) is None and fp_flags_warning({"mxcsr": ["0x1fa0"]}) is None   # inexact only
+    assert "denormal operands" in fp_flags_warning({"mxcsr": ["0x1f82"]})
+    assert fp_flags_warning({"mxcsr": ["0x1fc2"]}) is None             # DAZ: read as zero, no slow path
+    assert "denormal results" in fp_flags_warning({"mxcsr": ["0x1fb0"]})
+    assert fp_flags_warning({"mxcsr": ["0x9fb0"]}) is None             # FTZ: flushed
+
+
 def test_snippet_may_move_rsp():
     assert cycles("sub rsp, 8; mov [rsp], rax; add rsp, 8") > 0
 
