@@ -36,6 +36,12 @@ run again into another file): the prediction is then the mean of the models' fig
 Run: python3 bench/ports_accuracy.py --model ports.jsonl [ports-again.jsonl] [--random 40] [--compiled 60] [--bhive 60] [--seed 1]
                                      [--save blocks.jsonl | --replay blocks.jsonl ...] [--rows] [--cpus 0,1]
      python3 bench/ports_accuracy.py --model ports.jsonl --remeasure old.jsonl --save new.jsonl
+
+A block whose reading's floating-point work met denormals (MXCSR's flags after the run,
+measurement/evaluate.fp_flags_warning: a random mix that reads as a float what an integer
+instruction wrote) is saved with ``"values": true`` and also counted apart: its figure holds a cost
+of the values, which no model of instructions has. ``--values FILE`` gives that flag to files
+saved before it was kept (bench/ports_values.py writes FILE).
 """
 from __future__ import annotations
 
@@ -66,7 +72,8 @@ from cyclebench.instructions.ports.run import load  # noqa: E402
 from cyclebench.instructions.published import read_csv  # noqa: E402
 from cyclebench.instructions.reference import resolve_arch  # noqa: E402
 from cyclebench.instructions.session import Session  # noqa: E402
-from ports_figures import bound, print_rows, report  # noqa: E402
+from cyclebench.measurement.evaluate import FP_VALUES  # noqa: E402
+from ports_figures import bound, print_rows, report, values_report  # noqa: E402
 
 BHIVE = ROOT.parent / "cyclebench" / "blocks" / "data" / "bhive_blocks.csv"
 BHIVE_SET = "BHive blocks of modelled forms (cyclebench block's measurement)"
@@ -105,6 +112,7 @@ class Readings:
         self.first = 0
         self.again = self.unsettled = 0
         self.modes = None       # the last stable reading's two modes (faster, slower), when it read two
+        self.values = False     # its floating-point work met denormals (evaluate.fp_flags_warning)
 
     def __call__(self, lines, init):
         """(cycles, cpu) of a stable reading, or None. A block whose repetitions read two modes
@@ -139,6 +147,7 @@ class Readings:
                 continue
             if m.stable and m.linear and m.below is None:    # a bound or a non-linear cost is no figure
                 self.first = i
+                self.values = any(w.startswith(FP_VALUES) for w in m.warnings)
                 self.again += k > 0
                 return m.value, self.cpus[i], getattr(m, "modes", None)
         if failed is not None:
@@ -168,7 +177,7 @@ def modes_report(moded):
 
 
 def evaluate(name, blocks, pred, readings, mcpu):
-    ours, mca, rows, moded = [], [], [], []
+    ours, mca, rows, moded, flags = [], [], [], [], []
     readings.again = readings.unsettled = 0          # counted by set
     for lines, init, q in blocks:
         text = "\n".join(lines)
@@ -194,10 +203,14 @@ def evaluate(name, blocks, pred, readings, mcpu):
             except CycleBenchError:
                 q = None
         two = {"modes": list(readings.modes)} if readings.modes else {}
-        record(ours, mca, rows, p, got[0], q, "; ".join(lines), name, text, init=list(init), cpu=got[1], **two)
+        values = readings.values
+        record(ours, mca, rows, p, got[0], q, "; ".join(lines), name, text, init=list(init), cpu=got[1], **two,
+               **({"values": True} if values else {}))
+        flags.append(values)
         if two:
             moded.append((p.cycles, got[0], readings.modes, "; ".join(lines)))
     report(name, ours, mca, rows)
+    values_report(ours, flags)
     modes_report(moded)
     print(readings.summary())
     return rows
@@ -268,6 +281,9 @@ def main():
     ap.add_argument("--save", type=Path, help="write each measured block (set, block, measured, llvm-mca) here")
     ap.add_argument("--replay", type=Path, nargs="+", metavar="FILE",
                     help="predict the blocks --save files hold again, measuring nothing (several: pooled too)")
+    ap.add_argument("--values", type=Path, metavar="FILE",
+                    help="with --replay: the random mixes bench/ports_values.py found meeting denormals, for "
+                         "--save files written before a reading kept that flag")
     ap.add_argument("--remeasure", type=Path, help="measure the blocks a --save file holds again (with --save)")
     ap.add_argument("--processes", type=int, default=2, choices=(1, 2),
                     help="2: a stable reading that showed one level is taken again in another process, "
@@ -280,7 +296,7 @@ def main():
                          "a file without one: 'probe', or with --replay 'none'), a figure, 'probe' to measure "
                          "it now, or 'none' to charge nothing")
     args = ap.parse_args()
-    for given in (*(args.replay or ()), args.remeasure):
+    for given in (*(args.replay or ()), args.remeasure, args.values):
         if given and not given.is_file():
             ap.error(f"no file {given} (make one with --save)")
     if args.remeasure and not args.save:
@@ -365,7 +381,7 @@ def main():
         # each file its own probe records; a factor given or measured here is charged by all
         return models.predict(block, cat, lats, upper_factor=OWN if own_factor else factor)
     if args.replay:
-        return replay(args.replay, pred, args.rows)
+        return replay(args.replay, pred, args.rows, values_file(args.values))
     global SAVED
     if args.save:
         SAVED = args.save.open("w")
@@ -419,6 +435,14 @@ RANDOM_SET = "random mixes of modelled forms"
 COMPILED_SET = "basic blocks of the project's C kernels (gcc -O2)"
 
 
+def values_file(path):
+    """(seed, text) of each mix a bench/ports_values.py file names (None: no file)."""
+    if path is None:
+        return None
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    return {(d["seed"], d["text"]) for d in rows if "text" in d}
+
+
 def saved(path):
     """A --save file: its head line and its blocks by set."""
     head, sets = {}, {}
@@ -461,19 +485,23 @@ def upper_factor(text, replaying, loaded):
     return factor
 
 
-def replay(paths, pred, rows_too):
+def replay(paths, pred, rows_too, values=None):
     """The blocks of --save files predicted again with this model, their measured and llvm-mca
     figures kept: a change to the predictor checked in a second, measuring nothing.  Each file
-    is reported as it is read; several files are also pooled, set by set."""
+    is reported as it is read; several files are also pooled, set by set.  A block saved with
+    ``values`` (its run met denormals), or whose (seed, text) ``values`` holds (--values: files
+    saved before the flag was read), is counted apart as well."""
     from cyclebench.blocks.code import block as code_of
+    values = values or set()
     pooled = {}
     every = []
     spent, predicted = 0.0, 0            # the predictor's own time: its speed as a figure
     for path in paths:
-        d, sets = saved(path)
+        head, sets = saved(path)
+        d = head
         print(f"replaying {path.name}: measured {d.get('when', '?')} on {d.get('cpu', '?')}, seed {d.get('seed')}")
         for name, docs in sets.items():
-            ours, mca, rows, moded = [], [], [], []
+            ours, mca, rows, moded, flags = [], [], [], [], []
             for d in docs:
                 try:
                     block = code_of(bytes.fromhex(d["block"])).code if name == BHIVE_SET else d["block"]
@@ -487,17 +515,20 @@ def replay(paths, pred, rows_too):
                     print(f"  forms this model lacks ({', '.join(p.unknown)}): {d['text']}")
                     continue
                 record(ours, mca, rows, p, d["measured"], d["mca"], d["text"])
+                flags.append(bool(d.get("values")) or (head.get("seed"), d["text"]) in values)
                 if d.get("modes"):
                     moded.append((p.cycles, d["measured"], d["modes"], d["text"]))
             report(name, ours, mca, rows)
+            values_report(ours, flags)
             modes_report(moded)
             every += rows
-            for kept, new in zip(pooled.setdefault(name, ([], [], [])), (ours, mca, rows)):
+            for kept, new in zip(pooled.setdefault(name, ([], [], [], [])), (ours, mca, rows, flags)):
                 kept += new
     if len(paths) > 1:
         print(f"pooled over {len(paths)} files:")
-        for name, (ours, mca, rows) in pooled.items():
+        for name, (ours, mca, rows, flags) in pooled.items():
             report(name, ours, mca, rows)
+            values_report(ours, flags)
     if predicted:
         print(f"predicted {predicted} blocks in {spent:.1f} s, {1000 * spent / predicted:.0f} ms a block "
               "(this process, the models loaded before)")

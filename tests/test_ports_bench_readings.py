@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from cyclebench.errors import CounterUnavailable
+from cyclebench.measurement.evaluate import fp_flags_warning
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "ports_accuracy.py"
 
@@ -23,8 +24,8 @@ def bench():
 
 class FakeSession:
     """Readings by CPU, in turn: a float is a stable reading, ('u', v) an unstable one, ('b', v) a
-    stable bound below the resolution, ('n', v) a stable reading not linear in the copies, an
-    exception is raised."""
+    stable bound below the resolution, ('n', v) a stable reading not linear in the copies, ('d', v)
+    a stable reading whose floating-point work met denormals, an exception is raised."""
 
     def __init__(self, cpu, script, log):
         self.cpu, self.script, self.log = cpu, script, log
@@ -35,10 +36,12 @@ class FakeSession:
         if isinstance(r, Exception):
             raise r
         if isinstance(r, dict):         # a stable reading whose repetitions read two modes
-            return SimpleNamespace(value=r["value"], stable=True, modes=r["modes"], linear=True, below=None)
+            return SimpleNamespace(value=r["value"], stable=True, modes=r["modes"], linear=True, below=None,
+                                   warnings=[])
         kind, v = r if isinstance(r, tuple) else ("", r)
+        warnings = [fp_flags_warning({"mxcsr": ["0x1f82"]})] if kind == "d" else ["two modes: ..."]
         return SimpleNamespace(value=v, stable=kind != "u", modes=None, linear=kind != "n",
-                               below=v if kind == "b" else None)
+                               below=v if kind == "b" else None, warnings=warnings)
 
 
 def readings(bench, script, processes=1):
@@ -91,6 +94,31 @@ def test_a_block_read_in_two_modes_gives_the_faster_and_keeps_both(bench):
     r, log = readings(bench, {0: [{"value": 2.2, "modes": (2.17, 3.17)}, 1.0, 1.01]}, processes=2)
     assert r(["nop"], []) == (2.17, 0) and log == [0]
     assert r(["nop"], []) == (1.0, 0) and r.modes is None and log == [0, 0, 0]
+
+
+def test_a_reading_that_met_denormals_is_marked_and_one_that_did_not_is_not(bench):
+    r, _ = readings(bench, {0: [("d", 16.7), 11.2]})
+    assert r(["cvtpd2dq xmm1, xmm2", "mulss xmm1, xmm2"], []) == (16.7, 0) and r.values
+    assert r(["cvtpd2ps xmm1, xmm2", "mulss xmm1, xmm2"], []) == (11.2, 0) and not r.values
+
+
+def test_replay_counts_the_mixes_that_met_denormals_apart(bench, tmp_path, capsys):
+    """Saved with the flag, or named by a --values file (seed, text): both counted apart, and the
+    others' share within 10% printed beside."""
+    path = tmp_path / "s.jsonl"
+    rows = [("nop", 1.0, True), ("nop\nnop", 2.5, False), ("nop\nnop\nnop", 3.05, False), ("lfence", 1.0, False)]
+    path.write_text("\n".join([json.dumps({"seed": 7, "cpu": "test"})] + [
+        json.dumps({"set": "random mixes of modelled forms", "block": b, "text": b.replace("\n", "; "),
+                    "measured": m, "mca": m, **({"values": True} if v else {})}) for b, m, v in rows]) + "\n")
+
+    def pred(block):
+        n = float(len(block.split("\n")))
+        return SimpleNamespace(cycles=n, resource_bound=n, chain_bound=0.0, binding_resource="R0",
+                               simulated=n, unknown=[], members=[n], simulation_binds=lambda: False)
+    bench.replay([path], pred, False, {(7, "nop; nop")})
+    out = capsys.readouterr().out
+    assert "2 of 4 read denormal operands or made denormal results" in out
+    assert "the others: 100.0% within 10% (2 of 2 blocks;" in out
 
 
 def test_replay_pools_several_files(bench, tmp_path, capsys):

@@ -235,6 +235,7 @@ def _mark_bound(events: dict, quantum: float, tick_quantum: float, tsc_hz: float
 
 # MXCSR bits (Intel SDM vol. 1, 10.2.3; the same on AMD): sticky exception flags, DAZ, FTZ
 DENORMAL_FLAG, UNDERFLOW_FLAG, DAZ, FTZ = 0x2, 0x10, 0x40, 0x8000
+FP_VALUES = "the code's floating-point work"      # how the warning begins (bench/ports_accuracy.py counts them)
 
 
 def fp_flags_warning(info: dict) -> str | None:
@@ -254,7 +255,7 @@ def fp_flags_warning(info: dict) -> str | None:
         what.append("made denormal results (the underflow flag)")
     if not what:
         return None
-    return (f"the code's floating-point work {' and '.join(what)}: a slower path on many cores (an assist of "
+    return (f"{FP_VALUES} {' and '.join(what)}: a slower path on many cores (an assist of "
             "about a hundred cycles on Intel's; on Zen 4 a denormal makes mulss 1.2 and divss 4.6 cycles "
             "slower on a chain), so the figure includes a cost of the values; to time the common path, give "
             "normal values in --init, or set DAZ and FTZ there (ldmxcsr of 0x9FC0)")
