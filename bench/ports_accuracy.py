@@ -498,8 +498,8 @@ def replay(paths, pred, rows_too, values=None):
     spent, predicted = 0.0, 0            # the predictor's own time: its speed as a figure
     for path in paths:
         head, sets = saved(path)
-        d = head
-        print(f"replaying {path.name}: measured {d.get('when', '?')} on {d.get('cpu', '?')}, seed {d.get('seed')}")
+        print(f"replaying {path.name}: measured {head.get('when', '?')} on {head.get('cpu', '?')}, "
+              f"seed {head.get('seed')}")
         for name, docs in sets.items():
             ours, mca, rows, moded, flags = [], [], [], [], []
             for d in docs:

@@ -51,12 +51,12 @@ def report(name, ours, mca, rows):
 
 
 def values_report(ours, flags):
-    """The blocks whose runs read denormal operands or made denormal results (``flags``, parallel
+    """The blocks whose runs met denormal operands or results (``flags``, parallel
     to ``ours``: MXCSR's flags after a run, measurement/evaluate.fp_flags_warning), and the others'
     figures: a cost of the values, which no model of instructions has, told apart."""
     n = sum(map(bool, flags))
     if n:
-        print(f"  {n} of {len(ours)} read denormal operands or made denormal results (MXCSR's flags after "
+        print(f"  {n} of {len(ours)} met denormal operands or results (MXCSR's flags after "
               f"their runs: a cost of the values); the others: {errors([o for o, f in zip(ours, flags) if not f])}")
 
 

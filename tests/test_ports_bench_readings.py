@@ -117,7 +117,7 @@ def test_replay_counts_the_mixes_that_met_denormals_apart(bench, tmp_path, capsy
                                simulated=n, unknown=[], members=[n], simulation_binds=lambda: False)
     bench.replay([path], pred, False, {(7, "nop; nop")})
     out = capsys.readouterr().out
-    assert "2 of 4 read denormal operands or made denormal results" in out
+    assert "2 of 4 met denormal operands or results" in out
     assert "the others: 100.0% within 10% (2 of 2 blocks;" in out
 
 

@@ -239,8 +239,8 @@ FP_VALUES = "the code's floating-point work"      # how the warning begins (benc
 
 
 def fp_flags_warning(info: dict) -> str | None:
-    """The warning for a run whose floating-point work read denormal operands, or made denormal
-    results, as the MXCSR the last run left says (the harness starts each run with the flags
+    """The warning for a run whose floating-point work read denormal operands, or made results too
+    small for a normal float, as the MXCSR the last run left says (the harness starts each run with the flags
     clear): both take a slower path on many cores, so the figure is of the data as well as of
     the instructions. DAZ reads denormal operands as zero and FTZ flushes such results, so
     neither costs then. A runner that does not report MXCSR gives no warning."""
@@ -252,7 +252,7 @@ def fp_flags_warning(info: dict) -> str | None:
     if mxcsr & DENORMAL_FLAG and not mxcsr & DAZ:
         what.append("read denormal operands (MXCSR's denormal flag)")
     if mxcsr & UNDERFLOW_FLAG and not mxcsr & FTZ:
-        what.append("made denormal results (the underflow flag)")
+        what.append("made results too small for a normal float (the underflow flag)")
     if not what:
         return None
     return (f"{FP_VALUES} {' and '.join(what)}: a slower path on many cores (an assist of "
