@@ -39,7 +39,7 @@ class FakeSession:
             return SimpleNamespace(value=r["value"], stable=True, modes=r["modes"], linear=True, below=None,
                                    warnings=[])
         kind, v = r if isinstance(r, tuple) else ("", r)
-        warnings = [fp_flags_warning({"mxcsr": ["0x1f82"]})] if kind == "d" else ["two modes: ..."]
+        warnings = [fp_flags_warning({"fp_status": ["0x1f82"]})] if kind == "d" else ["two modes: ..."]
         return SimpleNamespace(value=v, stable=kind != "u", modes=None, linear=kind != "n",
                                below=v if kind == "b" else None, warnings=warnings)
 

@@ -14,7 +14,7 @@ FIELDS = {"saved_rsp": layout.SAVED_RSP, "loop_count": layout.LOOP_COUNT, "reg_i
           "read_ret": layout.READ_RET, "data_ptr": layout.DATA_PTR, "data_size": layout.DATA_SIZE,
           "sym": layout.SYM, "tsc_start": layout.TSC_START, "tsc_end": layout.TSC_END,
           "grp_start": layout.GRP_START, "grp_end": layout.GRP_END, "pmc_idx": layout.PMC_IDX,
-          "pmc_start": layout.PMC_START, "pmc_end": layout.PMC_END, "sys_token": layout.SYS_TOKEN, "mxcsr": layout.MXCSR,
+          "pmc_start": layout.PMC_START, "pmc_end": layout.PMC_END, "sys_token": layout.SYS_TOKEN, "fp_status": layout.FP_STATUS,
           "size": layout.SIZE, "max_events": layout.MAX_EVENTS, "max_syms": layout.MAX_SYMS}
 
 

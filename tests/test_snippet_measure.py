@@ -71,13 +71,22 @@ def test_floating_point_work_on_denormals_is_named_and_normal_values_are_not():
     assert not warned(cyclebench.measure("movaps xmm2, xmm1", init=DENORMAL_X1, **ROUGH))   # no arithmetic
 
 
-def test_mxcsr_flags_read_as_the_warning_says():
+def test_x87_work_on_denormals_is_named_too():
+    r = cyclebench.measure("fld dword ptr [r14]; fstp st(0)", init="mov dword ptr [r14], 1", **ROUGH)
+    assert [w for w in r.warnings if "denormal operands (the denormal flag of the x87 status word)" in w]
+
+
+def test_the_flags_read_as_the_warning_says():
     from cyclebench.measurement.evaluate import fp_flags_warning
-    assert fp_flags_warning({}) is None and fp_flags_warning({"mxcsr": ["0x1fa0"]}) is None   # inexact only
-    assert "denormal operands" in fp_flags_warning({"mxcsr": ["0x1f82"]})
-    assert fp_flags_warning({"mxcsr": ["0x1fc2"]}) is None             # DAZ: read as zero, no slow path
-    assert "too small for a normal float" in fp_flags_warning({"mxcsr": ["0x1fb0"]})
-    assert fp_flags_warning({"mxcsr": ["0x9fb0"]}) is None             # FTZ: flushed
+    def flags(mxcsr, x87=0):
+        return fp_flags_warning({"fp_status": [hex(x87 << 32 | mxcsr)]})
+    assert fp_flags_warning({}) is None and flags(0x1fa0) is None       # inexact only
+    assert "denormal operands (the denormal flag of MXCSR)" in flags(0x1f82)
+    assert flags(0x1fc2) is None                                        # DAZ: read as zero, no slow path
+    assert "too small for a normal float (the underflow flag of MXCSR)" in flags(0x1fb0)
+    assert flags(0x9fb0) is None                                        # FTZ: flushed
+    assert "denormal flag of MXCSR and the x87 status word" in flags(0x1f82, 0x2)
+    assert "underflow flag of the x87 status word" in flags(0x1f80, 0x10)
 
 
 def test_snippet_may_move_rsp():

@@ -155,7 +155,8 @@ def _d(reg: str) -> str:
 
 
 def _epilogue(e: _Emitter, avx: bool):
-    e.emit(f"stmxcsr {layout.dfield(layout.MXCSR)}",     # the flags the run raised (evaluate.py reads them)
+    e.emit(f"stmxcsr {layout.dfield(layout.FP_STATUS)}",     # the flags the run raised (evaluate.py reads them)
+           f"fnstsw word ptr [rip + cb_ctl + {layout.FP_STATUS + 4}]",
            f"mov rsp, {layout.field(layout.SAVED_RSP)}",
            "pop r15", "pop r14", "pop r13", "pop r12", "pop rbp", "pop rbx",
            f"ldmxcsr dword ptr [rip + cb_ctl + {layout.SCRATCH + 56}]",

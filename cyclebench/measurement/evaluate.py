@@ -233,32 +233,41 @@ def _mark_bound(events: dict, quantum: float, tick_quantum: float, tsc_hz: float
 
 
 
-# MXCSR bits (Intel SDM vol. 1, 10.2.3; the same on AMD): sticky exception flags, DAZ, FTZ
+# MXCSR bits (Intel SDM vol. 1, 10.2.3; the same on AMD): sticky exception flags, DAZ, FTZ; the x87
+# status word holds the same two flags at the same places (8.1.3) and has neither mode
 DENORMAL_FLAG, UNDERFLOW_FLAG, DAZ, FTZ = 0x2, 0x10, 0x40, 0x8000
 FP_VALUES = "the code's floating-point work"      # how the warning begins (bench/ports_accuracy.py counts them)
 
 
 def fp_flags_warning(info: dict) -> str | None:
-    """The warning for a run whose floating-point work read denormal operands, or made results too
-    small for a normal float, as the MXCSR the last run left says (the harness starts each run with the flags
-    clear): both take a slower path on many cores, so the figure is of the data as well as of
-    the instructions. DAZ reads denormal operands as zero and FTZ flushes such results, so
-    neither costs then. A runner that does not report MXCSR gives no warning."""
+    """The warning for a run whose floating-point work (SSE/AVX or x87) read denormal operands, or
+    made results too small for a normal float, as the MXCSR and x87 status word the last run left
+    say (the harness starts each run with the flags clear): both take a slower path on many cores,
+    so the figure is of the data as well as of the instructions. DAZ reads denormal operands as
+    zero and FTZ flushes such results, so neither costs then. A runner that does not report the
+    flags gives no warning."""
     try:
-        mxcsr = int(info["mxcsr"][0], 16)
+        status = int(info["fp_status"][0], 16)
     except (KeyError, IndexError, ValueError):
         return None
+    mxcsr, x87 = status & 0xFFFFFFFF, status >> 32 & 0xFFFF
     what = []
-    if mxcsr & DENORMAL_FLAG and not mxcsr & DAZ:
-        what.append("read denormal operands (MXCSR's denormal flag)")
-    if mxcsr & UNDERFLOW_FLAG and not mxcsr & FTZ:
-        what.append("made results too small for a normal float (the underflow flag)")
+    if mxcsr & DENORMAL_FLAG and not mxcsr & DAZ or x87 & DENORMAL_FLAG:
+        what.append("read denormal operands (the denormal flag" + _where(mxcsr & DENORMAL_FLAG and not mxcsr & DAZ,
+                                                                         x87 & DENORMAL_FLAG) + ")")
+    if mxcsr & UNDERFLOW_FLAG and not mxcsr & FTZ or x87 & UNDERFLOW_FLAG:
+        what.append("made results too small for a normal float (the underflow flag"
+                    + _where(mxcsr & UNDERFLOW_FLAG and not mxcsr & FTZ, x87 & UNDERFLOW_FLAG) + ")")
     if not what:
         return None
     return (f"{FP_VALUES} {' and '.join(what)}: a slower path on many cores (an assist of "
             "about a hundred cycles on Intel's; on Zen 4 a denormal makes mulss 1.2 and divss 4.6 cycles "
             "slower on a chain), so the figure includes a cost of the values; to time the common path, give "
-            "normal values in --init, or set DAZ and FTZ there (ldmxcsr of 0x9FC0)")
+            "normal values in --init, or set DAZ and FTZ there (ldmxcsr of 0x9FC0; SSE and AVX only)")
+
+
+def _where(sse, x87) -> str:
+    return " of " + " and ".join(n for n, on in (("MXCSR", sse), ("the x87 status word", x87)) if on)
 
 
 def _loop_limited(info: dict) -> float | None:

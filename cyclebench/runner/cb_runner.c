@@ -97,7 +97,8 @@ struct ctl {
     uint64_t pmc_start[MAX_EVENTS];     /* 736 */
     uint64_t pmc_end[MAX_EVENTS];       /* 864 */
     uint64_t sys_token;                 /* 992: read_token, marks the harness's own read() (see install_sandbox) */
-    uint64_t mxcsr;                     /* 1000: MXCSR as each run left it (the harness's epilogue): its sticky flags */
+    uint64_t fp_status;                 /* 1000: MXCSR (bits 0-31) and the x87 status word (32-47) as each run left
+                                           them (the harness's epilogue): the code's floating-point flags */
 };                                      /* 1008 bytes */
 
 _Static_assert(sizeof(struct ctl) == 1008, "layout.py must match");
@@ -860,7 +861,7 @@ static void print_layout(void) {
     F("read_fd", read_fd); F("read_size", read_size); F("read_ret", read_ret); F("data_ptr", data_ptr);
     F("data_size", data_size); F("sym", sym); F("tsc_start", tsc_start); F("tsc_end", tsc_end);
     F("grp_start", grp_start); F("grp_end", grp_end); F("pmc_idx", pmc_idx); F("pmc_start", pmc_start);
-    F("pmc_end", pmc_end); F("sys_token", sys_token); F("mxcsr", mxcsr);
+    F("pmc_end", pmc_end); F("sys_token", sys_token); F("fp_status", fp_status);
     #undef F
     out("layout size %zu\nlayout max_events %d\nlayout max_syms %d\n", sizeof(struct ctl), MAX_EVENTS, MAX_SYMS);
 }
@@ -952,7 +953,7 @@ int main(int argc, char **argv) {
     }
     if (cur_group >= 0) sys3(SYS_ioctl, fds[opt.group_first[cur_group]], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
     if (opt.use_rdpmc) out("info rdpmc_moves %ld\n", rdpmc_moves);
-    out("info mxcsr %#llx\n", (unsigned long long)ctl->mxcsr);   /* as the last measured run left it */
+    out("info fp_status %#llx\n", (unsigned long long)ctl->fp_status);   /* as the last measured run left it */
     map_report();
     out("done\n");
     oflush();

@@ -21,7 +21,7 @@ PMC_IDX = 608
 PMC_START = 736
 PMC_END = 864
 SYS_TOKEN = 992        # the runner's secret for its own system calls (the harness's read())
-MXCSR = 1000           # MXCSR as a run left it (the epilogue stores it): the code's floating-point flags
+FP_STATUS = 1000       # MXCSR, then the x87 status word at +4, as a run left them: the code's floating-point flags
 SIZE = 1008
 MAX_EVENTS = 16         # per group
 
