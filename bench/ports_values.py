@@ -23,13 +23,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT.parent))
+sys.path.append(str(ROOT))
 
 from cyclebench.errors import CycleBenchError  # noqa: E402
 from cyclebench.instructions.session import Session  # noqa: E402
 from cyclebench.machine.cpu import cpu_info  # noqa: E402
 from cyclebench.measurement.evaluate import FP_VALUES  # noqa: E402
-
-RANDOM_SET = "random mixes of modelled forms"
+from ports_accuracy import RANDOM_SET, saved  # noqa: E402
 
 
 def main():
@@ -46,14 +46,8 @@ def main():
                               "cpu": f"{c.model_name} (family {c.family} model {c.model})",
                               "files": [p.name for p in args.files]}) + "\n")
         for path in args.files:
-            head, docs = {}, []
-            for line in path.read_text().splitlines():
-                d = json.loads(line)
-                if "set" not in d:
-                    head = d
-                elif d["set"] == RANDOM_SET:
-                    docs.append(d)
-            for d in docs:
+            head, sets = saved(path)
+            for d in sets.get(RANDOM_SET, ()):
                 runs += 1
                 try:
                     m = session.measure(d["block"].split("\n"), d.get("init", []), per=1)
