@@ -154,3 +154,23 @@ def test_the_misses_are_counted_by_how_far_the_models_stand_apart(bench):
     rows = [(1.0, p, 0, 0, None, "", "", "", 0, sp) for p, sp in
             [(1.0, 0.01), (1.05, 0.02), (1.3, 0.2), (1.0, 0.15), (0.8, 0.5), (1.2, 0.05)]]
     assert ports_figures.by_spread(rows) == "within 3% 0 of 2 (0%), 3-10% 1 of 1 (100%), over 10% 2 of 3 (67%)"
+
+
+def test_ports_values_names_the_saved_mixes_that_meet_denormals(tmp_path, monkeypatch, capsys):
+    """bench/ports_values.py runs each saved random mix once and keeps only the flag: a mix that
+    multiplies the integers of a conversion as floats meets denormals, the same with a float
+    conversion does not (a fact of the values, not of a timing)."""
+    saved = tmp_path / "blocks-9.jsonl"
+    mixes = ["{load} cvtpd2dq xmm1, xmm2; mulss xmm1, xmm2", "{load} cvtpd2ps xmm1, xmm2; mulss xmm1, xmm2"]
+    saved.write_text("\n".join([json.dumps({"seed": 9}), *(json.dumps(
+        {"set": "random mixes of modelled forms", "block": m.replace("; ", "\n"), "text": m, "init": [],
+         "measured": 1.0, "mca": 1.0}) for m in mixes)]) + "\n")
+    out = tmp_path / "values.jsonl"
+    spec = importlib.util.spec_from_file_location("ports_values_bench", BENCH.with_name("ports_values.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    monkeypatch.setattr("sys.argv", ["ports_values.py", "--out", str(out), "--cpu", "0", str(saved)])
+    mod.main()
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r for r in rows if "text" in r] == [{"seed": 9, "text": mixes[0]}]
+    assert "1 of 2 random mixes met denormals" in capsys.readouterr().out
