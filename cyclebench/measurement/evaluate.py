@@ -243,7 +243,9 @@ def fp_flags_warning(info: dict) -> str | None:
     """The warning for a run whose floating-point work (SSE/AVX or x87) read denormal operands, or
     made results too small for a normal float, as the MXCSR and x87 status word the last run left
     say (the harness starts each run with the flags clear): both take a slower path on many cores,
-    so the figure is of the data as well as of the instructions. DAZ reads denormal operands as
+    so the figure may be of the data as well as of the instructions. The flags are sticky: they
+    cannot tell every copy from the first few (``vcvtpd2ps xmm1, xmm1`` reads its floats as
+    doubles, which shrink to zero in a few steps; its chain reads 3.00 cycles on Zen 4). DAZ reads denormal operands as
     zero and FTZ flushes such results, so neither costs then. A runner that does not report the
     flags gives no warning."""
     try:
@@ -260,10 +262,12 @@ def fp_flags_warning(info: dict) -> str | None:
                     + _where(mxcsr & UNDERFLOW_FLAG and not mxcsr & FTZ, x87 & UNDERFLOW_FLAG) + ")")
     if not what:
         return None
-    return (f"{FP_VALUES} {' and '.join(what)}: a slower path on many cores (an assist of "
-            "about a hundred cycles on Intel's; on Zen 4 a denormal makes mulss 1.2 and divss 4.6 cycles "
-            "slower on a chain), so the figure includes a cost of the values; to time the common path, give "
-            "normal values in --init, or set DAZ and FTZ there (ldmxcsr of 0x9FC0; SSE and AVX only)")
+    return (f"{FP_VALUES} {' and '.join(what)} at least once in a run: a slower path on many cores (an "
+            "assist of about a hundred cycles on Intel's; on Zen 4 a denormal makes mulss 1.2 and divss 4.6 "
+            "cycles slower on a chain), so where it happens in every copy the figure includes a cost of the "
+            "values (a chain whose values shrink to zero meets them only in its first copies); to time the "
+            "common path, give normal values in --init, or set DAZ and FTZ there (ldmxcsr of 0x9FC0; SSE "
+            "and AVX only)")
 
 
 def _where(sse, x87) -> str:
