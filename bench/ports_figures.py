@@ -56,8 +56,9 @@ def values_report(ours, flags):
     figures: a cost of the values, which no model of instructions has, told apart."""
     n = sum(map(bool, flags))
     if n:
-        print(f"  {n} of {len(ours)} met denormal operands or results (MXCSR's flags after "
-              f"their runs: a cost of the values); the others: {errors([o for o, f in zip(ours, flags) if not f])}")
+        print(f"  {n} of {len(ours)} met denormal operands or results (MXCSR's flags after their runs: a cost "
+              f"of the values where met in every copy); the others: "
+              f"{errors([o for o, f in zip(ours, flags) if not f])}")
 
 
 SPREADS = ((0.03, "within 3%"), (0.10, "3-10%"), (float("inf"), "over 10%"))
