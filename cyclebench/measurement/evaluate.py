@@ -245,21 +245,21 @@ def fp_flags_warning(info: dict) -> str | None:
     say (the harness starts each run with the flags clear): both take a slower path on many cores,
     so the figure may be of the data as well as of the instructions. The flags are sticky: they
     cannot tell every copy from the first few (``vcvtpd2ps xmm1, xmm1`` reads its floats as
-    doubles, which shrink to zero in a few steps; its chain reads 3.00 cycles on Zen 4). DAZ reads denormal operands as
-    zero and FTZ flushes such results, so neither costs then. A runner that does not report the
-    flags gives no warning."""
+    doubles, which shrink to zero in a few steps; its chain reads 3.00 cycles on Zen 4). DAZ reads
+    denormal operands as zero and FTZ flushes such results, so neither costs then (x87 has neither).
+    A runner that does not report the flags gives no warning."""
     try:
         status = int(info["fp_status"][0], 16)
     except (KeyError, IndexError, ValueError):
         return None
     mxcsr, x87 = status & 0xFFFFFFFF, status >> 32 & 0xFFFF
     what = []
-    if mxcsr & DENORMAL_FLAG and not mxcsr & DAZ or x87 & DENORMAL_FLAG:
-        what.append("read denormal operands (the denormal flag" + _where(mxcsr & DENORMAL_FLAG and not mxcsr & DAZ,
-                                                                         x87 & DENORMAL_FLAG) + ")")
-    if mxcsr & UNDERFLOW_FLAG and not mxcsr & FTZ or x87 & UNDERFLOW_FLAG:
-        what.append("made results too small for a normal float (the underflow flag"
-                    + _where(mxcsr & UNDERFLOW_FLAG and not mxcsr & FTZ, x87 & UNDERFLOW_FLAG) + ")")
+    for flag, free, did in ((DENORMAL_FLAG, DAZ, "read denormal operands (the denormal flag"),
+                            (UNDERFLOW_FLAG, FTZ, "made results too small for a normal float (the underflow flag")):
+        places = [n for n, on in (("MXCSR", mxcsr & flag and not mxcsr & free), ("the x87 status word", x87 & flag))
+                  if on]
+        if places:
+            what.append(f"{did} of {' and '.join(places)})")
     if not what:
         return None
     return (f"{FP_VALUES} {' and '.join(what)} at least once in a run: a slower path on many cores (an "
@@ -268,10 +268,6 @@ def fp_flags_warning(info: dict) -> str | None:
             "values (a chain whose values shrink to zero meets them only in its first copies); to time the "
             "common path, give normal values in --init, or set DAZ and FTZ there (ldmxcsr of 0x9FC0; SSE "
             "and AVX only)")
-
-
-def _where(sse, x87) -> str:
-    return " of " + " and ".join(n for n, on in (("MXCSR", sse), ("the x87 status word", x87)) if on)
 
 
 def _loop_limited(info: dict) -> float | None:
