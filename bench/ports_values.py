@@ -38,6 +38,9 @@ def main():
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--cpu", type=int, default=1)
     args = ap.parse_args()
+    for given in args.files:
+        if not given.is_file():
+            ap.error(f"no file {given} (a --save file of bench/ports_accuracy.py)")
     session = Session(budget=0.5, cpu=args.cpu)
     c = cpu_info()
     runs = met = failed = 0
