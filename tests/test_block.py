@@ -12,6 +12,7 @@ from cyclebench.blocks import accuracy, bulk, extract, memory
 from cyclebench.blocks.code import NotABlock, block, parse_hex
 from cyclebench.blocks.measure import FILL, loop_code, measure_block, plan, start_state
 from cyclebench.errors import ConfigError, UsageError
+from cyclebench.snippet import features
 
 LOAD_STORE = "488b4308488904cb4883c008"      # mov rax,[rbx+8]; mov [rbx+rcx*8],rax; add rax,8
 
@@ -77,9 +78,9 @@ def test_start_state_sets_every_register_but_the_counter():
 
 
 def test_used_registers_include_implicit_ones():
-    assert memory.used_gprs(bytes.fromhex("4d8b3f")) == {"r15"}                  # mov r15,[r15]
-    assert {"rax", "rdx", "rcx"} <= memory.used_gprs(bytes.fromhex("48f7f1"))     # div rcx
-    assert "rsp" in memory.used_gprs(bytes.fromhex("50"))                         # push rax
+    assert features.used_gprs(bytes.fromhex("4d8b3f")) == {"r15"}                  # mov r15,[r15]
+    assert {"rax", "rdx", "rcx"} <= features.used_gprs(bytes.fromhex("48f7f1"))     # div rcx
+    assert "rsp" in features.used_gprs(bytes.fromhex("50"))                         # push rax
 
 
 def test_static_address_check():

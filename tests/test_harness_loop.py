@@ -8,7 +8,9 @@ import cyclebench
 from cyclebench.harness import HarnessSpec, generate
 from cyclebench.harness.codegen import LOOP_REGISTER
 from cyclebench.harness.loopend import loop_close, loop_close_bytes
+from cyclebench.measurement import api
 from cyclebench.instructions.gas import assemble_lines
+from cyclebench.runner import layout
 from cyclebench.snippet import parse_part
 from cyclebench.snippet.flagchain import carries_flags, flag_chain, flag_masks
 
@@ -74,6 +76,19 @@ def test_the_loop_end_writes_flags_only_where_the_code_does_not_need_them():
     assert end.count(f"xchg rcx, {LOOP_REGISTER}") == 3       # RCX back on both ways out
 
 
+@pytest.mark.parametrize("code, unroll, counter, warned", [
+    ("cmovs ebx, r11d; add ebx, r12d", 2, "rcx", False),     # RCX free: the count lives there
+    ("cmovs ebx, ecx; add ebx, r12d", 2, LOOP_REGISTER, True),  # RCX read: exchanged in, with few copies a warning
+    ("cmovs ebx, ecx; add ebx, r12d", 8, LOOP_REGISTER, False),
+    ("add rax, rbx", 2, LOOP_REGISTER, False),               # no flag chain: dec/jnz on the usual counter
+])
+def test_a_flag_keeping_loop_end_counts_in_rcx_where_the_code_leaves_it_free(code, unroll, counter, warned):
+    p = api.prepare(code, unroll=unroll, loop=10)
+    assert p.spec.counter == counter
+    assert f"mov {counter}, {layout.field(layout.LOOP_COUNT)}" in p.lines
+    assert any("exchanges RCX" in w for w in p.warnings) is warned
+
+
 @pytest.mark.parametrize("counter", [1, 12])
 def test_the_machine_code_end_is_the_text_one(counter):
     body = bytes.fromhex("4801d8") * 5
@@ -91,8 +106,8 @@ def test_the_machine_code_end_is_the_text_one(counter):
 def test_a_chain_through_the_flags_alone_keeps_its_latency_across_iterations():
     # add -> flags -> cmovs -> add: at least two cycles a copy on any x86-64 core. With two copies
     # an iteration, a loop end that wrote the flags let iterations overlap (read 1.00 on Zen 4).
-    # The add takes a register: Golden Cove runs an add of a small immediate in the renamer (uops.info
-    # ADL-P: ADD (R32, I8) latency [0;1]), and with `add ebx, 2` this chain read 1.74 on one x86-64 core.
+    # On a Golden Cove core it read 1.74 while the end exchanged RCX with its counter (3 µops each
+    # way) and 2.00 with the count in RCX (loopend.flag_counter).
     r = cyclebench.measure("cmovs ebx, r11d; pxor xmm1, xmm2; pxor xmm3, xmm4; pxor xmm5, xmm6; "
                            "add ebx, r12d; mov ebx, 5", unroll=2, n_measurements=10)
     assert r.events["cycles"].value >= 1.9

@@ -15,11 +15,12 @@ import math
 import time
 
 from ..errors import CycleBenchError
-from ..harness.loopend import loop_close_bytes
+from ..harness.loopend import flag_counter, loop_close_bytes
 from ..measurement.api import measure
+from ..snippet.features import GPRS, used_gprs
 from ..snippet.flagchain import flag_chain
 from .code import Block, NotABlock, block as check_block
-from .memory import FILL, GPRS, MXCSR, accesses, flags, used_gprs
+from .memory import FILL, MXCSR, accesses, flags
 
 SCHEMA = "cyclebench.block"
 SCHEMA_VERSION = 1
@@ -90,9 +91,12 @@ def plan(blk: Block) -> tuple[str, int, int, bool]:
     if counter is None:
         raise NotABlock("the block uses every general register: none is left for the loop counter",
                         "such blocks are not measured")
+    keep = flag_chain(blk.code)
+    if keep:
+        counter = flag_counter(used, counter)
     copies = max(1, min(100, 1024 // len(blk.code)))
     iterations = max(1, math.ceil(TARGET_INSTRUCTIONS / (copies * len(blk.instructions))))
-    return counter, copies, iterations, flag_chain(blk.code)
+    return counter, copies, iterations, keep
 
 
 def base_doc(code: bytes, **extra) -> dict:

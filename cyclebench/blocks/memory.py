@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..snippet.features import GPRS, gpr_names as _names
+
 FILL = 0x12345640
 MXCSR = 0x9FC0            # default 0x1F80 (exceptions masked) + DAZ (bit 6) + FTZ (bit 15)
 PAGE = 4096
-GPRS = ("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
-        "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15")
 
 
 @dataclass
@@ -36,33 +36,8 @@ class Access:
     segment: str = ""         # fs/gs: the runner's own thread-local storage
 
 
-def _names():
-    import iced_x86 as I
-    reg = {getattr(I.Register, n.upper()): n for n in GPRS}
-    return I, reg
-
-
 def _writes(I) -> tuple:
     return (I.OpAccess.WRITE, I.OpAccess.READ_WRITE, I.OpAccess.COND_WRITE, I.OpAccess.READ_COND_WRITE)
-
-
-def used_gprs(code: bytes) -> set[str]:
-    """The 64-bit general registers the block reads or writes, explicitly or implicitly."""
-    I, reg = _names()
-    f = I.InstructionInfoFactory()
-    out = set()
-    for ins in I.Decoder(64, code):
-        info = f.info(ins)
-        for u in info.used_registers():
-            full = I.RegisterExt.full_register(u.register)
-            if full in reg:
-                out.add(reg[full])
-        for m in info.used_memory():
-            for r in (m.base, m.index):
-                full = I.RegisterExt.full_register(r) if r else r
-                if full in reg:
-                    out.add(reg[full])
-    return out
 
 
 def accesses(code, start: dict[str, int], follow: bool = False) -> list[Access]:

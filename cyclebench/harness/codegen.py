@@ -82,6 +82,7 @@ class HarnessSpec:
     reset: tuple[str, ...] = ()       # area registers set back every loop iteration
     loop_init: CodePart = dfield(default_factory=lambda: CodePart("loop_init"))
     keep_flags: bool = False          # the loop's end writes no flags (snippet/flagchain.py)
+    counter: str = LOOP_REGISTER      # the loop count's register (loopend.flag_counter)
 
 
 class _Emitter:
@@ -173,7 +174,7 @@ def _run_function(e: _Emitter, fn: str, spec: HarnessSpec, copies: int, code: Co
     _prologue(e, fn, spec)
     e.part(fn, init, label)
     if spec.use_loop and no_mem:     # no memory access between the readings: load it before
-        e.emit(f"mov {LOOP_REGISTER}, {layout.field(layout.LOOP_COUNT)}")
+        e.emit(f"mov {spec.counter}, {layout.field(layout.LOOP_COUNT)}")
     if spec.drain_frontend:
         e.emit(*_DRAIN)
     e.emit(*reads.sequence("start", **spec.read, sites=e.sites))
@@ -182,7 +183,7 @@ def _run_function(e: _Emitter, fn: str, spec: HarnessSpec, copies: int, code: Co
         if spec.drain_frontend and not late.empty:
             e.emit(*_DRAIN)
     if spec.use_loop and not no_mem:
-        e.emit(f"mov {LOOP_REGISTER}, {layout.field(layout.LOOP_COUNT)}")
+        e.emit(f"mov {spec.counter}, {layout.field(layout.LOOP_COUNT)}")
     resets = [f"mov {r}, {layout.field(layout.REG_INIT[r])}" for r in spec.reset] if head is not None else []
     if resets or (head is not None and not head.empty):   # before the alignment: the copies keep their place
         e.emit(f"cb_{fn}_loop:", *resets)
@@ -200,8 +201,8 @@ def _run_function(e: _Emitter, fn: str, spec: HarnessSpec, copies: int, code: Co
         e.repeat(fn, code, copies - 1, spec.read)
     if spec.use_loop:
         top = f"cb_{fn}_{'loop' if head is not None else 'body'}"
-        e.emit(*(loop_close(LOOP_REGISTER, top, f"cb_{fn}_loop_done") if spec.keep_flags
-                 else (f"dec {LOOP_REGISTER}", f"jnz {top}")))
+        e.emit(*(loop_close(spec.counter, top, f"cb_{fn}_loop_done") if spec.keep_flags
+                 else (f"dec {spec.counter}", f"jnz {top}")))
     e.emit(f"cb_{fn}_body_end:")
     if spec.drain_frontend:
         e.emit(*_DRAIN)

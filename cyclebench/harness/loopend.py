@@ -4,15 +4,27 @@
 earlier copy started from (a chain through the flags, snippet/flagchain.py), that end cuts the
 chain at every iteration, iterations overlap in the out-of-order window, and the code reads fast.
 Zen 4 guest: ``cmovs ebx, r11d``, three ``vpackuswb``, ``add ebx, 2``, ``mov ebx, 5`` (a 2-cycle
-chain through the flags) read 1.50 cycles a copy at the automatic unroll. Such code gets an end that writes no flag (:func:`loop_close`: JRCXZ is the one conditional branch that reads none, so
-RCX lends its place), and reads 2.00. Other code keeps ``dec``/``jnz``: it costs less where the
-end is part of what is timed (the block loop, whose B - A holds it: with the longer end 152 of
-1,077 BHive blocks read 3-10% more on that guest), and every figure measured before stays what
-it was.
+chain through the flags) read 1.50 cycles a copy at the automatic unroll. Such code gets an end
+that writes no flag (:func:`loop_close`: JRCXZ is the one conditional branch that reads none), and
+reads 2.00. Other code keeps ``dec``/``jnz``: it costs less where the end is part of what is timed
+(the block loop, whose B - A holds it: with the longer end 152 of 1,077 BHive blocks read 3-10%
+more on that guest), and every figure measured before stays what it was.
+
+The count lives in RCX where the code leaves RCX free (:func:`flag_counter`); else RCX is
+exchanged with the counter around the test. The exchange is not free: ``xchg`` of two registers
+is 3 µops on Golden Cove, and on a Sapphire Rapids-class guest the 2-cycle chain ``cmovs ebx,
+r11d; add ebx, r12d`` read 0.95 cycles a copy at unroll 1 and 1.86 at unroll 2 with it, 2.00 at
+both with the count in RCX: with few copies an iteration's exchanges set the pace.
 """
 from __future__ import annotations
 
 _RCX = 1
+
+
+def flag_counter(used: set[str], counter: str) -> str:
+    """The register a flag-keeping loop end counts in: RCX where ``used`` (the 64-bit registers
+    the looped code reads or writes) leaves it free, else ``counter``."""
+    return "rcx" if "rcx" not in used else counter
 
 
 def loop_close(counter: str, top: str, done: str) -> list[str]:

@@ -10,14 +10,15 @@ from ..counters import reads
 from ..counters.backends import Backend, select_backend
 from ..errors import UnsupportedInstruction, UsageError
 from ..harness import HarnessSpec, generate
-from ..harness.codegen import generate_check
+from ..harness.codegen import LOOP_REGISTER, generate_check
 from ..harness.link import assemble_harness
 from ..harness.nomem import apply_magic, check_reserved_registers
 from ..harness.locate import statement_ranges
+from ..harness.loopend import flag_counter
 from ..machine.cpu import cpu_info
 from ..machine.frequency import max_core_mhz
 from ..snippet import assemble, parse_part
-from ..snippet.features import check as check_features, decode_each, load_decoder
+from ..snippet.features import check as check_features, decode_each, load_decoder, used_gprs
 from ..snippet.flagchain import carries_flags, flag_chain
 from .. import runner
 from . import attempts as attempt_loop
@@ -123,10 +124,10 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, loop_init=No
     _check_cpu(ranges, decoded(), warnings)
     # a chain from copy to copy through the flags must not be cut by the loop's end (loopend.py);
     # such code is rare, so it is assembled again rather than waiting for the decoding each time
+    copy = checked.blob[checked.symbols["cb_check_code_0"]:checked.symbols["cb_check_code_end"]]
     if use_loop and carries_flags([d.flags for (part, _, _, _), ds in zip(ranges, decoded())
-                                   if part.name == "code" for d in ds]) \
-            and flag_chain(checked.blob[checked.symbols["cb_check_code_0"]:checked.symbols["cb_check_code_end"]]):
-        spec = replace(spec, keep_flags=True)
+                                   if part.name == "code" for d in ds]) and flag_chain(copy):
+        spec = replace(spec, keep_flags=True, counter=_flag_counter(spec, copy, no_mem, warnings))
         lines, origin = generate(spec)
         obj = assemble_harness(spec, lines, origin)
     warnings += checked.warnings
@@ -322,6 +323,22 @@ class _Once:
         if not ok:
             raise value
         return value
+
+
+FEW_COPIES = 4     # below it, RCX exchanged around a flag-keeping loop end can set the pace (loopend.py)
+
+
+def _flag_counter(spec: HarnessSpec, copy: bytes, no_mem: bool, warnings: list[str]) -> str:
+    """The register a flag-keeping loop end counts in (loopend.flag_counter): RCX where neither the
+    copies, the loop's head nor a no-memory reading uses it; a warning where few copies share an
+    end that exchanges RCX with its counter."""
+    used = used_gprs(copy) | set(spec.reset)
+    counter = flag_counter(used, LOOP_REGISTER) if spec.loop_init.empty and not no_mem else LOOP_REGISTER
+    if counter != "rcx" and spec.unroll < FEW_COPIES:
+        warnings.append(f"the code carries a chain through the flags, so the loop's end keeps them, and it "
+                        f"exchanges RCX with its counter: at --unroll {spec.unroll} those exchanges can set the "
+                        f"pace; use --unroll {FEW_COPIES} or more, or leave RCX free")
+    return counter
 
 
 def _check_cpu(ranges, decoded_ranges, warnings):

@@ -1,5 +1,6 @@
 """What assembled code needs and does, decoded with iced-x86: the CPU features it needs (and which
-of them this CPU lacks), and the flags it reads and writes (flagchain.flag_masks)."""
+of them this CPU lacks), the flags it reads and writes (flagchain.flag_masks), and the general
+registers it uses."""
 from __future__ import annotations
 
 import hashlib
@@ -14,6 +15,8 @@ from ..machine.features import feature_names, missing
 from .flagchain import flag_masks
 
 CACHE_KIND = "decoded"
+GPRS = ("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+        "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15")
 
 
 @dataclass
@@ -34,6 +37,31 @@ def decode(code: bytes, base: int = 0) -> list[Decoded]:
     # MPX must be asked for: without it iced decodes bnd* as the hint-NOPs they are on CPUs lacking MPX.
     for ins in iced_x86.Decoder(64, code, iced_x86.DecoderOptions.MPX, ip=base):
         out.append(Decoded(ins.ip, fmt.format(ins), [names[f] for f in ins.cpuid_features()], flag_masks(ins)))
+    return out
+
+
+def gpr_names():
+    """(iced_x86, its 64-bit general register → our name)."""
+    import iced_x86 as I
+    return I, {getattr(I.Register, n.upper()): n for n in GPRS}
+
+
+def used_gprs(code: bytes) -> set[str]:
+    """The 64-bit general registers the code reads or writes, explicitly or implicitly."""
+    I, reg = gpr_names()
+    f = I.InstructionInfoFactory()
+    out = set()
+    for ins in I.Decoder(64, code):
+        info = f.info(ins)
+        for u in info.used_registers():
+            full = I.RegisterExt.full_register(u.register)
+            if full in reg:
+                out.add(reg[full])
+        for m in info.used_memory():
+            for r in (m.base, m.index):
+                full = I.RegisterExt.full_register(r) if r else r
+                if full in reg:
+                    out.add(reg[full])
     return out
 
 
