@@ -32,3 +32,15 @@ def settled(run: Callable[[], tuple[T, list[str]]], tries: int = 3) -> T:
             return value
     test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]   # the summary names the test
     pytest.skip(f"{test}: host too noisy: {', '.join(left)} still unstable after {tries} measurements")
+
+
+def settled_cycles(*runs: Callable[[], object], tries: int = 3) -> list[float]:
+    """The cycles of each of ``runs`` (each returns a measurement Result), measured again together
+    until every one is labelled stable: a fact compared across measurements holds only where
+    none was read during a burst. Skips the test when the host never settles."""
+    def once() -> tuple[list[float], list[str]]:
+        results = [run() for run in runs]
+        return [r.value() for r in results], [
+            x for i, r in enumerate(results)
+            for x in unsettled(f"measurement {i + 1}", {"stable": r.stable, "warnings": r.warnings})]
+    return settled(once, tries)

@@ -21,7 +21,8 @@ def test_json_document(cli):
     assert form["form"] == "IMUL (R64, R64)" and form["status"] == "ok"
     pairs = {(p["start"], p["end"]): p for p in form["latency"]}
     p = pairs[("op1 (R64)", "op0 (R64)")]
-    assert p["bound"] == "exact" and p["value"] >= 0.95 and len(p["samples"]) >= 5
+    # the raw samples are kept: the repetitions no burst touched, two at least (stability.clean)
+    assert p["bound"] == "exact" and p["value"] >= 0.95 and len(p["samples"]) >= 2
     assert form["latency_max"]["value"] >= p["value"] - 1e-9
     assert form["throughput"]["value"] > 0 and form["throughput"]["samples"]
     assert form["uops"] is None and form["ports"] is None and form["uops_reason"]
