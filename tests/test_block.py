@@ -59,6 +59,10 @@ def test_a_block_that_carries_flags_ends_its_loop_without_writing_them():
     body = bytes.fromhex("410f48db83c302bb05000000")        # cmovs ebx, r11d; add ebx, 2; mov ebx, 5
     blk = block(body)
     assert plan(blk)[3] and not plan(block(bytes.fromhex("4801d8")))[3]
+    # a flag chain's end counts in RCX where the block leaves it free (harness/loopend.py), other
+    # blocks in the first free register of COUNTER_ORDER
+    assert plan(blk)[0] == "rcx" and plan(block(bytes.fromhex("4801d8")))[0] == "r15"
+    assert plan(block(bytes.fromhex("0f48d983c302")))[0:4:3] == ("r15", True)   # cmovs ebx, ecx; add ebx, 2
     assert not plan(block(bytes.fromhex("0f92c0660f2eca")))[3]     # setb al; ucomisd: read, written, no chain
     code = loop_code(body, "r12", 5, 777, keep_flags=True)
     assert len(code) % 64 == 0 and code[64:64 + 60] == body * 5

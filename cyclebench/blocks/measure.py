@@ -85,7 +85,8 @@ def start_state(counter: str, avx: bool) -> str:
 
 def plan(blk: Block) -> tuple[str, int, int, bool]:
     """(counter register, copies per iteration, loop iterations, whether the loop's end must keep
-    the flags)."""
+    the flags). The counter is the first register of COUNTER_ORDER the block leaves free; RCX,
+    where free, for an end that keeps the flags (harness/loopend.flag_counter)."""
     used = used_gprs(blk.code)
     counter = next((r for r in COUNTER_ORDER if r not in used), None)
     if counter is None:
