@@ -395,6 +395,26 @@ def test_readings_are_stored_and_a_resumed_run_measures_only_what_is_missing(tmp
     assert again.measured == 1
 
 
+def test_a_readings_stability_is_stored_and_the_unstable_are_counted(tmp_path):
+    """A reading the measurement flagged unstable keeps the flag in the file, and the report counts
+    such readings (the command line warns with the count); a plain figure stores none."""
+    path = tmp_path / "ports.jsonl"
+    st = store(path)
+    st.start({"forms": []}, resume=False)
+    flagged = Inference(measure=lambda counts: (cycles(counts), "imul" not in counts), record=st.append)
+    flagged.alone(["add", "imul"])
+    st.close()
+    records = store(path).start({"forms": []}, resume=True)
+    assert {next(iter(r["counts"])): r.get("stable") for r in records if r.get("type") == "reading"} == \
+        {"add": True, "imul": False}
+    inf = Inference(measure=lambda counts: (cycles(counts), "imul" not in counts))
+    _, report = inf.run(list(UOPS), seed=3)
+    with_imul = sum(1 for r in inf.readings.values() if "imul" in r["counts"])
+    assert with_imul >= 1 and report["unstable"] == with_imul
+    _, plain = Inference(measure=cycles).run(list(UOPS), seed=3)
+    assert plain["unstable"] == 0
+
+
 def test_a_finished_file_resumed_alone_is_solved_again_from_its_readings(tmp_path, monkeypatch, capsys):
     """``cyclebench ports --resume FILE`` with no forms takes the file's forms and seed and, on a
     finished run, solves its readings again under the rules at hand, measuring nothing."""
@@ -478,6 +498,8 @@ def test_a_model_record_of_the_wrong_types_is_refused_with_its_line(tmp_path, ca
     ('{"type": "reading", "counts": {"ADD_01 (R64, R64)": "1"}, "cycles": 0.25}', "a reading without counts"),
     ('{"type": "reading", "counts": {"ADD_01 (R64, R64)": 1}, "cycles": "x"}', "cycles 'x' are no time"),
     ('{"type": "lines", "form": "MOV (M64, R64)", "cycles": [1]}', "a lines reading whose cycles are no time"),
+    ('{"type": "reading", "counts": {"ADD_01 (R64, R64)": 1}, "cycles": 0.25, "stable": "yes"}',
+     "stability 'yes' is not true or false"),
 ])
 def test_a_reading_of_the_wrong_types_is_refused(tmp_path, capsys, reading, cause):
     path = _fake_model_file(tmp_path)

@@ -70,6 +70,10 @@ def run(args) -> int:
           f"{model.width}); {report.get('measurements_per_form', 'an unrecorded number of')} measurements per form; "
           f"{report.get('readings', 'unrecorded')} readings"
           + ("" if args.show else f" ({report.get('measured_now', 0)} measured now)"))
+    if report.get("unstable"):
+        print(f"warning: {report['unstable']} of the {report.get('readings')} readings were flagged unstable (the "
+              "faster of the two runs of each mix; a noise burst, a busy SMT sibling on the host): the model may be "
+              "off where they weigh; measure again on a quieter machine", file=sys.stderr)
     if args.show:
         from ..instructions.ports.ensemble import machine
         from ..machine.metadata import cpu_text

@@ -81,7 +81,8 @@ def key(counts: dict[str, int]) -> str:
 @dataclass
 class Inference:
     """Readings (cached, stored as they come) and the steps above."""
-    measure: Callable[[dict[str, int]], float | None]      # counts -> cycles per unit (None: failed)
+    # counts -> cycles per unit (None: failed), or (cycles, whether the reading was labelled stable)
+    measure: Callable[[dict[str, int]], float | None | tuple[float | None, bool | None]]
     record: Callable[[dict], None] = lambda rec: None
     measure_lines: Callable[[str], float | None] | None = None   # a store form, copies on distinct lines
     readings: dict[str, dict] = field(default_factory=dict)
@@ -116,7 +117,10 @@ class Inference:
         k = key(counts)
         if k not in self.readings:
             value = self.measure(counts)
+            value, stable = value if isinstance(value, tuple) else (value, None)
             rec = {"type": "reading", "counts": dict(counts), "cycles": value}
+            if stable is not None:      # files written before it was kept have none
+                rec["stable"] = stable
             self.readings[k] = rec
             self.measured += 1
             self.record(rec)
@@ -282,6 +286,7 @@ class Inference:
                   "probed": self.probed(model.probes, alone),
                   "measurements_per_form": 1 + 2 * len(blockers), "readings": len(self.readings),
                   "measured_now": self.measured,
+                  "unstable": sum(1 for r in self.readings.values() if r.get("stable") is False),
                   "impossible": sum(1 for r in self.readings.values() if r.get("cycles") and not self.good(r, alone))}
         return model, report
 

@@ -134,6 +134,8 @@ def _check(rec: dict) -> str | None:
             return "a reading without counts"
         if not _time(rec.get("cycles")):
             return f"a reading whose cycles {rec['cycles']!r} are no time"
+        if rec.get("stable") not in (None, True, False):
+            return f"a reading whose stability {rec['stable']!r} is not true or false"
         return None
     if t == "lines":
         if not isinstance(rec.get("form"), str):
@@ -293,7 +295,11 @@ def infer(forms: list[str], results: Path, resume: bool = False, seed: int = 0, 
                               f"resume with --seed {st.meta['seed']}, or leave --seed out")
     t0 = time.monotonic()
     with st:
-        inf = Inference(lambda counts: measure_mix(session, by_name, counts).cycles, st.append, log=log,
+        def reading(counts: dict[str, int]) -> tuple[float | None, bool | None]:
+            r = measure_mix(session, by_name, counts)
+            return r.cycles, r.stable
+
+        inf = Inference(reading, st.append, log=log,
                         measure_lines=lambda f: measure_mix(session, by_name, {f: 1}, lines=True).cycles,
                         mixes_with_all=lambda f: not (legacy_sse(by_name[f]) or wide(by_name[f])))
         inf.load(records)
