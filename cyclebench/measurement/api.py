@@ -124,12 +124,13 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, loop_init=No
     _check_cpu(ranges, decoded(), warnings)
     # a chain from copy to copy through the flags must not be cut by the loop's end (loopend.py);
     # such code is rare, so it is assembled again rather than waiting for the decoding each time
-    copy = checked.blob[checked.symbols["cb_check_code_0"]:checked.symbols["cb_check_code_end"]]
     if use_loop and carries_flags([d.flags for (part, _, _, _), ds in zip(ranges, decoded())
-                                   if part.name == "code" for d in ds]) and flag_chain(copy):
-        spec = replace(spec, keep_flags=True, counter=_flag_counter(spec, copy, no_mem, warnings))
-        lines, origin = generate(spec)
-        obj = assemble_harness(spec, lines, origin)
+                                   if part.name == "code" for d in ds]):
+        copy = checked.blob[checked.symbols["cb_check_code_0"]:checked.symbols["cb_check_code_end"]]
+        if flag_chain(copy):
+            spec = replace(spec, keep_flags=True, counter=_flag_counter(spec, copy, no_mem, warnings))
+            lines, origin = generate(spec)
+            obj = assemble_harness(spec, lines, origin)
     warnings += checked.warnings
     return Prepared(parts, backend, clock, spec, lines, obj, copy_bytes, n_measurements, warnings, symbols)
 
