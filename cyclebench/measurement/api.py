@@ -128,7 +128,7 @@ def prepare(code, *, init=None, late_init=None, one_time_init=None, loop_init=No
                                    if part.name == "code" for d in ds]):
         copy = checked.blob[checked.symbols["cb_check_code_0"]:checked.symbols["cb_check_code_end"]]
         if flag_chain(copy):
-            spec = replace(spec, keep_flags=True, counter=_flag_counter(spec, copy, no_mem, warnings))
+            spec = replace(spec, keep_flags=True, counter=_flag_counter(spec, copy, no_mem, loop, warnings))
             lines, origin = generate(spec)
             obj = assemble_harness(spec, lines, origin)
     warnings += checked.warnings
@@ -329,13 +329,14 @@ class _Once:
 FEW_COPIES = 4     # below it, RCX exchanged around a flag-keeping loop end can set the pace (loopend.py)
 
 
-def _flag_counter(spec: HarnessSpec, copy: bytes, no_mem: bool, warnings: list[str]) -> str:
+def _flag_counter(spec: HarnessSpec, copy: bytes, no_mem: bool, loop, warnings: list[str]) -> str:
     """The register a flag-keeping loop end counts in (loopend.flag_counter): RCX where neither the
     copies, the loop's head nor a no-memory reading uses it; a warning where few copies share an
-    end that exchanges RCX with its counter."""
+    end that exchanges RCX with its counter, and the loop goes round (``loop`` None: chosen at
+    run time)."""
     used = used_gprs(copy) | set(spec.reset)
     counter = flag_counter(used, LOOP_REGISTER) if spec.loop_init.empty and not no_mem else LOOP_REGISTER
-    if counter != "rcx" and spec.unroll < FEW_COPIES:
+    if counter != "rcx" and spec.unroll < FEW_COPIES and loop != 1:
         warnings.append(f"the code carries a chain through the flags, so the loop's end keeps them, and it "
                         f"exchanges RCX with its counter: at --unroll {spec.unroll} those exchanges can set the "
                         f"pace; use --unroll {FEW_COPIES} or more, or leave RCX free")
