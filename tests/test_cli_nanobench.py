@@ -21,17 +21,24 @@ def cycles_of(out):
 
 # --- nanoBench's README examples --------------------------------------------------------------
 
-def least_disturbed(cli, *argv, expected, tries=5):
+def least_disturbed(cli, *argv, expected, within=0.1, tries=5):
     """The README command line run up to five times: bursts of other work on a shared host only
-    ever add cycles, so the figure closest to the expectation is the least disturbed one."""
-    seen = []
+    ever add cycles, so the figure closest to the expectation is the least disturbed one. Figures
+    not flagged unstable come first; where every run was flagged and none came within ``within``
+    of the fact, the host is too noisy to check it, and the test is skipped with the figures (as
+    tests/settle.py does)."""
+    seen, flagged = [], []
     for _ in range(tries):
-        rc, out, _ = cli("nanobench", *argv)
+        rc, out, err = cli("nanobench", *argv)
         assert rc == 0
-        seen.append(cycles_of(out))
-        if abs(seen[-1] - expected) <= 0.05:
+        (flagged if "unstable measurement" in err else seen).append(cycles_of(out))
+        if abs(cycles_of(out) - expected) <= 0.05:
             break
-    return min(seen, key=lambda v: abs(v - expected))
+    near = min(seen or flagged, key=lambda v: abs(v - expected))
+    if not seen and abs(near - expected) > within:
+        pytest.skip(f"host too noisy: every run of nanobench {' '.join(argv)} was flagged unstable "
+                    f"({', '.join(f'{v:.2f}' for v in flagged)})")
+    return near
 
 
 @pytest.mark.measured
@@ -54,7 +61,7 @@ def published_load_latency():
 def test_readme_example_2_load_latency(cli):
     expected = published_load_latency()
     value = least_disturbed(cli, "-asm_init", "MOV RAX, R14; SUB RAX, 8; MOV [RAX], RAX", "-asm", "MOV RAX, [RAX]",
-                            expected=expected)
+                            expected=expected, within=0.15)
     assert value == pytest.approx(expected, abs=0.15)
 
 
