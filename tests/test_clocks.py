@@ -68,6 +68,27 @@ def test_a_check_that_fails_every_run_is_an_error_not_a_figure(monkeypatch):
     assert len(calls) == attempts.CALIB_RETRIES
 
 
+def test_spoiled_calibrations_are_counted_in_a_row(monkeypatch):
+    """A good run between spoiled ones starts the count of spoiled runs again: on a noisy host two
+    spoiled calibrations, a run left unstable, and two more spoiled ones still end in a figure."""
+    from dataclasses import replace
+    real, calls = attempts.evaluate, []
+
+    def bursty(*a, **kw):
+        calls.append(1)
+        if len(calls) in (1, 2, 4, 5):
+            raise clocks.CalibrationInterrupted("the calibration chain took -56056 TSC ticks", "hint")
+        out = real(*a, **kw)
+        if len(calls) == 3:          # a good run the host left unsettled: measured again
+            out["stability"] = replace(out["stability"], stable=False)
+        return out
+    monkeypatch.setattr(attempts, "evaluate", bursty)
+    monkeypatch.setattr(attempts, "pool", lambda *a, **kw: None)     # the unsettled run stays unsettled
+    monkeypatch.setattr(attempts, "MAX_ATTEMPTS", 10)                # the suite's one attempt is not the tool's
+    assert cyclebench.measure("nop", n_measurements=3, budget=60).value() is not None
+    assert len(calls) >= 6
+
+
 def test_a_stated_clock_converts_ticks_without_a_calibration(monkeypatch):
     out = readings()
     ev = run(out, FixedClock(2600.0, "test"))          # 1 tick = 1 cycle at the TSC's own rate

@@ -60,6 +60,7 @@ def run(p, args: list[str], *, cpu, timeout, budget, allow_syscalls, no_normaliz
                     raise e.final from None
                 raise CounterUnavailable(f"{e.cause} in {CALIB_RETRIES} runs in a row", e.hint) from None
             continue
+        failed = 0          # "in a row": a good run between two spoiled ones starts the count again
         last = attempts[-1]
         if not last["stability"].stable and last.get("reps") and stability.still_falling(last["reps"]["cycles"]):
             _grow_reps(args, p.n_measurements * MAX_REPS_GROWTH)
