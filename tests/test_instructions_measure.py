@@ -36,17 +36,27 @@ def _pair(form, text):
 def test_latency_chain_is_dependent_unroll_does_not_change_it(cat):
     form = cat.get("IMUL (R64, R64)")
     pair = _pair(form, "op1 (R64) -> op0 (R64)")
-    values = [measure_pair(Session(unroll=u, **FAST), form, pair)["value"] for u in (10, 40)]
+
+    def run():
+        docs = [measure_pair(Session(unroll=u, **FAST), form, pair) for u in (10, 40)]
+        return [d["value"] for d in docs], [x for u, d in zip((10, 40), docs) for x in unsettled(f"unroll {u}", d)]
+
+    values = settled(run)
     assert min(values) >= 0.95                      # a latency is at least one cycle
-    assert abs(values[0] - values[1]) <= 0.05 * max(values)
+    assert abs(values[0] - values[1]) <= 0.05 * max(values), values
 
 
 @pytest.mark.measured
 @pytest.mark.parametrize("name", ["ADD_01 (R64, R64)", "IMUL (R64, R64)"])
 def test_throughput_at_most_latency_for_single_uop_alu_forms(cat, session, name):
-    doc = characterize(cat.get(name), session)
-    assert doc["status"] == "ok"
-    assert doc["throughput"]["value"] <= doc["latency_max"]["value"] * 1.05
+    def run():
+        doc = characterize(cat.get(name), session)
+        assert doc["status"] == "ok"
+        slowest = _entry(doc, doc["latency_max"]["pair"])
+        return doc, unsettled("throughput", doc["throughput"]) + unsettled("latency", slowest)
+
+    doc = settled(run)
+    assert doc["throughput"]["value"] <= doc["latency_max"]["value"] * 1.05, doc
     assert doc["uops"] is None and doc["ports"] is None and doc["uops_reason"]
 
 
