@@ -104,7 +104,8 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
     # is a bound, not a figure.
     limited = _loop_limited(out.info)
     force = limited is not None and limited < POOR_TICKS
-    below = _mark_bound(events, quantum, step / norm, tsc_hz, force, _resolved(ticks, keep, force))
+    target = _loop_target(out.info) if force else None
+    below = _mark_bound(events, quantum, step / norm, tsc_hz, force, _resolved(ticks, keep, target))
     if not unpaired and raw.get("unpaired") and len(raw["unpaired"]) >= UNPAIRED_NOTE * (len(raw["unpaired"]) + len(keep)):
         warnings.append(linearity.unpaired_reason(len(raw["unpaired"]), len(raw["unpaired"]) + len(keep))
                         + "; they are left out (code that runs at one of two speeds, or whose cost per copy "
@@ -206,20 +207,20 @@ def _pair(conv, loop: int, raw: dict) -> str | None:
     return reason
 
 
-def _resolved(ticks: list[float], keep: list[int] | None = None, force: bool = False) -> bool:
+def _resolved(ticks: list[float], keep: list[int] | None = None, target: float | None = None) -> bool:
     """B - A spans at least POOR_TICKS, either way, in the median repetition: the clock resolves
     the code, so a figure within its uncertainty of zero is noise (the spread check judges it),
     not a bound. Sizes, not signed values: an interrupt in one repetition's A makes its B - A
     large and negative, and two repetitions of 1-cycle code (+3.7e5 and -4e5 ticks) once
     averaged near zero, stable "below the resolution", where the spread should send it back.
 
-    ``force``: the runner stopped growing the loop with B - A below the resolution. Its
+    ``target``: the runner stopped growing the loop with B - A below the resolution. Its
     repetitions, each 1000 times the runner's target long, then resolve the code only when they
-    span that target (AUTO_LOOP_TICKS): interrupts in so long a run add thousands of ticks, a
+    span that target: interrupts in so long a run add thousands of ticks, a
     change of speed between the runner's trial and the run (code that runs at two speeds, A at one
     and B at the other: linearity.paired) far more."""
     vals = [ticks[i] for i in keep] if keep is not None else ticks
-    return bool(vals) and stats.median([abs(v) for v in vals]) >= (AUTO_LOOP_TICKS if force else POOR_TICKS)
+    return bool(vals) and stats.median([abs(v) for v in vals]) >= (target or POOR_TICKS)
 
 
 def _mark_bound(events: dict, quantum: float, tick_quantum: float, tsc_hz: float, force: bool = False,
@@ -279,6 +280,14 @@ def _loop_limited(info: dict) -> float | None:
         return float(info["loop_limited"][0])
     except (IndexError, ValueError):
         return 0.0
+
+
+def _loop_target(info: dict) -> float:
+    """The B - A the runner was growing the loop towards (its "loop_limited" line names it)."""
+    try:
+        return float(info["loop_limited"][1])
+    except (KeyError, IndexError, ValueError):
+        return float(AUTO_LOOP_TICKS)
 
 
 def modes(attempts: list[dict]) -> dict | None:

@@ -639,8 +639,8 @@ static void print_reading(long rep, const char *kind, const struct reading *r) {
  * two pairs of runs one after the other.
  * Code that costs (almost) nothing never gets there: A and B then both run at the loop's own
  * speed. Growth stops once one B run would exceed LOOP_RUN_LIMIT times the target, and
- * "info loop_limited D" (D = B - A of the last trial) says that the difference stayed below the
- * resolution; the Python side reports it as such instead of timing out. */
+ * "info loop_limited D T" (D = B - A of the last trial, T the target) says that the difference
+ * stayed below the resolution; the Python side reports it as such instead of timing out. */
 #define LOOP_RUN_LIMIT 1000
 static uint64_t choose_loop(void) {
     uint64_t loop = opt.loop ? (uint64_t)opt.loop : 1;
@@ -662,7 +662,7 @@ static uint64_t choose_loop(void) {
         double room = (double)opt.auto_loop_ticks * LOOP_RUN_LIMIT / (b.tsc ? (double)b.tsc : 1.0);
         f = f < 2 ? 2 : f > 16 ? 16 : f;
         if (f > room) f = room;
-        if (f < 2 || loop > (1ull << 40)) { out("info loop_limited %lld\n", (long long)d); break; }
+        if (f < 2 || loop > (1ull << 40)) { out("info loop_limited %lld %ld\n", (long long)d, opt.auto_loop_ticks); break; }
         loop = (uint64_t)(loop * f);
     }
     return loop;
