@@ -63,9 +63,27 @@ def test_a_check_that_fails_every_run_is_an_error_not_a_figure(monkeypatch):
         calls.append(1)
         raise clocks.CalibrationSuspect(CalibrationFailed("the clock calibration failed its check", "hint"))
     monkeypatch.setattr(attempts, "evaluate", folded)
+    monkeypatch.setattr(attempts, "CALIB_SPAN", 0.0)
     with pytest.raises(CalibrationFailed):
         cyclebench.measure("nop", n_measurements=3, budget=0)
     assert len(calls) == attempts.CALIB_RETRIES
+
+
+def test_failed_checks_give_the_error_only_once_they_outlast_a_burst(monkeypatch):
+    """A burst can spoil every short run inside it: the failures in a row must span CALIB_SPAN
+    seconds too (here on a made-up clock: each failed run takes 0.5 s)."""
+    calls, now = [], [100.0]
+
+    def folded(*a, **kw):
+        calls.append(1)
+        now[0] += 0.5
+        raise clocks.CalibrationSuspect(CalibrationFailed("the clock calibration failed its check", "hint"))
+    monkeypatch.setattr(attempts, "evaluate", folded)
+    monkeypatch.setattr(attempts, "_now", lambda: now[0])
+    monkeypatch.setattr(attempts, "CALIB_SPAN", 2.0)
+    with pytest.raises(CalibrationFailed):
+        cyclebench.measure("nop", n_measurements=3, budget=0)
+    assert len(calls) == 5           # the first failure at 100.5 s, the fifth at 102.5 s
 
 
 def test_spoiled_calibrations_are_counted_in_a_row(monkeypatch):
