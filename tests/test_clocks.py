@@ -173,33 +173,24 @@ def test_the_tsc_rate_is_kept_per_boot_only_where_the_tsc_is_constant(tmp_path, 
     assert clock_history.tsc_hz() is None
 
 
-def test_the_auto_loop_target_follows_the_tscs_step(tmp_path, monkeypatch):
-    """The runner grows its loop until B - A spans enough of the TSC's steps, and no further: a
-    coarse (26-tick) TSC gets the full target, a fine one a shorter run that fewer bursts hit.
-    The step is kept per boot as the gcd of what runs saw, so one coincidence cannot raise it."""
-    from dataclasses import replace
-    from cyclebench.machine import cpu as cpu_mod
-    from cyclebench.measurement import clock_history
-    from cyclebench.measurement.runargs import AUTO_LOOP_TICKS, MIN_LOOP_TICKS, auto_loop_ticks
-    assert auto_loop_ticks(None) == auto_loop_ticks(0) == AUTO_LOOP_TICKS
-    assert auto_loop_ticks(26) == AUTO_LOOP_TICKS
-    assert auto_loop_ticks(1) == auto_loop_ticks(2) == MIN_LOOP_TICKS < AUTO_LOOP_TICKS
-    assert MIN_LOOP_TICKS < auto_loop_ticks(10) < AUTO_LOOP_TICKS
-    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
-    info = cpu_mod.cpu_info()
-    monkeypatch.setattr(clock_history, "cpu_info", lambda: replace(info, flags=info.flags | {"constant_tsc", "nonstop_tsc"}))
-    assert clock_history.tick_step() is None
-    for step, known in [(52, 52), (26, 26), (78, 26), (0, 26), (2.5, 26), (4, 2)]:
-        clock_history.record_tick_step(step)
-        assert clock_history.tick_step() == known
-    monkeypatch.setattr(clock_history, "cpu_info", lambda: replace(info, flags=info.flags - {"nonstop_tsc"}))
-    assert clock_history.tick_step() is None
+def test_the_auto_loop_target_follows_the_tscs_step():
+    """The runner measures the TSC's step and grows its loop until B - A spans enough of them,
+    and no further: a coarse (26-tick) TSC gets the full target, a fine one a shorter run that
+    fewer bursts hit. The step it measured divides every difference the run's samples hold."""
+    from cyclebench.measurement.runargs import AUTO_LOOP_TICKS, MIN_LOOP_TICKS, STEPS_PER_LOOP
+    r = cyclebench.measure("add rax, rbx; add rbx, rax", n_measurements=3)
+    target = r.raw["attempts"][r.raw["chosen"]]["loop_target"]
+    step = target["tsc_step"]
+    assert step >= 1 and r.backend["tick_step"] % step == 0, (target, r.backend)
+    assert target["ticks"] == min(AUTO_LOOP_TICKS, max(MIN_LOOP_TICKS, step * STEPS_PER_LOOP))
+    fixed = cyclebench.measure("add rax, rbx; add rbx, rax", n_measurements=3, loop=10)
+    assert "loop_target" not in fixed.raw["attempts"][0]
 
 
 def test_a_loop_limited_run_names_its_target():
     """A run whose loop stopped growing resolves the code only when B - A spans the runner's own
-    target, which the runner's line names (older runners: the longest target)."""
+    target, which the runner's line names (without one: the longest target)."""
     from cyclebench.measurement.evaluate import _loop_target, _resolved
-    assert _loop_target({"loop_limited": ["120", "10000"]}) == 10_000
+    assert _loop_target({"loop_limited": ["120"], "loop_target": ["10000", "2"]}) == 10_000
     assert _loop_target({"loop_limited": ["120"]}) == 40_000
     assert _resolved([12_000.0] * 5, target=10_000) and not _resolved([12_000.0] * 5, target=40_000)

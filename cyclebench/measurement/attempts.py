@@ -54,8 +54,6 @@ def run(p, args: list[str], *, cpu, timeout, budget, allow_syscalls, no_normaliz
             attempts.append(evaluate(out, p.backend, clock, p.spec.unroll, no_normalization, aggregate, ref,
                                      no_slope=no_slope, ref_contention=ref_con, varies=varies))
             attempts[-1]["raw"]["runner_info"] = mapped
-            if clock.calibrated:           # TSC ticks: the next runner's loop target (runargs)
-                clock_history.record_tick_step(attempts[-1]["step"])
         except (CalibrationInterrupted, CalibrationSuspect) as e:
             # a burst can spoil one run's calibration, whatever the budget; a TSC that fails
             # every time is unusable, and a check that fails every time is a core the

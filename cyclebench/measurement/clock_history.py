@@ -33,7 +33,7 @@ MOVED_SPAN = 600.0           # ...over at least this many seconds, with no stabl
 MOVED_LEVEL = 0.03           # ...and within this share of each other: the clock has moved
 MAX_FILE = 64 << 10          # a history file is a short list; anything bigger is not ours
 
-BEST = {"clock": max, "contention": min, "tsc": max, "step": min}
+BEST = {"clock": max, "contention": min, "tsc": max}
 # Plausible values: a calibrated clock in GHz, the gauge's cost relative to the chain. A file
 # holding anything else ({}, null, "str", [1e999]) is ignored, and rewritten by the next record.
 # The gauge's four chains cannot beat the one chain they are measured against (ratio 1.0 with four
@@ -42,8 +42,7 @@ BEST = {"clock": max, "contention": min, "tsc": max, "step": min}
 # one vCPU of a Zen 4 guest, where every later run at 1.00 read 7% contended, was never recorded as
 # stable again, and re-measured to its budget (6 forms a minute against 100 on the other vCPU).
 # "time": a low note's time, in seconds since the epoch.
-PLAUSIBLE = {"clock": (0.1, 10.0), "contention": (0.99, 5.0), "tsc": (1e8, 1e10), "time": (0.0, math.inf),
-             "step": (1, 1e4)}
+PLAUSIBLE = {"clock": (0.1, 10.0), "contention": (0.99, 5.0), "tsc": (1e8, 1e10), "time": (0.0, math.inf)}
 
 
 def machine_key(cpu: int | None = None) -> str:
@@ -169,22 +168,3 @@ def record_tsc_hz(hz: float) -> None:
     if key is not None and tsc_hz() is None:
         record(key, hz, "tsc")
 
-
-def tick_step() -> int | None:
-    """The TSC's step this boot (the gcd of the B - A ticks of the runs so far: 26 on a KVM
-    guest whose TSC is scaled, 1 or 2 elsewhere); None when not known yet or not constant."""
-    key = _boot_key()
-    values = _load(_path(key, "step"), "step") if key is not None else []
-    return int(values[-1]) if values else None
-
-
-def record_tick_step(step: int) -> None:
-    """Fold one run's step into this boot's: the gcd, so that a run whose differences all shared
-    a larger factor by chance is corrected by the next. Written only when it changes."""
-    key = _boot_key()
-    if key is None or not _plausible(step, "step") or step != int(step):
-        return
-    known = tick_step()
-    new = math.gcd(known, int(step)) if known else int(step)
-    if new != known:
-        _write(_path(key, "step"), [new])

@@ -29,6 +29,8 @@ def evaluate(out, backend: Backend, clock: Clock, unroll, no_normalization, aggr
     norm = 1 if no_normalization else unroll * max(loop, 1)
     ticks = [bb[0] - aa[0] for aa, bb in zip(a, b)]
     raw = {"loop": loop, "tsc_hz": tsc_hz, "a": a, "b": b}
+    if len(out.info.get("loop_target", ())) == 2:        # the auto loop's target, by the TSC's step
+        raw["loop_target"] = {"ticks": int(out.info["loop_target"][0]), "tsc_step": int(out.info["loop_target"][1])}
     conv = clock.convert(out, ticks, norm, tsc_hz)
     raw.update(conv.raw)
     unpaired = None if no_slope or varies else _pair(conv, loop, raw)
@@ -283,9 +285,9 @@ def _loop_limited(info: dict) -> float | None:
 
 
 def _loop_target(info: dict) -> float:
-    """The B - A the runner was growing the loop towards (its "loop_limited" line names it)."""
+    """The B - A the runner was growing the loop towards (its "loop_target" line)."""
     try:
-        return float(info["loop_limited"][1])
+        return float(info["loop_target"][0])
     except (KeyError, IndexError, ValueError):
         return float(AUTO_LOOP_TICKS)
 

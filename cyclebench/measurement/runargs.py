@@ -8,21 +8,15 @@ from . import clock_history
 from .clocks import CALIB_LOOP
 
 # The auto loop makes B - A span STEPS_PER_LOOP of the TSC's steps (quantisation under 0.07% per
-# sample), within [MIN_LOOP_TICKS, AUTO_LOOP_TICKS]. Not longer: noise only adds time, and a long
-# repetition is more often hit by a burst. On a Golden Cove guest (2-tick TSC steps) `add rax, rbx;
-# add rbx, rax` read 2.04-2.16 with B - A near 80,000 ticks and 1.998-2.003 near 8,000-20,000, in
-# the same minutes. A KVM guest's 26-tick steps need the full 40,000. MIN_LOOP_TICKS keeps twice
-# the resolution floor (evaluate.POOR_TICKS) where the step is fine or unknown at 1.
-AUTO_LOOP_TICKS = 40_000      # the longest target, and the target while the step is not known
+# sample), within [MIN_LOOP_TICKS, AUTO_LOOP_TICKS]; the runner measures the step (tsc_step in
+# cb_runner.c). Not longer: noise only adds time, and a long repetition is more often hit by a
+# burst. On a Golden Cove guest (2-tick TSC steps) `add rax, rbx; add rbx, rax` read 2.04-2.16
+# with B - A near 80,000 ticks and 1.998-2.003 near 8,000-20,000, in the same minutes. A KVM
+# guest's 26-tick steps need the full 40,000. MIN_LOOP_TICKS keeps twice the resolution floor
+# (evaluate.POOR_TICKS) where the step is 1 or 2.
+AUTO_LOOP_TICKS = 40_000
 STEPS_PER_LOOP = 1_600
 MIN_LOOP_TICKS = 10_000
-
-
-def auto_loop_ticks(step: int | None) -> int:
-    """The B - A the runner grows its loop to, for a TSC that counts in steps of ``step`` ticks."""
-    if not step or step < 1:
-        return AUTO_LOOP_TICKS
-    return int(min(AUTO_LOOP_TICKS, max(MIN_LOOP_TICKS, step * STEPS_PER_LOOP)))
 
 
 def runner_args(obj, blob_path, data_path, backend: Backend, reps, warm_up, initial_warm_up,
@@ -42,7 +36,8 @@ def runner_args(obj, blob_path, data_path, backend: Backend, reps, warm_up, init
                  "--contention-a", str(s["cb_contention_a"]), "--contention-b", str(s["cb_contention_b"]),
                  "--calib-loop", str(CALIB_LOOP)]
     if loop is None:
-        args += ["--auto-loop-ticks", str(auto_loop_ticks(clock_history.tick_step()))]
+        args += ["--auto-loop-ticks", str(AUTO_LOOP_TICKS), "--auto-loop-steps", str(STEPS_PER_LOOP),
+                 "--auto-loop-min", str(MIN_LOOP_TICKS)]
     else:
         args += ["--loop", str(loop)]
     if cpu is not None:

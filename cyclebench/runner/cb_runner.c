@@ -110,6 +110,7 @@ static struct {
     long code_size, ctl_off;
     long e_one_time, e_a, e_b, e_ca, e_cb, e_ka, e_kb, e_pa, e_pb;
     long reps, warm_up, initial_warm_up, loop, calib_loop, auto_loop_ticks;
+    long auto_loop_steps, auto_loop_min;   /* the target by the TSC's step (choose_loop) */
     long area_size, r14_size;
     int cpu;
     double timeout;
@@ -348,6 +349,8 @@ static void parse_args(int argc, char **argv) {
         else if (ARG("--loop")) opt.loop = num(v, k);
         else if (ARG("--calib-loop")) opt.calib_loop = num(v, k);
         else if (ARG("--auto-loop-ticks")) opt.auto_loop_ticks = num(v, k);
+        else if (ARG("--auto-loop-steps")) opt.auto_loop_steps = num(v, k);
+        else if (ARG("--auto-loop-min")) opt.auto_loop_min = num(v, k);
         else if (ARG("--area-size")) opt.area_size = num(v, k);
         else if (ARG("--r14-size")) opt.r14_size = num(v, k);
         else if (ARG("--cpu")) opt.cpu = (int)num(v, k);
@@ -566,15 +569,20 @@ static void pin_cpu(void) {
     out("info cpu %d\n", opt.cpu);
 }
 
+static inline uint64_t rdtsc_now(void) {
+    unsigned lo, hi;
+    __asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+
 static double tsc_hz(void) {
     struct timespec t0, t1;
-    unsigned lo, hi;
     uint64_t c0, c1;
     clock_gettime(CLOCK_MONOTONIC_RAW, &t0);
-    __asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi)); c0 = ((uint64_t)hi << 32) | lo;
+    c0 = rdtsc_now();
     do clock_gettime(CLOCK_MONOTONIC_RAW, &t1);
     while ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec) < 5e6);
-    __asm__ volatile("lfence; rdtsc; lfence" : "=a"(lo), "=d"(hi)); c1 = ((uint64_t)hi << 32) | lo;
+    c1 = rdtsc_now();
     return (c1 - c0) / ((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9);
 }
 
@@ -639,9 +647,35 @@ static void print_reading(long rep, const char *kind, const struct reading *r) {
  * two pairs of runs one after the other.
  * Code that costs (almost) nothing never gets there: A and B then both run at the loop's own
  * speed. Growth stops once one B run would exceed LOOP_RUN_LIMIT times the target, and
- * "info loop_limited D T" (D = B - A of the last trial, T the target) says that the difference
- * stayed below the resolution; the Python side reports it as such instead of timing out. */
+ * "info loop_limited D" (D = B - A of the last trial) says that the difference stayed below the
+ * resolution; the Python side reports it as such instead of timing out. */
 #define LOOP_RUN_LIMIT 1000
+
+static uint64_t gcd64(uint64_t a, uint64_t b) { while (b) { uint64_t t = a % b; a = b; b = t; } return a; }
+
+/* The TSC's step: the gcd of its differences over spins of 1 to 256 iterations (26 ticks on a
+ * KVM guest whose TSC is scaled, 1 or 2 elsewhere). Spins of different lengths give differences
+ * that share no factor but the step. */
+static uint64_t tsc_step(void) {
+    uint64_t g = 0;
+    for (int k = 1; k <= 256; k++) {
+        uint64_t t0 = rdtsc_now();
+        for (volatile int i = 0; i < k; i++) {}
+        g = gcd64(g, rdtsc_now() - t0);
+    }
+    return g ? g : 1;
+}
+
+/* --auto-loop-steps N: the target is N of the TSC's steps, within [--auto-loop-min,
+ * --auto-loop-ticks]; "info loop_target T STEP" says what it came to. */
+static void set_loop_target(void) {
+    if (opt.auto_loop_steps <= 0) return;
+    uint64_t step = tsc_step(), t = step * (uint64_t)opt.auto_loop_steps;
+    if (t < (uint64_t)opt.auto_loop_min) t = (uint64_t)opt.auto_loop_min;
+    if (t < (uint64_t)opt.auto_loop_ticks) opt.auto_loop_ticks = (long)t;     /* --auto-loop-ticks: the cap */
+    out("info loop_target %ld %llu\n", opt.auto_loop_ticks, (unsigned long long)step);
+}
+
 static uint64_t choose_loop(void) {
     uint64_t loop = opt.loop ? (uint64_t)opt.loop : 1;
     struct reading a, b;
@@ -662,7 +696,7 @@ static uint64_t choose_loop(void) {
         double room = (double)opt.auto_loop_ticks * LOOP_RUN_LIMIT / (b.tsc ? (double)b.tsc : 1.0);
         f = f < 2 ? 2 : f > 16 ? 16 : f;
         if (f > room) f = room;
-        if (f < 2 || loop > (1ull << 40)) { out("info loop_limited %lld %ld\n", (long long)d, opt.auto_loop_ticks); break; }
+        if (f < 2 || loop > (1ull << 40)) { out("info loop_limited %lld\n", (long long)d); break; }
         loop = (uint64_t)(loop * f);
     }
     return loop;
@@ -923,6 +957,7 @@ int main(int argc, char **argv) {
 
     if (opt.e_one_time >= 0) call(opt.e_one_time, 0, NULL);
     for (long i = 0; i < opt.initial_warm_up; i++) call(opt.e_b, opt.loop, NULL);
+    if (opt.auto_loop_ticks) set_loop_target();
     uint64_t loop = opt.auto_loop_ticks ? choose_loop() : (uint64_t)opt.loop;
     out("info loop %llu\n", (unsigned long long)loop);
     /* Flushed here, before the warm-up runs, and not between repetitions: a system call between
