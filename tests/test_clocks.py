@@ -187,6 +187,18 @@ def test_the_auto_loop_target_follows_the_tscs_step():
     assert "loop_target" not in fixed.raw["attempts"][0]
 
 
+@pytest.mark.measured
+def test_the_auto_loop_reaches_its_target():
+    """B - A of the chosen loop spans the target in the median repetition (noise only adds time,
+    so an interrupted trial must neither stop the growth short nor send it far past)."""
+    r = cyclebench.measure("add rax, rbx; add rbx, rax", n_measurements=9)
+    raw = r.raw["attempts"][r.raw["chosen"]]
+    diffs = sorted(b[0] - a[0] for a, b in zip(raw["a"], raw["b"]))
+    ticks = raw["loop_target"]["ticks"]
+    # 0.8: the core's clock may rise between the runner's trials and the run (a burst ending)
+    assert 0.8 * ticks <= diffs[len(diffs) // 2] <= 16 * ticks, (diffs, raw["loop_target"], raw["loop"])
+
+
 def test_a_loop_limited_run_names_its_target():
     """A run whose loop stopped growing resolves the code only when B - A spans the runner's own
     target, which the runner's line names (without one: the longest target)."""

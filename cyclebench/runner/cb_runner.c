@@ -680,20 +680,24 @@ static uint64_t choose_loop(void) {
     uint64_t loop = opt.loop ? (uint64_t)opt.loop : 1;
     struct reading a, b;
     for (int step = 0; step < 40; step++) {
+        /* Two pairs a step, as noise only adds time: the target counts as reached when both
+         * differences reach it, or two of three (an interrupt in B ended the growth at B - A of
+         * 2,236 ticks where about 88,000 were due, once), and the loop grows by the larger (an
+         * interrupt in A makes B - A small, and the loop grew up to 4 times past the target) */
+        struct reading a2, b2;
         call(opt.e_a, loop, &a); call(opt.e_b, loop, &b);
-        int64_t d = (int64_t)(b.tsc - a.tsc);
-        if (d >= opt.auto_loop_ticks) {
-            /* an interrupt in B ends the growth at a loop far too short (B - A of 2,236 ticks
-             * where about 88,000 were due was seen once): a second pair must reach the target too, and
-             * the smaller difference counts, as noise only adds time */
-            struct reading a2, b2;
-            call(opt.e_a, loop, &a2); call(opt.e_b, loop, &b2);
-            int64_t d2 = (int64_t)(b2.tsc - a2.tsc);
-            if (d2 < d) d = d2;
-            if (d >= opt.auto_loop_ticks) break;
+        call(opt.e_a, loop, &a2); call(opt.e_b, loop, &b2);
+        int64_t d1 = (int64_t)(b.tsc - a.tsc), d2 = (int64_t)(b2.tsc - a2.tsc);
+        int64_t lo = d1 < d2 ? d1 : d2, d = d1 < d2 ? d2 : d1;
+        if (lo >= opt.auto_loop_ticks) break;
+        if (d >= opt.auto_loop_ticks) {        /* one pair each side: a third decides (the median) */
+            struct reading a3, b3;
+            call(opt.e_a, loop, &a3); call(opt.e_b, loop, &b3);
+            if ((int64_t)(b3.tsc - a3.tsc) >= opt.auto_loop_ticks) break;
         }
+        uint64_t b_run = b.tsc < b2.tsc ? b.tsc : b2.tsc;
         double f = d > 0 ? opt.auto_loop_ticks * 1.3 / d + 1 : 16;
-        double room = (double)opt.auto_loop_ticks * LOOP_RUN_LIMIT / (b.tsc ? (double)b.tsc : 1.0);
+        double room = (double)opt.auto_loop_ticks * LOOP_RUN_LIMIT / (b_run ? (double)b_run : 1.0);
         f = f < 2 ? 2 : f > 16 ? 16 : f;
         if (f > room) f = room;
         if (f < 2 || loop > (1ull << 40)) { out("info loop_limited %lld\n", (long long)d); break; }
