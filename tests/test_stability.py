@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from cyclebench.measurement import clock_history
+from cyclebench.measurement import clock_history, stability
 from cyclebench.measurement.stability import assess, two_modes
 
 QUIET = [3.0] * 20
@@ -181,3 +181,19 @@ def test_two_crisp_levels_are_two_modes_and_a_spread_or_a_burst_is_not():
     assert two_modes([1.0 + 0.01 * i for i in range(50)]) is None
     assert two_modes([1.0] * 20 + [1.0 + 0.02 * i for i in range(1, 11)] + [1.3] * 20) is None
     assert two_modes([]) is None and two_modes([1.0, 2.0]) is None
+
+
+def test_two_modes_the_calibration_made_are_not_the_codes():
+    """Two runs whose calibrations read two clocks (a busy sibling slowing the calibration's add
+    chain in one) while their A and B ran alike read two modes in cycles but one in time: not
+    code that runs at two speeds. Two modes in time are the code's."""
+    from cyclebench.measurement.evaluate import modes
+
+    def run(ticks, ghz):
+        return {"reps": {"cycles": [t * ghz / 2.596 for t in ticks], "ticks": ticks, "ghz": [ghz] * len(ticks),
+                         "contention": None}}
+    runs = [run([1.30] * 20, 3.99), run([1.30] * 20, 3.69)]
+    assert stability.two_modes([c for r in runs for c in r["reps"]["cycles"]]) is not None
+    assert modes(runs) is None
+    runs = [run([1.30] * 20, 3.99), run([1.20] * 20, 3.99)]
+    assert modes(runs)["cycles"] == [pytest.approx(1.20 * 3.99 / 2.596), pytest.approx(1.30 * 3.99 / 2.596)]
