@@ -185,8 +185,8 @@ def test_two_crisp_levels_are_two_modes_and_a_spread_or_a_burst_is_not():
 
 def test_two_modes_the_calibration_made_are_not_the_codes():
     """Two runs whose calibrations read two clocks (a busy sibling slowing the calibration's add
-    chain in one) while their A and B ran alike read two modes in cycles but one in time: not
-    code that runs at two speeds. Two modes in time are the code's."""
+    chain in one) while their A and B ran alike read two levels in cycles, each at its own clock
+    by their ratio: not code that runs at two speeds. Levels at one clock are the code's."""
     from cyclebench.measurement.evaluate import modes
 
     def run(ticks, ghz):

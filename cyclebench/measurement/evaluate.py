@@ -292,24 +292,37 @@ def _loop_target(info: dict) -> float:
         return float(AUTO_LOOP_TICKS)
 
 
+def _calibration_modes(found, cycles: list[float], ghz: list[float]) -> bool:
+    """The two levels are the calibration's: the repetitions of each read their own clock, apart
+    by the levels' ratio, while the code ran alike in time (a busy sibling slowing some runs'
+    calibration chains; on a Golden Cove guest 1.84 and 2.00 for a 2-cycle chain at 3.69 and
+    3.99 GHz). Code that runs at two speeds reads them whatever the clock."""
+    fast, slow = found[0], found[1]
+
+    def at(level):
+        return [g for c, g in zip(cycles, ghz) if abs(c - level) <= level * stability.MAX_REL_SPREAD]
+    g_fast, g_slow = at(fast), at(slow)
+    if not g_fast or not g_slow:
+        return False
+    ratio = stats.median(g_slow) / stats.median(g_fast)
+    return abs(ratio - slow / fast) <= (slow / fast - 1) / 3
+
+
 def modes(attempts: list[dict]) -> dict | None:
     """The two levels the quiet repetitions of all runs read (stability.two_modes), or None.
     Each run's burst-touched repetitions are left out by its own gauges; a pooled result is the
     runs again, not a run."""
-    quiet, ticks = [], []
+    quiet, clock = [], []
     for a in attempts:
         r = a.get("reps")
         if not r or a.get("pooled"):
             continue
         pos = stability.clean(r["ghz"], r["contention"] or [], None, None, fallback=False)
-        keep = [j for j in pos if j < len(r["cycles"])]
+        keep = [j for j in pos if j < len(r["cycles"]) and j < len(r["ghz"])]
         quiet += [r["cycles"][j] for j in keep]
-        ticks += [r["ticks"][j] for j in keep if j < len(r["ticks"])]
+        clock += [r["ghz"][j] for j in keep]
     found = stability.two_modes(quiet)
-    # Two modes in cycles but one in time: the calibration ran at two clocks and the code at one
-    # (on a Golden Cove guest, 1.84 and 2.00 for a 2-cycle chain: 3.69 against 3.99 GHz), which
-    # the clock's drift check flags; not code that runs at two speeds.
-    if found is None or stability.two_modes(ticks) is None:
+    if found is None or _calibration_modes(found, quiet, clock):
         return None
     fast, slow, share = found
     return {"cycles": [fast, slow], "fast_share": share, "repetitions": len(quiet)}
