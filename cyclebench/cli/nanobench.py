@@ -11,8 +11,9 @@ counts are chosen as ``cyclebench asm`` does (unroll from the code size, a loop 
 so that B - A spans 10,000-40,000 TSC ticks, by the TSC's step): nanoBench's 1000 copies without a
 loop span only a few hundred ticks of a TSC that ticks in steps of dozens, far too coarse. That
 loop uses R15, which nanoBench reserves only when -loop_count > 0; so if the code or late-init code
-mentions R15, the nanoBench defaults are kept and a warning says the resolution is poor. -loop_count given alone
-keeps unroll 1000; -unroll_count given alone gets the automatic loop (same R15 rule).
+mentions R15, the nanoBench defaults are kept and a warning says the resolution is poor.
+-loop_count given alone keeps unroll 1000; -unroll_count given alone gets the automatic loop (same
+R15 rule).
 
 Output is nanoBench's: one ``NAME: value`` line per event with two decimals (an integer with
 -no_normalization; ``NAME: [min;max]`` with -range). Core cycles are always measured: from the PMU

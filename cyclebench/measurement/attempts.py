@@ -59,7 +59,8 @@ def run(p, args: list[str], *, cpu, timeout, budget, allow_syscalls, no_normaliz
             # every time is unusable, and a check that fails every time is a core the
             # calibration cannot serve
             failed += 1
-            first_failed = first_failed if failed > 1 else _now()
+            if failed == 1:
+                first_failed = _now()
             if failed >= CALIB_RETRIES and _now() - first_failed >= CALIB_SPAN:
                 if isinstance(e, CalibrationSuspect):
                     raise e.final from None

@@ -167,4 +167,3 @@ def record_tsc_hz(hz: float) -> None:
     key = _boot_key()
     if key is not None and tsc_hz() is None:
         record(key, hz, "tsc")
-

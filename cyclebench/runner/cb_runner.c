@@ -653,12 +653,12 @@ static void print_reading(long rep, const char *kind, const struct reading *r) {
 
 static uint64_t gcd64(uint64_t a, uint64_t b) { while (b) { uint64_t t = a % b; a = b; b = t; } return a; }
 
-/* The TSC's step: the gcd of its differences over spins of 1 to 256 iterations (26 ticks on a
+/* The TSC's step: the gcd of its differences over spins of 1 to 64 iterations (26 ticks on a
  * KVM guest whose TSC is scaled, 1 or 2 elsewhere). Spins of different lengths give differences
- * that share no factor but the step. */
+ * that share no factor but the step; 64 spins cost a few microseconds of each runner's start. */
 static uint64_t tsc_step(void) {
     uint64_t g = 0;
-    for (int k = 1; k <= 256; k++) {
+    for (int k = 1; k <= 64; k++) {
         uint64_t t0 = rdtsc_now();
         for (volatile int i = 0; i < k; i++) {}
         g = gcd64(g, rdtsc_now() - t0);
