@@ -70,7 +70,7 @@ def test_a_pair_bounded_by_a_reference_read_during_a_burst_is_unsettled():
 
 def test_a_throughput_off_the_port_grid_is_measured_again_on_each_cpu_the_fastest_kept(tmp_path, monkeypatch):
     cat = Catalogue.load()
-    sel = bulk.select(cat, names=["kmovq k1, rbx", "add rax, rbx"])
+    sel = bulk.select(cat, names=["movq xmm1, rbx", "add rax, rbx"])
     k, add = (s.name for s in sel)
     calls, sessions = [], []
 
@@ -100,22 +100,22 @@ def test_a_throughput_off_the_port_grid_is_measured_again_on_each_cpu_the_fastes
 
 
 def test_the_issue_bound_labels_follow_the_throughput_the_pass_on_each_cpu_keeps(tmp_path, monkeypatch):
-    # kmovq's chain ran 1.80 a link, as its copies did in the form's own run: marked issue-bound (≤);
+    # movq's chain ran 1.80 a link, as its copies did in the form's own run: marked issue-bound (≤);
     # the pass on each CPU keeps 1.38, so the chain is slower than the copies issue: a latency, exact
     from cyclebench.instructions.issue_fill import ISSUE_BOUND, ISSUE_NOTE, mark_issue_bound
     cat = Catalogue.load()
-    sel = bulk.select(cat, names=["kmovq k1, rbx"])
+    sel = bulk.select(cat, names=["movq xmm1, rbx"])
     k = sel[0].name
 
     def fake(form, session, opts, name):
         d = _doc(name, True)
-        d["latency"] = [{"start": "op1 (R64)", "end": "op0 (K)", "value": 1.80, "bound": "exact", "stable": True}]
+        d["latency"] = [{"start": "op1 (R64)", "end": "op0 (XMM)", "value": 1.80, "bound": "exact", "stable": True}]
         d["throughput"] = {"value": 1.80 if opts["latency"] or session == 1 else 1.38, "bound": "exact",
                            "stable": True}
         if opts["latency"]:
             assert mark_issue_bound(d)
             d["notes"].append(ISSUE_NOTE)
-            d["latency_max"] = {"value": 1.80, "bound": "upper", "pair": "op1 (R64) -> op0 (K)"}
+            d["latency_max"] = {"value": 1.80, "bound": "upper", "pair": "op1 (R64) -> op0 (XMM)"}
         return d
 
     monkeypatch.setattr(bulk, "_characterize_one", fake)
