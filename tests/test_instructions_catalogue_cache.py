@@ -33,9 +33,11 @@ def test_a_stored_copy_reads_back_and_a_bad_one_is_refused(tmp_path, monkeypatch
 
 
 def test_storing_keeps_only_the_most_recently_used_copies(tmp_path, monkeypatch):
+    # loaded first: a worker's first Catalogue.load() stores this CPU's copy into the cache
+    # directory, which under the test's directory would be a third copy and evict the first
+    forms = Catalogue.load().forms[:3]
     monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
     monkeypatch.setattr(catalogue_cache, "COPIES_KEPT", 2)
-    forms = Catalogue.load().forms[:3]
     a, b, c = (catalogue_cache.path_for(CpuFeatures(frozenset({f}))) for f in ("sse2", "avx", "avx2"))
     for i, path in enumerate((a, b)):
         catalogue_cache.store(path, forms)

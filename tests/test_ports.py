@@ -897,6 +897,33 @@ def test_mixed_forms_get_the_registers_they_can_reach():
     assert len({ln.split()[-2] for ln in code if "mulss" in ln}) == 12      # 12 written (7 with halves)
 
 
+def test_a_form_that_reads_its_destination_gets_the_registers_and_the_body_that_keep_its_copies_apart():
+    from cyclebench.instructions.catalogue import Catalogue
+    from cyclebench.instructions.ports.mixes import chains, mix_code, shares
+    cat = Catalogue.load()
+    fma, vex, sse = (cat.get(n) for n in ("VFMADD132SD (XMM, XMM, XMM)", "VPMINUD (XMM, XMM, XMM)",
+                                          "SUBPS (XMM, XMM)"))
+    assert chains(fma) and chains(sse) and not chains(vex)     # a legacy write keeps the upper bits
+    forms = {f.name: f for f in (fma, vex, sse)}
+
+    def written(code, mnemonic):
+        regs = [ln.split()[2].rstrip(",") for ln in code if ln.split()[1] == mnemonic]
+        return {r: regs.count(r) for r in regs}
+    # alone: the body is a whole number of rotations, so every register carries one chain length
+    # (16 copies over 14 registers wrote two of them twice: 10 cycles of a 5-cycle FMA per 16)
+    code, _, u = mix_code(forms, {fma.name: 1})
+    assert len(set(written(code, "vfmadd132sd").values())) == 1 and u >= 16
+    # beside a form that only writes its destination, the FMA takes all the shared registers but
+    # the one destination and the sources the other form needs
+    a, b = shares(fma, vex)
+    assert len(b) == 3 and len(a) == 13
+    code, _, _ = mix_code(forms, {fma.name: 1, vex.name: 2})
+    assert len(written(code, "vpminud")) == 1 and len(written(code, "vfmadd132sd")) >= 8
+    # two forms that both chain: halves, as before
+    a, b = shares(fma, sse)
+    assert len(a) == len(b) == 8
+
+
 def test_a_published_draw_takes_only_forms_with_ports():
     from cyclebench.instructions.catalogue import Catalogue
     from cyclebench.instructions.ports.run import sample

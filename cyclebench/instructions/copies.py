@@ -188,21 +188,24 @@ def balanced_count(form: Form, instances: list[Instance]) -> int:
     latency 2: 0.375 cycles per copy), 14 copies write each twice (0.29, uops.info's figure,
     whose copies are as many as the distinct registers).  The count with the lowest floor per
     copy among the last half is kept (the larger on a tie)."""
-    written = [op.pos for op in form.operands if op.kind == "reg" and op.write and not op.fixed]
-    if not written or len(instances) < 2:
+    if len(instances) < 2 or not any(op.kind == "reg" and op.write and not op.fixed for op in form.operands):
         return len(instances)
     best, best_floor = len(instances), None
     for k in range(len(instances), (len(instances) + 1) // 2 - 1, -1):
-        counts: dict[int, int] = {}
-        for inst in instances[:k]:
-            for pos in written:
-                if pos in inst.regs:
-                    r = full_register(register_id(inst.regs[pos]))
-                    counts[r] = counts.get(r, 0) + 1
-        floor = max(counts.values(), default=0) / k
+        floor = busiest(form, instances[:k]) / k
         if best_floor is None or floor < best_floor - 1e-9:
             best, best_floor = k, floor
     return best
+
+
+def busiest(form: Form, instances: list[Instance]) -> int:
+    """The most writes of one register among ``instances`` (through the form's register operands,
+    not fixed ones): repeated back to back, that register's chain takes this many latencies."""
+    counts: dict[int, int] = {}
+    for inst in instances:
+        for r in written_registers(form, inst):
+            counts[r] = counts.get(r, 0) + 1
+    return max(counts.values(), default=0)
 
 
 def written_registers(form: Form, inst: Instance) -> set[int]:

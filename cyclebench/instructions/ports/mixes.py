@@ -21,8 +21,8 @@ import iced_x86
 from ...errors import CycleBenchError
 from ..forms import Form
 from ..instantiate import instantiate, verified
-from ..copies import LINE, bank_offset, independent_copies, no_banks
-from ..operands import EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, full_register
+from ..copies import LINE, bank_offset, busiest, independent_copies, no_banks
+from ..operands import EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, VECTOR_CLASSES, full_register
 from ..session import Session, form_init
 
 MIN_INSTANCES = 16
@@ -59,10 +59,13 @@ def shares(a: Form, b: Form) -> tuple[frozenset, frozenset]:
     """The registers each of two mixed forms may pick.  A register only one of them can reach is
     its own (a legacy-SSE form beside an EVEX one keeps XMM0-15, the EVEX form takes XMM16-31; a
     family only one form uses is all its own); the ones both reach are dealt one at a time, in
-    pool order, to the form that has fewer of that family so far.  The fewer registers a form's
-    copies rotate through, the longer the chain each register carries through an iteration (most
-    forms read their destination): with half of 16 XMM registers, a 3-cycle form at 2 a cycle
-    runs at 86% of its chain bound, and its mixes read slow."""
+    pool order, to the form that has fewer of that family so far; once each has one for each of
+    its register operands, a form whose copies chain through their destinations (:func:`chains`)
+    takes the rest from one that does not.  The fewer registers a form's copies rotate through,
+    the longer the chain each register carries through an iteration (most forms read their
+    destination): with half of 16 XMM registers, a 3-cycle form at 2 a cycle runs at 86% of its
+    chain bound, and its mixes read slow; a Zen 1 FMA (5 cycles, 2 a cycle) needs 10.  A form
+    that only writes its destination needs one: renaming keeps its copies apart."""
     fam = _family_of()
     ra = [r for r in _reach(a) if r not in _own_fixed(b)]
     rb = [r for r in _reach(b) if r not in _own_fixed(a)]
@@ -74,9 +77,12 @@ def shares(a: Form, b: Form) -> tuple[frozenset, frozenset]:
     # a form's first instance picks its registers from the first 16 of a pool: each side first
     # gets as many of the shared ones as it has register operands
     need = [_operands(a), _operands(b)]
+    chained = [chains(a), chains(b)]
     for r in (r for r in ra if r in rb):
         f = fam.get(r)
         want = [need[0].get(f, 0) > 0, need[1].get(f, 0) > 0]
+        if not any(want) and chained[0] != chained[1]:
+            want = chained
         if want[0] != want[1]:
             side = 0 if want[0] else 1
         else:
@@ -85,6 +91,21 @@ def shares(a: Form, b: Form) -> tuple[frozenset, frozenset]:
         got[side].add(r)
         count[side][f] = count[side].get(f, 0) + 1
     return frozenset(got[0]), frozenset(got[1])
+
+
+def chains(form: Form) -> bool:
+    """Whether a copy waits for the one before it that wrote the same register: a register operand
+    read and written, a write mask (merging), a legacy vector write (it keeps the register's other
+    bits, a scalar one merges them) or a write narrower than 32 bits (merged into the full
+    register).  Only a form with none lets its copies share a destination."""
+    if form.mask:
+        return True
+    for op in form.operands:
+        if op.kind != "reg" or op.fixed or op.is_mask or not op.write:
+            continue
+        if op.read or (op.cls in VECTOR_CLASSES and form.encoding == "LEGACY") or op.bits < 32:
+            return True
+    return False
 
 
 def _operands(form: Form) -> dict[str, int]:
@@ -163,6 +184,24 @@ def repeats(counts: dict[str, int]) -> int:
     return max(1, -(-MIN_INSTANCES // unit), -(-MIN_COPIES // min(counts.values())))
 
 
+def balanced_repeats(forms: dict[str, Form], counts: dict[str, int], u: int, avoid) -> tuple[int, dict]:
+    """(units in the loop body, each form's copies for the most units it may hold): the fewest
+    units from ``u`` to three times it whose copies write each form's registers most evenly
+    (copies.busiest per copy, the worst form's).  Copies reach a register again once their pool
+    is used up, and a form that reads its destination waits for that register's previous write:
+    16 Zen 1 FMAs (5 cycles) over 14 registers write two of them twice, 10 cycles per 16 (0.63
+    a copy), where 14 or 28 run at their two a cycle."""
+    names = list(counts)
+    top = max(u, min(3 * u, MAX_INSTANCES // sum(counts.values())))
+    made = {n: independent_copies(forms[n], top * counts[n], avoid=tuple(avoid[i])) for i, n in enumerate(names)}
+    if not any(chains(forms[n]) for n in names):
+        return u, made
+
+    def worst(k: int) -> float:
+        return max(busiest(forms[n], made[n].instances[:k * counts[n]]) / (k * counts[n]) for n in names)
+    return min(range(u, top + 1), key=lambda k: (round(worst(k), 9), k)), made
+
+
 def mix_code(forms: dict[str, Form], counts: dict[str, int], lines: bool = False,
              upper: bool = False) -> tuple[list[str], list[str], int]:
     """(code lines, init lines, repeats of the unit) for a mix of one or two forms.  ``lines``
@@ -183,15 +222,18 @@ def mix_code(forms: dict[str, Form], counts: dict[str, int], lines: bool = False
             raise NotMixable("a legacy-SSE form beside a 256- or 512-bit one waits for the upper vector state",
                              "such a mix measures that wait, not shared resources")
         own = shares(a, b)
+    avoid = [set(), set()]
+    if len(names) == 2:
+        for i in range(2):
+            other = forms[names[1 - i]]
+            avoid[i] = (set(_reach(other)) - own[i]) | _own_fixed(other)
+    u, made = balanced_repeats(forms, counts, u, avoid)
     copies, init = {}, []
     banks = no_banks()     # the first form's operand takes offset 0; the second the banks it leaves
     for i, name in enumerate(names):
         form = forms[name]
-        avoid = set()
-        if len(names) == 2:
-            other = forms[names[1 - i]]
-            avoid = (set(_reach(other)) - own[i]) | _own_fixed(other)
-        cps = independent_copies(form, u * counts[name], avoid=tuple(avoid))
+        cps = made[name]
+        cps.instances = cps.instances[:u * counts[name]]
         instances = cps.instances
         mem = form.memory_operand if form.memory_operand is not None and form.memory_operand.kind == "mem" else None
         if lines and mem is not None:
