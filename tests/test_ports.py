@@ -96,6 +96,36 @@ def test_every_interference_class_gets_a_blocker_whatever_the_order():
             assert model.used(f) == {r: pytest.approx(0.25)}
 
 
+def test_a_form_whose_own_published_throughput_is_a_multiple_of_its_ports_holds_its_pipe():
+    from cyclebench.instructions.published import Published, Value
+    from cyclebench.instructions.ports.portsets import holding
+
+    def rec(name, ports, computed, measured):
+        return Published(name, "fake", throughput=Value(measured, measured),
+                         throughput_computed=Value(computed, computed), ports_text=ports)
+    records = {r.name: r for r in (
+        rec("VMULW (XMM, XMM, XMM)", "1*FP0", 1.0, 2.0),          # one µop that holds its pipe 2 cycles
+        rec("VMULW (XMM, XMM, M128)", "1*FP0", 1.0, 1.0),         # its load form: read through the twin
+        rec("VADDW (XMM, XMM, XMM)", "1*FP23", 0.5, 0.5),        # most forms run as their ports say
+        rec("VSUBW (XMM, XMM, XMM)", "1*FP23", 0.5, 0.5),
+        rec("VANDW (XMM, XMM, XMM)", "1*FP0123", 0.25, 0.25),
+        rec("VORW (XMM, XMM, XMM)", "1*FP0123", 0.25, 0.25),
+        rec("VMIXW (XMM, XMM, XMM)", "1*FP0+1*FP12", 1.0, 2.0),   # two terms: which one holds is unknown
+        rec("VODDW (XMM, XMM, XMM)", "1*FP0", 1.0, 2.5),          # no whole multiple
+        rec("VWIDEW (ZMM, ZMM, ZMM)", "1*FP01", 0.5, 1.0),        # its width's pumping, not its own
+        rec("VWIDEX (ZMM, ZMM, ZMM)", "1*FP01", 0.5, 1.0))}
+    held = holding({n: records[n] for n in records}, records)
+    assert held == {"VMULW (XMM, XMM, XMM)": 2, "VMULW (XMM, XMM, M128)": 2}
+    # counted twice on its set, the form's two cycles of the FP0 probe agree
+    model = Model(["R0"], {"VMULW (XMM, XMM, XMM)": {"R0": 2.0}}, 6)
+    mapped = {"R0": (frozenset({"FP0"}), 1.0)}
+    assert compare("VMULW (XMM, XMM, XMM)", model, mapped, "1*FP0", {"XMM": 1, **held})["agree"]
+    assert not compare("VMULW (XMM, XMM, XMM)", model, mapped, "1*FP0", {"XMM": 1})["agree"]
+    # a form that holds a unit is paced by it: its own figure counts nothing more
+    assert compare("VMULW (XMM, XMM, XMM)", model, mapped, "1*FP0", {"XMM": 1, **held},
+                   units={"R0"})["expected"] == {"FP0": 1}
+
+
 def test_pumping_is_read_from_the_published_table():
     # the fabricated 512-bit form runs twice as long as its published ports say; dividers are
     # slower still, but the median over the width's forms is not moved by them
@@ -922,6 +952,10 @@ def test_a_form_that_reads_its_destination_gets_the_registers_and_the_body_that_
     # two forms that both chain: halves, as before
     a, b = shares(fma, sse)
     assert len(a) == len(b) == 8
+    # an LEA that only writes its destination still gets a register for its index
+    add, lea = cat.get("ADD_01 (R64, R64)"), cat.get("LEA_IS_D32 (R64)")
+    code, _, _ = mix_code({add.name: add, lea.name: lea}, {add.name: 1, lea.name: 1})
+    assert any(ln.startswith("lea ") and "*" in ln for ln in code)
 
 
 def test_a_published_draw_takes_only_forms_with_ports():

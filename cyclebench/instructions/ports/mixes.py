@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 import iced_x86
 
 from ...errors import CycleBenchError
-from ..forms import Form
+from ..forms import Form, lea_parts
 from ..instantiate import instantiate, verified
 from ..copies import LINE, bank_offset, busiest, independent_copies, no_banks
 from ..operands import EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, VECTOR_CLASSES, full_register
@@ -109,12 +109,15 @@ def chains(form: Form) -> bool:
 
 
 def _operands(form: Form) -> dict[str, int]:
-    """Family -> how many register operands the form picks."""
+    """Family -> how many registers the form picks: its register operands, and an LEA's index."""
     out: dict[str, int] = {}
     for op in form.operands:
         if op.kind == "reg" and not op.fixed and not op.is_mask and op.cls in POOLS:
             f = FAMILY.get(op.cls, op.cls)
             out[f] = out.get(f, 0) + 1
+    if form.lea_mode and lea_parts(form.lea_mode)[1]:
+        f = FAMILY.get("GPR64", "GPR64")
+        out[f] = out.get(f, 0) + 1
     return out
 
 
