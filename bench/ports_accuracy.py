@@ -65,7 +65,7 @@ from cyclebench.machine.cpu import cpu_info  # noqa: E402
 from cyclebench.instructions.llvm_mca import run as mca_run  # noqa: E402
 from cyclebench.instructions.ports.blocks import compiled_blocks, random_blocks  # noqa: E402
 from cyclebench.instructions.ports.portsets import (compare, crossed, memory_probes, published_for,  # noqa: E402
-                                                     pumping, resource_ports)
+                                                     holding, pumping, resource_ports)
 from cyclebench.instructions.ports.latency import from_file  # noqa: E402
 from cyclebench.instructions.ports.ensemble import OWN, Models, one, spread  # noqa: E402
 from cyclebench.instructions.ports.run import load  # noqa: E402
@@ -321,6 +321,7 @@ def main():
     pub = published_for(forms, records, cat)
     ports = {n: p.ports_text for n, p in pub.items()}
     pumps = pumping(records)
+    held = holding(pub, records)
     lats, label = from_file(args.latencies or column.path, cat, forms)
     print(f"published column: {column.label}; a µop of a register width passes its pipe: "
           f"{', '.join(f'{w} {k}x' for w, k in sorted(pumps.items()))}")
@@ -328,7 +329,11 @@ def main():
           f"forms, {len(lats)} in all (others: 1 cycle)")
     print(f"model: {len(forms)} forms, {len(model.resources)} resources + front end (width {model.width}), "
           f"{report['measurements_per_form']} measurements per form, {report['readings']} readings")
+    if held:
+        print(f"forms whose published figures hold their pipe longer: "
+              f"{', '.join(f'{f} {k}x' for f, k in sorted(held.items()))}")
     mapped = resource_ports(report["blockers"], ports, report["alone"], pumps, report.get("classes"))
+    pumps = {**pumps, **held}       # a form's own holding counts its µops, never maps a probe
     units = set(report.get("slow_units") or ())
     probed = report["probed"]
     memory = memory_probes(report["blockers"])

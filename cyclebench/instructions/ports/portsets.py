@@ -92,8 +92,42 @@ def pumping(records: dict[str, Published]) -> dict[str, int]:
     return {w: max(1, round(statistics.median(v))) for w, v in ratios.items() if v}
 
 
+def holding(published: dict[str, Published], records: dict[str, Published]) -> dict[str, int]:
+    """Form -> how many times its µops pass their pipe, where its own published figures say more
+    than its width's pumping: a form of one port-set term whose measured throughput is a whole
+    k >= 2 times the one its ports compute (Zen's ``VPMULLD (XMM, XMM, XMM)``, ``1*FP0`` at
+    ``1.00 / 2.00``: one µop that holds its pipe two cycles).  A memory form is read through its
+    register twin (the memory operand as a register of its width): its own measured figure may be
+    the load's.  ``published``: form name -> its record; ``records``: the whole column."""
+    from ..catalogue import normalize_name
+    pumps = pumping(records)
+    out = {}
+    for name, rec in published.items():
+        if len(terms(rec.ports_text or "")) != 1:
+            continue
+        if MEMORY.search(name):
+            w = width(name)
+            if w is None:
+                continue
+            rec = records.get(normalize_name(re.sub(r"\bM\d+(_1to\d+)?\b", w, name)))
+            if rec is None or len(terms(rec.ports_text or "")) != 1:
+                continue
+        if rec.throughput is None or rec.throughput_computed is None:
+            continue
+        a, b = rec.throughput_computed.hi, rec.throughput.hi
+        if not (a and b):
+            continue
+        k = round(b / a)
+        if k >= 2 and abs(b / a - k) <= 0.05 * k and k > pumps.get(width(name) or "", 1):
+            out[name] = k
+    return out
+
+
 def scale(form: str, pumps: dict[str, int] | None) -> int:
-    return (pumps or {}).get(width(form) or "", 1)
+    """How many times the form's published µops count: its own holding (:func:`holding`, keyed by
+    form name) or its register width's pumping."""
+    pumps = pumps or {}
+    return pumps.get(form) or pumps.get(width(form) or "", 1)
 
 
 def resource_ports(blockers: dict[str, str], published: dict[str, str], alone: dict[str, float] | None = None,
@@ -170,7 +204,8 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
         return None
     sets = {"".join(sorted(q)): q for q, _ in mapped.values()}
     unit = any(r in model.used(form) for r in units)
-    k = scale(form, pumps)
+    # a form that holds a unit is paced by it, not by its pipe: its width's pumping only
+    k = scale(form, {w: v for w, v in (pumps or {}).items() if w in WIDTHS} if unit else pumps)
     uops, rest = fit(model.usage[form], mapped, k, model.alone.get(form))
     if unit and (not uops or rest > FITS):
         uops = port_part(model.usage[form], mapped)
