@@ -958,6 +958,28 @@ def test_a_form_that_reads_its_destination_gets_the_registers_and_the_body_that_
     assert any(ln.startswith("lea ") and "*" in ln for ln in code)
 
 
+def test_a_figure_below_nought_is_no_reading_of_a_mix():
+    # B - A below nought (an interrupt in A, flagged unstable) was kept as the faster of two runs,
+    # and a results file holding it could not be read back
+    from types import SimpleNamespace
+    from cyclebench.instructions.catalogue import Catalogue
+    from cyclebench.instructions.ports.mixes import measure_mix
+    cat = Catalogue.load()
+    form = cat.get("ADD_01 (R64, R64)")
+
+    class Fake:
+        def __init__(self, values):
+            self.values = list(values)
+
+        def measure(self, code, init, per):
+            return SimpleNamespace(value=self.values.pop(0), stable=False, modes=None)
+    assert measure_mix(Fake([-0.35, 0.26]), {form.name: form}, {form.name: 1}).cycles == 0.26
+    assert measure_mix(Fake([0.26, -0.35]), {form.name: form}, {form.name: 1}).cycles == 0.26
+    assert measure_mix(Fake([0.30, 0.26]), {form.name: form}, {form.name: 1}).cycles == 0.26
+    r = measure_mix(Fake([-0.35, -0.1]), {form.name: form}, {form.name: 1})
+    assert r.cycles is None and "no positive figure" in r.error
+
+
 def test_a_published_draw_takes_only_forms_with_ports():
     from cyclebench.instructions.catalogue import Catalogue
     from cyclebench.instructions.ports.run import sample

@@ -225,6 +225,10 @@ class ResultsStore:
         """One line per record, written at once and synced."""
         if self._fd is None:
             raise RuntimeError("ResultsStore.append before start")
+        # never write what reading the file back would refuse: a resumed run would stop there
+        why = self.check_record(record) if self.check_record else None
+        if why:
+            raise RuntimeError(f"a record {self.path} would refuse on reading: {why}")
         self._write(record)
 
     def _write(self, doc: dict) -> None:

@@ -302,9 +302,22 @@ def measure_mix(session: Session, forms: dict[str, Form], counts: dict[str, int]
     try:
         code, init, u = mix_code(forms, counts, lines)
         best = best_of_two(session, code, init, u)
-        return Reading(dict(counts), best.value, best.stable)
     except CycleBenchError as e:
         return Reading(dict(counts), None, None, e.cause)
+    if best.value is None or best.value <= 0:
+        # B - A below nought: a disturbed A in both runs (flagged unstable), no time of the mix
+        return Reading(dict(counts), None, False, "no positive figure in two runs (the host disturbed both)")
+    return Reading(dict(counts), best.value, best.stable)
+
+
+def _faster(m, best) -> bool:
+    """Whether measurement ``m`` is the better run: a figure below nought (an interrupt in A, flagged
+    unstable) is no run at all, and of two real ones the faster is the less disturbed."""
+    def real(x):
+        return x is not None and x.value is not None and x.value > 0
+    if real(m) != real(best):
+        return real(m)
+    return best is None or (real(m) and m.value < best.value)
 
 
 def best_of_two(session: Session, code: list[str], init: list[str], per: int):
@@ -313,8 +326,8 @@ def best_of_two(session: Session, code: list[str], init: list[str], per: int):
     best = None
     for _ in range(2):
         m = session.measure(code, init, per=per)
-        if best is None or m.value < best.value:
+        if _faster(m, best):
             best = m
-        if m.modes and m.stable and m.modes[0] < best.value:
+        if m.modes and m.stable and best.value is not None and 0 < m.modes[0] < best.value:
             best = replace(best, value=m.modes[0])
     return best
