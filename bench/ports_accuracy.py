@@ -333,11 +333,10 @@ def main():
         print(f"forms whose published figures hold their pipe longer: "
               f"{', '.join(f'{f} {k}x' for f, k in sorted(held.items()))}")
     mapped = resource_ports(report["blockers"], ports, report["alone"], pumps, report.get("classes"))
-    pumps = {**pumps, **held}       # a form's own holding counts its µops, never maps a probe
     units = set(report.get("slow_units") or ())
     probed = report["probed"]
     memory = memory_probes(report["blockers"])
-    comps = [c for c in (compare(f, model, mapped, ports.get(f, ""), pumps, units, probed.get(f), memory)
+    comps = [c for c in (compare(f, model, mapped, ports.get(f, ""), pumps, units, probed.get(f), memory, held)
                          for f in forms) if c]
     agree = sum(c["agree"] for c in comps)
     off = crossed(mapped, model)

@@ -119,11 +119,11 @@ def test_a_form_whose_own_published_throughput_is_a_multiple_of_its_ports_holds_
     # counted twice on its set, the form's two cycles of the FP0 probe agree
     model = Model(["R0"], {"VMULW (XMM, XMM, XMM)": {"R0": 2.0}}, 6)
     mapped = {"R0": (frozenset({"FP0"}), 1.0)}
-    assert compare("VMULW (XMM, XMM, XMM)", model, mapped, "1*FP0", {"XMM": 1, **held})["agree"]
+    assert compare("VMULW (XMM, XMM, XMM)", model, mapped, "1*FP0", {"XMM": 1}, held=held)["agree"]
     assert not compare("VMULW (XMM, XMM, XMM)", model, mapped, "1*FP0", {"XMM": 1})["agree"]
     # a form that holds a unit is paced by it: its own figure counts nothing more
-    assert compare("VMULW (XMM, XMM, XMM)", model, mapped, "1*FP0", {"XMM": 1, **held},
-                   units={"R0"})["expected"] == {"FP0": 1}
+    assert compare("VMULW (XMM, XMM, XMM)", model, mapped, "1*FP0", {"XMM": 1}, units={"R0"},
+                   held=held)["expected"] == {"FP0": 1}
 
 
 def test_pumping_is_read_from_the_published_table():

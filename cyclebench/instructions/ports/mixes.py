@@ -196,8 +196,10 @@ def balanced_repeats(forms: dict[str, Form], counts: dict[str, int], u: int, avo
     a copy), where 14 or 28 run at their two a cycle."""
     names = list(counts)
     top = max(u, min(3 * u, MAX_INSTANCES // sum(counts.values())))
-    made = {n: independent_copies(forms[n], top * counts[n], avoid=tuple(avoid[i])) for i, n in enumerate(names)}
     if not any(chains(forms[n]) for n in names):
+        top = u                 # copies that do not chain: any length serves
+    made = {n: independent_copies(forms[n], top * counts[n], avoid=tuple(avoid[i])) for i, n in enumerate(names)}
+    if top == u:
         return u, made
 
     def worst(k: int) -> float:
@@ -304,20 +306,23 @@ def measure_mix(session: Session, forms: dict[str, Form], counts: dict[str, int]
         best = best_of_two(session, code, init, u)
     except CycleBenchError as e:
         return Reading(dict(counts), None, None, e.cause)
-    if best.value is None or best.value <= 0:
+    if not _real(best):
         # B - A below nought: a disturbed A in both runs (flagged unstable), no time of the mix
         return Reading(dict(counts), None, False, "no positive figure in two runs (the host disturbed both)")
     return Reading(dict(counts), best.value, best.stable)
 
 
+def _real(m) -> bool:
+    """A measurement with a figure above nought (below it, an interrupt in A: flagged unstable)."""
+    return m is not None and m.value is not None and m.value > 0
+
+
 def _faster(m, best) -> bool:
-    """Whether measurement ``m`` is the better run: a figure below nought (an interrupt in A, flagged
-    unstable) is no run at all, and of two real ones the faster is the less disturbed."""
-    def real(x):
-        return x is not None and x.value is not None and x.value > 0
-    if real(m) != real(best):
-        return real(m)
-    return best is None or (real(m) and m.value < best.value)
+    """Whether measurement ``m`` is the better run: one with no real figure is no run at all, and of
+    two real ones the faster is the less disturbed."""
+    if _real(m) != _real(best):
+        return _real(m)
+    return best is None or (_real(m) and m.value < best.value)
 
 
 def best_of_two(session: Session, code: list[str], init: list[str], per: int):

@@ -124,10 +124,7 @@ def holding(published: dict[str, Published], records: dict[str, Published]) -> d
 
 
 def scale(form: str, pumps: dict[str, int] | None) -> int:
-    """How many times the form's published µops count: its own holding (:func:`holding`, keyed by
-    form name) or its register width's pumping."""
-    pumps = pumps or {}
-    return pumps.get(form) or pumps.get(width(form) or "", 1)
+    return (pumps or {}).get(width(form) or "", 1)
 
 
 def resource_ports(blockers: dict[str, str], published: dict[str, str], alone: dict[str, float] | None = None,
@@ -173,11 +170,13 @@ def _bottleneck(form: str, published: dict[str, str], alone: dict[str, float] | 
 
 
 def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], float]], ports_text: str,
-            pumps: dict[str, int] | None = None, units=(), probed=None, memory=()) -> dict | None:
+            pumps: dict[str, int] | None = None, units=(), probed=None, memory=(),
+            held: dict[str, int] | None = None) -> dict | None:
     """The comparison of one form in µops per published port set (None: no published ports, or
     nothing mapped).  The form's usages are read as µops (:func:`uops_of`), and each mapped port
     set counts the µops that fit inside it, as the published side counts its own.  Published µops
-    count as many times as the form's register width is pumped.
+    count as many times as the form's register width is pumped, or as ``held`` (form -> times,
+    :func:`holding`) says its own figures hold its pipe.
 
     Resources whose probe crowds a set apart from its own (:func:`crossed`) are left out.
 
@@ -204,8 +203,9 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
         return None
     sets = {"".join(sorted(q)): q for q, _ in mapped.values()}
     unit = any(r in model.used(form) for r in units)
-    # a form that holds a unit is paced by it, not by its pipe: its width's pumping only
-    k = scale(form, {w: v for w, v in (pumps or {}).items() if w in WIDTHS} if unit else pumps)
+    # its own holding (:func:`holding`) where it has one; a form that holds a unit is paced by the
+    # unit, not by its pipe: its width's pumping only
+    k = (None if unit else (held or {}).get(form)) or scale(form, pumps)
     uops, rest = fit(model.usage[form], mapped, k, model.alone.get(form))
     if unit and (not uops or rest > FITS):
         uops = port_part(model.usage[form], mapped)
