@@ -46,14 +46,18 @@ def cycles(counts: dict[str, int]) -> float:
 
 @functools.lru_cache(maxsize=None)
 def _cycles(counts: tuple[tuple[str, int], ...]) -> float:
-    """The front end's time or the most loaded set of ports, whichever is longer. The most loaded
-    set is a union of µops' port sets: any other set holds no more µops than the union of the
-    sets of those it holds, over at least as many ports."""
-    best = sum(n for _, n in counts) / WIDTH
-    sets = sorted({frozenset(u) for f, _ in counts for u in UOPS[f]}, key=sorted)
+    return mix_cycles(UOPS, dict(counts))
+
+
+def mix_cycles(uops: dict[str, list[tuple[str, ...]]], counts: dict[str, int]) -> float:
+    """The front end's time or the most loaded set of ports, whichever is longer, on a CPU whose
+    forms are ``uops``. The most loaded set is a union of µops' port sets: any other set holds no
+    more µops than the union of the sets of those it holds, over at least as many ports."""
+    best = sum(counts.values()) / WIDTH
+    sets = sorted({frozenset(u) for f in counts for u in uops[f]}, key=sorted)
     unions = {frozenset().union(*q) for k in range(1, len(sets) + 1) for q in itertools.combinations(sets, k)}
     for s in unions:
-        load = sum(n * sum(1 for u in UOPS[f] if set(u) <= s) for f, n in counts)
+        load = sum(n * sum(1 for u in uops[f] if set(u) <= s) for f, n in counts.items())
         best = max(best, load / len(s))
     return best
 

@@ -19,7 +19,7 @@ from cyclebench.instructions.ports.portsets import (FITS, compare, crossed, fit,
 from cyclebench.instructions.ports.predict import chain_bound, decode, predict
 from cyclebench.instructions.ports.run import load, store
 
-from ports_fake import UOPS, WIDTH, cycles, ports_text
+from ports_fake import UOPS, WIDTH, cycles, mix_cycles, ports_text
 from ports_fake import published as published_table
 
 
@@ -94,6 +94,26 @@ def test_every_interference_class_gets_a_blocker_whatever_the_order():
         r = next(r for r, (q, _) in mapped.items() if q == {"F0", "F1", "F2", "F3"})
         for f in ("pand (XMM)", "por (XMM)", "pxor (XMM)", "andps (XMM)"):
             assert model.used(f) == {r: pytest.approx(0.25)}
+
+
+def test_a_union_probe_is_split_whichever_member_came_first():
+    # forms with a µop on each of two pipe pairs (Zen 1's three-source forms hold a pipe on each
+    # side) add up with the forms of either pair, which do not add up with each other; where the
+    # blocker and the first member of its class are both such forms, a pair form that joins later
+    # is told apart by the other members, so each pair still gets a probe of its own, whatever
+    # the order
+    uops = {"fma": [("F0", "F1"), ("F2", "F3")], "blendv": [("F0", "F1"), ("F2", "F3")],
+            "fmul": [("F0", "F1")], "fmin": [("F0", "F1")], "fadd": [("F2", "F3")], "fsub": [("F2", "F3")]}
+    orders = set()
+    for seed in range(12):
+        inf = Inference(measure=lambda counts: mix_cycles(uops, counts))
+        alone = inf.alone(list(uops))
+        kept, classes = inf.blockers(alone, seed)
+        assert sorted(uops[b] for b in kept) == [[("F0", "F1")], [("F2", "F3")]], (seed, kept)
+        shuffled = [f for f in uops if units(alone[f])]
+        random.Random(seed).shuffle(shuffled)
+        orders.add(tuple(len(uops[f]) for f in shuffled[:2]))
+    assert (2, 2) in orders          # some seed drew both union forms first
 
 
 def test_a_form_whose_own_published_throughput_is_a_multiple_of_its_ports_holds_its_pipe():

@@ -169,9 +169,11 @@ class Inference:
             # a blocker that is a union of narrower resources (a µop on each of two pipe pairs)
             # adds up with each of them while they do not add up with each other: the two become
             # blockers in its place, it joins the first one's class, and the rest of its class is
-            # paired again
-            member = next((m for m, b in classes.items() if b == joined and m not in unions), None)
-            if member is None or joined in unions or self._additive(c, member, alone):
+            # paired again.  A register-only candidate is paired with every register-only member,
+            # not the first alone: where that one is a union too (Zen 1's three-source forms hold
+            # a pipe on each side), only another member tells the two sides apart
+            member = self._apart(c, [m for m, b in classes.items() if b == joined and m not in unions], alone)
+            if member is None or joined in unions:
                 classes[c] = joined
                 continue
             rest = [m for m, b in classes.items() if b == joined and m != member]
@@ -192,6 +194,16 @@ class Inference:
                 kept.remove(b)
                 classes[b] = apart[0]
         return kept, classes
+
+    def _apart(self, c: str, members: list[str], alone: dict[str, float]) -> str | None:
+        """The first of a class's ``members`` that ``c`` does not add up with: of a memory
+        candidate only the first member is asked (it probes a load port besides), of a register
+        one every register-only member."""
+        if MEMORY.search(c):
+            members = members[:1]
+        else:
+            members = [m for m in members if not MEMORY.search(m)]
+        return next((m for m in members if not self._additive(c, m, alone)), None)
 
     def _additive(self, a: str, b: str, alone: dict[str, float]) -> bool:
         """The quadratic pair: each form's stream alone takes one cycle; do the two add up?"""
