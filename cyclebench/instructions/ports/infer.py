@@ -71,6 +71,7 @@ LOADS = 0.1                # cycles: a blocker usage that makes a resource a can
 MAX_PAIR = 8               # instances per form in a slow pair
 OVERLOAD = 0.1             # two blockers' cross usages above their mix's time by this share: one is no share
 NARROWER = 10.0            # price factor of a wider blocker's use of a narrower one's resource
+ASKED = 3                  # members of a class a register-only candidate is paired with (union split)
 CONFIRMED = 2              # good readings (of distinct mixes) that must reach a front-end width
 
 
@@ -169,9 +170,9 @@ class Inference:
             # a blocker that is a union of narrower resources (a µop on each of two pipe pairs)
             # adds up with each of them while they do not add up with each other: the two become
             # blockers in its place, it joins the first one's class, and the rest of its class is
-            # paired again.  A register-only candidate is paired with every register-only member,
-            # not the first alone: where that one is a union too (Zen 1's three-source forms hold
-            # a pipe on each side), only another member tells the two sides apart
+            # paired again.  A register-only candidate is paired with the class's first few
+            # register-only members, not the first alone: where that one is a union too (Zen 1's
+            # three-source forms hold a pipe on each side), only another tells the sides apart
             member = self._apart(c, [m for m, b in classes.items() if b == joined and m not in unions], alone)
             if member is None or joined in unions:
                 classes[c] = joined
@@ -198,11 +199,12 @@ class Inference:
     def _apart(self, c: str, members: list[str], alone: dict[str, float]) -> str | None:
         """The first of a class's ``members`` that ``c`` does not add up with: of a memory
         candidate only the first member is asked (it probes a load port besides), of a register
-        one every register-only member."""
+        one the first :data:`ASKED` register-only members (a pair each: a class of forty ALU
+        forms would otherwise cost 780 pairs)."""
         if MEMORY.search(c):
             members = members[:1]
         else:
-            members = [m for m in members if not MEMORY.search(m)]
+            members = [m for m in members if not MEMORY.search(m)][:ASKED]
         return next((m for m in members if not self._additive(c, m, alone)), None)
 
     def _additive(self, a: str, b: str, alone: dict[str, float]) -> bool:
