@@ -13,7 +13,8 @@
    shared one (Zen 4's logic ops on all four FP pipes) is drawn as surely as the narrowest.
    A blocker that is a union of two narrower resources (a µop on each of two pipe pairs) adds
    up with both while they do not add up with each other: the two take its place.
-3. **Front end.**  The width is the most instructions per cycle that two good readings reached (a
+3. **Front end.**  The width is the most instructions per cycle that two good readings reached,
+   with a good reading's slack (5.23 a cycle is 5 wide, read 4.6% fast) (a
    mix that ran faster than its slowest part alone is a bad reading and is set aside; one reading
    faster than all others is no width until a second mix confirms it): among the
    blockers for their solve, then among all forms that use some resource.  A form that uses none
@@ -227,14 +228,18 @@ class Inference:
         return self.front_end(alone, forms)[0]
 
     def front_end(self, alone: dict[str, float], forms) -> tuple[int | None, list[dict]]:
-        """(the width, the good readings that ran faster than it: unconfirmed, for the report)."""
+        """(the width, the good readings that ran faster than it: unconfirmed, for the report).
+        A good reading may run up to 1 - FASTER fast (:meth:`good`), so a width is read with that
+        slack: 5.23 instructions a cycle is a 5-wide front end read 4.6% fast (on Zen 1 a stable
+        mix at 5.23 and an unstable one at 6.07 had made a 5-wide front end 6, and 15 of 110
+        kernel blocks were then predicted more than 10% fast)."""
         s = set(forms)
         rated = sorted(((sum(r["counts"].values()) / r["cycles"], r) for r in self.readings.values()
                         if set(r["counts"]) <= s and self.good(r, alone)), key=lambda x: -x[0])
         if not rated:
             return None, []
-        w = max(1, math.ceil(rated[min(CONFIRMED, len(rated)) - 1][0] - 0.1))
-        return w, [{"counts": r["counts"], "cycles": r["cycles"]} for ipc, r in rated if ipc - 0.1 > w]
+        w = max(1, math.ceil(rated[min(CONFIRMED, len(rated)) - 1][0] * FASTER))
+        return w, [{"counts": r["counts"], "cycles": r["cycles"]} for ipc, r in rated if ipc * FASTER > w]
 
     def mixes(self, forms: list[str], alone: dict[str, float]) -> list[Mix]:
         """Every good reading that involves only ``forms``."""
