@@ -229,10 +229,8 @@ class Inference:
 
     def front_end(self, alone: dict[str, float], forms) -> tuple[int | None, list[dict]]:
         """(the width, the good readings that ran faster than it: unconfirmed, for the report).
-        A good reading may run up to 1 - FASTER fast (:meth:`good`), so a width is read with that
-        slack: 5.23 instructions a cycle is a 5-wide front end read 4.6% fast (on Zen 1 a stable
-        mix at 5.23 and an unstable one at 6.07 had made a 5-wide front end 6, and 15 of 110
-        kernel blocks were then predicted more than 10% fast)."""
+        A good reading may run up to 1 - FASTER fast (:meth:`good`), and a width is read with
+        that slack (on Zen 1 a stable 5.23 a cycle and an unstable 6.07 had made 5 wide 6)."""
         s = set(forms)
         rated = sorted(((sum(r["counts"].values()) / r["cycles"], r) for r in self.readings.values()
                         if set(r["counts"]) <= s and self.good(r, alone)), key=lambda x: -x[0])
