@@ -140,6 +140,19 @@ def test_a_clock_that_moved_for_good_becomes_the_history(tmp_path, monkeypatch):
     assert clock_history.reference("cpu") == pytest.approx(3.70)
 
 
+def test_a_clock_moves_under_runs_of_many_attempts_a_second(tmp_path, monkeypatch):
+    # a command's attempts come many a second: they must not crowd the span's first note out of
+    # the notes kept, and a dip before the new level is no part of it
+    monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
+    for _ in range(5):
+        clock_history.record("cpu", 2.97)
+    n, span = clock_history.MOVED_RUNS, clock_history.MOVED_SPAN
+    assert not clock_history.note_low_clock("cpu", 2.37, 0.0)
+    moved = [clock_history.note_low_clock("cpu", 2.54, 1 + t / 5) for t in range(int(5 * 1.5 * span))]
+    assert any(moved) and not any(moved[:int(5 * span)])
+    assert clock_history.reference("cpu") == pytest.approx(2.54)
+
+
 def test_a_burst_a_stable_run_between_or_a_scattered_level_moves_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("CYCLEBENCH_CACHE", str(tmp_path))
     for _ in range(5):

@@ -12,7 +12,8 @@ Only stable runs record, so a history could lock itself: after a lasting drop of
 the "recent best", never be recorded, and re-measure to its budget for good. Runs that are steady
 in themselves and flagged only for that drop are therefore noted apart ("clock-low", with their
 time); when such runs, and no stable one, have held one level for MOVED_SPAN seconds over at
-least MOVED_RUNS runs, the machine's clock has moved and that level becomes the history. A burst
+least MOVED_RUNS runs (one note per MOVED_SPAN / MOVED_RUNS seconds), the machine's clock has
+moved and that level becomes the history. A burst
 lasts seconds, so no single run and no short burst resets the bar; and the best is the highest,
 so once the host is fast again two quiet runs raise it back. The contention gauge needs no such
 rule: its floor is physical (PLAUSIBLE), and a gauge high for good is a busy sibling for good.
@@ -107,12 +108,22 @@ def note_low_clock(key: str, ghz: float, now: float | None = None) -> bool:
         return False
     now = time.time() if now is None else now
     p = _path(key, "clock-low")
-    notes = (_low_notes(p) + [[now, round(ghz, 4)]])[-KEEP:]
-    levels = [g for _, g in notes]
-    moved = (len(notes) >= MOVED_RUNS and notes[-1][0] - notes[0][0] >= MOVED_SPAN
-             and max(levels) <= min(levels) * (1 + MOVED_LEVEL))
+    notes = _low_notes(p)
+    # one note per MOVED_SPAN / MOVED_RUNS seconds: a command's forty attempts in a second had
+    # filled the KEEP kept with one instant, so the notes never spanned MOVED_SPAN and a history
+    # held a brief 2.97 GHz against a core at 2.54 for good (Zen 1: 55 of 60 blocks unstable)
+    if notes and 0 <= now - notes[-1][0] < MOVED_SPAN / MOVED_RUNS:
+        return False
+    notes = (notes + [[now, round(ghz, 4)]])[-KEEP:]
+    # the notes at the newest level, back to the first that is not: an earlier dip is no part of it
+    level = [notes[-1]]
+    for t, g in reversed(notes[:-1]):
+        if max(g, *[x for _, x in level]) > min(g, *[x for _, x in level]) * (1 + MOVED_LEVEL):
+            break
+        level.insert(0, [t, g])
+    moved = len(level) >= MOVED_RUNS and level[-1][0] - level[0][0] >= MOVED_SPAN
     if moved:
-        _write(_path(key, "clock"), levels)
+        _write(_path(key, "clock"), [g for _, g in level])
         notes = []
     _write(p, notes)
     return moved
