@@ -401,8 +401,10 @@ def _ext_key(s: str) -> str:
     return s.upper().replace("_", "").replace("-", "")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def normalize_name(name: str) -> str:
-    """Canonical spacing and case of a uops.info-style name: ``imul(r64,r64)`` -> ``IMUL (R64, R64)``."""
+    """Canonical spacing and case of a uops.info-style name: ``imul(r64,r64)`` -> ``IMUL (R64, R64)``
+    (kept: a table's comparison asks it of the same names hundreds of thousands of times)."""
     s = " ".join(name.strip().split()).upper()
     if "(" not in s:
         return s

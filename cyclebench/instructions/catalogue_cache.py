@@ -11,6 +11,7 @@ turn must not rebuild each other's); deleting them is always safe.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import pickle
@@ -26,7 +27,9 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 COPIES_KEPT = 4             # about 8 MB each
 
 
+@functools.lru_cache(maxsize=1)
 def _source_digest() -> str:
+    """The package's source, once a process (43 ms each time: every model load asked again)."""
     h = hashlib.sha256()
     for p in sorted(_PACKAGE.rglob("*.py")):
         h.update(str(p.relative_to(_PACKAGE)).encode())
