@@ -111,7 +111,7 @@ def note_low_clock(key: str, ghz: float, now: float | None = None) -> bool:
     notes = _low_notes(p)
     # one note per MOVED_SPAN / MOVED_RUNS seconds: a command's forty attempts in a second had
     # filled the KEEP kept with one instant, so the notes never spanned MOVED_SPAN and a history
-    # held a brief 2.97 GHz against a core at 2.54 for good (Zen 1: 55 of 60 blocks unstable)
+    # held a brief 2.97 GHz against a Zen 1 core at 2.54 for hours (every unpinned run flagged)
     if notes and 0 <= now - notes[-1][0] < MOVED_SPAN / MOVED_RUNS:
         return False
     notes = (notes + [[now, round(ghz, 4)]])[-KEEP:]

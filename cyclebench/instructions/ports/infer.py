@@ -14,9 +14,9 @@
    A blocker that is a union of two narrower resources (a µop on each of two pipe pairs) adds
    up with both while they do not add up with each other: the two take its place.
 3. **Front end.**  The width is the most instructions per cycle that two good readings reached,
-   with a good reading's slack (5.23 a cycle is 5 wide, read 4.6% fast) (a
-   mix that ran faster than its slowest part alone is a bad reading and is set aside; one reading
-   faster than all others is no width until a second mix confirms it): among the
+   read with a good reading's 5% slack (5.23 a cycle is 5 wide; a mix that ran faster than its
+   slowest part alone is a bad reading and is set aside; one reading faster than all others is
+   no width until a second mix confirms it): among the
    blockers for their solve, then among all forms that use some resource.  A form that uses none
    and runs alone faster than that width (Zen 4's NOPs, about 10 per cycle) passes the front end
    on another path and takes no share of it.  The width bounds the solves only where a reading
