@@ -241,10 +241,12 @@ def bhive(pred, n, rng, mcpu, cpus, chosen=None):
     by_hex = {d["hex"]: d for d in docs}
     mca_pred = LlvmMca(mcpu)
     ours, mca, rows, moded = [], [], [], []
+    unsettled = 0
     for row, code, p in picked:
         d = by_hex.get(row["hex"])
         if d is None or not clean(d):
             why = "not measured" if d is None else why_not_clean(d)
+            unsettled += why.startswith("unstable")
             print(f"  left out, {why}: {d and d.get('text') or row['hex']}")
             continue
         try:
@@ -259,6 +261,10 @@ def bhive(pred, n, rng, mcpu, cpus, chosen=None):
                cpu=d.get("cpu"), **({"modes": two} if two else {}))
     report(BHIVE_SET, ours, mca, rows)
     modes_report(moded)
+    if len(cpus or ()) != 1 and unsettled > len(picked) / 2:
+        # Zen 1: two busy vCPUs read 2.32-2.45 GHz against one's 2.54, below each CPU's history
+        print(f"  hint: {unsettled} of {len(picked)} BHive blocks were unstable on several CPUs at once; "
+              "a core that clocks lower with both busy reads below its history: try --cpus 0")
     return rows
 
 
