@@ -116,11 +116,11 @@ def note_low_clock(key: str, ghz: float, now: float | None = None) -> bool:
         return False
     notes = (notes + [[now, round(ghz, 4)]])[-KEEP:]
     # the notes at the newest level, back to the first that is not: an earlier dip is no part of it
-    level = [notes[-1]]
-    for t, g in reversed(notes[:-1]):
-        if max(g, *[x for _, x in level]) > min(g, *[x for _, x in level]) * (1 + MOVED_LEVEL):
-            break
-        level.insert(0, [t, g])
+    start, lo, hi = len(notes) - 1, notes[-1][1], notes[-1][1]
+    while start > 0 and max(hi, notes[start - 1][1]) <= min(lo, notes[start - 1][1]) * (1 + MOVED_LEVEL):
+        start -= 1
+        lo, hi = min(lo, notes[start][1]), max(hi, notes[start][1])
+    level = notes[start:]
     moved = len(level) >= MOVED_RUNS and level[-1][0] - level[0][0] >= MOVED_SPAN
     if moved:
         _write(_path(key, "clock"), [g for _, g in level])

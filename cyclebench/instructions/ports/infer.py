@@ -174,8 +174,9 @@ class Inference:
             # paired again.  A register-only candidate is paired with the class's first few
             # register-only members, not the first alone: where that one is a union too (Zen 1's
             # three-source forms hold a pipe on each side), only another tells the sides apart
-            member = self._apart(c, [m for m, b in classes.items() if b == joined and m not in unions], alone)
-            if member is None or joined in unions:
+            member = None if joined in unions else self._apart(
+                c, [m for m, b in classes.items() if b == joined and m not in unions], alone)
+            if member is None:
                 classes[c] = joined
                 continue
             rest = [m for m, b in classes.items() if b == joined and m != member]
