@@ -172,6 +172,20 @@ def test_a_burst_a_stable_run_between_or_a_scattered_level_moves_nothing(tmp_pat
     assert not clock_history.note_low_clock("cpu", 3.4, 9000)
 
 
+def test_a_low_clock_with_the_gauge_at_its_best_is_the_hosts_clock_not_a_burst():
+    # a burst slows the gauge's four chains more than the one chain: a quiet gauge vouches for
+    # a run whose clock alone is below the history (a boosting host's clock wanders by 6%)
+    st = assess(QUIET, [3.4] * 20, 3.69, contention=1.0, reference_contention=1.0)
+    assert st.stable and not st.reasons
+    assert assess(QUIET, [3.4] * 20, 3.69, contention=1.019, reference_contention=1.0).stable
+    # a gauge above its best, or none to compare against, leaves the clock check in force
+    for con, ref in ((1.03, 1.0), (1.0, None), (None, 1.0)):
+        st = assess(QUIET, [3.4] * 20, 3.69, contention=con, reference_contention=ref)
+        assert not st.stable and any("below this machine's recent" in r for r in st.reasons)
+    # and a clock that drifts within the run is flagged whatever the gauge says
+    assert not assess(QUIET, [3.69] * 10 + [3.4] * 10, 3.69, contention=1.0, reference_contention=1.0).stable
+
+
 def test_only_a_run_flagged_for_its_clock_alone_is_noted():
     assert assess(QUIET, [3.4] * 20, 3.69).only_low_clock
     assert not assess([3.0] * 10 + [3.5] * 10, [3.4] * 20, 3.69).only_low_clock   # and a spread

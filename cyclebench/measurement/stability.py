@@ -168,7 +168,13 @@ def assess(values: list[float], ghz: list[float] | None = None,
         if drift > MAX_CALIB_DRIFT:
             reasons.append(f"calibrated clock drifted {drift:.1%} between repetitions "
                            f"(10th-90th percentile {dec[0]:.2f}-{dec[8]:.2f} GHz)")
-        if reference_ghz and gmed < reference_ghz * (1 - MAX_CLOCK_DROP):
+        # a clock below the history with the gauge at its recent best is the host's clock, not a
+        # burst: a burst slows throughput-bound code more than the chain, and the gauge sees it
+        # (Zen 3 guest: unpinned runs all read 3-8% below a 3.24 GHz history while six
+        # independent imuls read 5.98-6.006 cycles, stable, at 2.95-3.14 GHz)
+        vouched = bool(contention and reference_contention
+                       and contention <= reference_contention * (1 + MAX_CONTENTION_RISE))
+        if reference_ghz and gmed < reference_ghz * (1 - MAX_CLOCK_DROP) and not vouched:
             low_clock = (f"calibrated clock {gmed:.2f} GHz is {1 - gmed / reference_ghz:.1%} below this "
                          f"machine's recent {reference_ghz:.2f} GHz (a noise burst for the whole run)")
             reasons.append(low_clock)
