@@ -3,7 +3,8 @@
 against the published ports column and as a throughput predictor beside llvm-mca-16.
 
 Prints
-* port-set agreement with the published ports column (this CPU's uops.info column, or --arch),
+* port-set agreement with the published ports column (the uops.info column of the CPU the model was
+  measured on, or --arch),
   on every studied form that has one (portsets.compare: µops per mapped port set, a pumped
   register width counted by the column's own rule);
 * predicted-vs-measured error of whole blocks: the share within 10% and the mean absolute
@@ -277,7 +278,8 @@ def main():
     ap.add_argument("--random", type=int, default=40)
     ap.add_argument("--compiled", type=int, default=60)
     ap.add_argument("--bhive", type=int, default=60)
-    ap.add_argument("--arch", default="auto", help="the published column: auto (this CPU's) or a uops.info code")
+    ap.add_argument("--arch", default="auto",
+                    help="the published column: auto (that of the CPU the model was measured on) or a uops.info code")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--mcpu", help="llvm-mca -mcpu (default: this CPU's, from the microarchitecture table)")
     ap.add_argument("--latencies", type=Path, help="a cyclebench inst results file (measured latencies)")
@@ -322,7 +324,7 @@ def main():
     model, report = load(args.model[0])
     cat = Catalogue.load()
     forms = sorted(model.usage)
-    column = resolve_arch(args.arch)
+    column = resolve_arch(args.arch, measured_on(args.model[0]))
     records = read_csv(str(column.path), collect=True)[0]
     pub = published_for(forms, records, cat)
     ports = {n: p.ports_text for n, p in pub.items()}
@@ -418,6 +420,17 @@ def main():
     r3 = bhive(pred, args.bhive, rng, args.mcpu, cpus) if args.bhive else []
     if args.rows:
         print_rows(r1 + r2 + r3)
+
+
+def measured_on(path):
+    """The identity of the CPU a results file was measured on (its first line's machine record);
+    None when the file names none (then this CPU's column is read)."""
+    from cyclebench.machine.uarch import from_metadata
+    try:
+        machine = json.loads(path.open().readline())["meta"]["machine"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return from_metadata(machine) if isinstance(machine, dict) else None
 
 
 def remeasure(path, pred, readings, cat):

@@ -174,3 +174,17 @@ def test_ports_values_names_the_saved_mixes_that_meet_denormals(tmp_path, monkey
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r for r in rows if "text" in r] == [{"seed": 9, "text": mixes[0]}]
     assert "1 of 2 random mixes met denormals" in capsys.readouterr().out
+
+
+def test_a_model_file_is_compared_with_the_column_of_the_cpu_it_was_measured_on(bench, tmp_path):
+    # read on another CPU, a Zen 1 file was compared with that CPU's column (ZEN3's, 62 of 90
+    # where ZEN+ reads 77)
+    from cyclebench.instructions.reference import resolve_arch
+    data = BENCH.parent / "data"
+    for name, code in (("zen1/pub-3.jsonl", "ZEN+"), ("zen3/pub-3.jsonl", "ZEN3"), ("spr/pub-3.jsonl", "ADL-P")):
+        column = resolve_arch("auto", bench.measured_on(data / name))
+        assert column.code == code
+    assert resolve_arch("ZEN4", bench.measured_on(data / "zen1" / "pub-3.jsonl")).code == "ZEN4"
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text('{"cyclebench": "results"}\n')
+    assert bench.measured_on(bare) is None and bench.measured_on(tmp_path / "none.jsonl") is None

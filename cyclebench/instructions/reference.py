@@ -54,9 +54,10 @@ def own_column(ident: Identity | None = None) -> Column:
     return c
 
 
-def resolve_arch(arch: str | None) -> Column:
-    """``--arch``: ``auto`` (this CPU's column) or a uops.info code."""
-    return own_column() if not arch or arch.lower() == AUTO else column(arch)
+def resolve_arch(arch: str | None, ident: Identity | None = None) -> Column:
+    """``--arch``: ``auto`` (this CPU's column, or ``ident``'s: the CPU a file was measured on)
+    or a uops.info code."""
+    return own_column(ident) if not arch or arch.lower() == AUTO else column(arch)
 
 
 def resolve_source(value: str, arch: Column | None) -> tuple[Path, str]:
