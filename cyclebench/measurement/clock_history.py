@@ -5,7 +5,8 @@ A burst (another tenant on our core's SMT sibling) lowers the TSC-calibrated clo
 run, or slows throughput-bound code relative to the calibration chain, so a run can look
 internally stable yet be slow. Stable runs record their median clock ("clock", best = highest)
 and contention-gauge ratio ("contention", best = lowest) here; a later run well off the recent
-best is treated as unstable and re-run.
+best is treated as unstable and re-run (for its clock alone only when its gauge is not at its best:
+stability.assess).
 
 Only stable runs record, so a history could lock itself: after a lasting drop of the host's clock
 (a live migration to a slower host of the same model, a new power cap) every run would read below
