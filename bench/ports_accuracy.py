@@ -68,7 +68,7 @@ from cyclebench.instructions.ports.blocks import compiled_blocks, random_blocks 
 from cyclebench.instructions.ports.portsets import (compare, crossed, memory_probes, published_for,  # noqa: E402
                                                      holding, pumping, resource_ports)
 from cyclebench.instructions.ports.latency import from_file  # noqa: E402
-from cyclebench.instructions.ports.ensemble import OWN, Models, one, spread  # noqa: E402
+from cyclebench.instructions.ports.ensemble import OWN, Models, machine, one, spread  # noqa: E402
 from cyclebench.instructions.ports.run import load  # noqa: E402
 from cyclebench.instructions.published import read_csv  # noqa: E402
 from cyclebench.instructions.reference import resolve_arch  # noqa: E402
@@ -423,14 +423,11 @@ def main():
 
 
 def measured_on(path):
-    """The identity of the CPU a results file was measured on (its first line's machine record);
-    None when the file names none (then this CPU's column is read)."""
+    """The identity of the CPU a results file was measured on; None when its header names none
+    (then this CPU's column is read)."""
     from cyclebench.machine.uarch import from_metadata
-    try:
-        machine = json.loads(path.open().readline())["meta"]["machine"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return from_metadata(machine) if isinstance(machine, dict) else None
+    m = machine(path)
+    return from_metadata(m) if m else None
 
 
 def remeasure(path, pred, readings, cat):

@@ -186,5 +186,5 @@ def test_a_model_file_is_compared_with_the_column_of_the_cpu_it_was_measured_on(
         assert column.code == code
     assert resolve_arch("ZEN4", bench.measured_on(data / "zen1" / "pub-3.jsonl")).code == "ZEN4"
     bare = tmp_path / "bare.jsonl"
-    bare.write_text('{"cyclebench": "results"}\n')
+    bare.write_text('{"cyclebench": "results", "kind": "ports", "schema": 1, "meta": {}}\n')
     assert bench.measured_on(bare) is None and bench.measured_on(tmp_path / "none.jsonl") is None

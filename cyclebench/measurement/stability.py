@@ -161,6 +161,9 @@ def assess(values: list[float], ghz: list[float] | None = None,
                        "one repetition shows no spread to judge the figure by")
     drift = None
     low_clock = None
+    # the gauge against its recent best: None where either is missing
+    busy = (contention > reference_contention * (1 + MAX_CONTENTION_RISE)
+            if contention and reference_contention else None)
     if ghz:
         gmed = stats.median(ghz)
         dec = stats.quantiles(ghz, [i / 10 for i in range(1, 10)]) if len(ghz) > 1 else [gmed] * 9
@@ -172,15 +175,13 @@ def assess(values: list[float], ghz: list[float] | None = None,
         # burst: a burst slows throughput-bound code more than the chain, and the gauge sees it
         # (Zen 3 guest: unpinned runs all read 3-8% below a 3.24 GHz history while six
         # independent imuls read 5.98-6.006 cycles, stable, at 2.95-3.14 GHz)
-        vouched = bool(contention and reference_contention
-                       and contention <= reference_contention * (1 + MAX_CONTENTION_RISE))
-        if reference_ghz and gmed < reference_ghz * (1 - MAX_CLOCK_DROP) and not vouched:
+        if reference_ghz and gmed < reference_ghz * (1 - MAX_CLOCK_DROP) and busy is not False:
             low_clock = (f"calibrated clock {gmed:.2f} GHz is {1 - gmed / reference_ghz:.1%} below this "
                          f"machine's recent {reference_ghz:.2f} GHz (a noise burst for the whole run)")
             reasons.append(low_clock)
     # A busy SMT sibling slows throughput-bound code (and the wide gauge) but hardly the chain the
     # clock is calibrated on: the gauge's cost relative to the chain shows it (harness/codegen.py).
-    if contention and reference_contention and contention > reference_contention * (1 + MAX_CONTENTION_RISE):
+    if busy:
         reasons.append(f"the contention gauge (4 independent add chains) ran {contention / reference_contention - 1:.1%} "
                        "slower relative to the calibration chain than this machine's recent best: another "
                        "thread shares the core (a busy SMT sibling on the host), so throughput-bound code is slowed")
