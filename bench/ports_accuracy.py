@@ -385,6 +385,7 @@ def main():
     print(f"a store's data to a later load: {loaded.trips_source}")
     print(f"a NOP beside the instruction before it: {loaded.nops_source}")
     print(f"merging forms with their merge input written afresh: {loaded.fresh_source}")
+    print(f"vector domains: {loaded.domains_source}")
     print(f"immediates and displacements a dispatch group carries: {loaded.fields_source}")
 
     def pred(block):

@@ -184,18 +184,27 @@ def _accesses(instructions: list[iced_x86.Instruction], factory, passed: list[in
             zip(instructions, upper.dirty(instructions), passed or [0] * len(instructions))]
 
 
+def _writer(access: list[tuple], k: int, r: int) -> int | None:
+    """The instruction whose write of ``r`` instruction ``k`` reads: the last before it, the loop
+    wrapping round (``k`` itself where nothing else writes it), or None where none does."""
+    n = len(access)
+    return next(((k - d) % n for d in range(1, n + 1) if r in access[(k - d) % n][2]), None)
+
+
 def producers(instructions: list[iced_x86.Instruction]) -> list[set[int]]:
     """Per instruction, the instructions whose results it reads (registers and the flags, each
     from the last write before it, the loop wrapping round; itself where nothing else writes it)."""
     access = _accesses(instructions, iced_x86.InstructionInfoFactory(), None)
-    n = len(instructions)
-    out = [set() for _ in range(n)]
-    for k, (reads, addr, _, kept) in enumerate(access):
-        for r in reads | addr | set(kept):
-            i = next(((k - d) % n for d in range(1, n + 1) if r in access[(k - d) % n][2]), None)
-            if i is not None:
-                out[k].add(i)
-    return out
+    return [{i for r in reads | addr | set(kept) if (i := _writer(access, k, r)) is not None}
+            for k, (reads, addr, _, kept) in enumerate(access)]
+
+
+def last_writers(instructions: list[iced_x86.Instruction]) -> list[dict[int, int]]:
+    """Per instruction, each data register it reads (no address register) -> the instruction
+    whose write it reads (:func:`_writer`)."""
+    access = _accesses(instructions, iced_x86.InstructionInfoFactory(), None)
+    return [{r: i for r in reads if (i := _writer(access, k, r)) is not None}
+            for k, (reads, _, _, _) in enumerate(access)]
 
 
 def loops(instructions: list[iced_x86.Instruction]) -> list[frozenset[int]]:

@@ -70,7 +70,7 @@ from .repair import PairFloors, load_path, lowered, mended, readings
 from .shared import SharedFloors, integer_side
 from .naming import decode, form_of
 from .simulate import Units, simulate, units
-from . import address, apart, dealing, crowding, fields, flag_order, fresh, held, inflight, kept_flags, load_order, \
+from . import address, apart, dealing, crowding, domains, fields, flag_order, fresh, held, inflight, kept_flags, load_order, \
     mul_loads, nop_pairs, slots, store_grain, store_load, upper, upper_loop, upper_pool, vector_loads
 
 STORE_LINES = "store lines"
@@ -135,12 +135,14 @@ class Loaded:
     nops_source: str = ""
     address: address.AddressCost | None = None    # memory operands' time by addressing mode (address.stored)
     passed: dict = field(default_factory=dict)   # form -> the undefined flags it passes on (kept_flags.stored)
+    domains: domains.Domains | None = None     # vector bypass delays between domains (domains.stored)
+    domains_source: str = ""
 
     @property
     def bounds(self) -> tuple:
         """The floors predict() takes from the readings and probes (its ``floors``: bound.Bound each)."""
         return (self.floors, self.shared) + tuple(f for f in (self.loop, self.flags, self.load_floor, self.fresh,
-                                                             self.fields, self.address) if f)
+                                                             self.fields, self.address, self.domains) if f)
 
 
 def load(path: Path) -> Loaded:
@@ -179,7 +181,8 @@ def load(path: Path) -> Loaded:
                   loop, loop_source, dealing.stored(path)[0], *store_grain.stored(path),
                   *load_order.stored(path), *store_load.stored(path), flags, pair_source, load_floor, pipes_source,
                   *fresh.stored(path, model), bound, bound_source, tuple(report.get("slow_units") or ()),
-                  *nop_pairs.stored(path), address.stored(path)[0], kept_flags.stored(path)[0])
+                  *nop_pairs.stored(path), address.stored(path)[0], kept_flags.stored(path)[0],
+                  *domains.stored(path))
 
 
 def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,

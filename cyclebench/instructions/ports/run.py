@@ -50,6 +50,11 @@ def _times(x) -> bool:
     return isinstance(x, dict) and all(isinstance(k, str) and _number(v) for k, v in x.items())
 
 
+def _forms(x) -> bool:
+    """a list of forms"""
+    return isinstance(x, list) and all(isinstance(f, str) for f in x)
+
+
 def _pairs(x) -> bool:
     """a list of legacy and wide forms read side by side"""
     return isinstance(x, list) and all(isinstance(p, dict) and isinstance(p.get("legacy"), str)
@@ -120,6 +125,8 @@ PROBES = {
                 {"scaled": _number, "three": _maybe(_number), "index": _number, "times": _times}),
     "apart": ("pairs", "a kept-apart",
               "the resources the upper-state rule kept apart, side by side", {"pairs": _pairs}),
+    "domains": ("references", "a vector-domains", "which vector forms share a bypass domain, and the delay between domains",
+                {"latency": _times, "pairs": _times, "references": _forms}),
     "kept_flags": ("kept", "a kept-flags", "which flags the ISA leaves undefined each form passes on",
                    {"kept": _kept, "times": _times}),
 }
