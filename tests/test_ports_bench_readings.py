@@ -96,6 +96,14 @@ def test_a_block_read_in_two_modes_gives_the_faster_and_keeps_both(bench):
     assert r(["nop"], []) == (1.0, 0) and r.modes is None and log == [0, 0, 0]
 
 
+def test_two_readings_each_of_one_level_apart_are_the_two_modes(bench):
+    # each process held one level for its whole stretch: the faster is counted, both are kept
+    r, log = readings(bench, {0: [0.958, 0.668, 1.0, 1.04]}, processes=2)
+    assert r(["mov rax, [r14+0x200]"], []) == (0.668, 0) and r.modes == (0.668, 0.958)
+    # two readings within two_modes' gap of each other are one level: the first is counted
+    assert r(["nop"], []) == (1.0, 0) and r.modes is None and log == [0] * 4
+
+
 def test_a_reading_that_met_denormals_is_marked_and_one_that_did_not_is_not(bench):
     r, _ = readings(bench, {0: [("d", 16.7), 11.2]})
     assert r(["cvtpd2dq xmm1, xmm2", "mulss xmm1, xmm2"], []) == (16.7, 0) and r.values
