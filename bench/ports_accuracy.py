@@ -394,6 +394,7 @@ def main():
     print(f"a NOP beside the instruction before it: {loaded.nops_source}")
     print(f"merging forms with their merge input written afresh: {loaded.fresh_source}")
     print(f"vector domains: {loaded.domains_source}")
+    print(f"a legacy-SSE write after a 256-bit write: {loaded.transition_source}")
     print(f"immediates and displacements a dispatch group carries: {loaded.fields_source}")
 
     def pred(block):

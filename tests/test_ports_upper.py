@@ -100,9 +100,9 @@ class _FakeSession:
     def __init__(self, avx512=True):
         self.avx512, self.calls = avx512, 0
 
-    def measure(self, lines, init):
+    def measure(self, lines, init, per=1):
         self.calls += 1
-        return type("M", (), {"value": 8.0 if init == DIRTY_ZMM else 4.0})()
+        return type("M", (), {"value": 8.0 if init == DIRTY_ZMM else 4.0, "modes": (), "stable": True})()
 
 
 def _model_file(path):

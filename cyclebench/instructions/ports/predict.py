@@ -71,7 +71,7 @@ from .shared import SharedFloors, integer_side
 from .naming import decode, form_of
 from .simulate import Units, simulate, units
 from . import address, apart, dealing, crowding, domains, fields, flag_order, fresh, held, inflight, kept_flags, load_order, \
-    mul_loads, nop_pairs, slots, store_grain, store_load, upper, upper_loop, upper_pool, vector_loads
+    mul_loads, nop_pairs, slots, store_grain, store_load, transition, upper, upper_loop, upper_pool, vector_loads
 
 STORE_LINES = "store lines"
 WIDER = "a load wider than the store it meets"
@@ -137,12 +137,15 @@ class Loaded:
     passed: dict = field(default_factory=dict)   # form -> the undefined flags it passes on (kept_flags.stored)
     domains: domains.Domains | None = None     # vector bypass delays between domains (domains.stored)
     domains_source: str = ""
+    transition: transition.Transition | None = None    # legacy-SSE after 256-bit writes (transition.stored)
+    transition_source: str = ""
 
     @property
     def bounds(self) -> tuple:
         """The floors predict() takes from the readings and probes (its ``floors``: bound.Bound each)."""
         return (self.floors, self.shared) + tuple(f for f in (self.loop, self.flags, self.load_floor, self.fresh,
-                                                             self.fields, self.address, self.domains) if f)
+                                                             self.fields, self.address, self.domains,
+                                                             self.transition) if f)
 
 
 def load(path: Path) -> Loaded:
@@ -182,7 +185,7 @@ def load(path: Path) -> Loaded:
                   *load_order.stored(path), *store_load.stored(path), flags, pair_source, load_floor, pipes_source,
                   *fresh.stored(path, model), bound, bound_source, tuple(report.get("slow_units") or ()),
                   *nop_pairs.stored(path), address.stored(path)[0], kept_flags.stored(path)[0],
-                  *domains.stored(path))
+                  *domains.stored(path), *transition.stored(path))
 
 
 def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,

@@ -127,6 +127,8 @@ PROBES = {
               "the resources the upper-state rule kept apart, side by side", {"pairs": _pairs}),
     "domains": ("references", "a vector-domains", "which vector forms share a bypass domain, and the delay between domains",
                 {"latency": _times, "pairs": _times, "references": _forms}),
+    "transition": ("cycles", "a state-transition", "what a legacy-SSE write after a 256-bit write costs",
+                   {"cycles": _number, "times": _times}),
     "kept_flags": ("kept", "a kept-flags", "which flags the ISA leaves undefined each form passes on",
                    {"kept": _kept, "times": _times}),
 }
