@@ -395,6 +395,7 @@ def main():
     print(f"merging forms with their merge input written afresh: {loaded.fresh_source}")
     print(f"vector domains: {loaded.domains_source}")
     print(f"a legacy-SSE write after a 256-bit write: {loaded.transition_source}")
+    print(f"narrow stores: {loaded.narrow_source}")
     print(f"immediates and displacements a dispatch group carries: {loaded.fields_source}")
 
     def pred(block):

@@ -38,8 +38,8 @@ def add_parser(sub):
 def run(args) -> int:
     from ..instructions.ports import run as ports_run
     from ..instructions.ports import (address, apart, dealing, domains, fields, flag_order, fresh, inflight, kept_flags,
-                                      load_order, mul_loads, nop_pairs, store_grain, store_load, transition, upper,
-                                      upper_loop, upper_pool)
+                                      load_order, mul_loads, narrow_stores, nop_pairs, store_grain, store_load, transition,
+                                      upper, upper_loop, upper_pool)
     from ..instructions.ports.portsets import describe
     if args.show:
         model, report = ports_run.load(args.show)
@@ -133,6 +133,7 @@ def run(args) -> int:
     print(f"  the flags the ISA leaves undefined: {kept_flags.stored(args.show or args.resume or args.results)[1]}")
     print(f"  vector domains: {domains.stored(args.show or args.resume or args.results)[1]}")
     print(f"  a legacy-SSE write after a 256-bit write: {transition.stored(args.show or args.resume or args.results)[1]}")
+    print(f"  narrow stores: {narrow_stores.stored(args.show or args.resume or args.results)[1]}")
     _bounds(args.show or args.resume or args.results)
     print(f"{'form':<40} {'alone':>6}  resources, cycles per instance (inferred from throughput)")
     for form in sorted(model.usage):

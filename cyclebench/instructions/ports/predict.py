@@ -71,7 +71,8 @@ from .shared import SharedFloors, integer_side
 from .naming import decode, form_of
 from .simulate import Units, simulate, units
 from . import address, apart, dealing, crowding, domains, fields, flag_order, fresh, held, inflight, kept_flags, load_order, \
-    mul_loads, nop_pairs, slots, store_grain, store_load, transition, upper, upper_loop, upper_pool, vector_loads
+    mul_loads, narrow_stores, nop_pairs, slots, store_grain, store_load, transition, upper, upper_loop, upper_pool, \
+    vector_loads
 
 STORE_LINES = "store lines"
 WIDER = "a load wider than the store it meets"
@@ -139,13 +140,15 @@ class Loaded:
     domains_source: str = ""
     transition: transition.Transition | None = None    # legacy-SSE after 256-bit writes (transition.stored)
     transition_source: str = ""
+    narrow: narrow_stores.NarrowStores | None = None   # narrow stores back to a line (narrow_stores.stored)
+    narrow_source: str = ""
 
     @property
     def bounds(self) -> tuple:
         """The floors predict() takes from the readings and probes (its ``floors``: bound.Bound each)."""
         return (self.floors, self.shared) + tuple(f for f in (self.loop, self.flags, self.load_floor, self.fresh,
                                                              self.fields, self.address, self.domains,
-                                                             self.transition) if f)
+                                                             self.transition, self.narrow) if f)
 
 
 def load(path: Path) -> Loaded:
@@ -185,7 +188,8 @@ def load(path: Path) -> Loaded:
                   *load_order.stored(path), *store_load.stored(path), flags, pair_source, load_floor, pipes_source,
                   *fresh.stored(path, model), bound, bound_source, tuple(report.get("slow_units") or ()),
                   *nop_pairs.stored(path), address.stored(path)[0], kept_flags.stored(path)[0],
-                  *domains.stored(path), *transition.stored(path))
+                  *domains.stored(path), *transition.stored(path),
+                  *narrow_stores.stored(path, store_load.stored(path)[0] is not None))
 
 
 def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,
@@ -199,25 +203,8 @@ def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], mode
     by where the start state puts them (memory.steady_state; page offset / grain).  ``read``: the
     stores (instruction numbers) whose bytes a load of the block reads, where the core then
     writes the stores of their span one a cycle (store_load.Trips.unpairs)."""
-    factory = iced_x86.InstructionInfoFactory()
-    at = {}
-    if placed:
-        from ...blocks.memory import PAGE, steady_state
-        at = {(a.index, n): a.address for n, a in enumerate(steady_state(instructions)) if a.address is not None}
-    seq = []
-    n = -1
-    for i, (ins, f) in enumerate(zip(instructions, forms)):
-        for m in factory.info(ins).used_memory():
-            if m.access == iced_x86.OpAccess.NO_MEM_ACCESS:
-                continue
-            n += 1
-            if f not in model.lines or f not in model.alone:
-                continue
-            if m.access in (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
-                            iced_x86.OpAccess.READ_COND_WRITE):
-                where = at.get((i, n))
-                seq.append(((m.segment, m.base, m.index, m.scale, m.displacement // grain) if where is None
-                            else ("page", where % PAGE // grain), f, i in read))
+    seq = [(line, forms[i], i in read) for i, _, line in store_grain.store_sequence(instructions, grain, placed)
+           if forms[i] in model.lines and forms[i] in model.alone]
     alone = {line for line, _, r in seq if r}        # spans written one store a cycle
     seq = [(line, f) for line, f, _ in seq]
     if len({line for line, _ in seq}) < 2 and not alone:

@@ -129,6 +129,8 @@ PROBES = {
                 {"latency": _times, "pairs": _times, "references": _forms}),
     "transition": ("cycles", "a state-transition", "what a legacy-SSE write after a 256-bit write costs",
                    {"cycles": _number, "times": _times}),
+    "narrow_stores": ("window", "a narrow-stores", "whether a store under 32 bits waits for its line's store before",
+                      {"window": _count, "wait": _maybe(_number), "per": _maybe(_number), "times": _times}),
     "kept_flags": ("kept", "a kept-flags", "which flags the ISA leaves undefined each form passes on",
                    {"kept": _kept, "times": _times}),
 }

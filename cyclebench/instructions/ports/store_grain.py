@@ -27,9 +27,36 @@ results-file record (type ``store_grain``); a file without one keeps the cache l
 """
 from __future__ import annotations
 
+import iced_x86
+
 RECORD = "store_grain"
 LINE = 64                      # bytes: the span a file without the probe is charged by
 SPANS = (16, 32, 64)           # bytes: the spans tried, each a power of two within a line
+_WRITES = (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
+           iced_x86.OpAccess.READ_COND_WRITE)
+
+
+def store_sequence(instructions, grain: int = LINE, placed: bool = False) -> list[tuple]:
+    """The block's memory writes in program order: (instruction number, iced's used-memory entry,
+    its span): spans told apart by address expression (segment, base, index, scale) and
+    displacement / ``grain``, or with ``placed`` by where the start state puts them
+    (memory.steady_state; page offset / grain)."""
+    factory = iced_x86.InstructionInfoFactory()
+    at = {}
+    if placed:
+        from ...blocks.memory import PAGE, steady_state
+        at = {(a.index, n): a.address % PAGE for n, a in enumerate(steady_state(instructions)) if a.address is not None}
+    out, n = [], -1
+    for i, ins in enumerate(instructions):
+        for m in factory.info(ins).used_memory():
+            if m.access == iced_x86.OpAccess.NO_MEM_ACCESS:
+                continue
+            n += 1
+            if m.access in _WRITES:
+                where = at.get((i, n))
+                out.append((i, m, (m.segment, m.base, m.index, m.scale, m.displacement // grain) if where is None
+                            else ("page", where // grain)))
+    return out
 
 
 def pair(a: int, b: int) -> list[str]:
