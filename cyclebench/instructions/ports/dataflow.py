@@ -22,8 +22,6 @@ MERGE = 1.0           # cycles from a partial write's kept part to its result (t
 KEPT = "kept"         # a latency's key: cycles from the kept part where it is not MERGE (:func:`merged_after`)
 ADDRESS = ("addr base", "addr index")   # a latency's keys: cycles from a memory operand's base, index
                                         # register where not its figure from the address (address.py)
-_WRITES = (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
-           iced_x86.OpAccess.READ_COND_WRITE)
 # Each flag a register of its own (a negative number: no register of iced's), so a reader waits
 # for the last writer of the flags it reads: ``inc`` keeps CF, and ``adc; inc; adc`` carries it
 # from adc to adc, where one register for all the flags would break the chain at the inc.
@@ -72,7 +70,7 @@ def _access(ins: iced_x86.Instruction, factory, dirty: bool = False,
         full = full_register(u.register)
         if u.access in (R.READ, R.READ_WRITE, R.COND_READ, R.READ_COND_WRITE, R.COND_WRITE):
             reads.add(full)       # a conditional write keeps the old value where it does not write
-        if u.access in _WRITES:
+        if u.access in upper.WRITES:
             writes.add(full)
             if _merges(ins, u.register, dirty):
                 kept[full] = bool(X.is_xmm(u.register) and upper.computes(ins))
@@ -142,7 +140,7 @@ def _memory(ins: iced_x86.Instruction, factory, changed: set[int], placed: list 
         expr = (m.segment, m.base, m.index, m.scale, m.displacement_i64)
         loc = (expr[:4], m.displacement_i64, m.displacement_i64 + size, expr) if at is None else \
             ("page", at % PAGE, at % PAGE + size, expr)
-        if m.access in _WRITES:
+        if m.access in upper.WRITES:
             writes.append(loc)
         if m.access not in (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.COND_WRITE):
             reads.append(loc)

@@ -53,7 +53,12 @@ and the flag writer that exposes it is the probe's `late` cycles later on its ch
 writer of a general register beside a transfer to one (FlagOrder.delayed; on a chain of two steps
 the probe's two-step figure).  Where fresh.probe found a form that reads the vector register it
 writes slower with that register written afresh before it than its time alone says, each copy
-takes at least that time (fresh.FreshFloor, one of the bounds).
+takes at least that time (fresh.FreshFloor, one of the bounds).  Three more probes' bounds:
+a vector value a form of another bypass domain wrote reaches its reader late on the chains
+(domains.Domains.delayed); a legacy-SSE XMM write that comes first after a 256-bit write costs
+the state switch transition.probe measured, where it found one (transition.Transition); and a
+store under 32 bits back to its line within narrow_stores.probe's window takes the block at least
+its stores and the wait (narrow_stores.NarrowStores).
 """
 from __future__ import annotations
 

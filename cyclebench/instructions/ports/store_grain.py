@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import iced_x86
 
+from .upper import WRITES
+
 RECORD = "store_grain"
 LINE = 64                      # bytes: the span a file without the probe is charged by
 SPANS = (16, 32, 64)           # bytes: the spans tried, each a power of two within a line
-_WRITES = (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
-           iced_x86.OpAccess.READ_COND_WRITE)
 
 
 def store_sequence(instructions, grain: int = LINE, placed: bool = False) -> list[tuple]:
@@ -52,7 +52,7 @@ def store_sequence(instructions, grain: int = LINE, placed: bool = False) -> lis
             if m.access == iced_x86.OpAccess.NO_MEM_ACCESS:
                 continue
             n += 1
-            if m.access in _WRITES:
+            if m.access in WRITES:
                 where = at.get((i, n))
                 out.append((i, m, (m.segment, m.base, m.index, m.scale, m.displacement // grain) if where is None
                             else ("page", where // grain)))

@@ -73,8 +73,8 @@ def dirty(instructions: list[iced_x86.Instruction], wide: bool = False) -> list[
     return out[len(instructions):]
 
 
-_WRITES = (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
-           iced_x86.OpAccess.READ_COND_WRITE)
+WRITES = (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
+          iced_x86.OpAccess.READ_COND_WRITE)       # iced's accesses that write (the ports modules' one list)
 _INFO = iced_x86.InstructionInfoFactory()
 
 
@@ -82,7 +82,7 @@ def legacy_xmm_write(ins: iced_x86.Instruction) -> bool:
     """A legacy-SSE instruction that writes an XMM register (``comiss`` writes only the flags)."""
     return (ins.encoding == iced_x86.EncodingKind.LEGACY and ins.op_count > 0
             and ins.op_kind(0) == iced_x86.OpKind.REGISTER and _X.is_xmm(ins.op_register(0))
-            and _INFO.info(ins).op0_access in _WRITES)
+            and _INFO.info(ins).op0_access in WRITES)
 
 
 def computes(ins: iced_x86.Instruction) -> bool:

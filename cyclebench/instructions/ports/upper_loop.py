@@ -26,7 +26,7 @@ import iced_x86
 
 from .bound import Bound
 from .model import FRONT_END
-from .upper import _X, _WRITES, _INFO, BINDING, dirty, legacy_xmm_write
+from .upper import _X, _INFO, BINDING, WRITES, dirty, legacy_xmm_write
 
 RECORD = "upper_loop"
 LABEL = "legacy-SSE beside ZMM writes (upper_loop.py)"
@@ -57,7 +57,7 @@ def _zmm_write(ins: iced_x86.Instruction) -> bool:
     """Writes a ZMM register 0-15 (its first operand)."""
     return (ins.op_count > 0 and ins.op_kind(0) == iced_x86.OpKind.REGISTER
             and _X.is_zmm(ins.op_register(0)) and _X.number(ins.op_register(0)) < 16
-            and _INFO.info(ins).op0_access in _WRITES)
+            and _INFO.info(ins).op0_access in WRITES)
 
 
 def _vector(ins: iced_x86.Instruction) -> bool:
