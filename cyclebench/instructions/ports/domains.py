@@ -176,8 +176,8 @@ class Domains(Bound):
             z = {r for r in refs if r == f or ((e := over(f, r)) is not None and e <= CROSS)}
             if z:
                 within[f] = frozenset(z)
-        delay = {(a, b): over(a, b) / 2 for a in refs for b in refs
-                 if a != b and over(a, b) is not None and over(a, b) > CROSS}
+        delay = {(a, b): e / 2 for a in refs for b in refs
+                 if a != b and (e := over(a, b)) is not None and e > CROSS}
         return cls(within, delay) if delay else None
 
     def crossing(self, producer: str, consumer: str) -> float:

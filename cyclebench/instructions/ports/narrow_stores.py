@@ -32,17 +32,16 @@ from dataclasses import dataclass
 import iced_x86
 
 from .bound import Bound
-from .store_grain import store_sequence
+from .store_grain import LINE, store_sequence
 
 RECORD = "narrow_stores"
 MOST = 6                 # lines the probe tries at most
 WAIT = 0.5               # cycles a byte loop is above its dword twin where its stores wait
-_LINE = 64
 
 
 def blocks(k: int) -> dict[str, list[str]]:
     """The probe's two loops for ``k`` lines: k byte stores and k dword stores, one to each line."""
-    offsets = [0x200 + _LINE * i for i in range(k)]
+    offsets = [0x200 + LINE * i for i in range(k)]
     return {f"byte {k}": [f"mov byte ptr [r14+{o:#x}], bl" for o in offsets],
             f"dword {k}": [f"mov dword ptr [r14+{o:#x}], ebx" for o in offsets]}
 
@@ -79,7 +78,7 @@ def narrow(m) -> bool:
 def waits(instructions, placed: bool, span: int) -> tuple[bool, int]:
     """(whether a narrow store comes back to its line 2 to ``span`` stores after the last store to
     it, the loop wrapping round; the stores an iteration)."""
-    seq = [(m, line) for _, m, line in store_sequence(instructions, _LINE, placed)]
+    seq = [(m, line) for _, m, line in store_sequence(instructions, LINE, placed)]
     n = len(seq)
     for p, (m, line) in enumerate(seq):
         if not narrow(m):

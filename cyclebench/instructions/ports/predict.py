@@ -188,13 +188,14 @@ def load(path: Path) -> Loaded:
     bound, bound_source = fields.stored(path, model.width)
     if bound:                  # the values limit the solve read as a resource: the groups charge it
         bound = replace(bound, resources=fields.values_resources(model, bound, catalogue, decode, form_of))
+    trips = store_load.stored(path)
     return Loaded(model, floors, shared, notes, factor, where, probed, *inflight.stored(path),
                   loop, loop_source, dealing.stored(path)[0], *store_grain.stored(path),
-                  *load_order.stored(path), *store_load.stored(path), flags, pair_source, load_floor, pipes_source,
+                  *load_order.stored(path), *trips, flags, pair_source, load_floor, pipes_source,
                   *fresh.stored(path, model), bound, bound_source, tuple(report.get("slow_units") or ()),
                   *nop_pairs.stored(path), address.stored(path)[0], kept_flags.stored(path)[0],
                   *domains.stored(path), *transition.stored(path),
-                  *narrow_stores.stored(path, store_load.stored(path)[0] is not None))
+                  *narrow_stores.stored(path, trips[0] is not None))
 
 
 def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,

@@ -30,14 +30,12 @@ from dataclasses import dataclass
 import iced_x86
 
 from .bound import Bound
-from .upper import WRITES, clears, legacy_xmm_write
+from .upper import _INFO, _X, WRITES, _low_vector, clears, legacy_xmm_write
 
 RECORD = "transition"
 SWITCH = 10.0            # cycles above the clean loop that are a state switch, not a pipe
 DIRTY = ["vxorps ymm1, ymm2, ymm3", "paddd xmm4, xmm2"]      # AVX and SSE2: any core with AVX
 CLEAN = ["vxorps xmm1, xmm2, xmm3", "paddd xmm4, xmm2"]
-_X = iced_x86.RegisterExt
-_INFO = iced_x86.InstructionInfoFactory()
 
 
 def wide_write(ins: iced_x86.Instruction) -> bool:
@@ -46,7 +44,7 @@ def wide_write(ins: iced_x86.Instruction) -> bool:
     if ins.op_count == 0 or ins.op_kind(0) != iced_x86.OpKind.REGISTER:
         return False
     r = ins.op_register(0)
-    return (_X.is_ymm(r) or _X.is_zmm(r)) and _X.number(r) < 16 and _INFO.info(ins).op0_access in WRITES
+    return _low_vector(r, lambda x: _X.is_ymm(x) or _X.is_zmm(x)) and _INFO.info(ins).op0_access in WRITES
 
 
 def switches(instructions: list[iced_x86.Instruction]) -> int:
