@@ -16,11 +16,11 @@
 3. **Front end.**  The width is the most instructions per cycle that two good readings reached,
    read with a good reading's 5% slack (5.23 a cycle is 5 wide; a mix that ran faster than its
    slowest part alone is a bad reading and is set aside; one reading faster than all others is
-   no width until a second mix confirms it): among the
-   blockers for their solve, then among all forms that use some resource.  A form that uses none
-   and runs alone faster than that width (Zen 4's NOPs, about 10 per cycle) passes the front end
-   on another path and takes no share of it.  The width bounds the solves only where a reading
-   ran faster than every blocker alone: one at a blocker's own rate is as well its resource.
+   no width until a second mix confirms it): among the blockers for their solve, then among all
+   forms that use some resource.  A form that uses none and runs alone faster than that width
+   (Zen 4's NOPs, about 10 per cycle) passes the front end on another path and takes no share of
+   it.  The width bounds the solves only where a reading ran faster than every blocker alone: one
+   at a blocker's own rate is as well its resource.
 4. **Every form against every blocker** in two ratios (the blocker's stream alone taking about
    as long as the form's, and twice that).
 5. **Solving** (model.solve, a MILP per problem): each blocker uses its own resource for its
@@ -29,7 +29,8 @@
    a pair's partial interference is no share of a pipe).  Then one problem per form with the
    blockers known: every mix explained both ways (no load above its time; a resource the
    blocker loads, the form's own floor or the front end reaching it), the sparsest usages that
-   do.  A form's usage is what its mixes ask for, never the most they allow.
+   do.  A form's usage is what its mixes ask for, never the most they allow; a reading flagged
+   unstable, where the same forms read stable in another ratio, none (mixes.trusted).
 6. **Slow units** (a divider, a square-root unit): a form that takes at least :data:`SLOW` cycles
    alone while no resource found so far accounts for :data:`UNEXPLAINED` of that time is held by
    a unit no blocker probes.  Such forms are paired with each other in the quadratic ratio; a form
@@ -41,9 +42,8 @@
    cycle to two lines; Zen 4 does).
 
 A form costs ``1 + 2 x blockers`` measurements, each the best of two runs (a slow form one more
-per unit it is paired with, a store form one more for its lines).  Every reading goes into a
-results store (cyclebench/study/store.py) as it is made; a resumed run reads them back
-and measures only what is missing, and the model is rebuilt from the readings.
+per unit it is paired with, a store form one more for its lines), stored as made (study/store.py);
+a resumed run measures only what is missing, and the model is rebuilt from the readings.
 """
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable
 
+from .mixes import trusted
 from .model import FRONT_END, Mix, Model, solve
 
 KIND = "ports"
@@ -131,12 +132,8 @@ class Inference:
     # ---------------------------------------------------------------------------------- steps
 
     def alone(self, forms: list[str]) -> dict[str, float]:
-        out = {}
-        for f in forms:
-            t = self.cycles({f: 1})
-            if t is not None and t > 0:
-                out[f] = t
-        return out
+        times = {f: self.cycles({f: 1}) for f in forms}
+        return {f: t for f, t in times.items() if t is not None and t > 0}
 
     def blockers(self, alone: dict[str, float], seed: int = 0) -> tuple[list[str], dict[str, str]]:
         """Step 2: (blockers in order, candidate -> the blocker whose class it joined).
@@ -241,10 +238,10 @@ class Inference:
         return w, [{"counts": r["counts"], "cycles": r["cycles"]} for ipc, r in rated if ipc * FASTER > w]
 
     def mixes(self, forms: list[str], alone: dict[str, float]) -> list[Mix]:
-        """Every good reading that involves only ``forms``."""
+        """Every good, trusted reading (mixes.trusted) that involves only ``forms``."""
         s = set(forms)
-        return [Mix(r["counts"], r["cycles"]) for r in self.readings.values()
-                if set(r["counts"]) <= s and self.good(r, alone)]
+        return [Mix(r["counts"], r["cycles"]) for r in trusted(self.readings.values()) if set(r["counts"]) <= s
+                and self.good(r, alone)]
 
     def against(self, form: str, t: float, blockers: list[str], alone: dict[str, float]) -> None:
         for b in blockers:

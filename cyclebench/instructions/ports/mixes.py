@@ -336,3 +336,15 @@ def best_of_two(session: Session, code: list[str], init: list[str], per: int):
         if m.modes and m.stable and best.value is not None and 0 < m.modes[0] < best.value:
             best = replace(best, value=m.modes[0])
     return best
+
+
+def trusted(records) -> list[dict]:
+    """The reading records a model may rest on: a reading flagged unstable is set aside where the
+    same forms have a stable reading in another ratio.  A disturbed run only ever reads slow, and
+    the faster of two disturbed runs is still a floor above the truth: on Zen 3 ``vpshufhw`` beside
+    two ``pmaxsw`` read 0.955 cycles unstable, a µop and four-fifths of the four FP pipes, while
+    beside four it read 1.332 stable, a third; the one reading had made its one FP12 µop two.  A
+    pair read unstable in every ratio keeps its readings: they are all there is."""
+    records = [r for r in records if r.get("type") == "reading" and isinstance(r.get("counts"), dict)]
+    steady = {frozenset(r["counts"]) for r in records if r.get("stable") is not False}
+    return [r for r in records if r.get("stable") is not False or frozenset(r["counts"]) not in steady]

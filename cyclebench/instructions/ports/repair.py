@@ -71,6 +71,7 @@ import numpy as np
 
 from . import slots
 from .bound import Bound
+from .mixes import trusted
 from .model import FRONT_END, USED, Model
 from .upper import BINDING      # a usage within this share of the form's time alone bounds the form
 from ..operands import VECTOR_CLASSES
@@ -80,11 +81,11 @@ VECTOR = VECTOR_CLASSES + ("K",)      # register classes whose results stay on t
 
 
 def readings(path: Path) -> list[tuple[dict[str, int], float]]:
-    """(counts, cycles) of every mix a ``cyclebench ports`` results file measured."""
+    """(counts, cycles) of every mix a ``cyclebench ports`` results file measured that a model may
+    rest on (mixes.trusted)."""
     from .run import read
     _, records = read(path)
-    return [(r["counts"], r["cycles"]) for r in records
-            if r.get("type") == "reading" and r.get("cycles") and isinstance(r.get("counts"), dict)]
+    return [(r["counts"], r["cycles"]) for r in trusted(records) if r.get("cycles")]
 
 
 def model_cost(model: Model, counts: dict[str, int]) -> tuple[float, dict[str, float]]:
