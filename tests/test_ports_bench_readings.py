@@ -104,6 +104,18 @@ def test_two_readings_each_of_one_level_apart_are_the_two_modes(bench):
     assert r(["nop"], []) == (1.0, 0) and r.modes is None and log == [0] * 4
 
 
+def test_more_processes_read_more_levels_and_the_fastest_is_counted(bench):
+    # four processes, each of one level: the fastest and the slowest are the modes
+    r, log = readings(bench, {0: [0.971, 0.867, 0.899, 0.667, 1.0, 1.01, 1.02, 0.99]}, processes=4)
+    assert r(["mov r9d, [r14+0x228]"], []) == (0.667, 0) and r.modes == (0.667, 0.971)
+    assert r(["nop"], []) == (1.0, 0) and r.modes is None and len(log) == 8
+    # a reading that shows two modes within itself ends the round; a failed one ends it too
+    r, log = readings(bench, {0: [1.0, {"value": 1.0, "modes": (0.7, 1.0)}, 2.0, ("u", 1.5), ("u", 1.4)],
+                              1: [("u", 1.6), ("u", 1.7)]}, processes=4)
+    assert r(["nop"], []) == (0.7, 0) and len(log) == 2
+    assert r(["nop"], []) == (2.0, 0) and r.modes is None and (r.again, r.unsettled) == (0, 0)
+
+
 def test_a_reading_that_met_denormals_is_marked_and_one_that_did_not_is_not(bench):
     r, _ = readings(bench, {0: [("d", 16.7), 11.2]})
     assert r(["cvtpd2dq xmm1, xmm2", "mulss xmm1, xmm2"], []) == (16.7, 0) and r.values
