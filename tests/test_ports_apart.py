@@ -129,3 +129,28 @@ def test_the_record_is_kept_and_read_back(tmp_path):
     read, where = apart.stored(path)
     assert read == {frozenset((MUL, ZMUL)): True, frozenset((CMP, ZMUL)): False}
     assert "2 pairs read side by side, 1 of them one resource" in where
+
+
+def test_a_pair_far_above_its_sides_sum_read_a_state_switch_and_tells_nothing(catalogue, tmp_path):
+    """Zen 3 switches its vector state at each legacy-SSE write after a 256-bit one: every pair read
+    338-356 cycles where its sides took 0.5-3.7.  Such a pair is no reading of one resource: the
+    witnesses decide, in the probe's record and in a file written before the rule alike."""
+    assert apart.verdict({"legacy": 0.5, "wide": 0.5, "both": 338.7}) is None
+    assert apart.verdict({"legacy": 0.5, "wide": 0.5, "both": 1.0}) is True
+    assert apart.verdict({"legacy": 1.0, "wide": 1.0, "both": 1.29}) is False
+    witnessed = _model()
+    witnessed.read_apart = {frozenset((LEGACY, WIDE)): None}
+    assert apart.twins(witnessed, catalogue) == [("R21", "R7")]
+    witnessed = _model(witness=1.0)                  # the witnesses disagree: no twins
+    witnessed.read_apart = {frozenset((LEGACY, WIDE)): None}
+    assert apart.twins(witnessed, catalogue) == []
+    from ports_fake import model_file
+    from cyclebench.instructions.ports import run as ports_run
+    path = model_file(tmp_path / "m.jsonl", {MUL: {"R1": 0.5}, ZMUL: {"R3": 1.0}})
+    old = {"legacy": MUL, "wide": ZMUL, "counts": [1, 1], "times": {"legacy": 0.5, "wide": 0.5, "both": 342.2},
+           "shared": True}                         # as the probe kept it before the rule
+    with ports_run.store(path) as st:
+        st.start({}, resume=True)
+        st.append({"type": apart.RECORD, "pairs": [old]})
+    read, where = apart.stored(path)
+    assert read == {frozenset((MUL, ZMUL)): None} and "1 telling nothing (a state switch)" in where

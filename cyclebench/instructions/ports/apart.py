@@ -72,6 +72,7 @@ PER_MODEL = True      # run.record gives the probe the file's model
 SHARE = 0.9           # the pair read this share of its faster side over its slower one: one resource
 MOST = 4              # copies of either probe form in the pair's unit at most
 PASSES = 2            # a usage above this many of the probe's passes is no pipe usage (module docstring)
+SWITCH = 2.0          # a pair above this many times its sides' sum read a state switch, no sharing
 
 _views: dict[int, tuple[Model, Model]] = {}
 
@@ -179,19 +180,34 @@ def probe(session, model: Model) -> dict:
             both = _time(session, forms, {legacy: nl, wide: nw})
         except CycleBenchError:
             continue
-        hi, lo = max(nl * tl, nw * tw), min(nl * tl, nw * tw)
-        pairs.append({"legacy": legacy, "wide": wide, "counts": [nl, nw],
-                      "times": {"legacy": round(nl * tl, 3), "wide": round(nw * tw, 3), "both": round(both, 3)},
-                      "shared": both >= hi + SHARE * lo})
+        times = {"legacy": round(nl * tl, 3), "wide": round(nw * tw, 3), "both": round(both, 3)}
+        pairs.append({"legacy": legacy, "wide": wide, "counts": [nl, nw], "times": times, "shared": verdict(times)})
     return {"type": RECORD, "pairs": pairs}
 
 
-def stored(path) -> tuple[dict[frozenset, bool], str]:
-    """(probe-form pair -> read as one resource, where that came from) of a results file."""
+def verdict(times: dict) -> bool | None:
+    """Whether a pair's readings (cycles of its legacy side, its wide side and both) show one
+    resource: the pair took at least the larger side and :data:`SHARE` of the smaller.  A pair far
+    above the sum of its sides (:data:`SWITCH`) read something no shared pipe does, and tells
+    nothing (None): on Zen 3 each legacy-SSE write after a 256-bit one switches the vector state,
+    and every pair read 338-356 cycles where its sides took 0.5-3.7 (transition.py); Sapphire
+    Rapids read 226 and 449 times the sum."""
+    hi, lo = max(times["legacy"], times["wide"]), min(times["legacy"], times["wide"])
+    if times["both"] > SWITCH * (hi + lo):
+        return None
+    return times["both"] >= hi + SHARE * lo
+
+
+def stored(path) -> tuple[dict[frozenset, bool | None], str]:
+    """(probe-form pair -> read as one resource, or None where the pair told nothing, where that came
+    from) of a results file."""
     from .run import stored_record
     r = stored_record(path, RECORD)
     if r is None:
         return {}, "not measured: the model file has no probe of the resources kept apart"
-    read = {frozenset((p["legacy"], p["wide"])): bool(p["shared"]) for p in r.get("pairs") or ()}
-    one = sum(read.values())
-    return read, f"measured by cyclebench ports: {len(read)} pairs read side by side, {one} of them one resource"
+    # the verdict read again from the times: files written before a state switch told nothing kept True
+    read = {frozenset((p["legacy"], p["wide"])): verdict(p["times"]) if p.get("times") else p["shared"]
+            for p in r.get("pairs") or ()}
+    one, none = sum(v is True for v in read.values()), sum(v is None for v in read.values())
+    return read, (f"measured by cyclebench ports: {len(read)} pairs read side by side, {one} of them one resource"
+                  + (f", {none} telling nothing (a state switch)" if none else ""))

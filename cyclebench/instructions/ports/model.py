@@ -66,7 +66,7 @@ class Model:
     probes: dict[str, str] = field(default_factory=dict)    # resource -> the form that probes it (its blocker)
     firm: dict[str, set[str]] = field(default_factory=dict)  # form -> resources its readings show it
     # holds below saturation (crowding.shown): no crowding there; set by predict.load, not stored
-    read_apart: dict[frozenset, bool] = field(default_factory=dict)   # a legacy and a wide probe form
+    read_apart: dict[frozenset, bool | None] = field(default_factory=dict)   # a legacy and a wide probe form
     # the upper-state rule never mixed -> read as one resource by apart.probe; set by predict.load
     twins: list = field(default_factory=list)   # resource pairs apart.view holds as one; set there
 
