@@ -535,6 +535,49 @@ def test_a_finished_file_resumed_alone_is_solved_again_from_its_readings(tmp_pat
     assert "--seed 3" in err and "hint:" in err and len(measured) == n
 
 
+def test_solve_reads_a_file_of_another_cpu_and_measures_nothing(tmp_path, monkeypatch, capsys):
+    """``--resume`` refuses a file begun on another CPU (it would measure here under that CPU's
+    name); ``--solve`` solves its readings under the rules at hand and measures nothing, and a file
+    that lacks a reading those rules need is a clear error that leaves the file as it was."""
+    import json
+    from cyclebench.instructions.ports import run as run_mod
+    from cyclebench.instructions.ports import upper as upper_mod
+    from cyclebench.instructions.ports.mixes import Reading
+    fake = {"ADD_01 (R64, R64)": "add", "IMUL (R64, R64)": "imul", "ADDSS (XMM, XMM)": "fadd (XMM)",
+            "MULSS (XMM, XMM)": "fmul (XMM)"}
+    measured = []
+
+    def measure_mix(session, by_name, counts, lines=False):
+        measured.append(counts)
+        return Reading(dict(counts), cycles({fake[f]: n for f, n in counts.items()}), True)
+
+    monkeypatch.setattr(run_mod, "measure_mix", measure_mix)
+    monkeypatch.setattr(upper_mod, "probe", lambda session: {"type": "upper", "factor": None, "why": "fabricated"})
+    path = tmp_path / "ports.jsonl"
+    assert main(["ports", *fake, "--seed", "5", "--results", str(path)]) == 0
+    capsys.readouterr()
+    solved, n = load(path)[0].to_json(), len(measured)
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["meta"]["machine"].update(cpu_vendor="OtherVendor", cpu_family=99, cpu_model=99)
+    path.write_text("\n".join([json.dumps(header)] + lines[1:]) + "\n")
+    assert main(["ports", "--resume", str(path)]) == 10
+    assert "another CPU" in capsys.readouterr().err
+    assert main(["ports", "--solve", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert len(measured) == n and "(0 measured now)" in out and "measured on" in out
+    assert load(path)[0].to_json() == solved
+    assert main(["ports", "--solve", str(path), "--seed", "6"]) == 2
+    # one mix reading taken out: the rules need it, and --solve will not measure it
+    kept = path.read_text().splitlines()
+    mix = next(i for i, line in enumerate(kept) if '"counts"' in line and len(json.loads(line)["counts"]) == 2)
+    path.write_text("\n".join(kept[:mix] + kept[mix + 1:]) + "\n")
+    before = path.read_bytes()
+    assert main(["ports", "--solve", str(path)]) == 10
+    err = capsys.readouterr().err
+    assert "lacks a reading" in err and "hint:" in err and "Traceback" not in err
+    assert len(measured) == n and path.read_bytes() == before
+
 def test_a_resumed_file_with_forms_this_catalogue_lacks_is_refused(tmp_path, capsys):
     path = tmp_path / "ports.jsonl"
     st = store(path)

@@ -15,11 +15,13 @@ def add_parser(sub):
                   "Readings are saved as they are made; --resume continues a cut run, and on a finished\n"
                   "one solves its readings again under this cyclebench's rules (measuring only readings\n"
                   "they need that the file lacks). With no FORM or --sample, --resume takes the forms\n"
-                  "and seed the file was started with.\n"
+                  "and seed the file was started with. --solve solves a file's readings again and\n"
+                  "measures nothing, so it reads a file from any CPU.\n"
                   "examples:\n"
                   '  cyclebench ports --sample 40 --results ports.jsonl\n'
                   '  cyclebench ports "IMUL (R64, R64)" "VADDPD (YMM, YMM, YMM)" --sample 20 --resume ports.jsonl\n'
                   "  cyclebench ports --resume ports.jsonl            # finish it, or solve it again\n"
+                  "  cyclebench ports --solve other-cpu.jsonl         # its readings, this cyclebench's rules\n"
                   "  cyclebench ports --show ports.jsonl")
     p.add_argument("forms", nargs="*", metavar="FORM", help="forms to include (uops.info names)")
     p.add_argument("--sample", type=int, default=0, metavar="N", help="add N mixable forms drawn at random")
@@ -31,6 +33,8 @@ def add_parser(sub):
     f = p.add_mutually_exclusive_group(required=True)
     f.add_argument("--results", type=Path, metavar="FILE", help="a new results file")
     f.add_argument("--resume", type=Path, metavar="FILE", help="continue FILE (created if missing)")
+    f.add_argument("--solve", type=Path, metavar="FILE",
+                   help="solve FILE's readings again, measuring nothing (a file of any CPU)")
     f.add_argument("--show", type=Path, metavar="FILE", help="print the model FILE holds, and exit")
     p.set_defaults(run=run)
 
@@ -43,6 +47,11 @@ def run(args) -> int:
     from ..instructions.ports.portsets import describe
     if args.show:
         model, report = ports_run.load(args.show)
+    elif args.solve:
+        if args.forms or args.sample or args.published or args.seed is not None:
+            raise UsageError("--solve takes the forms and seed the file was started with",
+                             "leave out FORM, --sample, --published and --seed")
+        model, report = ports_run.solve(args.solve, log=lambda m: print(f"note: {m}", file=sys.stderr))
     else:
         if args.sample < 0:
             raise UsageError("--sample must be at least 0", "e.g. --sample 40")
@@ -66,6 +75,7 @@ def run(args) -> int:
                                         log=lambda m: print(f"note: {m}", file=sys.stderr))
         for kind in ports_run.PROBES:          # each measured once: a resumed run reads it back
             ports_run.record(args.resume or args.results, kind, log=lambda m: print(f"note: {m}", file=sys.stderr))
+    path = args.show or args.solve or args.resume or args.results
     blockers = report.get("blockers") or {}
     print(f"resources inferred from throughput: {len(model.resources)} (+ front end, width "
           f"{model.width}); {report.get('measurements_per_form', 'an unrecorded number of')} measurements per form; "
@@ -75,10 +85,10 @@ def run(args) -> int:
         print(f"warning: {report['unstable']} of the {report.get('readings')} readings were flagged unstable (the "
               "faster of the two runs of each mix; a noise burst, a busy SMT sibling on the host): the model may be "
               "off where they weigh; measure again on a quieter machine", file=sys.stderr)
-    if args.show:
+    if args.show or args.solve:
         from ..instructions.ports.ensemble import machine
         from ..machine.metadata import cpu_text
-        print(f"  measured on {cpu_text(machine(args.show))}")
+        print(f"  measured on {cpu_text(machine(path))}")
     for r in report.get("width_unconfirmed") or ():
         mix = " + ".join(f"{n} {f}" for f, n in r["counts"].items())
         print(f"  note: {mix} ran {sum(r['counts'].values()) / r['cycles']:.2f} instructions a cycle, faster "
@@ -91,50 +101,50 @@ def run(args) -> int:
               "cycles each")
     print("probe records (each measured once on the model's CPU by its own blocks; what the predictor reads from it, "
           "and the figures measured):")
-    factor, where = upper.stored(args.show or args.resume or args.results)
+    factor, where = upper.stored(path)
     print("  legacy-SSE writes under a dirty ZMM state take their resources "
           + (f"{factor:.2f} times ({where})" if factor else f"as they are, no more ({where})"))
-    waiting, where = inflight.stored(args.show or args.resume or args.results)
+    waiting, where = inflight.stored(path)
     print("  instructions waiting to start in flight, the simulation's limit: "
           + (f"{waiting} ({where})" if waiting else f"none ({where})"))
-    loop, where = upper_loop.stored(args.show or args.resume or args.results)
+    loop, where = upper_loop.stored(path)
     print("  legacy-SSE beside ZMM writes in the loop: "
           + (f"at least {loop.legacy:.2f} cycles a legacy write and {loop.wide:.2f} a ZMM write ({where})"
              if loop else f"no floor ({where})"))
-    pooled, where = upper_pool.stored(args.show or args.resume or args.results)
+    pooled, where = upper_pool.stored(path)
     print("  the block's other vector work " + ("adds to that floor (it shares the vector pipes)" if pooled
                                                else "is not added to that floor") + f" ({where})")
-    dealt, where = dealing.stored(args.show or args.resume or args.results)
+    dealt, where = dealing.stored(path)
     print("  vector µops " + ("dealt to pipe pairs in turn" if dealt else "take the pipe of a pair with the fewest waiting")
           + f" ({where})")
-    span, where = store_grain.stored(args.show or args.resume or args.results)
+    span, where = store_grain.stored(path)
     print(f"  two stores a cycle within {span} bytes ({where})")
-    whole, where = load_order.stored(args.show or args.resume or args.results)
+    whole, where = load_order.stored(path)
     print("  a 512-bit load " + ("has its cycle of the load path to itself" if whole else "shares the load path")
           + f" ({where})")
-    print(f"  a store's data to a later load: {store_load.stored(args.show or args.resume or args.results)[1]}")
-    cost, where = address.stored(args.show or args.resume or args.results)
+    print(f"  a store's data to a later load: {store_load.stored(path)[1]}")
+    cost, where = address.stored(path)
     print(f"  addressing modes: {cost.describe() if cost else 'no cost past a base'} ({where})")
-    pair, lates, where = flag_order.stored(args.show or args.resume or args.results)
+    pair, lates, where = flag_order.stored(path)
     print("  a compare to the flags right after a flag writer: "
           + (f"at least {pair:.2f} cycles" if pair else "no floor")
           + "".join(f"; a chained writer beside a transfer to the {k} {v:.2f} cycles later" for k, v in lates.items())
           + f" ({where})")
-    pipes, where = mul_loads.stored(args.show or args.resume or args.results)
+    pipes, where = mul_loads.stored(path)
     print("  a one-pipe load-op form and plain GPR loads " + (f"share {pipes} load pipes" if pipes else "do not meet")
           + f" ({where})")
     print(f"  merging forms with their merge input written afresh: "
-          f"{fresh.stored(args.show or args.resume or args.results, model)[1]}")
+          f"{fresh.stored(path, model)[1]}")
     print(f"  immediates and displacements a dispatch group carries: "
-          f"{fields.stored(args.show or args.resume or args.results, model.width)[1]}")
+          f"{fields.stored(path, model.width)[1]}")
     print(f"  the resources the upper-state rule kept apart: "
-          f"{apart.stored(args.show or args.resume or args.results)[1]}")
-    print(f"  a NOP beside the instruction before it: {nop_pairs.stored(args.show or args.resume or args.results)[1]}")
-    print(f"  the flags the ISA leaves undefined: {kept_flags.stored(args.show or args.resume or args.results)[1]}")
-    print(f"  vector domains: {domains.stored(args.show or args.resume or args.results)[1]}")
-    print(f"  a legacy-SSE write after a 256-bit write: {transition.stored(args.show or args.resume or args.results)[1]}")
-    print(f"  narrow stores: {narrow_stores.stored(args.show or args.resume or args.results)[1]}")
-    _bounds(args.show or args.resume or args.results)
+          f"{apart.stored(path)[1]}")
+    print(f"  a NOP beside the instruction before it: {nop_pairs.stored(path)[1]}")
+    print(f"  the flags the ISA leaves undefined: {kept_flags.stored(path)[1]}")
+    print(f"  vector domains: {domains.stored(path)[1]}")
+    print(f"  a legacy-SSE write after a 256-bit write: {transition.stored(path)[1]}")
+    print(f"  narrow stores: {narrow_stores.stored(path)[1]}")
+    _bounds(path)
     print(f"{'form':<40} {'alone':>6}  resources, cycles per instance (inferred from throughput)")
     for form in sorted(model.usage):
         t = model.alone.get(form)

@@ -290,13 +290,17 @@ def with_ports(catalogue: Catalogue):
 
 
 def infer(forms: list[str], results: Path, resume: bool = False, seed: int = 0, session: Session | None = None,
-          catalogue: Catalogue | None = None, log=lambda msg: None) -> tuple[Model, dict]:
+          catalogue: Catalogue | None = None, log=lambda msg: None, measuring: bool = True) -> tuple[Model, dict]:
+    """Measure what the file lacks and solve.  ``measuring=False`` (:func:`solve`) measures
+    nothing: the header's machine is not compared with this one, and a reading the rules need
+    that the file lacks is an error."""
     catalogue = catalogue or Catalogue.load()
-    session = session or Session(budget=0.5)
+    session = session or (Session(budget=0.5) if measuring else None)
     by_name = {f: catalogue.get(f) for f in forms}
     st = store(results)
     from ...machine.metadata import machine_metadata
-    records = st.start({"forms": forms, "seed": seed, "machine": machine_metadata()}, resume=resume)
+    meta = {"forms": forms, "seed": seed} | ({"machine": machine_metadata()} if measuring else {})
+    records = st.start(meta, resume=resume)
     if resume and st.meta and st.meta.get("forms") and set(forms) - set(st.meta["forms"]):
         st.close()
         raise ResultFileError(f"{results} was started with other forms", "resume with the same forms and seed")
@@ -307,11 +311,17 @@ def infer(forms: list[str], results: Path, resume: bool = False, seed: int = 0, 
     t0 = time.monotonic()
     with st:
         def reading(counts: dict[str, int]) -> tuple[float | None, bool | None]:
+            if not measuring:
+                _lacking(results, " + ".join(f"{n} {f}" for f, n in counts.items()))
             r = measure_mix(session, by_name, counts)
             return r.cycles, r.stable
 
-        inf = Inference(reading, st.append, log=log,
-                        measure_lines=lambda f: measure_mix(session, by_name, {f: 1}, lines=True).cycles,
+        def lines(form: str) -> float | None:
+            if not measuring:
+                _lacking(results, f"{form} on distinct cache lines")
+            return measure_mix(session, by_name, {form: 1}, lines=True).cycles
+
+        inf = Inference(reading, st.append, log=log, measure_lines=lines,
                         mixes_with_all=lambda f: not (legacy_sse(by_name[f]) or wide(by_name[f])))
         inf.load(records)
         stores = [f for f, form in by_name.items() if form.memory_operand is not None
@@ -320,6 +330,28 @@ def infer(forms: list[str], results: Path, resume: bool = False, seed: int = 0, 
         report["seconds_now"] = round(time.monotonic() - t0, 1)
         st.append({"type": "model", "model": model.to_json(), "report": report})
     return model, report
+
+
+def _lacking(path: Path, what: str):
+    raise ResultFileError(f"{path} lacks a reading this cyclebench's rules need ({what})",
+                          "resume it with --resume on the CPU it was measured on, which measures it")
+
+
+def solve(path: Path, catalogue: Catalogue | None = None, log=lambda msg: None) -> tuple[Model, dict]:
+    """Solve a results file's readings again under this cyclebench's rules, measuring nothing: a
+    file from any CPU (one measured elsewhere, or before a rule was added) is read as the rules
+    stand.  The model is appended to the file, as a resumed run appends it; the CPU probes'
+    records are read as they are, and one the file lacks is left out as for any older file."""
+    catalogue = catalogue or Catalogue.load()
+    begun = started(path)
+    if begun is None:
+        raise ResultFileError(f"{path} holds no readings", "measure it first: cyclebench ports --results FILE")
+    gone = next((n for n in begun["forms"] if catalogue.get(n) is None), None)
+    if gone:
+        raise ResultFileError(f"{path} was started with {gone!r}, which this cyclebench does not offer",
+                              "solve it with the cyclebench that measured it")
+    return infer(begun["forms"], path, resume=True, seed=begun["seed"], catalogue=catalogue, log=log,
+                 measuring=False)
 
 
 def started(path: Path) -> dict | None:
