@@ -18,7 +18,7 @@ EXIT_CODES = {
     8: "measurement unstable and --require-stable was given",
     9: "bad config or input file (counter config, comparison data, size distribution)",
     10: "result file error (cannot write; a --resume file corrupt, from another CPU or measured with other "
-        "options; an input that is no cyclebench result)",
+        "options; a --solve file that lacks a reading; an input that is no cyclebench result)",
     11: "a routine failed its correctness check and was not timed",
     12: "compare --fail-on-regression: a figure got significantly slower",
     13: "the TSC clock calibration failed its self-check (set CYCLEBENCH_CLOCK_MHZ, or use a PMU)",

@@ -5,7 +5,8 @@ named ones.  Readings go to a JSON-lines results file (study/store.py, kind ``po
 made; ``resume=True`` reads them back and measures only what is missing.  The model and the
 inference report are appended at the end; :func:`load` reads the last ones back.  Resuming a
 finished file solves its readings again under the rules of the cyclebench at hand (:func:`started`
-gives the forms and seed it was begun with), measuring only readings those rules need that it lacks.
+gives the forms and seed it was begun with), measuring only readings those rules need that it lacks;
+:func:`solve` does so measuring nothing, for a file of any CPU.
 """
 from __future__ import annotations
 
