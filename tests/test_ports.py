@@ -497,14 +497,12 @@ def test_an_unstable_reading_is_set_aside_where_the_pair_read_stable_in_another_
     assert trusted([one, two, alone, {"type": "model"}]) == [two, alone]
 
 
-def test_a_finished_file_resumed_alone_is_solved_again_from_its_readings(tmp_path, monkeypatch, capsys):
-    """``cyclebench ports --resume FILE`` with no forms takes the file's forms and seed and, on a
-    finished run, solves its readings again under the rules at hand, measuring nothing."""
+def _fabricated_runs(monkeypatch, fake: dict[str, str]) -> list:
+    """``cyclebench ports`` measuring the fabricated CPU's kinds (``fake``: form -> kind) in place
+    of this one; the list of the mixes it was asked for."""
     from cyclebench.instructions.ports import run as run_mod
     from cyclebench.instructions.ports import upper as upper_mod
     from cyclebench.instructions.ports.mixes import Reading
-    fake = {"ADD_01 (R64, R64)": "add", "IMUL (R64, R64)": "imul", "ADDSS (XMM, XMM)": "fadd (XMM)",
-            "MULSS (XMM, XMM)": "fmul (XMM)", "ORPS (XMM, XMM)": "pand (XMM)"}
     measured = []
 
     def measure_mix(session, by_name, counts, lines=False):
@@ -513,6 +511,15 @@ def test_a_finished_file_resumed_alone_is_solved_again_from_its_readings(tmp_pat
 
     monkeypatch.setattr(run_mod, "measure_mix", measure_mix)
     monkeypatch.setattr(upper_mod, "probe", lambda session: {"type": "upper", "factor": None, "why": "fabricated"})
+    return measured
+
+
+def test_a_finished_file_resumed_alone_is_solved_again_from_its_readings(tmp_path, monkeypatch, capsys):
+    """``cyclebench ports --resume FILE`` with no forms takes the file's forms and seed and, on a
+    finished run, solves its readings again under the rules at hand, measuring nothing."""
+    fake = {"ADD_01 (R64, R64)": "add", "IMUL (R64, R64)": "imul", "ADDSS (XMM, XMM)": "fadd (XMM)",
+            "MULSS (XMM, XMM)": "fmul (XMM)", "ORPS (XMM, XMM)": "pand (XMM)"}
+    measured = _fabricated_runs(monkeypatch, fake)
     path = tmp_path / "ports.jsonl"
     assert main(["ports", *fake, "--seed", "3", "--results", str(path)]) == 0
     first = capsys.readouterr().out
@@ -540,19 +547,9 @@ def test_solve_reads_a_file_of_another_cpu_and_measures_nothing(tmp_path, monkey
     name); ``--solve`` solves its readings under the rules at hand and measures nothing, and a file
     that lacks a reading those rules need is a clear error that leaves the file as it was."""
     import json
-    from cyclebench.instructions.ports import run as run_mod
-    from cyclebench.instructions.ports import upper as upper_mod
-    from cyclebench.instructions.ports.mixes import Reading
     fake = {"ADD_01 (R64, R64)": "add", "IMUL (R64, R64)": "imul", "ADDSS (XMM, XMM)": "fadd (XMM)",
             "MULSS (XMM, XMM)": "fmul (XMM)"}
-    measured = []
-
-    def measure_mix(session, by_name, counts, lines=False):
-        measured.append(counts)
-        return Reading(dict(counts), cycles({fake[f]: n for f, n in counts.items()}), True)
-
-    monkeypatch.setattr(run_mod, "measure_mix", measure_mix)
-    monkeypatch.setattr(upper_mod, "probe", lambda session: {"type": "upper", "factor": None, "why": "fabricated"})
+    measured = _fabricated_runs(monkeypatch, fake)
     path = tmp_path / "ports.jsonl"
     assert main(["ports", *fake, "--seed", "5", "--results", str(path)]) == 0
     capsys.readouterr()
