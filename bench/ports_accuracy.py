@@ -28,7 +28,9 @@ results file).  Wrap a measuring run in the test suite's lock; run it on a quiet
 ``--save FILE`` writes every measured block (its set, text, init, measured cycles, CPU,
 llvm-mca's figure) as it goes; ``--replay FILE...`` predicts those blocks again with the model
 given, measuring nothing; ``--remeasure FILE`` (with ``--save``) measures a saved file's blocks
-again as above (a random mix's init drawn again from its seed where the file lacks it).
+again as above (a random mix's init drawn again from its seed where the file lacks it), and
+``--replay FILE... --again FILE...`` gives the figures apart for the blocks the two passes read
+alike (within 5%) and for the others: what one pass can show where blocks do not read the same twice.
 
 ``--model`` takes one results file of ``cyclebench ports`` or several of this CPU (the same command
 run again into another file): the prediction is then the mean of the models' figures
@@ -37,6 +39,7 @@ run again into another file): the prediction is then the mean of the models' fig
 Run: python3 bench/ports_accuracy.py --model ports.jsonl [ports-again.jsonl] [--random 40] [--compiled 60] [--bhive 60] [--seed 1]
                                      [--save blocks.jsonl | --replay blocks.jsonl ...] [--rows] [--cpus 0,1]
      python3 bench/ports_accuracy.py --model ports.jsonl --remeasure old.jsonl --save new.jsonl
+     python3 bench/ports_accuracy.py --model ports.jsonl --replay old.jsonl --again new.jsonl
 
 A block whose reading's floating-point work met denormals (MXCSR's flags after the run,
 measurement/evaluate.fp_flags_warning: a random mix that reads as a float what an integer
@@ -175,6 +178,24 @@ class Readings:
                 f"(no stable reading in {self.TRIES} tries on CPUs {', '.join(map(str, self.cpus))})")
 
 
+def repeat_report(source, twice, agree=0.05):
+    """Blocks measured twice (``twice``: predicted, first reading, second): the model's share within
+    10% apart for the blocks whose two readings agree within ``agree`` and for the others, where a
+    figure within 10% of either reading is counted too.  A block that reads otherwise from one
+    pass to the next bounds what one pass can show (docs/ports.md, "Measured on a Zen 3 core")."""
+    if not twice:
+        return
+    def near(p, m):
+        return abs(p - m) <= 0.1 * m
+    same = [(p, a) for p, a, b in twice if abs(a - b) <= agree * min(a, b)]
+    apart = [(p, a, b) for p, a, b in twice if abs(a - b) > agree * min(a, b)]
+    print(f"  read again ({source}): {len(same)} of {len(twice)} blocks within {agree:.0%} of their first "
+          f"reading, predicted within 10% for {sum(near(p, a) for p, a in same)}"
+          + (f" ({sum(near(p, a) for p, a in same) / len(same):.1%})" if same else "")
+          + f"; {len(apart)} further apart, within 10% of the first reading for "
+          f"{sum(near(p, a) for p, a, _ in apart)} and of either for {sum(near(p, a) or near(p, b) for p, a, b in apart)}")
+
+
 def modes_report(moded):
     """Blocks whose repetitions read two modes (measurement/stability.two_modes; the figure counted
     is the faster, Readings): how many, and how the prediction stands to each mode."""
@@ -306,6 +327,9 @@ def main():
     ap.add_argument("--values", type=Path, metavar="FILE",
                     help="with --replay: the random mixes bench/ports_values.py found meeting denormals, for "
                          "--save files written before a reading kept that flag")
+    ap.add_argument("--again", type=Path, nargs="+", metavar="FILE",
+                    help="with --replay: the same blocks measured again (--remeasure), one file for each --replay "
+                         "file in order: the figures also apart for blocks whose two readings agree within 5%%")
     ap.add_argument("--remeasure", type=Path, help="measure the blocks a --save file holds again (with --save)")
     ap.add_argument("--processes", type=int, default=2, choices=(1, 2, 3, 4),
                     help="2-4: a stable reading that showed one level is taken again, in up to this many "
@@ -318,7 +342,9 @@ def main():
                          "a file without one: 'probe', or with --replay 'none'), a figure, 'probe' to measure "
                          "it now, or 'none' to charge nothing")
     args = ap.parse_args()
-    for given in (*(args.replay or ()), args.remeasure, args.values):
+    if args.again and (not args.replay or len(args.again) > len(args.replay)):
+        ap.error("--again pairs files with --replay's, in order: give at most one for each --replay file")
+    for given in (*(args.replay or ()), *(args.again or ()), args.remeasure, args.values):
         if given and not given.is_file():
             ap.error(f"no file {given} (make one with --save)")
     if args.remeasure and not args.save:
@@ -410,7 +436,7 @@ def main():
         # each file its own probe records; a factor given or measured here is charged by all
         return models.predict(block, cat, lats, upper_factor=OWN if own_factor else factor)
     if args.replay:
-        return replay(args.replay, pred, args.rows, values_file(args.values))
+        return replay(args.replay, pred, args.rows, values_file(args.values), args.again or ())
     global SAVED
     if args.save:
         SAVED = args.save.open("w")
@@ -522,23 +548,27 @@ def upper_factor(text, replaying, loaded):
     return factor
 
 
-def replay(paths, pred, rows_too, values=None):
+def replay(paths, pred, rows_too, values=None, again=()):
     """The blocks of --save files predicted again with this model, their measured and llvm-mca
     figures kept: a change to the predictor checked in a second, measuring nothing.  Each file
     is reported as it is read; several files are also pooled, set by set.  A block saved with
     ``values`` (its run met denormals), or whose (seed, text) ``values`` holds (--values: files
-    saved before the flag was read), is counted apart as well."""
+    saved before the flag was read), is counted apart as well.  ``again``: for the files in
+    order, the same blocks measured again (--remeasure; see :func:`repeat_report`)."""
     from cyclebench.blocks.code import block as code_of
     values = values or set()
-    pooled = {}
+    pooled, twice = {}, {}
     every = []
+    seconds = [{name: {d["text"]: d["measured"] for d in docs} for name, docs in saved(a)[1].items()}
+               for a in again]
     spent, predicted = 0.0, 0            # the predictor's own time: its speed as a figure
-    for path in paths:
+    for i, path in enumerate(paths):
         head, sets = saved(path)
+        second = seconds[i] if i < len(seconds) else None
         print(f"replaying {path.name}: measured {head.get('when', '?')} on {head.get('cpu', '?')}, "
               f"seed {head.get('seed')}")
         for name, docs in sets.items():
-            ours, mca, rows, moded, flags = [], [], [], [], []
+            ours, mca, rows, moded, flags, pairs = [], [], [], [], [], []
             for d in docs:
                 try:
                     block = code_of(bytes.fromhex(d["block"])).code if name == BHIVE_SET else d["block"]
@@ -555,9 +585,14 @@ def replay(paths, pred, rows_too, values=None):
                 flags.append(bool(d.get("values")) or (head.get("seed"), d["text"]) in values)
                 if d.get("modes"):
                     moded.append((p.cycles, d["measured"], d["modes"], d["text"]))
+                if second is not None and second.get(name, {}).get(d["text"]):
+                    pairs.append((p.cycles, d["measured"], second[name][d["text"]]))
             report(name, ours, mca, rows)
             values_report(ours, flags)
             modes_report(moded)
+            if second is not None:
+                repeat_report(again[i].name, pairs)
+                twice.setdefault(name, []).extend(pairs)
             every += rows
             for kept, new in zip(pooled.setdefault(name, ([], [], [], [])), (ours, mca, rows, flags)):
                 kept += new
@@ -566,6 +601,8 @@ def replay(paths, pred, rows_too, values=None):
         for name, (ours, mca, rows, flags) in pooled.items():
             report(name, ours, mca, rows)
             values_report(ours, flags)
+            if name in twice:
+                repeat_report("the files read again", twice[name])
     if predicted:
         print(f"predicted {predicted} blocks in {spent:.1f} s, {1000 * spent / predicted:.0f} ms a block "
               "(this process, the models loaded before)")

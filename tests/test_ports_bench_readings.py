@@ -168,6 +168,32 @@ def test_replay_pools_several_files(bench, tmp_path, capsys):
     assert "0.0% within 10% (0 of 3 blocks;" in pooled       # llvm-mca's figures (twice measured) pooled alike
 
 
+def test_replay_with_again_counts_the_blocks_that_read_the_same_twice_apart(bench, tmp_path, capsys):
+    """--again pairs each --replay file with its blocks measured again: the share within 10% is
+    given apart for the blocks whose two readings agree within 5%, and for the others against the
+    first reading and against either."""
+    def saved(name, rows):
+        path = tmp_path / name
+        lines = [json.dumps({"when": "2026-01-01T00:00:00Z", "seed": 1, "cpu": "test"})]
+        lines += [json.dumps({"set": "random mixes of modelled forms", "block": b, "text": b, "measured": m,
+                              "mca": m}) for b, m in rows]
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    def pred(block):            # each block's prediction is its own number of lines
+        n = float(len(block.split("\n")))
+        return SimpleNamespace(cycles=n, resource_bound=n, chain_bound=0.0, binding_resource="R0",
+                               simulated=n, unknown=[], members=[n], simulation_binds=lambda: False)
+
+    one, two, three, four = "nop", "nop\nnop", "nop\nnop\nnop", "nop\nnop\nnop\nnop"
+    first = saved("a.jsonl", [(one, 1.0), (two, 2.5), (three, 4.0), (four, 4.0)])
+    again = saved("a-again.jsonl", [(one, 1.02), (two, 2.52), (three, 3.0), (four, 6.0)])
+    bench.replay([first], pred, False, again=[again])
+    out = capsys.readouterr().out
+    assert ("read again (a-again.jsonl): 2 of 4 blocks within 5% of their first reading, predicted within 10% "
+            "for 1 (50.0%); 2 further apart, within 10% of the first reading for 1 and of either for 2") in out
+
+
 def test_the_misses_are_counted_by_how_far_the_models_stand_apart(bench):
     import ports_figures                      # beside the bench, on the path it added
     # (measured, predicted, ..., spread): two of three apart by more than 10% miss, none of two close
