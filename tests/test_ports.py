@@ -574,6 +574,8 @@ def test_solve_reads_a_file_of_another_cpu_and_measures_nothing(tmp_path, monkey
     err = capsys.readouterr().err
     assert "lacks a reading" in err and "hint:" in err and "Traceback" not in err
     assert len(measured) == n and path.read_bytes() == before
+    assert main(["ports", "--solve", str(tmp_path / "none.jsonl")]) == 10
+    assert "no file" in capsys.readouterr().err
 
 def test_a_resumed_file_with_forms_this_catalogue_lacks_is_refused(tmp_path, capsys):
     path = tmp_path / "ports.jsonl"

@@ -346,7 +346,8 @@ def solve(path: Path, catalogue: Catalogue | None = None, log=lambda msg: None) 
     catalogue = catalogue or Catalogue.load()
     begun = started(path)
     if begun is None:
-        raise ResultFileError(f"{path} holds no readings", "measure it first: cyclebench ports --results FILE")
+        raise ResultFileError(f"{path} holds no readings" if Path(path).exists() else f"no file {path}",
+                              "measure one first: cyclebench ports --results FILE")
     gone = next((n for n in begun["forms"] if catalogue.get(n) is None), None)
     if gone:
         raise ResultFileError(f"{path} was started with {gone!r}, which this cyclebench does not offer",
