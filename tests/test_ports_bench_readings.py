@@ -131,35 +131,35 @@ def test_replay_counts_the_mixes_that_met_denormals_apart(bench, tmp_path, capsy
         json.dumps({"set": "random mixes of modelled forms", "block": b, "text": b.replace("\n", "; "),
                     "measured": m, "mca": m, **({"values": True} if v else {})}) for b, m, v in rows]) + "\n")
 
-    def pred(block):
-        n = float(len(block.split("\n")))
-        return SimpleNamespace(cycles=n, resource_bound=n, chain_bound=0.0, binding_resource="R0",
-                               simulated=n, unknown=[], members=[n], simulation_binds=lambda: False)
-    bench.replay([path], pred, False, {(7, "nop; nop")})
+    bench.replay([path], _by_lines, False, {(7, "nop; nop")})
     out = capsys.readouterr().out
     assert "2 of 4 met denormal operands or results" in out
     assert "the others: 100.0% within 10% (2 of 2 blocks;" in out
 
 
+def _saved(path, rows, mca=1.0):
+    """A --save file of random mixes: (block, measured) rows, llvm-mca's figure ``mca`` times the
+    measured one."""
+    lines = [json.dumps({"when": "2026-01-01T00:00:00Z", "seed": 1, "cpu": "test"})]
+    lines += [json.dumps({"set": "random mixes of modelled forms", "block": b, "text": b, "measured": m,
+                          "mca": mca * m}) for b, m in rows]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _by_lines(block):
+    """A prediction of each block's own number of lines."""
+    n = float(len(block.split("\n")))
+    return SimpleNamespace(cycles=n, resource_bound=n, chain_bound=0.0, binding_resource="R0",
+                           simulated=n, unknown=[], members=[n], simulation_binds=lambda: False)
+
+
 def test_replay_pools_several_files(bench, tmp_path, capsys):
     """--replay of several --save files reports each and then the sets pooled: the figures a
     document quotes over many seeds come from one command."""
-    def saved(name, rows):
-        path = tmp_path / name
-        lines = [json.dumps({"when": "2026-01-01T00:00:00Z", "seed": 1, "cpu": "test"})]
-        lines += [json.dumps({"set": "random mixes of modelled forms", "block": b, "text": b, "measured": m,
-                              "mca": 2 * m}) for b, m in rows]
-        path.write_text("\n".join(lines) + "\n")
-        return path
-
-    def pred(block):            # each block's prediction is its own number of lines
-        n = float(len(block.split("\n")))
-        return SimpleNamespace(cycles=n, resource_bound=n, chain_bound=0.0, binding_resource="R0",
-                               simulated=n, unknown=[], members=[n], simulation_binds=lambda: False)
-
-    first = saved("a.jsonl", [("nop", 1.0), ("nop\nnop", 2.5)])          # in, out
-    second = saved("b.jsonl", [("nop\nnop\nnop", 3.05)])                 # in
-    bench.replay([first, second], pred, False)
+    first = _saved(tmp_path / "a.jsonl", [("nop", 1.0), ("nop\nnop", 2.5)], mca=2)      # in, out
+    second = _saved(tmp_path / "b.jsonl", [("nop\nnop\nnop", 3.05)], mca=2)             # in
+    bench.replay([first, second], _by_lines, False)
     out = capsys.readouterr().out
     assert "50.0% within 10% (1 of 2 blocks;" in out
     assert "100.0% within 10% (1 of 1 blocks;" in out
@@ -172,23 +172,10 @@ def test_replay_with_again_counts_the_blocks_that_read_the_same_twice_apart(benc
     """--again pairs each --replay file with its blocks measured again: the share within 10% is
     given apart for the blocks whose two readings agree within 5%, and for the others against the
     first reading and against either."""
-    def saved(name, rows):
-        path = tmp_path / name
-        lines = [json.dumps({"when": "2026-01-01T00:00:00Z", "seed": 1, "cpu": "test"})]
-        lines += [json.dumps({"set": "random mixes of modelled forms", "block": b, "text": b, "measured": m,
-                              "mca": m}) for b, m in rows]
-        path.write_text("\n".join(lines) + "\n")
-        return path
-
-    def pred(block):            # each block's prediction is its own number of lines
-        n = float(len(block.split("\n")))
-        return SimpleNamespace(cycles=n, resource_bound=n, chain_bound=0.0, binding_resource="R0",
-                               simulated=n, unknown=[], members=[n], simulation_binds=lambda: False)
-
     one, two, three, four = "nop", "nop\nnop", "nop\nnop\nnop", "nop\nnop\nnop\nnop"
-    first = saved("a.jsonl", [(one, 1.0), (two, 2.5), (three, 4.0), (four, 4.0)])
-    again = saved("a-again.jsonl", [(one, 1.02), (two, 2.52), (three, 3.0), (four, 6.0)])
-    bench.replay([first], pred, False, again=[again])
+    first = _saved(tmp_path / "a.jsonl", [(one, 1.0), (two, 2.5), (three, 4.0), (four, 4.0)])
+    again = _saved(tmp_path / "a-again.jsonl", [(one, 1.02), (two, 2.52), (three, 3.0), (four, 6.0)])
+    bench.replay([first], _by_lines, False, again=[again])
     out = capsys.readouterr().out
     assert ("read again (a-again.jsonl): 2 of 4 blocks within 5% of their first reading, predicted within 10% "
             "for 1 (50.0%); 2 further apart, within 10% of the first reading for 1 and of either for 2") in out
