@@ -656,6 +656,22 @@ def test_an_issue_bound_chain_is_measured_again_past_the_issue_interval(cat):
     assert pair["label"] == "issue-bound" and pair["bound"] == "upper"
 
 
+def test_a_latency_only_run_checks_its_chains_against_the_issue_interval(cat):
+    """Without the throughput a chain at the form's issue interval would stand as its latency: a
+    latency-only run reads the copies for the check alone, fills past the interval as a full run
+    does, and keeps no throughput figure; a form whose chains take a cycle reads no copies."""
+    from cyclebench.instructions.characterize import FILLED
+    fake = RcrCopies({"add rbx, rcx\nsub rbx, rcx": 2.0, "\nadd ": 10.0}, default=3.0)
+    doc = characterize(cat.get("RCR (R32, 0)"), Session(measure_fn=fake), throughput=False)
+    pair = next(p for p in doc["latency"] if p["start"] == p["end"] == "op0 (R32)")
+    assert pair["label"] == FILLED and pair["value"] == pytest.approx(2.0) and pair["bound"] == "exact"
+    assert doc["throughput"] is None and any("no figure of this latency-only run" in n for n in doc["notes"])
+    plain = Fake({}, default=1.0)
+    doc = characterize(cat.get("ADD_01 (R64, R64)"), Session(measure_fn=plain), throughput=False)
+    assert doc["throughput"] is None and not any("latency-only" in n for n in doc["notes"])
+    assert all(p["label"] is None for p in doc["latency"] if p.get("value") is not None)
+
+
 class ByPlacement(Fake):
     """Cycles per copy by the code's alignment offset (16 or more copies), 1.0 for fewer."""
 

@@ -46,8 +46,8 @@ def add_parser(sub):
     s.add_argument("--seed", type=int, default=1, help="seed of --sample (default 1)")
     s.add_argument("--list", action="store_true", help="list the selected forms (and why some are skipped), and exit")
     s.add_argument("--latency-only", action="store_true",
-                   help="measure latencies only (without the throughput, a chain that runs at the\n"
-                        "form's own issue interval is not found and measured past it: docs/instructions.md)")
+                   help="measure latencies only (where a chain reads above a cycle the copies'\n"
+                        "throughput is still read, to check it against the issue interval: docs/instructions.md)")
     s.add_argument("--throughput-only", action="store_true", help="measure throughput only")
     r = p.add_argument_group("results file (JSON lines, one form per line, written as each form finishes)")
     rf = r.add_mutually_exclusive_group()

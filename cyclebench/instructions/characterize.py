@@ -30,7 +30,8 @@ from .instantiate import Instance, LatencyPair, Ref, chain, instantiate, latency
 from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, form_init, form_notes,
                       used_gprs, value_init, value_pattern)
 from .comparing import ABS_TOL, LAT_TOL
-from .issue_fill import FILLED, ISSUE_BOUND, ISSUE_NOTE, filled_past_issue, largest, mark_issue_bound
+from .issue_fill import (FILLED, ISSUE_BOUND, ISSUE_NOTE, filled_past_issue, largest, mark_issue_bound,
+                         without_throughput)
 from .throughput import measure_throughput
 from . import reference_values
 from .values import SWEPT, latency_view, sweeps_values, value_session, with_values
@@ -415,6 +416,8 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
         unlinked.test_pairs(session, form, pairs, latency_view(doc), pattern, _measure_pair)
         if any(p.get("label") == ISSUE_BOUND for p in doc["latency"]):
             doc["notes"].append(ISSUE_NOTE)
+    elif pairs:
+        without_throughput(session, form, pairs, doc, pattern, _measure_pair)
     doc["latency_max"] = largest(doc["latency"])
     reason = _machine_reason(session.backend)
     doc["uops_reason"] = reason

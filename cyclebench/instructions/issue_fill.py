@@ -9,6 +9,10 @@ it, enough to make the loop longer than the issue interval, and takes the steps 
 lengthens every chain (``cRep = 2 + 2 * ceil(TP_single / 2)``: ``MOVSX`` on a general register,
 ``CMC`` on the carry flag): ``RCR (R32, 0)`` reads 3.00 per link alone and 2 once filled.
 
+A latency-only run (``cyclebench inst --latency-only``) has no throughput to compare with:
+:func:`without_throughput` reads the copies' throughput for the check alone where a chain reads
+above a cycle, and marks and fills as above.
+
 The filled measurement also runs for a chain as long as a throughput that is only an upper bound
 because breakers ran between its copies (``rcr rbx, 2``: the flags carried, ``test`` between the
 copies, 3.00 a copy, its chains 3.00 too): the issue interval is then at most that figure, and the
@@ -147,3 +151,28 @@ def filled_past_issue(session: Session, form: Form, pairs: list, doc: dict, patt
             p.update(filled={"steps": steps, "step": fill[1], "cycles": again["value"], "without": p["value"]},
                      value=value, bound=again["bound"], label=FILLED, code=again["code"], upper=value,
                      lower=value if exact else min(p.get("lower") or value, value))
+
+
+def without_throughput(session: Session, form: Form, pairs: list, doc: dict, pattern: int,
+                       measure_pair: Callable) -> None:
+    """The same marks and fills for a latency-only document, which has no throughput to compare
+    its chains with: without them a chain that ran at the form's issue interval stands as the
+    pair's latency (Zen 3 guest: ``BSF (R32, R32)`` op0 -> op0 read 3.34, its copies 3.00 each,
+    where the fill reads 2.00).  Where a chain reads above a cycle, the copies' throughput is read
+    for the check alone: a note gives it, and the document keeps no throughput figure."""
+    if not any(p.get("value") is not None and p["bound"] == "exact" and p.get("method") in _METHODS
+               and p["value"] > 1 + LAT_TOL for p in doc["latency"]):
+        return
+    from .throughput import measure_throughput
+    selfs = {pair.start.pos: p["value"] for pair, p in zip(pairs, doc["latency"])
+             if pair.start.kind == pair.end.kind == "op" and pair.start.pos == pair.end.pos and p["value"]}
+    tp = measure_throughput(session, form, selfs, pattern=pattern)
+    if tp.get("value") is None:
+        return
+    view = {"latency": doc["latency"], "throughput": tp}
+    mark_issue_bound(view)
+    filled_past_issue(session, form, pairs, view, pattern, measure_pair)
+    doc["notes"].append(f"the copies' throughput, {tp['value']:.2f} cycles ({tp['bound']}), was read to check "
+                        "the chains against the issue interval; it is no figure of this latency-only run")
+    if any(p.get("label") == ISSUE_BOUND for p in doc["latency"]):
+        doc["notes"].append(ISSUE_NOTE)
