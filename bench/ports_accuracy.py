@@ -178,6 +178,11 @@ class Readings:
                 f"(no stable reading in {self.TRIES} tries on CPUs {', '.join(map(str, self.cpus))})")
 
 
+def near(p, m):
+    """A prediction within 10% of a measured figure (the goal's measure)."""
+    return abs(p - m) <= 0.1 * m
+
+
 def repeat_report(source, twice, agree=0.05):
     """Blocks measured twice (``twice``: predicted, first reading, second): the model's share within
     10% apart for the blocks whose two readings agree within ``agree`` and for the others, where a
@@ -185,8 +190,6 @@ def repeat_report(source, twice, agree=0.05):
     pass to the next bounds what one pass can show (docs/ports.md, "Measured on a Zen 3 core")."""
     if not twice:
         return
-    def near(p, m):
-        return abs(p - m) <= 0.1 * m
     same = [(p, a) for p, a, b in twice if abs(a - b) <= agree * min(a, b)]
     apart = [(p, a, b) for p, a, b in twice if abs(a - b) > agree * min(a, b)]
     print(f"  read again ({source}): {len(same)} of {len(twice)} blocks within {agree:.0%} of their first "
@@ -201,8 +204,6 @@ def modes_report(moded):
     is the faster, Readings): how many, and how the prediction stands to each mode."""
     if not moded:
         return
-    def near(p, m):
-        return abs(p - m) <= 0.1 * m
     fast = sum(near(p, m[0]) for p, _, m, _ in moded)
     slow = sum(near(p, m[1]) for p, _, m, _ in moded)
     either = sum(near(p, m[0]) or near(p, m[1]) for p, _, m, _ in moded)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..errors import ResultFileError, UsageError
+from ..errors import UsageError
 from .parser import subparser
 
 
@@ -64,10 +64,7 @@ def run(args) -> int:
             if not begun:
                 raise UsageError("no forms to study", "name forms, or give --sample N (or --resume a started file)")
             names = begun["forms"]
-            gone = next((n for n in names if cat.get(n) is None), None)
-            if gone:
-                raise ResultFileError(f"{args.resume} was started with {gone!r}, which this cyclebench does not "
-                                      "offer", "start a new results file")
+            ports_run.offered(args.resume, names, cat, "start a new results file")
         among = ports_run.with_ports(cat) if args.published else None
         forms = ports_run.sample(cat, args.sample, seed, names, among)
         model, report = ports_run.infer(forms, args.resume or args.results, resume=args.resume is not None,

@@ -31,7 +31,7 @@ from .session import (EXACT_SLACK, MAX_PAIRS, SCHEMA, SCHEMA_VERSION, Session, f
                       used_gprs, value_init, value_pattern)
 from .comparing import ABS_TOL, LAT_TOL
 from .issue_fill import (FILLED, ISSUE_BOUND, ISSUE_NOTE, filled_past_issue, largest, mark_issue_bound,
-                         without_throughput)
+                         self_latencies, without_throughput)
 from .throughput import measure_throughput
 from . import reference_values
 from .values import SWEPT, latency_view, sweeps_values, value_session, with_values
@@ -399,13 +399,9 @@ def characterize(form: Form, session: Session, latency: bool = True, throughput:
             doc["latency"].append(same)
     measured = [p for p in doc["latency"] if p["value"] is not None]
     if throughput:
-        selfs = {}
-        for pair, p in zip(pairs, doc["latency"]):
-            if pair.start.kind == pair.end.kind == "op" and pair.start.pos == pair.end.pos and \
-                    p["value"] is not None:
-                selfs[pair.start.pos] = p["value"]
-        doc["throughput"] = measure_throughput(value_session(session, form, first_tp), form, selfs,
-                                               earlier=first_tp, pattern=pattern)
+        doc["throughput"] = measure_throughput(value_session(session, form, first_tp), form,
+                                               self_latencies(pairs, doc["latency"]), earlier=first_tp,
+                                               pattern=pattern)
         doc["throughput"].update(values)
         ref = reference_values.measure(session, form) if reference_values.applies(form) else None
         if ref is not None:     # uops.info's operand values, where the cost depends on them

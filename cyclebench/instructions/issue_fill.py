@@ -153,6 +153,14 @@ def filled_past_issue(session: Session, form: Form, pairs: list, doc: dict, patt
                      lower=value if exact else min(p.get("lower") or value, value))
 
 
+def self_latencies(pairs: list, measured: list[dict]) -> dict[int, float]:
+    """Operand position -> its measured latency to itself (the throughput tells a rotation-bound
+    figure by it)."""
+    return {pair.start.pos: p["value"] for pair, p in zip(pairs, measured)
+            if pair.start.kind == pair.end.kind == "op" and pair.start.pos == pair.end.pos
+            and p["value"] is not None}
+
+
 def without_throughput(session: Session, form: Form, pairs: list, doc: dict, pattern: int,
                        measure_pair: Callable) -> None:
     """The same marks and fills for a latency-only document, which has no throughput to compare
@@ -164,9 +172,7 @@ def without_throughput(session: Session, form: Form, pairs: list, doc: dict, pat
                and p["value"] > 1 + LAT_TOL for p in doc["latency"]):
         return
     from .throughput import measure_throughput
-    selfs = {pair.start.pos: p["value"] for pair, p in zip(pairs, doc["latency"])
-             if pair.start.kind == pair.end.kind == "op" and pair.start.pos == pair.end.pos and p["value"]}
-    tp = measure_throughput(session, form, selfs, pattern=pattern)
+    tp = measure_throughput(session, form, self_latencies(pairs, doc["latency"]), pattern=pattern)
     if tp.get("value") is None:
         return
     view = {"latency": doc["latency"], "throughput": tp}

@@ -348,12 +348,16 @@ def solve(path: Path, catalogue: Catalogue | None = None, log=lambda msg: None) 
     if begun is None:
         raise ResultFileError(f"{path} holds no readings" if Path(path).exists() else f"no file {path}",
                               "measure one first: cyclebench ports --results FILE")
-    gone = next((n for n in begun["forms"] if catalogue.get(n) is None), None)
-    if gone:
-        raise ResultFileError(f"{path} was started with {gone!r}, which this cyclebench does not offer",
-                              "solve it with the cyclebench that measured it")
+    offered(path, begun["forms"], catalogue, "solve it with the cyclebench that measured it")
     return infer(begun["forms"], path, resume=True, seed=begun["seed"], catalogue=catalogue, log=log,
                  measuring=False)
+
+
+def offered(path: Path, forms: list[str], catalogue: Catalogue, hint: str) -> None:
+    """Refuse a file begun with a form this cyclebench's catalogue does not offer."""
+    gone = next((n for n in forms if catalogue.get(n) is None), None)
+    if gone:
+        raise ResultFileError(f"{path} was started with {gone!r}, which this cyclebench does not offer", hint)
 
 
 def started(path: Path) -> dict | None:
