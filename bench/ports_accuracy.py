@@ -14,7 +14,10 @@ Prints
   llvm-mca-16 (-mcpu, default this CPU's from the microarchitecture table) on the same blocks;
 * where the model misses by more than 10%: which bound set its figure (the scheduling simulation
   where it is above both bounds, the front end, a resource, a form's own throughput alone, the
-  dependency chains), over or under.
+  dependency chains), over or under;
+* the share within 10% of the blocks with no memory operand and of those with one apart
+  (ports_figures.by_memory): where loads read levels that vary from process to process (a Zen 3
+  guest, docs/ports.md), the second holds those readings' misses.
 
 Random and compiled blocks are measured with the instruction tables' session (cycles per
 iteration of the block, harmless vector values), BHive blocks with ``cyclebench block``'s

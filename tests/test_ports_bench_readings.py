@@ -189,6 +189,17 @@ def test_the_misses_are_counted_by_how_far_the_models_stand_apart(bench):
     assert ports_figures.by_spread(rows) == "within 3% 0 of 2 (0%), 3-10% 1 of 1 (100%), over 10% 2 of 3 (67%)"
 
 
+def test_the_blocks_are_counted_apart_by_whether_they_touch_memory(bench):
+    import ports_figures
+    assert ports_figures.touches_memory("mov rbx,[rdi]; test rbx,rbx")
+    assert ports_figures.touches_memory("add rax, rbx; mov DWORD PTR [r14+0x200], ebx")
+    assert not ports_figures.touches_memory("lea rbx, [rcx*8+0x1000]; nop word ptr [r14+0x80]; {load} paddb xmm1, xmm2")
+    rows = [(1.0, p, 0, 0, None, text, "", "", 0, 0) for p, text in
+            [(1.0, "add rax, rbx"), (1.3, "lea rax, [rbx+8]"), (1.05, "mov rax, [rbx]"), (0.7, "cmp [rbx], rax")]]
+    assert ports_figures.by_memory(rows) == ("no memory operand 1 of 2 within 10% (50%), "
+                                             "with one 1 of 2 within 10% (50%)")
+
+
 def test_ports_values_names_the_saved_mixes_that_meet_denormals(tmp_path, monkeypatch, capsys):
     """bench/ports_values.py runs each saved random mix once and keeps only the flag: a mix that
     multiplies the integers of a conversion as floats meets denormals, the same with a float
