@@ -121,9 +121,10 @@ def test_a_form_whose_own_published_throughput_is_a_multiple_of_its_ports_holds_
     from cyclebench.instructions.published import Published, Value
     from cyclebench.instructions.ports.portsets import holding
 
-    def rec(name, ports, computed, measured):
+    def rec(name, ports, computed, measured, uops=None):
         return Published(name, "fake", throughput=Value(measured, measured),
-                         throughput_computed=Value(computed, computed), ports_text=ports)
+                         throughput_computed=Value(computed, computed), ports_text=ports,
+                         uops=None if uops is None else Value(uops, uops))
     records = {r.name: r for r in (
         rec("VMULW (XMM, XMM, XMM)", "1*FP0", 1.0, 2.0),          # one µop that holds its pipe 2 cycles
         rec("VMULW (XMM, XMM, M128)", "1*FP0", 1.0, 1.0),         # its load form: read through the twin
@@ -134,9 +135,13 @@ def test_a_form_whose_own_published_throughput_is_a_multiple_of_its_ports_holds_
         rec("VMIXW (XMM, XMM, XMM)", "1*FP0+1*FP12", 1.0, 2.0),   # two terms: which one holds is unknown
         rec("VODDW (XMM, XMM, XMM)", "1*FP0", 1.0, 2.5),          # no whole multiple
         rec("VWIDEW (ZMM, ZMM, ZMM)", "1*FP01", 0.5, 1.0),        # its width's pumping, not its own
-        rec("VWIDEX (ZMM, ZMM, ZMM)", "1*FP01", 0.5, 1.0))}
+        rec("VWIDEX (ZMM, ZMM, ZMM)", "1*FP01", 0.5, 1.0),
+        # two µops, one on ports the column leaves out (Zen 3's MOVD (MM, R32): a transfer from a
+        # general register, 1*FP0123 at 0.25 / 1.00): the other may pace it, not a held pipe
+        rec("VMOVW (MM, R32)", "1*FP0123", 0.25, 1.0, uops=2),
+        rec("VMULX (MM, MM)", "1*FP0", 1.0, 2.0, uops=1))}
     held = holding({n: records[n] for n in records}, records)
-    assert held == {"VMULW (XMM, XMM, XMM)": 2, "VMULW (XMM, XMM, M128)": 2}
+    assert held == {"VMULW (XMM, XMM, XMM)": 2, "VMULW (XMM, XMM, M128)": 2, "VMULX (MM, MM)": 2}
     # counted twice on its set, the form's two cycles of the FP0 probe agree
     model = Model(["R0"], {"VMULW (XMM, XMM, XMM)": {"R0": 2.0}}, 6)
     mapped = {"R0": (frozenset({"FP0"}), 1.0)}

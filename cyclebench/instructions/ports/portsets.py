@@ -96,7 +96,9 @@ def holding(published: dict[str, Published], records: dict[str, Published]) -> d
     """Form -> how many times its µops pass their pipe, where its own published figures say more
     than its width's pumping: a form of one port-set term whose measured throughput is a whole
     k >= 2 times the one its ports compute (Zen's ``VPMULLD (XMM, XMM, XMM)``, ``1*FP0`` at
-    ``1.00 / 2.00``: one µop that holds its pipe two cycles).  A memory form is read through its
+    ``1.00 / 2.00``: one µop that holds its pipe two cycles), and no more µops than its ports
+    count (Zen 3's ``MOVD (MM, R32)``, two µops and ``1*FP0123`` at ``0.25 / 1.00``: its other µop,
+    a transfer's integer side, may pace it).  A memory form is read through its
     register twin (the memory operand as a register of its width): its own measured figure may be
     the load's.  ``published``: form name -> its record; ``records``: the whole column."""
     from ..catalogue import normalize_name
@@ -114,6 +116,8 @@ def holding(published: dict[str, Published], records: dict[str, Published]) -> d
                 continue
         if rec.throughput is None or rec.throughput_computed is None:
             continue
+        if rec.uops is not None and rec.uops.hi and rec.uops.hi > sum(n for _, n in terms(rec.ports_text)):
+            continue        # µops on ports the column leaves out (a transfer's integer side) may pace it
         a, b = rec.throughput_computed.hi, rec.throughput.hi
         if not (a and b):
             continue
