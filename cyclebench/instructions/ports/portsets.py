@@ -180,7 +180,8 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     nothing mapped).  The form's usages are read as µops (:func:`uops_of`), and each mapped port
     set counts the µops that fit inside it, as the published side counts its own.  Published µops
     count as many times as the form's register width is pumped, or as ``held`` (form -> times,
-    :func:`holding`) says its own figures hold its pipe.
+    :func:`holding`) says its own figures hold its pipe; a held form also agrees with its ports
+    counted as published, since its figures do not say which of its resources paces it.
 
     Resources whose probe crowds a set apart from its own (:func:`crossed`) are left out.
 
@@ -209,15 +210,18 @@ def compare(form: str, model: Model, mapped: dict[str, tuple[frozenset[str], flo
     unit = any(r in model.used(form) for r in units)
     # its own holding (:func:`holding`) where it has one; a form that holds a unit is paced by the
     # unit, not by its pipe: its width's pumping only
-    k = (None if unit else (held or {}).get(form)) or scale(form, pumps)
-    uops, rest = fit(model.usage[form], mapped, k, model.alone.get(form))
-    if unit and (not uops or rest > FITS):
-        uops = port_part(model.usage[form], mapped)
-    inferred = {name: sum(n for p, n in uops.items() if p <= q) for name, q in sets.items()}
-    expected = {name: sum(n for p, n in ts if p <= q) * k for name, q in sets.items()}
-    inferred = {name: v for name, v in inferred.items() if v}
-    expected = {name: v for name, v in expected.items() if v}
-    agree = set(inferred) == set(expected) if unit else inferred == expected
+    own = scale(form, pumps)
+    for k in dict.fromkeys(((None if unit else (held or {}).get(form)) or own, own)):
+        uops, rest = fit(model.usage[form], mapped, k, model.alone.get(form))
+        if unit and (not uops or rest > FITS):
+            uops = port_part(model.usage[form], mapped)
+        inferred = {name: sum(n for p, n in uops.items() if p <= q) for name, q in sets.items()}
+        expected = {name: sum(n for p, n in ts if p <= q) * k for name, q in sets.items()}
+        inferred = {name: v for name, v in inferred.items() if v}
+        expected = {name: v for name, v in expected.items() if v}
+        agree = set(inferred) == set(expected) if unit else inferred == expected
+        if agree:
+            break
     return {"form": form, "published": ports_text, "agree": agree, "unit": unit,
             "inferred": inferred, "expected": expected,
             "uops": {"".join(sorted(p)): n for p, n in uops.items()}}
