@@ -72,8 +72,7 @@ from cyclebench.machine.cpu import cpu_info  # noqa: E402
 from cyclebench.measurement.stability import MIN_MODE_GAP  # noqa: E402
 from cyclebench.instructions.llvm_mca import run as mca_run  # noqa: E402
 from cyclebench.instructions.ports.blocks import compiled_blocks, random_blocks  # noqa: E402
-from cyclebench.instructions.ports.portsets import (compare, crossed, memory_probes, published_for,  # noqa: E402
-                                                     holding, pumping, resource_ports)
+from cyclebench.instructions.ports.portsets import against  # noqa: E402
 from cyclebench.instructions.ports.latency import from_file  # noqa: E402
 from cyclebench.instructions.ports.ensemble import OWN, Models, machine, one, spread  # noqa: E402
 from cyclebench.instructions.ports.run import load  # noqa: E402
@@ -370,42 +369,30 @@ def main():
     forms = sorted(model.usage)
     column = resolve_arch(args.arch, measured_on(args.model[0]))
     records = read_csv(str(column.path), collect=True)[0]
-    pub = published_for(forms, records, cat)
-    ports = {n: p.ports_text for n, p in pub.items()}
-    pumps = pumping(records)
-    held = holding(pub, records)
+    seen = against(model, report, records, cat)
     lats, label = from_file(args.latencies or column.path, cat, forms)
     print(f"published column: {column.label}; a µop of a register width passes its pipe: "
-          f"{', '.join(f'{w} {k}x' for w, k in sorted(pumps.items()))}")
+          f"{', '.join(f'{w} {k}x' for w, k in sorted(seen.pumps.items()))}")
     print(f"latencies of the chain bound: {label}, {len(set(lats) & set(forms))} of the model's {len(forms)} "
           f"forms, {len(lats)} in all (others: 1 cycle)")
     print(f"model: {len(forms)} forms, {len(model.resources)} resources + front end (width {model.width}), "
           f"{report['measurements_per_form']} measurements per form, {report['readings']} readings")
-    if held:
+    if seen.held:
         print(f"forms whose published figures hold their pipe longer: "
-              f"{', '.join(f'{f} {k}x' for f, k in sorted(held.items()))}")
-    mapped = resource_ports(report["blockers"], ports, report["alone"], pumps, report.get("classes"))
-    units = set(report.get("slow_units") or ())
-    probed = report["probed"]
-    memory = memory_probes(report["blockers"])
-    comps = [c for c in (compare(f, model, mapped, ports.get(f, ""), pumps, units, probed.get(f), memory, held)
-                         for f in forms) if c]
-    agree = sum(c["agree"] for c in comps)
-    off = crossed(mapped, model)
-    kept = {r: v for r, v in mapped.items() if r not in off}
-    print(f"port sets: {len(kept)} of {len(model.resources)} resources mapped to published port sets "
-          f"({', '.join(''.join(sorted(q)) for q, _ in kept.values())})"
-          + (f"; {len(off)} left out (a probe that crowds a set "
-             f"apart from its own)" if off else ""))
+              f"{', '.join(f'{f} {k}x' for f, k in sorted(seen.held.items()))}")
+    print(f"port sets: {len(seen.mapped)} of {len(model.resources)} resources mapped to published port sets "
+          f"({', '.join(''.join(sorted(q)) for q, _ in seen.mapped.values())})"
+          + (f"; {len(seen.off)} left out (a probe that crowds a set "
+             f"apart from its own)" if seen.off else ""))
+    comps = seen.comparisons
     if comps:
-        print(f"  agreement with the published ports column: {agree}/{len(comps)} = {agree / len(comps):.1%} "
-              f"of the studied forms that have one")
+        print(f"  agreement with the published ports column: {seen.agree}/{len(comps)} = "
+              f"{seen.agree / len(comps):.1%} of the studied forms that have one")
     for c in comps:
         if not c["agree"]:
             print(f"  differs: {c['form']}: published {c['published']} -> {c['expected']}, inferred {c['inferred']}"
                   + (" (port part of a unit's form: sets compared)" if c.get("unit") else ""))
-    unpublished = [f for f in forms if not ports.get(f)]
-    print(f"  resources for {len(unpublished)} forms with no published ports (e.g. Zen's integer pipes)")
+    print(f"  resources for {len(seen.unpublished)} forms with no published ports (e.g. Zen's integer pipes)")
     models = Models.load(args.model)
     loaded = models.first
     if len(args.model) > 1:

@@ -79,6 +79,36 @@ def test_port_sets_of_the_fabricated_cpu_agree():
     assert sum(agree) >= 0.9 * len(agree)
 
 
+def test_the_inst_table_reads_the_model_through_the_published_column(inferred):
+    """``cyclebench inst --ports FILE --compare``: each form's resources named by the column's port
+    sets, the µops they read as beside its ports, and the port-set agreement in the summary."""
+    from cyclebench.cli.inst import _with_resources
+    from cyclebench.instructions.catalogue import Catalogue
+    from cyclebench.instructions.ports.portsets import against
+    from cyclebench.reports.tables import instruction_table
+    model, report = inferred
+    from cyclebench.instructions.catalogue import normalize_name
+    records = {normalize_name(n): r for n, r in published_table().items()}      # keyed as read_csv keys them
+    cat = Catalogue.load()
+    seen = against(model, report, records, cat)
+    assert len(seen.comparisons) >= len(UOPS) - 2 and seen.agree >= 0.9 * len(seen.comparisons)
+    docs = [{"form": f, "status": "ok"} for f in ("fadd (XMM)", "imul", "a form the model lacks")]
+    lines = _with_resources(docs, model, report, records, "fake", cat)
+    assert lines == ["port sets inferred from throughput vs fake ports: 2/2 forms agree (100.0%), read through "
+                     f"{len(seen.mapped)} resources mapped to published port sets"]
+    assert docs[0]["inferred_ports"] == {"read_as": "1*F23", "published": "1*F23", "agree": True}
+    assert docs[0]["inferred_resources"].startswith("0.50 F23")
+    assert docs[2]["inferred_resources"] is None and "inferred_ports" not in docs[2]
+    rows = {r["form"]: r for r in instruction_table(docs).rows}
+    assert rows["fadd (XMM)"]["inferred_ports"] == "1*F23 ✓"
+    docs[1]["inferred_ports"]["agree"] = False
+    assert instruction_table(docs).rows[1]["inferred_ports"] == "1*A1 ✗ (published 1*A1)"
+    # without a column the resources keep their blockers' names, and no line is added
+    alone = [{"form": "fadd (XMM)", "status": "ok"}]
+    assert _with_resources(alone, model, report, None, "", cat) == [] and "inferred_ports" not in alone[0]
+    assert "F23" not in alone[0]["inferred_resources"] and "[" in alone[0]["inferred_resources"]
+
+
 def test_every_interference_class_gets_a_blocker_whatever_the_order():
     # a dozen integer ALU forms and four vector logic forms (all four FP pipes) among the
     # candidates: each distinct class, the widest FP one included, has a blocker, and every
@@ -714,8 +744,8 @@ def test_predict_says_which_cpu_its_model_describes(tmp_path, capsys):
             assert said in out.splitlines()[1]
         assert main(["predict", "--model", str(path), "--json", block]) == 0
         assert json.loads(capsys.readouterr().out)["model_of_this_cpu"] is of_this
-        from cyclebench.cli.inst import _inferred       # inst --ports: the column's CPU
-        assert _inferred(path)("IMUL (R64, R64)")
+        from cyclebench.cli.inst import _ported         # inst --ports: the column's CPU
+        assert "IMUL (R64, R64)" in _ported(path)[0].usage
         assert ("not this CPU" in capsys.readouterr().err) == (of_this is False)
 
 

@@ -79,7 +79,8 @@ def add_parser(sub):
                         "nearest, labelled so)")
     c.add_argument("--compare-llvm-mca", action="store_true", help="compare with llvm-mca's scheduling model")
     c.add_argument("--ports", type=Path, metavar="FILE",
-                   help="add the resources a model of cyclebench ports (FILE) inferred from throughput, per form")
+                   help="add the resources a model of cyclebench ports (FILE) inferred from throughput, per form; "
+                        "with --compare, named by the column's port sets, with the µops they read as")
     c.add_argument("--mcpu", help="llvm-mca -mcpu (default: this CPU's, from the microarchitecture table)")
     c.add_argument("--tolerance", type=float, default=None, metavar="F",
                    help="relative tolerance for a match (default: the agreement report's, 0.05 for latency "
@@ -147,7 +148,7 @@ def run(args) -> int:
         return 0
     results = args.resume or args.results
     _check_outputs(args.output, results)
-    inferred = _inferred(args.ports) if args.ports else None       # before measuring
+    ported = _ported(args.ports) if args.ports else None       # before measuring
     kwargs = measurement_kwargs(args)
     if kwargs.get("n_measurements") is None:
         kwargs["n_measurements"] = BULK_MEASUREMENTS
@@ -165,14 +166,13 @@ def run(args) -> int:
                          notice=lambda text: print(f"note: {text}", file=sys.stderr))
     elapsed = time.monotonic() - t0
     measured = progress.measured
-    if inferred is not None:
-        for d in docs:
-            d["inferred_resources"] = inferred(d["form"])
     comparisons, summary = {}, []
     if args.compare:
         from ..instructions.compare import compare_published
         comparisons["published"] = compare_published(docs, published, args.compare_label, args.tolerance, cat)
         summary.append(comparisons["published"]["text"])
+    if ported is not None:
+        summary += _with_resources(docs, *ported, published, args.compare_label, cat)
     if args.compare_llvm_mca:
         from ..instructions.compare import compare_llvm_mca
         comparisons["mca"] = compare_llvm_mca(docs, cat, args.mcpu, args.tolerance)
@@ -238,17 +238,32 @@ def _check_outputs(output: Path | None, results: Path | None) -> None:
     check_output_path(output, "-o")
 
 
-def _inferred(path: Path):
-    """form name -> its resources in the model of ``path`` (inferred from throughput, never counters)."""
+def _ported(path: Path):
+    """(model, report) of the cyclebench ports results file ``path``, read before measuring."""
     from ..instructions.ports.ensemble import machine
-    from ..instructions.ports.portsets import describe
     from ..instructions.ports.run import load
     from ..machine.metadata import cpu_text, names_this_cpu
     model, report = load(path)
     if names_this_cpu(where := machine(path)) is False:
         print(f"note: the --ports model was measured on {cpu_text(where)}, not this CPU: its column "
               "is that CPU's (cyclebench ports here infers this one's)", file=sys.stderr)
-    return lambda form: describe(form, model, report["blockers"], {}) if form in model.usage else None
+    return model, report
+
+
+def _with_resources(docs, model, report, published, label, cat) -> list[str]:
+    """Each form's resources in the --ports model (inferred from throughput, never counters), named
+    by the published port sets where --compare gives a column, with the µops they read as beside
+    the column's ports; returns the port-set agreement line for the summary (none without a column)."""
+    from ..instructions.ports.portsets import against, describe, read_as
+    seen = against(model, report, published, cat, [d["form"] for d in docs]) if published is not None else None
+    mapped = seen.mapped if seen else {}
+    compared = {c["form"]: c for c in seen.comparisons} if seen else {}
+    for d in docs:
+        d["inferred_resources"] = (describe(d["form"], model, report["blockers"], mapped)
+                                   if d["form"] in model.usage else None)
+        if (c := compared.get(d["form"])) is not None:
+            d["inferred_ports"] = {"read_as": read_as(c), "published": c["published"], "agree": c["agree"]}
+    return [seen.text(label)] if seen and seen.comparisons else []
 
 
 def _forms_after_optional_values(args) -> None:

@@ -20,6 +20,13 @@ def pair_text(p: dict) -> str:
     return text + (f" ({p['label']})" if p.get("label") else "")
 
 
+def _read_as(p: dict | None) -> str:
+    """The µops a form's inferred resources read as, beside its published ports."""
+    if not p:
+        return NONE
+    return f"{p['read_as']} ✓" if p["agree"] else f"{p['read_as']} ✗ (published {p['published']})"
+
+
 def instruction_table(docs: list[dict], comparisons: dict[str, dict] | None = None,
                       summary: list[str] | None = None, title: str = "instruction forms") -> Table:
     """One row per form document (see instructions/characterize.py); ``comparisons``: column
@@ -32,6 +39,8 @@ def instruction_table(docs: list[dict], comparisons: dict[str, dict] | None = No
             Column("ports", "ports")]
     if any("inferred_resources" in d for d in docs):
         cols.append(Column("inferred", "resources (inferred from throughput)"))
+    if any("inferred_ports" in d for d in docs):
+        cols.append(Column("inferred_ports", "read as µops (inferred)"))
     for key, comp in comparisons.items():
         label = comp["label"]
         cols += [Column(f"{key}_latency", f"{label} lat", "right"),
@@ -48,7 +57,8 @@ def instruction_table(docs: list[dict], comparisons: dict[str, dict] | None = No
                "pairs": "; ".join(pair_text(p) for p in d.get("latency") or []),
                "throughput": num(tp.get("value"), tp.get("bound")),
                "uops": num(d.get("uops")), "ports": d.get("ports") or NONE,
-               "inferred": d.get("inferred_resources") or NONE, "status": _status(d), "_data": d}
+               "inferred": d.get("inferred_resources") or NONE, "inferred_ports": _read_as(d.get("inferred_ports")),
+               "status": _status(d), "_data": d}
         if d.get("status") == "ok" and d.get("uops") is None and d.get("uops_reason"):
             reasons.add(d["uops_reason"])
         for key, comp in comparisons.items():

@@ -39,6 +39,7 @@ from __future__ import annotations
 import itertools
 import re
 import statistics
+from dataclasses import dataclass
 
 from ..published import Published, parse_ports
 from .infer import MEMORY
@@ -340,9 +341,63 @@ def describe(form: str, model: Model, blockers: dict[str, str], mapped: dict | N
     """One cell: the resources a form uses, in cycles per instance, named by port set or blocker."""
     parts, mapped = [], mapped or {}
     for r, v in sorted(model.used(form).items(), key=lambda x: -x[1]):
-        name = "".join(sorted(mapped[r][0])) if r in mapped else f"{r}[{blockers.get(r, '?')}]"
+        name = notation("".join(sorted(mapped[r][0]))) if r in mapped else f"{r}[{blockers.get(r, '?')}]"
         parts.append(f"{v:.2f} {name}")
     return ", ".join(parts) or "-"
+
+
+@dataclass
+class Against:
+    """A model's port sets beside a published column (:func:`against`)."""
+    pumps: dict[str, int]              # width -> passes of a µop through its pipe (:func:`pumping`)
+    held: dict[str, int]               # form -> its own holding (:func:`holding`)
+    mapped: dict[str, tuple[frozenset[str], float]]   # resource -> its port set (crossed ones left out)
+    off: set[str]                      # resources whose probe crowds a set apart from its own (:func:`crossed`)
+    comparisons: list[dict]            # :func:`compare` of each form with published ports
+    unpublished: list[str]             # the model's forms the column gives no ports
+
+    @property
+    def agree(self) -> int:
+        return sum(c["agree"] for c in self.comparisons)
+
+    def text(self, label: str) -> str:
+        """One summary line, or "" where no form has published ports."""
+        n = len(self.comparisons)
+        return (f"port sets inferred from throughput vs {label} ports: {self.agree}/{n} forms agree "
+                f"({self.agree / n:.1%}), read through {len(self.mapped)} resources mapped to published port "
+                f"sets" if n else "")
+
+
+def notation(ports: str) -> str:
+    """A port set in the column's notation: ``FP2FP3`` -> ``FP23``, ``p0p1p5`` -> ``p015``."""
+    parts = re.findall(r"([A-Za-z]+)([0-9][0-9A-Za-z]*?)(?=[A-Za-z]+[0-9]|$)", ports)
+    prefixes = {p for p, _ in parts}
+    return prefixes.pop() + "".join(d for _, d in parts) if len(prefixes) == 1 else ports
+
+
+def read_as(comparison: dict) -> str:
+    """A comparison's inferred µops in the column's notation (``{"FP2FP3": 1}`` -> ``1*FP23``)."""
+    return "+".join(f"{n}*{notation(k)}" for k, n in sorted(comparison["uops"].items())) or "no µop"
+
+
+def against(model: Model, report: dict, records: dict[str, Published], catalogue,
+            forms=None) -> Against:
+    """The port sets of ``model`` (with its results file's ``report``: cyclebench ports' load)
+    beside the published column ``records`` (read_csv's), for ``forms`` (default: all the
+    model's): the comparison bench/ports_accuracy.py prints and ``cyclebench inst --ports FILE
+    --compare`` adds to its agreement report."""
+    forms = sorted(model.usage) if forms is None else [f for f in forms if f in model.usage]
+    pub = published_for(sorted(model.usage), records, catalogue)
+    ports = {n: p.ports_text for n, p in pub.items()}
+    pumps, held = pumping(records), holding(pub, records)
+    mapped = resource_ports(report["blockers"], ports, report["alone"], pumps, report.get("classes"))
+    units, probed = set(report.get("slow_units") or ()), report.get("probed") or {}
+    memory = memory_probes(report["blockers"])
+    comps = [c for c in (compare(f, model, mapped, ports.get(f, ""), pumps, units, probed.get(f), memory, held)
+                         for f in forms) if c]
+    off = crossed(mapped, model)
+    return Against(pumps, held, {r: v for r, v in mapped.items() if r not in off}, off, comps,
+                   [f for f in forms if not ports.get(f)])
 
 
 def published_for(forms, records: dict, catalogue) -> dict:
