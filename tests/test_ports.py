@@ -109,6 +109,36 @@ def test_the_inst_table_reads_the_model_through_the_published_column(inferred):
     assert "F23" not in alone[0]["inferred_resources"] and "[" in alone[0]["inferred_resources"]
 
 
+def test_ports_says_how_its_port_sets_stand_to_its_cpus_column(inferred, tmp_path, monkeypatch):
+    """``cyclebench ports`` (any mode) adds the agreement with the published column of the CPU the
+    file was measured on, measuring nothing; --show lists the forms that differ."""
+    import csv
+    from cyclebench.cli.ports import _port_sets
+    from cyclebench.errors import UsageError
+    from cyclebench.instructions import reference
+    model, report = inferred
+    table = tmp_path / "FAKE.csv"
+    with open(table, "w", newline="") as f:
+        w = csv.writer(f, quoting=csv.QUOTE_ALL)
+        w.writerow(["instruction", "family", "latency", "throughput", "uops", "ports"])
+        for name, rec in published_table().items():
+            w.writerow([name, "fake", "1", f"{rec.throughput_computed.hi:.2f} / {rec.throughput.hi:.2f}",
+                        "1", rec.ports_text])
+    column = reference.Column("FAKE", False, table, "the fake column")
+    monkeypatch.setattr(reference, "own_column", lambda ident=None: column)
+    path = _fake_model_file(tmp_path)          # a header naming no CPU: this one's column is asked
+    head, *rest = _port_sets(path, model, report, listed=True)
+    assert head.startswith("port sets inferred from throughput vs the fake column ports: ")
+    assert all(line.startswith("  differs: ") for line in rest)
+    assert _port_sets(path, model, report, listed=False) == [head]
+
+    def unknown(ident=None):
+        raise UsageError("this CPU is not in the microarchitecture table (Fake)", "name one")
+    monkeypatch.setattr(reference, "own_column", unknown)
+    assert _port_sets(path, model, report, listed=True) == [
+        "port sets: none compared (this CPU is not in the microarchitecture table (Fake))"]
+
+
 def test_every_interference_class_gets_a_blocker_whatever_the_order():
     # a dozen integer ALU forms and four vector logic forms (all four FP pipes) among the
     # candidates: each distinct class, the widest FP one included, has a blocker, and every

@@ -86,6 +86,8 @@ def run(args) -> int:
         from ..instructions.ports.ensemble import machine
         from ..machine.metadata import cpu_text
         print(f"  measured on {cpu_text(machine(path))}")
+    for line in _port_sets(path, model, report, listed=bool(args.show)):
+        print(f"  {line}")
     for r in report.get("width_unconfirmed") or ():
         mix = " + ".join(f"{n} {f}" for f, n in r["counts"].items())
         print(f"  note: {mix} ran {sum(r['counts'].values()) / r['cycles']:.2f} instructions a cycle, faster "
@@ -147,6 +149,30 @@ def run(args) -> int:
         t = model.alone.get(form)
         print(f"{form:<40} {'-' if t is None else f'{t:.2f}':>6}  {describe(form, model, blockers, {})}")
     return 0
+
+
+def _port_sets(path: Path, model, report, listed: bool) -> list[str]:
+    """The model's port sets beside the published column of the CPU it was measured on (measuring
+    nothing; portsets.against), with the forms that differ where ``listed``, or why there is none
+    to compare with."""
+    from ..errors import CycleBenchError
+    from ..instructions.catalogue import Catalogue
+    from ..instructions.ports.ensemble import machine
+    from ..instructions.ports.portsets import against, read_as
+    from ..instructions.published import read_csv
+    from ..instructions.reference import own_column
+    from ..machine.uarch import from_metadata
+    where = machine(path)
+    try:
+        column = own_column(from_metadata(where) if where else None)
+    except CycleBenchError as e:
+        return [f"port sets: none compared ({e.cause})"]
+    seen = against(model, report, read_csv(str(column.path), collect=True)[0], Catalogue.load())
+    if not seen.comparisons:
+        return [f"port sets: none of the forms has ports in {column.label}"]
+    return [seen.text(column.label) + f"; {len(seen.unpublished)} forms have none there"] + [
+        f"  differs: {c['form']}: read as {read_as(c)}, published {c['published']}"
+        for c in seen.comparisons if listed and not c["agree"]]
 
 
 def _bounds(path: Path) -> None:
