@@ -390,9 +390,10 @@ def against(model: Model, report: dict, records: dict[str, Published], catalogue
     pub = published_for(sorted(model.usage), records, catalogue)
     ports = {n: p.ports_text for n, p in pub.items()}
     pumps, held = pumping(records), holding(pub, records)
-    mapped = resource_ports(report["blockers"], ports, report["alone"], pumps, report.get("classes"))
+    blockers = report.get("blockers") or {}
+    mapped = resource_ports(blockers, ports, report.get("alone"), pumps, report.get("classes"))
     units, probed = set(report.get("slow_units") or ()), report.get("probed") or {}
-    memory = memory_probes(report["blockers"])
+    memory = memory_probes(blockers)
     comps = [c for c in (compare(f, model, mapped, ports.get(f, ""), pumps, units, probed.get(f), memory, held)
                          for f in forms) if c]
     off = crossed(mapped, model)
