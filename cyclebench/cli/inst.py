@@ -259,7 +259,7 @@ def _with_resources(docs, model, report, published, label, cat) -> list[str]:
     mapped = seen.mapped if seen else {}
     compared = {c["form"]: c for c in seen.comparisons} if seen else {}
     for d in docs:
-        d["inferred_resources"] = (describe(d["form"], model, report["blockers"], mapped)
+        d["inferred_resources"] = (describe(d["form"], model, report.get("blockers") or {}, mapped)
                                    if d["form"] in model.usage else None)
         if (c := compared.get(d["form"])) is not None:
             d["inferred_ports"] = {"read_as": read_as(c), "published": c["published"], "agree": c["agree"]}
