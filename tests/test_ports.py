@@ -288,10 +288,6 @@ def test_a_wide_uop_that_crowds_a_narrower_set_part_of_the_time_is_read_on_the_w
     assert compare("vpor", model, mapped, "1*F0123")["agree"]
     # a form read as no µop crowds nothing: a lone set read at 0.54 µop is a µop, not crowding
     assert uops_of({"R0": 0.54 / 4}, {"R0": (f0123, 4.0)}) == {f0123: 1}
-    # a full µop on a narrow set stands though the wide probe read none of it (the blocker solve
-    # lowers a usage that other blockers' mixes contradict: Zen 3's SHA1NEXTE, one FP01 µop, was
-    # left nothing of the four-pipe probe's resource): one µop and none fit alike, and the µop is read
-    assert uops_of({"R1": 0.5, "R0": 0.0}, mapped) == {f01: 1}
 
 
 def test_uops_that_could_not_run_as_fast_as_the_form_alone_are_no_reading_of_it():

@@ -302,8 +302,7 @@ def fit(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]]
     its pipe that many times (:func:`pumping`), so its µops come in that many.  Between fits equal
     to a tenth of a µop squared, the µops on the narrower port sets stand: a narrow resource's
     usage is seen directly, while a wide one's may be left short by the solve (the sparsest usages,
-    where another resource explained a mix); so some µops stand over none where the two fit alike
-    (one FP01 µop read in full, and nothing on the four-pipe set the solve left at nought).
+    where another resource explained a mix).
 
     ``alone`` (the form's own time, optional): µops that could not run that fast are no reading
     of it.  µops on a set of k ports take at least their count / k cycles, so a form that runs
@@ -324,13 +323,13 @@ def fit(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]]
         return alone is not None and any(sum(n for p, n in counts.items() if p <= q) / len(q) > ALONE * alone
                                          for q in kinds)
 
-    best, best_key = {}, (err({}), 1, 0)
+    best, best_key = {}, (err({}), 0)
     for size in range(1, MAX_UOPS // passes + 1):
         for pick in itertools.combinations_with_replacement(kinds, size):
             counts = {p: pick.count(p) * passes for p in set(pick)}
             if too_slow(counts):
                 continue
-            key = (err(counts), 0, sum(n * len(p) for p, n in counts.items()))
+            key = (err(counts), sum(n * len(p) for p, n in counts.items()))
             if key < best_key:
                 best, best_key = counts, key
     rest = sum((v - sum(n for p, n in best.items() if p <= q)) ** 2 for q, v in res)
