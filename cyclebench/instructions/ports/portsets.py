@@ -33,6 +33,10 @@ Two rules read from the published table itself, never from a list of forms:
 * **Slow units**: a resource whose blocker takes more than UNNAMED times the time its published
   ports account for is held by something the ports column does not name (a divider, the load of
   a memory form); it maps to no port set.
+
+:func:`against` runs the whole comparison for a results file's model and a column: the one place
+``bench/ports_accuracy.py``, ``cyclebench ports`` and ``cyclebench inst --ports FILE --compare``
+take it from.
 """
 from __future__ import annotations
 
