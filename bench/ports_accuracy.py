@@ -74,7 +74,7 @@ from cyclebench.instructions.llvm_mca import run as mca_run  # noqa: E402
 from cyclebench.instructions.ports.blocks import compiled_blocks, random_blocks  # noqa: E402
 from cyclebench.instructions.ports.portsets import against  # noqa: E402
 from cyclebench.instructions.ports.latency import from_file  # noqa: E402
-from cyclebench.instructions.ports.ensemble import OWN, Models, machine, one, spread  # noqa: E402
+from cyclebench.instructions.ports.ensemble import OWN, Models, measured_on, one, spread  # noqa: E402
 from cyclebench.instructions.ports.run import load  # noqa: E402
 from cyclebench.instructions.published import read_csv  # noqa: E402
 from cyclebench.instructions.reference import resolve_arch  # noqa: E402
@@ -454,14 +454,6 @@ def main():
     r3 = bhive(pred, args.bhive, rng, args.mcpu, cpus) if args.bhive else []
     if args.rows:
         print_rows(r1 + r2 + r3)
-
-
-def measured_on(path):
-    """The identity of the CPU a results file was measured on; None when its header names none
-    (then this CPU's column is read)."""
-    from cyclebench.machine.uarch import from_metadata
-    m = machine(path)
-    return from_metadata(m) if m else None
 
 
 def remeasure(path, pred, readings, cat):

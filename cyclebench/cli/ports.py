@@ -157,14 +157,12 @@ def _port_sets(path: Path, model, report, listed: bool) -> list[str]:
     to compare with."""
     from ..errors import CycleBenchError
     from ..instructions.catalogue import Catalogue
-    from ..instructions.ports.ensemble import machine
+    from ..instructions.ports.ensemble import measured_on
     from ..instructions.ports.portsets import against, read_as
     from ..instructions.published import read_csv
     from ..instructions.reference import own_column
-    from ..machine.uarch import from_metadata
-    where = machine(path)
     try:
-        column = own_column(from_metadata(where) if where else None)
+        column = own_column(measured_on(path))
     except CycleBenchError as e:
         return [f"port sets: none compared ({e.cause})"]
     seen = against(model, report, read_csv(str(column.path), collect=True)[0], Catalogue.load())

@@ -129,3 +129,11 @@ def machine(path: Path) -> dict | None:
     none (machine/metadata.py reads it)."""
     m = (read(path)[0] or {}).get("machine")
     return m if isinstance(m, dict) else None
+
+
+def measured_on(path: Path):
+    """The identity (machine/uarch.py) of the CPU a results file was measured on; None where its
+    header names none (then this CPU's column is read)."""
+    from ...machine.uarch import from_metadata
+    m = machine(path)
+    return from_metadata(m) if m else None
