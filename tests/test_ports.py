@@ -303,6 +303,23 @@ def test_uops_that_could_not_run_as_fast_as_the_form_alone_are_no_reading_of_it(
     assert compare("pcmpgt", model, mapped, "1*F0123")["agree"]
 
 
+def test_a_set_that_paces_the_form_alone_holds_a_uop_where_none_would_fit_as_well():
+    # Zen 3, a draw whose FP01 probe's use of the four-pipe resource the blocker solve lowered to
+    # nought: an FP01 form then reads a full µop on FP01 and none on FP0123, which one FP01 µop
+    # (short on the wide set) and no µop (short on the narrow one) fit alike.  The form runs alone
+    # at the FP01 resource's rate, so a µop is there
+    f01, f0123 = frozenset(("F0", "F1")), frozenset(("F0", "F1", "F2", "F3"))
+    mapped = {"R0": (f0123, 4.0), "R1": (f01, 2.0)}
+    usage = {"R1": 0.5}
+    assert uops_of(usage, mapped) == {}                          # the tie, with no time alone
+    assert uops_of(usage, mapped, alone=0.5) == {f01: 1}
+    assert uops_of(usage, mapped, alone=1.0) == {}                # a usage of half its time paces nothing
+    model = Model(list(mapped), {"paddsb": usage}, 6, alone={"paddsb": 0.5})
+    assert compare("paddsb", model, mapped, "1*F01")["agree"]
+    # a tie-break only: a fit nearer the usages still wins (a lone four-pipe µop is no FP01 one)
+    assert uops_of({"R0": 0.25, "R1": 0.25}, mapped, alone=0.25) == {f0123: 1}
+
+
 def test_a_pumped_form_is_read_as_uops_that_pass_their_pipe_twice():
     # a 512-bit FMA on Zen 4: two passes through FP01, and crowding of the other pipes in its
     # mixes (measured: about 0.8 µop on FP123 and a full one on FP23); its µops come in pairs

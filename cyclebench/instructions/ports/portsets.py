@@ -56,6 +56,7 @@ UNNAMED = 1.25       # a blocker this many times slower than its published ports
 EXCESS = 0.5         # the price of a set read above its µops' load, per µop squared, where below costs 1
 CROSSED = 0.75       # µops a probe puts on a mapped set disjoint from its own, per its own µop: no probe of its set
 FITS = 0.05          # a unit form's µops stand where they leave this share of its usages' squares unexplained
+PACES = 0.95         # a usage this share of a form's time alone or more paces it alone: it has a µop there
 ALONE = 1.2          # µops read may hold a form to this times its time alone (under 4/3: four pipes to three)
 
 def port_set(term: str) -> frozenset[str]:
@@ -259,16 +260,18 @@ def memory_probes(blockers: dict[str, str]) -> set[str]:
     return {r for r, b in blockers.items() if MEMORY.search(b)}
 
 
-def seen(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]]) -> dict[frozenset[str], float]:
-    """µops a form's usages put on each mapped port set.  Several resources may probe one set (a
-    256-bit logic op and a legacy-SSE one both FP0123: the two do not mix, so each probes the forms
-    the other cannot); the set reads the first of them (in ``mapped``'s order, the cleanest probe
-    first) that the form uses at all.  Not the lowest of them: probes of one set load each other's
-    resource, so the solve puts a form's µop on one of them and leaves the others at nought."""
+def seen(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]],
+         cycles: bool = False) -> dict[frozenset[str], float]:
+    """µops a form's usages put on each mapped port set (``cycles``: the usages themselves, in
+    cycles per instance).  Several resources may probe one set (a 256-bit logic op and a
+    legacy-SSE one both FP0123: the two do not mix, so each probes the forms the other cannot);
+    the set reads the first of them (in ``mapped``'s order, the cleanest probe first) that the
+    form uses at all.  Not the lowest of them: probes of one set load each other's resource, so
+    the solve puts a form's µop on one of them and leaves the others at nought."""
     out: dict[frozenset[str], float] = {}
     for r, (q, per) in mapped.items():
         if not out.get(q):
-            out[q] = usage.get(r, 0.0) * per
+            out[q] = usage.get(r, 0.0) * (1.0 if cycles else per)
     return out
 
 
@@ -304,9 +307,12 @@ def fit(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]]
     (half a µop, measured; a 512-bit µop crowds pipes outside its set too), while a µop held to a
     set loads it in full.  A form read as no µop crowds nothing: its usages count in full.  ``passes``: a µop of the form's register width passes
     its pipe that many times (:func:`pumping`), so its µops come in that many.  Between fits equal
-    to a tenth of a µop squared, the µops on the narrower port sets stand: a narrow resource's
-    usage is seen directly, while a wide one's may be left short by the solve (the sparsest usages,
-    where another resource explained a mix).
+    to a tenth of a µop squared, µops inside every set that paces the form alone stand (a usage
+    of :data:`PACES` of its time alone or more: a form that runs alone at a resource's rate has a
+    µop there, where a fit of none may tie with one µop whose wider set the solve left short);
+    then the µops on the narrower port sets: a narrow resource's usage is seen directly, while a
+    wide one's may be left short by the solve (the sparsest usages, where another resource
+    explained a mix).
 
     ``alone`` (the form's own time, optional): µops that could not run that fast are no reading
     of it.  µops on a set of k ports take at least their count / k cycles, so a form that runs
@@ -327,13 +333,18 @@ def fit(usage: dict[str, float], mapped: dict[str, tuple[frozenset[str], float]]
         return alone is not None and any(sum(n for p, n in counts.items() if p <= q) / len(q) > ALONE * alone
                                          for q in kinds)
 
-    best, best_key = {}, (err({}), 0)
+    pacing = [q for q, v in seen(usage, mapped, cycles=True).items() if alone and v >= PACES * alone]
+
+    def unpaced(counts):        # sets that pace the form alone with none of its µops inside
+        return sum(1 for q in pacing if not any(p <= q for p in counts))
+
+    best, best_key = {}, (err({}), unpaced({}), 0)
     for size in range(1, MAX_UOPS // passes + 1):
         for pick in itertools.combinations_with_replacement(kinds, size):
             counts = {p: pick.count(p) * passes for p in set(pick)}
             if too_slow(counts):
                 continue
-            key = (err(counts), sum(n * len(p) for p, n in counts.items()))
+            key = (err(counts), unpaced(counts), sum(n * len(p) for p, n in counts.items()))
             if key < best_key:
                 best, best_key = counts, key
     rest = sum((v - sum(n for p, n in best.items() if p <= q)) ** 2 for q, v in res)
