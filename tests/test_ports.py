@@ -157,6 +157,41 @@ def test_every_interference_class_gets_a_blocker_whatever_the_order():
             assert model.used(f) == {r: pytest.approx(0.25)}
 
 
+def test_a_mix_paced_by_its_own_register_chains_is_no_shared_resource():
+    # two MMX forms share eight registers: in their mix each form's copies rotate through fewer of
+    # them, and each register's chain of the form's latency paces the mix (Zen 3: ``pmullw mm``,
+    # FP03, beside ``punpckhwd mm``, FP12, reads one a cycle each, their times alone added up,
+    # where beside an XMM shuffle it runs in parallel).  The form's own stream of the mix, measured
+    # alone on the same registers, reads that pace: a floor, and no shared resource
+    uops = {"pmul": [("F0", "F3")], "punpck": [("F1", "F2")], "pshuf": [("F1", "F2")],
+            "padd": [("F0", "F1", "F2", "F3")]}
+    mmx = {"pmul", "punpck"}
+    alone = {f: mix_cycles(uops, {f: 1}) for f in uops}
+
+    def chained(counts):
+        return len(counts) == 2 and set(counts) <= mmx
+
+    def measure(counts):      # each stream runs at half its rate: the mix reads their sum
+        return sum(n * alone[f] for f, n in counts.items()) if chained(counts) else mix_cycles(uops, counts)
+
+    def stream(counts, form):
+        return 2 * counts[form] * alone[form] if chained(counts) else counts[form] * alone[form]
+
+    def cut(counts):
+        return sorted(counts) if chained(counts) else []
+
+    for seed in range(4):
+        model, report = Inference(measure=measure, measure_stream=stream, cut=cut).run(list(uops), seed=seed)
+        own = {b: r for r, b in report["blockers"].items()}
+        assert "pmul" in own and report["classes"].get("punpck") != "pmul", seed
+        assert model.usage["punpck"][own["pmul"]] < 0.1 and model.usage["pmul"].get(own.get("punpck", own.get("pshuf")), 0) < 0.1
+        assert report["streams"] > 0
+    # read as before streams were measured (none in the file), the chain reads as a shared pipe
+    model, report = Inference(measure=measure).run(list(uops), seed=0)
+    own = {b: r for r, b in report["blockers"].items()}
+    assert report["classes"].get("punpck") == "pmul" or model.usage["punpck"][own["pmul"]] >= 0.4
+
+
 def test_a_union_probe_is_split_whichever_member_came_first():
     # forms with a µop on each of two pipe pairs (Zen 1's three-source forms hold a pipe on each
     # side) add up with the forms of either pair, which do not add up with each other; where the
@@ -595,9 +630,10 @@ def _fabricated_runs(monkeypatch, fake: dict[str, str]) -> list:
     from cyclebench.instructions.ports.mixes import Reading
     measured = []
 
-    def measure_mix(session, by_name, counts, lines=False):
-        measured.append(counts)
-        return Reading(dict(counts), cycles({fake[f]: n for f, n in counts.items()}), True)
+    def measure_mix(session, by_name, counts, lines=False, only=None):
+        measured.append(counts)     # a stream (``only``): the form's own part, no chain on this CPU
+        part = {only: counts[only]} if only else counts
+        return Reading(dict(counts), cycles({fake[f]: n for f, n in part.items()}), True)
 
     monkeypatch.setattr(run_mod, "measure_mix", measure_mix)
     monkeypatch.setattr(upper_mod, "probe", lambda session: {"type": "upper", "factor": None, "why": "fabricated"})
@@ -1142,6 +1178,30 @@ def test_a_form_that_reads_its_destination_gets_the_registers_and_the_body_that_
     assert any(ln.startswith("lea ") and "*" in ln for ln in code)
 
 
+def test_the_forms_whose_chains_may_pace_a_mix_are_the_chaining_ones_whose_registers_it_split():
+    from cyclebench.instructions.catalogue import Catalogue
+    from cyclebench.instructions.ports.mixes import cut, mix_code
+    cat = Catalogue.load()
+
+    def forms(*names):
+        return {n: cat.get(n) for n in names}
+    pmul, punpck, shuf, xor = "PMULLW (MM, MM)", "PUNPCKHWD (MM, MM)", "PACKUSWB (XMM, XMM)", "VXORPD (XMM, XMM, XMM)"
+    # two MMX forms that read their destinations share eight registers: both are cut
+    assert sorted(cut(forms(pmul, punpck), {pmul: 1, punpck: 1})) == sorted([pmul, punpck])
+    # an XMM form beside an MMX one takes no register of its family; a VEX form that only
+    # writes its destination chains through none (the legacy one beside it does); one form
+    # alone is no mix
+    assert cut(forms(shuf, pmul), {shuf: 1, pmul: 1}) == []
+    assert cut(forms(xor, shuf), {xor: 2, shuf: 1}) == [shuf]
+    assert cut(forms(pmul), {pmul: 1}) == []
+    # the stream is the mix's own copies of the form, on the registers the mix dealt them
+    mix, _, u = mix_code(forms(pmul, punpck), {pmul: 1, punpck: 1})
+    only, _, v = mix_code(forms(pmul, punpck), {pmul: 1, punpck: 1}, only=pmul)
+    assert u == v and only == [ln for ln in mix if "pmullw" in ln] and len(only) == u
+    alone, _, _ = mix_code(forms(pmul), {pmul: 1})
+    assert len({ln.split()[2] for ln in only}) < len({ln.split()[2] for ln in alone})
+
+
 def test_a_figure_below_nought_is_no_reading_of_a_mix():
     # B - A below nought (an interrupt in A, flagged unstable) was kept as the faster of two runs,
     # and a results file holding it could not be read back
@@ -1281,7 +1341,7 @@ def test_a_mix_whose_repetitions_read_two_modes_reads_the_faster(monkeypatch):
     # both settled in the slower level, one of which saw both levels
     from cyclebench.instructions.ports import mixes
     from cyclebench.instructions.session import Measured
-    monkeypatch.setattr(mixes, "mix_code", lambda forms, counts, lines=False: (["unpcklps xmm0, xmm1"], [], 1))
+    monkeypatch.setattr(mixes, "mix_code", lambda forms, counts, lines=False, only=None: (["unpcklps xmm0, xmm1"], [], 1))
 
     def reading(value, modes):
         return Measured(value, 0.001, [value], True, [], {}, "", "", modes=modes)

@@ -22,7 +22,11 @@
    it.  The width bounds the solves only where a reading ran faster than every blocker alone: one
    at a blocker's own rate is as well its resource.
 4. **Every form against every blocker** in two ratios (the blocker's stream alone taking about
-   as long as the form's, and twice that).
+   as long as the form's, and twice that).  Where a mix ran slower than its slower part alone and
+   a form's copies chain through registers of a family the other form takes some of, with more
+   copies on its busiest register than alone (mixes.cut), that form's stream of the mix is
+   measured alone on the same registers: a floor of the mix, so that a chain the shared
+   registers lengthened is not read as a shared resource (two MMX forms share eight registers).
 5. **Solving** (model.solve, a MILP per problem): each blocker uses its own resource for its
    whole time alone, and its use of each other blocker's resource is solved pair by pair from
    the two's mixes, and must then fit every other mix of two blockers (:meth:`Inference.consistent`:
@@ -42,7 +46,8 @@
    cycle to two lines; Zen 4 does).
 
 A form costs ``1 + 2 x blockers`` measurements, each the best of two runs (a slow form one more
-per unit it is paired with, a store form one more for its lines), stored as made (study/store.py);
+per unit it is paired with, a store form one more for its lines, a form or blocker one more per
+mix its chains may pace: the report counts these ``streams``), stored as made (study/store.py);
 a resumed run measures only what is missing, and the model is rebuilt from the readings.
 """
 from __future__ import annotations
@@ -51,26 +56,23 @@ import math
 import random
 import re
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Callable
 
 from .mixes import trusted
 from .model import FRONT_END, Mix, Model, solve
+from .ratios import pair, ratios, units
 
 KIND = "ports"
 SCHEMA_VERSION = 1
-MAX_UNITS = 4              # blockers: throughput 1/k with k <= this
-INTEGRAL = 0.05            # |k t - 1| within this: t is 1/k
 ADDITIVE = 0.9             # a pair taking this share of the sum of its parts does not overlap
 MAX_BLOCKERS = 32           # a guard: a class per distinct interference, rarely over 20
 MEMORY = re.compile(r"\bM\d")   # a memory operand in a form's name (M64, M32_1to8)
-MAX_TOTAL = 48             # instances in one mix unit
 FASTER = 0.95              # a mix faster than this share of its slowest part alone is a bad reading
+SLOWER = 1.05              # a mix this much slower than its slowest part alone: its streams' chains are read
 SLOW = 1.0                 # cycles alone: a unit busy for at least a cycle per instance
 UNEXPLAINED = 0.6          # ... and no resource takes this share of the time: a unit no blocker probes
 SHARED = 0.5               # a slow form that takes this share of its time from a unit shares it
 LOADS = 0.1                # cycles: a blocker usage that makes a resource a candidate bottleneck of its mixes
-MAX_PAIR = 8               # instances per form in a slow pair
 OVERLOAD = 0.1             # two blockers' cross usages above their mix's time by this share: one is no share
 NARROWER = 10.0            # price factor of a wider blocker's use of a narrower one's resource
 ASKED = 3                  # members of a class a register-only candidate is paired with (union split)
@@ -93,6 +95,12 @@ class Inference:
     measured: int = 0              # readings made in this run (not read back)
     log: Callable[[str], None] = lambda msg: None
     mixes_with_all: Callable[[str], bool] = lambda form: True   # a form every other form mixes with
+    # a form's own stream of a mix (counts, form) -> cycles per unit, and the forms of a mix whose
+    # register chains may pace it (mixes.cut); None: files read as they are, nothing measured
+    measure_stream: Callable[[dict[str, int], str], float | None] | None = None
+    cut: Callable[[dict[str, int]], list[str]] = lambda counts: []
+    streams: dict[str, dict[str, dict]] = field(default_factory=dict)   # key(counts) -> form -> record
+    parts: dict[str, float] = field(default_factory=dict)      # times alone, once read (step 1)
 
     def load(self, records: list[dict]) -> None:
         for rec in records:
@@ -100,6 +108,8 @@ class Inference:
                 self.readings[key(rec["counts"])] = rec
             elif rec.get("type") == "lines":
                 self.line_readings[rec["form"]] = rec
+            elif rec.get("type") == "stream":
+                self.streams.setdefault(key(rec["counts"]), {})[rec["form"]] = rec
 
     def lines(self, stores: list[str]) -> dict[str, float]:
         """Step 7: each store form with its copies on distinct cache lines (a core may write
@@ -127,13 +137,35 @@ class Inference:
             self.readings[k] = rec
             self.measured += 1
             self.record(rec)
-        return self.readings[k]["cycles"]
+        t = self.readings[k]["cycles"]
+        if len(counts) == 2 and t and self.measure_stream is not None and t > SLOWER * max(
+                (n * self.parts.get(f, 0.0) for f, n in counts.items()), default=0.0):
+            self.chained(counts, measure=True)
+        return t
+
+    def chained(self, counts: dict[str, int], measure: bool = False) -> dict[str, float]:
+        """Form -> the cycles per unit its own stream of the mix takes alone on the mix's
+        registers, for the forms whose chains may pace the mix (mixes.cut).  ``measure``: measure
+        those the file lacks (:meth:`cycles` does, where the mix ran slower than its parts alone:
+        a mix at its slowest part's pace needs no floor to explain it); a file measured before
+        streams were read has none."""
+        k = key(counts)
+        if measure and self.measure_stream is not None:
+            for f in self.cut(counts):
+                if f not in self.streams.get(k, {}):
+                    rec = {"type": "stream", "counts": dict(counts), "form": f,
+                           "cycles": self.measure_stream(counts, f)}
+                    self.streams.setdefault(k, {})[f] = rec
+                    self.measured += 1
+                    self.record(rec)
+        return {f: r["cycles"] for f, r in self.streams.get(k, {}).items() if r.get("cycles")}
 
     # ---------------------------------------------------------------------------------- steps
 
     def alone(self, forms: list[str]) -> dict[str, float]:
         times = {f: self.cycles({f: 1}) for f in forms}
-        return {f: t for f, t in times.items() if t is not None and t > 0}
+        self.parts = {f: t for f, t in times.items() if t is not None and t > 0}
+        return dict(self.parts)
 
     def blockers(self, alone: dict[str, float], seed: int = 0) -> tuple[list[str], dict[str, str]]:
         """Step 2: (blockers in order, candidate -> the blocker whose class it joined).
@@ -208,8 +240,10 @@ class Inference:
 
     def _additive(self, a: str, b: str, alone: dict[str, float]) -> bool:
         """The quadratic pair: each form's stream alone takes one cycle; do the two add up?"""
-        t = self.cycles({a: units(alone[a]), b: units(alone[b])})
-        return t is not None and t >= ADDITIVE * 2
+        counts = {a: units(alone[a]), b: units(alone[b])}
+        t = self.cycles(counts)
+        # a pair paced by one form's register chains (mixes.cut) shows no shared resource
+        return t is not None and t >= ADDITIVE * 2 and max(self.chained(counts).values(), default=0.0) < ADDITIVE * 2
 
     def good(self, r: dict, alone: dict[str, float]) -> bool:
         """A reading that can be true: adding work never makes a form's own stream faster, so a
@@ -240,8 +274,8 @@ class Inference:
     def mixes(self, forms: list[str], alone: dict[str, float]) -> list[Mix]:
         """Every good, trusted reading (mixes.trusted) that involves only ``forms``."""
         s = set(forms)
-        return [Mix(r["counts"], r["cycles"]) for r in trusted(self.readings.values()) if set(r["counts"]) <= s
-                and self.good(r, alone)]
+        return [Mix(r["counts"], r["cycles"], self.chained(r["counts"]) if len(r["counts"]) == 2 else None)
+                for r in trusted(self.readings.values()) if set(r["counts"]) <= s and self.good(r, alone)]
 
     def against(self, form: str, t: float, blockers: list[str], alone: dict[str, float]) -> None:
         for b in blockers:
@@ -300,6 +334,7 @@ class Inference:
                   "width": model.width, "width_unconfirmed": unconfirmed, "alone": alone, "misfit": misfits,
                   "probed": self.probed(model.probes, alone),
                   "measurements_per_form": 1 + 2 * len(blockers), "readings": len(self.readings),
+                  "streams": sum(len(v) for v in self.streams.values()),
                   "measured_now": self.measured,
                   "unstable": sum(1 for r in self.readings.values() if r.get("stable") is False),
                   "impossible": sum(1 for r in self.readings.values() if r.get("cycles") and not self.good(r, alone))}
@@ -407,41 +442,3 @@ class Inference:
         return kept
 
 
-def pair(a: str, ta: float, b: str, tb: float) -> dict[str, int]:
-    """The quadratic pair of two slow forms: counts whose streams take as nearly the same time
-    alone as small counts allow."""
-    best = min(((abs(na * ta - nb * tb) / max(na * ta, nb * tb), na + nb, na, nb)
-                for na in range(1, MAX_PAIR + 1) for nb in range(1, MAX_PAIR + 1)))
-    return {a: best[2], b: best[3]}
-
-
-def units(t: float) -> int | None:
-    """k when ``t`` is 1/k cycles for k <= MAX_UNITS, else None."""
-    k = round(1 / t) if t > 0 else 0
-    return k if 1 <= k <= MAX_UNITS and abs(k * t - 1) <= INTEGRAL else None
-
-
-def _on_grid(x: float) -> float:
-    """``x`` as the nearest fraction of denominator at most 12 where it is within 2% of one
-    (a time on the port grid, read a little off), else ``x``: a re-measure then draws the same
-    ratios (a form read at 0.2501 and at 0.2499 cycles beside a 0.1667 blocker drew 1 + 2 and
-    1 + 1 instances, half a ratio rounding either way)."""
-    f = Fraction(x).limit_denominator(12)
-    return float(f) if f and abs(float(f) - x) <= 0.02 * x else x
-
-
-def ratios(form: str, t: float, blocker: str, tb: float) -> list[dict[str, int]]:
-    """Two mixes of ``form`` and ``blocker``: the blocker's stream about as long as the form's,
-    and twice that (both within MAX_TOTAL instances); halves round up, from times on the grid."""
-    out = []
-    t, tb = _on_grid(t), _on_grid(tb)
-    for scale in (1, 2):
-        if t >= tb:
-            nf, nb = 1, max(1, math.floor(scale * t / tb + 0.5))
-        else:
-            nf, nb = max(1, math.floor(tb / t / scale + 0.5)), 1
-            if scale == 2 and nf == 1:
-                nb = 2
-        if nf + nb <= MAX_TOTAL and {form: nf, blocker: nb} not in out:
-            out.append({form: nf, blocker: nb})
-    return out

@@ -21,7 +21,7 @@ import iced_x86
 from ...errors import CycleBenchError
 from ..forms import Form, lea_parts
 from ..instantiate import instantiate, verified
-from ..copies import LINE, bank_offset, busiest, independent_copies, no_banks
+from ..copies import LINE, bank_offset, busiest, independent_copies, no_banks, written_registers
 from ..operands import EVEX_EXTRA, FAMILY, NEVER_PICK, POOLS, VECTOR_CLASSES, full_register
 from ..session import Session, form_init
 
@@ -208,11 +208,63 @@ def balanced_repeats(forms: dict[str, Form], counts: dict[str, int], u: int, avo
 
 
 def mix_code(forms: dict[str, Form], counts: dict[str, int], lines: bool = False,
-             upper: bool = False) -> tuple[list[str], list[str], int]:
+             upper: bool = False, only: str | None = None) -> tuple[list[str], list[str], int]:
     """(code lines, init lines, repeats of the unit) for a mix of one or two forms.  ``lines``
     (one form): each copy's memory operand on its own cache line, not all on one address.
     ``upper``: a legacy-SSE form may be mixed with a wide one (apart.probe reads that mix on
-    purpose, beside its own timing of the legacy form under the same upper state)."""
+    purpose, beside its own timing of the legacy form under the same upper state).  ``only``:
+    that form's copies of the mix and nothing else, on the registers the mix dealt them (its
+    stream's own time in the mix: :func:`cut`)."""
+    order, instances, init, u = _mix(forms, counts, lines, upper)
+    if only is not None:
+        instances = [i for n, i in zip(order, instances) if n == only]
+    return [i.text for i in instances], init, u
+
+
+def cut(forms: dict[str, Form], counts: dict[str, int]) -> list[str]:
+    """The forms of a two-form mix whose copies chain (:func:`chains`) through registers of a
+    family the other form takes some of, and whose busiest register carries more of their copies
+    in the mix than alone (copies.busiest per copy): that register's chain of the form's own
+    latency may then pace the mix, not its resources (two MMX forms share eight registers: Zen
+    3's ``pmullw mm, mm``, 3 cycles, rotates through three of them beside ``punpckhwd mm, mm``
+    and runs one a cycle, where alone it runs two).  Such a form's stream is measured alone on
+    the mix's registers (``only``): a floor of the mix."""
+    if len(counts) != 2:
+        return []
+    order, instances, _, _ = _mix(forms, counts)
+    fam = _family_of()
+    out = []
+    for name in counts:
+        form = forms[name]
+        if not chains(form):
+            continue
+        mine = [i for n, i in zip(order, instances) if n == name]
+        theirs = set().union(*(set().union(*_access(i.encoding)) for n, i in zip(order, instances) if n != name))
+        if not {fam.get(r) for i in mine for r in written_registers(form, i)} & {fam.get(r) for r in theirs}:
+            continue
+        _, alone, _, _ = _mix(forms, {name: counts[name]})
+        if busiest(form, mine) / len(mine) > busiest(form, alone) / len(alone):
+            out.append(name)
+    return out
+
+
+def _access(data: bytes) -> tuple[set, set]:
+    """(full registers read, full registers written) by one encoded instruction."""
+    ins = iced_x86.Decoder(64, data).decode()
+    reads, writes = set(), set()
+    for u in iced_x86.InstructionInfoFactory().info(ins).used_registers():
+        full = full_register(u.register)
+        if u.access in (iced_x86.OpAccess.READ, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_READ,
+                        iced_x86.OpAccess.READ_COND_WRITE):
+            reads.add(full)
+        if u.access in (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
+                        iced_x86.OpAccess.READ_COND_WRITE):
+            writes.add(full)
+    return reads, writes
+
+
+def _mix(forms: dict[str, Form], counts: dict[str, int], lines: bool = False, upper: bool = False):
+    """(the forms' names in code order, their instances, init lines, repeats of the unit)."""
     names = list(counts)
     if not 1 <= len(names) <= 2:
         raise NotMixable("a mix holds one or two forms", "give one form, or a form and a blocker")
@@ -260,25 +312,17 @@ def mix_code(forms: dict[str, Form], counts: dict[str, int], lines: bool = False
     instances = [next(copies[n]) for n in order]
     if len(names) == 2:
         check_independent([(n, i.encoding) for n, i in zip(order, instances)])
-    return [i.text for i in instances], init, u
+    return order, instances, init, u
 
 
 def check_independent(code: list[tuple[str, bytes]]) -> None:
     """Raise NotMixable when one form reads a register the other form writes."""
-    factory = iced_x86.InstructionInfoFactory()
     reads: dict[str, set] = {}
     writes: dict[str, set] = {}
     for name, data in code:
-        ins = iced_x86.Decoder(64, data).decode()
-        info = factory.info(ins)
-        for u in info.used_registers():
-            full = full_register(u.register)
-            if u.access in (iced_x86.OpAccess.READ, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_READ,
-                            iced_x86.OpAccess.READ_COND_WRITE):
-                reads.setdefault(name, set()).add(full)
-            if u.access in (iced_x86.OpAccess.WRITE, iced_x86.OpAccess.READ_WRITE, iced_x86.OpAccess.COND_WRITE,
-                            iced_x86.OpAccess.READ_COND_WRITE):
-                writes.setdefault(name, set()).add(full)
+        r, w = _access(data)
+        reads.setdefault(name, set()).update(r)
+        writes.setdefault(name, set()).update(w)
     names = list(reads.keys() | writes.keys())
     for a in names:
         for b in names:
@@ -297,12 +341,14 @@ class Reading:
         return {"counts": self.counts, "cycles": self.cycles, "stable": self.stable, "error": self.error}
 
 
-def measure_mix(session: Session, forms: dict[str, Form], counts: dict[str, int], lines: bool = False) -> Reading:
+def measure_mix(session: Session, forms: dict[str, Form], counts: dict[str, int], lines: bool = False,
+                only: str | None = None) -> Reading:
     """Cycles per unit of the mix (``counts`` instances of each form), best of two runs; where
     the repetitions read two modes (measurement/stability.two_modes), the faster mode's level,
-    which either run may have missed (so a re-measure reads the mix alike)."""
+    which either run may have missed (so a re-measure reads the mix alike).  ``only``: that
+    form's stream of the mix alone (mix_code)."""
     try:
-        code, init, u = mix_code(forms, counts, lines)
+        code, init, u = mix_code(forms, counts, lines, only=only)
         best = best_of_two(session, code, init, u)
     except CycleBenchError as e:
         return Reading(dict(counts), None, None, e.cause)

@@ -47,9 +47,12 @@ GUARD = 120.0             # seconds: a last guard against a runaway solve (none 
 
 @dataclass
 class Mix:
-    """One measurement: instances per form and the cycles the whole mix took."""
+    """One measurement: instances per form and the cycles the whole mix took; ``floors`` (form ->
+    cycles per unit of the mix): a form's own stream measured alone on the registers the mix
+    dealt it, where their chains may pace the mix (mixes.cut), a floor beside its time alone."""
     counts: dict[str, int]
     cycles: float
+    floors: dict[str, float] | None = None
 
     def to_json(self) -> dict:
         return {"counts": self.counts, "cycles": self.cycles}
@@ -169,7 +172,8 @@ def solve(mixes: list[Mix], resources: list[str], unknown: list[str],
     for k, m in enumerate(mixes):
         T = m.cycles
         bound = max([sum(m.counts.values()) / width if width else 0.0]
-                    + [cnt * floors[f] for f, cnt in m.counts.items() if f in floors])
+                    + [cnt * floors[f] for f, cnt in m.counts.items() if f in floors]
+                    + list((m.floors or {}).values()))
         zrow = np.zeros(n)
         allowed = set(resources) if binding is None or binding[k] is None else binding[k]
         hi[zb + k * C:zb + (k + 1) * C] = 0.0

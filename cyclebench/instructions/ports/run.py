@@ -22,7 +22,7 @@ from ...study.store import ResultsStore
 from ..catalogue import Catalogue
 from ..session import Session
 from .infer import KIND, SCHEMA_VERSION, Inference
-from .mixes import legacy_sse, measure_mix, mixable, wide
+from .mixes import cut, legacy_sse, measure_mix, mixable, wide
 from .model import Model
 
 
@@ -149,6 +149,12 @@ def _check(rec: dict) -> str | None:
         if rec.get("stable") not in (None, True, False):
             return f"a reading whose stability {rec['stable']!r} is not true or false"
         return None
+    if t == "stream":                # a form's own stream of a mix (infer.Inference.chained)
+        counts = rec.get("counts")
+        if not (isinstance(counts, dict) and len(counts) == 2 and rec.get("form") in counts
+                and all(isinstance(f, str) and _count(n) and n > 0 for f, n in counts.items())):
+            return "a stream reading without its mix and form"
+        return None if _time(rec.get("cycles")) else "a stream reading whose cycles are no time"
     if t == "lines":
         if not isinstance(rec.get("form"), str):
             return "a lines reading without its form"
@@ -322,8 +328,12 @@ def infer(forms: list[str], results: Path, resume: bool = False, seed: int = 0, 
                 _lacking(results, f"{form} on distinct cache lines")
             return measure_mix(session, by_name, {form: 1}, lines=True).cycles
 
+        def stream(counts: dict[str, int], form: str) -> float | None:
+            return measure_mix(session, by_name, counts, only=form).cycles
+
         inf = Inference(reading, st.append, log=log, measure_lines=lines,
-                        mixes_with_all=lambda f: not (legacy_sse(by_name[f]) or wide(by_name[f])))
+                        mixes_with_all=lambda f: not (legacy_sse(by_name[f]) or wide(by_name[f])),
+                        measure_stream=stream if measuring else None, cut=lambda counts: cut(by_name, counts))
         inf.load(records)
         stores = [f for f, form in by_name.items() if form.memory_operand is not None
                   and form.memory_operand.kind == "mem" and form.memory_operand.write]
