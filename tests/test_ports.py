@@ -571,6 +571,30 @@ def test_readings_are_stored_and_a_resumed_run_measures_only_what_is_missing(tmp
     assert again.measured == 1
 
 
+def test_streams_are_stored_read_back_and_a_paced_mix_is_no_floor_of_a_block(tmp_path):
+    from cyclebench.instructions.ports.repair import readings
+    path = tmp_path / "ports.jsonl"
+    pair, other = {"pmul": 1, "punpck": 1}, {"pmul": 1, "pshuf": 1}
+    streams = []
+
+    def stream(counts, form):
+        streams.append((dict(counts), form))
+        return 1.0 if counts == pair else 0.5
+    st = store(path)
+    st.start({"forms": []}, resume=False)
+    inf = Inference(measure=lambda counts: 1.0 if counts == pair else 0.5, record=st.append,
+                    measure_stream=stream, cut=lambda counts: ["pmul"])
+    inf.parts = {"pmul": 0.5, "punpck": 0.5, "pshuf": 0.5}
+    assert inf.cycles(pair) == 1.0 and inf.cycles(other) == 0.5
+    st.close()
+    assert streams == [(pair, "pmul")]          # the mix at its slower part's pace drew none
+    again = Inference(measure=lambda counts: None)
+    again.load(store(path).start({}, resume=True))
+    assert again.chained(pair) == {"pmul": 1.0} and again.chained(other) == {}
+    # the mix its stream paced is no reading of resources a block shares
+    assert [c for c, _ in readings(path)] == [other]
+
+
 def test_a_readings_stability_is_stored_and_the_unstable_are_counted(tmp_path):
     """A reading the measurement flagged unstable keeps the flag in the file, and the report counts
     such readings (the command line warns with the count); a plain figure stores none."""

@@ -144,11 +144,9 @@ class Inference:
         return t
 
     def chained(self, counts: dict[str, int], measure: bool = False) -> dict[str, float]:
-        """Form -> the cycles per unit its own stream of the mix takes alone on the mix's
-        registers, for the forms whose chains may pace the mix (mixes.cut).  ``measure``: measure
-        those the file lacks (:meth:`cycles` does, where the mix ran slower than its parts alone:
-        a mix at its slowest part's pace needs no floor to explain it); a file measured before
-        streams were read has none."""
+        """Form -> cycles per unit of its own stream of the mix alone on the mix's registers, for
+        the forms whose chains may pace it (mixes.cut); ``measure``: those the file lacks
+        (:meth:`cycles`, where the mix ran slower than its parts alone)."""
         k = key(counts)
         if measure and self.measure_stream is not None:
             for f in self.cut(counts):
@@ -274,8 +272,16 @@ class Inference:
     def mixes(self, forms: list[str], alone: dict[str, float]) -> list[Mix]:
         """Every good, trusted reading (mixes.trusted) that involves only ``forms``."""
         s = set(forms)
-        return [Mix(r["counts"], r["cycles"], self.chained(r["counts"]) if len(r["counts"]) == 2 else None)
-                for r in trusted(self.readings.values()) if set(r["counts"]) <= s and self.good(r, alone)]
+        return [Mix(r["counts"], r["cycles"], self.paced(r)) for r in trusted(self.readings.values())
+                if set(r["counts"]) <= s and self.good(r, alone)]
+
+    def paced(self, r: dict) -> dict[str, float] | None:
+        """A mix's stream floors (:meth:`chained`), one within FASTER of the mix's time taken at
+        that time: it paced the mix, and 0.2% of slack would cost the solve more than a usage
+        (Zen 3: ``pxor mm, [m]`` beside ``pmullw mm`` 1.001 cycles, the multiply's stream 0.999)."""
+        if len(r["counts"]) != 2:
+            return None
+        return {f: r["cycles"] if t >= FASTER * r["cycles"] else t for f, t in self.chained(r["counts"]).items()}
 
     def against(self, form: str, t: float, blockers: list[str], alone: dict[str, float]) -> None:
         for b in blockers:
