@@ -348,11 +348,11 @@ class Inference:
 
     def probed(self, blockers: dict[str, str], alone: dict[str, float]) -> dict[str, list[str]]:
         """Form -> the resources (``blockers``: resource -> its blocker or unit's form) whose
-        blocker it was measured with in a good reading, its own among them.  Of the others (a pair
-        that cannot be mixed: a legacy-SSE form beside a 256-bit one) no reading tells anything."""
+        blocker it was measured with in a good reading no stream paced, its own among them.  Of
+        the others (a legacy-SSE form beside a 256-bit one; chains pacing) no reading tells."""
         pairs: dict[str, set[str]] = {}
         for r in self.readings.values():
-            if len(r["counts"]) == 2 and self.good(r, alone):
+            if len(r["counts"]) == 2 and self.good(r, alone) and max(self.paced(r).values(), default=0) < r["cycles"]:
                 a, b = r["counts"]
                 pairs.setdefault(a, set()).add(b)
                 pairs.setdefault(b, set()).add(a)

@@ -231,7 +231,10 @@ def cut(forms: dict[str, Form], counts: dict[str, int]) -> list[str]:
     the mix's registers (``only``): a floor of the mix."""
     if len(counts) != 2:
         return []
-    order, instances, _, _ = _mix(forms, counts)
+    try:
+        order, instances, _, _ = _mix(forms, counts)
+    except CycleBenchError:         # a pair that cannot be mixed has no mix to pace
+        return []
     fam = _family_of()
     out = []
     for name in counts:
