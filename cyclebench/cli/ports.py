@@ -77,6 +77,7 @@ def run(args) -> int:
     print(f"resources inferred from throughput: {len(model.resources)} (+ front end, width "
           f"{model.width}); {report.get('measurements_per_form', 'an unrecorded number of')} measurements per form; "
           f"{report.get('readings', 'unrecorded')} readings"
+          + (f" and {report['streams']} streams" if report.get("streams") else "")
           + ("" if args.show else f" ({report.get('measured_now', 0)} measured now)"))
     if report.get("unstable"):
         print(f"warning: {report['unstable']} of the {report.get('readings')} readings were flagged unstable (the "
