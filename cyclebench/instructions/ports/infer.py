@@ -95,8 +95,7 @@ class Inference:
     measured: int = 0              # readings made in this run (not read back)
     log: Callable[[str], None] = lambda msg: None
     mixes_with_all: Callable[[str], bool] = lambda form: True   # a form every other form mixes with
-    # a form's own stream of a mix (counts, form) -> cycles per unit, and the forms of a mix whose
-    # register chains may pace it (mixes.cut); None: files read as they are, nothing measured
+    # (counts, form) -> its stream's cycles per unit (None: nothing measured); the forms to stream
     measure_stream: Callable[[dict[str, int], str], float | None] | None = None
     cut: Callable[[dict[str, int]], list[str]] = lambda counts: []
     streams: dict[str, dict[str, dict]] = field(default_factory=dict)   # key(counts) -> form -> record
@@ -144,9 +143,8 @@ class Inference:
         return t
 
     def chained(self, counts: dict[str, int], measure: bool = False) -> dict[str, float]:
-        """Form -> cycles per unit of its own stream of the mix alone on the mix's registers, for
-        the forms whose chains may pace it (mixes.cut); ``measure``: those the file lacks
-        (:meth:`cycles`, where the mix ran slower than its parts alone)."""
+        """Form -> cycles per unit of its stream of the mix alone on the mix's registers, for the
+        forms whose chains may pace it (mixes.cut); ``measure``: those the file lacks (:meth:`cycles`)."""
         k = key(counts)
         if measure and self.measure_stream is not None:
             for f in self.cut(counts):
@@ -240,7 +238,7 @@ class Inference:
         """The quadratic pair: each form's stream alone takes one cycle; do the two add up?"""
         counts = {a: units(alone[a]), b: units(alone[b])}
         t = self.cycles(counts)
-        # a pair paced by one form's register chains (mixes.cut) shows no shared resource
+        # a pair its register chains paced (mixes.cut) shows no shared resource
         return t is not None and t >= ADDITIVE * 2 and max(self.chained(counts).values(), default=0.0) < ADDITIVE * 2
 
     def good(self, r: dict, alone: dict[str, float]) -> bool:
@@ -272,16 +270,18 @@ class Inference:
     def mixes(self, forms: list[str], alone: dict[str, float]) -> list[Mix]:
         """Every good, trusted reading (mixes.trusted) that involves only ``forms``."""
         s = set(forms)
-        return [Mix(r["counts"], r["cycles"], self.paced(r)) for r in trusted(self.readings.values())
+        return [Mix(r["counts"], r["cycles"], self.floors(r)) for r in trusted(self.readings.values())
                 if set(r["counts"]) <= s and self.good(r, alone)]
 
-    def paced(self, r: dict) -> dict[str, float] | None:
-        """A mix's stream floors (:meth:`chained`), one within FASTER of the mix's time taken at
-        that time: it paced the mix, and 0.2% of slack would cost the solve more than a usage
-        (Zen 3: ``pxor mm, [m]`` beside ``pmullw mm`` 1.001 cycles, the multiply's stream 0.999)."""
-        if len(r["counts"]) != 2:
-            return None
+    def floors(self, r: dict) -> dict[str, float]:
+        """A mix's stream floors (:meth:`chained`), one that :meth:`paced` it at the mix's time: 0.2%
+        of slack cost the solve more than a usage (Zen 3: ``pxor mm, [m]`` beside ``pmullw mm``)."""
         return {f: r["cycles"] if t >= FASTER * r["cycles"] else t for f, t in self.chained(r["counts"]).items()}
+
+    def paced(self, r: dict) -> bool:
+        """Whether a form's own stream ran within FASTER of the mix ``r``: its register chains
+        paced it, and it reads no resource (no probe reading; repair.readings leaves it out)."""
+        return any(t >= FASTER * r["cycles"] for t in self.chained(r["counts"]).values())
 
     def against(self, form: str, t: float, blockers: list[str], alone: dict[str, float]) -> None:
         for b in blockers:
@@ -352,7 +352,7 @@ class Inference:
         the others (a legacy-SSE form beside a 256-bit one; chains pacing) no reading tells."""
         pairs: dict[str, set[str]] = {}
         for r in self.readings.values():
-            if len(r["counts"]) == 2 and self.good(r, alone) and max(self.paced(r).values(), default=0) < r["cycles"]:
+            if len(r["counts"]) == 2 and self.good(r, alone) and not self.paced(r):
                 a, b = r["counts"]
                 pairs.setdefault(a, set()).add(b)
                 pairs.setdefault(b, set()).add(a)

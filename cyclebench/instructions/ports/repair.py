@@ -71,7 +71,7 @@ import numpy as np
 
 from . import slots
 from .bound import Bound
-from .infer import FASTER, key
+from .infer import Inference
 from .mixes import trusted
 from .model import FRONT_END, USED, Model
 from .upper import BINDING      # a usage within this share of the form's time alone bounds the form
@@ -83,17 +83,13 @@ VECTOR = VECTOR_CLASSES + ("K",)      # register classes whose results stay on t
 
 def readings(path: Path) -> list[tuple[dict[str, int], float]]:
     """(counts, cycles) of every mix a ``cyclebench ports`` results file measured that a model may
-    rest on (mixes.trusted), less those one form's own stream paced (a ``stream`` record within
-    FASTER of the mix's time: its register chains in the mix, which a block's own registers do
-    not repeat, infer.Inference.chained)."""
+    rest on (mixes.trusted), less those one form's own stream paced (infer.Inference.paced: its
+    register chains in the mix, which a block's own registers do not repeat)."""
     from .run import read
     _, records = read(path)
-    paced: dict[str, float] = {}
-    for r in records:
-        if r.get("type") == "stream" and r.get("cycles"):
-            paced[key(r["counts"])] = max(paced.get(key(r["counts"]), 0.0), r["cycles"])
-    return [(r["counts"], r["cycles"]) for r in trusted(records) if r.get("cycles")
-            and paced.get(key(r["counts"]), 0.0) < FASTER * r["cycles"]]
+    inf = Inference(lambda counts: None)
+    inf.load(records)
+    return [(r["counts"], r["cycles"]) for r in trusted(records) if r.get("cycles") and not inf.paced(r)]
 
 
 def model_cost(model: Model, counts: dict[str, int]) -> tuple[float, dict[str, float]]:
