@@ -270,7 +270,8 @@ def fastest_mean(samples, fraction: float = 0.1) -> float:
     average the first k = ceil(fraction * n) values (at least one)."""
     a = sorted(_samples(samples))
     k = fastest_count(len(a), fraction)
-    return sum(a[:k]) / k
+    # rounding can put the mean of equal values a unit below them; a mean lies within its values
+    return min(max(math.fsum(a[:k]) / k, a[0]), a[k - 1])
 
 
 @dataclass(frozen=True)
