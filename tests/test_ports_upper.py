@@ -7,6 +7,7 @@ import pytest
 
 from cyclebench.instructions.ports.model import Model
 from cyclebench.instructions.catalogue import Catalogue
+from cyclebench.instructions.ports.mixes import legacy_sse, upper_state_apart
 from cyclebench.instructions.ports.dataflow import KEPT, load_time, merged_after
 from cyclebench.instructions.ports.predict import chain_bound, decode, predict
 from cyclebench.instructions.ports.upper import PROBE, DIRTY_ZMM, dirty, legacy_xmm_write, weights
@@ -29,6 +30,12 @@ def test_only_legacy_sse_writes_of_an_xmm_register_pay():
     w = [legacy_xmm_write(i) for i in decode("cvtdq2ps xmm1, xmm9; vcvtdq2ps xmm1, xmm9; comiss xmm1, xmm2; "
                                              "movss dword ptr [r14], xmm1; addss xmm1, dword ptr [r14]")]
     assert w == [True, False, False, False, True]
+    # an implicit destination counts: pcmpistrm writes XMM0, pcmpistri only RCX; the mixes agree
+    # (a Zen 3 mix of seven pcmpistrm and seven vphsubd ymm ran 2,497 cycles)
+    assert [legacy_xmm_write(i) for i in decode("pcmpistrm xmm1, xmm2, 8; pcmpistri xmm1, xmm2, 8")] == [True, False]
+    cat = Catalogue.load()
+    assert legacy_sse(cat.get("PCMPISTRM (XMM, XMM, I8)")) and not legacy_sse(cat.get("PCMPISTRI (XMM, XMM, I8)"))
+    assert upper_state_apart(cat.get("PCMPESTRM (XMM, M128, I8)"), cat.get("VPHSUBD (YMM, YMM, YMM)"))
 
 
 def test_a_write_computing_from_memory_alone_merges_its_kept_part_after_its_operation():

@@ -79,10 +79,10 @@ _INFO = iced_x86.InstructionInfoFactory()
 
 
 def legacy_xmm_write(ins: iced_x86.Instruction) -> bool:
-    """A legacy-SSE instruction that writes an XMM register (``comiss`` writes only the flags)."""
-    return (ins.encoding == iced_x86.EncodingKind.LEGACY and ins.op_count > 0
-            and ins.op_kind(0) == iced_x86.OpKind.REGISTER and _X.is_xmm(ins.op_register(0))
-            and _INFO.info(ins).op0_access in WRITES)
+    """A legacy-SSE instruction that writes an XMM register, named or implicit (``pcmpistrm``
+    writes XMM0; ``comiss`` only the flags; mixes.legacy_sse reads the same of a form)."""
+    return ins.encoding == iced_x86.EncodingKind.LEGACY and any(
+        _X.is_xmm(u.register) and u.access in WRITES for u in _INFO.info(ins).used_registers())
 
 
 def computes(ins: iced_x86.Instruction) -> bool:
