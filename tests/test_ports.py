@@ -12,6 +12,7 @@ import pytest
 from cyclebench.cli.main import main
 from cyclebench.instructions.ports import infer as infer_mod
 from cyclebench.instructions.ports.blocks import ALIAS, basic_blocks, random_blocks, rebase
+from cyclebench.instructions.ports.cross import consistent
 from cyclebench.instructions.ports.infer import Inference, pair, ratios, units
 from cyclebench.instructions.ports.mixes import trusted
 from cyclebench.instructions.ports.model import FRONT_END, Mix, Model, solve
@@ -190,6 +191,33 @@ def test_a_mix_paced_by_its_own_register_chains_is_no_shared_resource():
     model, report = Inference(measure=measure).run(list(uops), seed=0)
     own = {b: r for r, b in report["blockers"].items()}
     assert report["classes"].get("punpck") == "pmul" or model.usage["punpck"][own["pmul"]] >= 0.4
+
+
+def test_a_mix_slower_than_its_parts_one_after_the_other_is_a_penalty_not_a_share(monkeypatch):
+    # a GPR-to-vector insert (one F1 µop, and a transfer at one a cycle) beside any vector op runs
+    # slower than the two one after the other (Zen 3: two inserts and one 0.5-cycle op, 2.9
+    # cycles): no largest resource load comes to that, and chasing it read the insert as holding
+    # every pipe.  Such readings are counted and set aside; the others still read the pipes
+    uops = {"ins": [("F1",)], "pshuf": [("F1", "F2")], "padd": [("F0", "F1", "F2", "F3")],
+            "fadd": [("F2", "F3")]}
+    alone = {f: mix_cycles(uops, {f: 1}) for f in uops}
+    alone["ins"] = 1.0
+
+    def measure(counts):
+        if "ins" in counts and len(counts) == 2:
+            return 1.17 * sum(n * alone[f] for f, n in counts.items())
+        return alone["ins"] * counts["ins"] if "ins" in counts else mix_cycles(uops, counts)
+
+    def held(model, report):
+        own = {b: r for r, b in report["blockers"].items()}
+        return max(model.usage["ins"].get(r, 0.0) for b, r in own.items() if b != "ins")
+
+    model, report = Inference(measure=measure).run(list(uops), seed=0)
+    assert report["penalties"] > 0 and report["impossible"] == 0
+    assert held(model, report) < 0.1
+    monkeypatch.setattr(infer_mod, "SUPER", 10.0)        # read as shares, as before the rule
+    model, report = Inference(measure=measure).run(list(uops), seed=0)
+    assert report["penalties"] == 0 and held(model, report) >= 0.4
 
 
 def test_a_union_probe_is_split_whichever_member_came_first():
@@ -494,6 +522,10 @@ def _blocker_readings(inf, pairs):
     inf.load([{"type": "reading", "counts": c, "cycles": t} for c, t in pairs])
 
 
+def _consistent(inf, usage, blockers, resources, alone):
+    consistent(usage, [m for m in inf.mixes(blockers, alone) if len(m.counts) == 2], blockers, resources, alone)
+
+
 def test_a_cross_usage_another_blocker_pair_contradicts_is_lowered():
     # st (a store, own R0) read 1.58 beside 2 fp01 (own R1): the pair solve gave it 0.58 of R1; but
     # st + zmm01 (R1 in full, two pumped µops) took 1.0, which a shared R1 cannot: the partial share
@@ -503,7 +535,7 @@ def test_a_cross_usage_another_blocker_pair_contradicts_is_lowered():
     _blocker_readings(inf, [({"st": 1, "zmm01": 1}, 1.0), ({"st": 1, "fp01": 2}, 1.58)])
     usage = {"st": {"R0": 1.0, "R1": 0.58, "R2": 0.0}, "fp01": {"R0": 0.0, "R1": 0.5, "R2": 0.5},
              "zmm01": {"R0": 0.0, "R1": 1.0, "R2": 1.0}}
-    inf.consistent(usage, ["st", "fp01", "zmm01"], ["R0", "R1", "R2"], alone)
+    _consistent(inf, usage, ["st", "fp01", "zmm01"], ["R0", "R1", "R2"], alone)
     assert usage["st"]["R1"] == pytest.approx(0.0) and usage["zmm01"]["R1"] == 1.0
     assert usage["fp01"]["R2"] == 0.5          # its pair's reading (1.58) is no contradiction of it
 
@@ -518,7 +550,7 @@ def test_of_two_whole_cross_usages_the_one_more_mixes_contradict_is_lowered():
              "u": {"R0": 1.0, "R1": 1.0, "R2": 0.0, "R3": 0.0},
              "z": {"R0": 1.0, "R1": 0.0, "R2": 1.0, "R3": 0.0},
              "p": {"R0": 0.5, "R1": 0.0, "R2": 0.0, "R3": 0.5}}
-    inf.consistent(usage, ["q", "u", "z", "p"], ["R0", "R1", "R2", "R3"], alone)
+    _consistent(inf, usage, ["q", "u", "z", "p"], ["R0", "R1", "R2", "R3"], alone)
     assert usage["z"]["R0"] == 1.0 and usage["p"]["R0"] == 0.5
     assert usage["u"]["R0"] == pytest.approx(0.5)
 
@@ -533,7 +565,7 @@ def test_of_equal_shares_the_claim_on_more_units_is_lowered_whatever_the_names()
     usage = {"alu": {"R0": 0.25, "R1": 0.0, "R2": 0.0},
              "b_xfer": {"R0": 1.0, "R1": 1.0, "R2": 0.0},
              "a_lea": {"R0": 0.5, "R1": 0.0, "R2": 0.5}}
-    inf.consistent(usage, ["alu", "b_xfer", "a_lea"], ["R0", "R1", "R2"], alone)
+    _consistent(inf, usage, ["alu", "b_xfer", "a_lea"], ["R0", "R1", "R2"], alone)
     assert usage["a_lea"]["R0"] == 0.5 and usage["b_xfer"]["R0"] == pytest.approx(0.8)
 
 

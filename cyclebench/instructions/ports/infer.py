@@ -29,12 +29,13 @@
    registers lengthened is not read as a shared resource (two MMX forms share eight registers).
 5. **Solving** (model.solve, a MILP per problem): each blocker uses its own resource for its
    whole time alone, and its use of each other blocker's resource is solved pair by pair from
-   the two's mixes, and must then fit every other mix of two blockers (:meth:`Inference.consistent`:
+   the two's mixes, and must then fit every other mix of two blockers (:func:`cross.consistent`:
    a pair's partial interference is no share of a pipe).  Then one problem per form with the
    blockers known: every mix explained both ways (no load above its time; a resource the
    blocker loads, the form's own floor or the front end reaching it), the sparsest usages that
    do.  A form's usage is what its mixes ask for, never the most they allow; a reading flagged
-   unstable, where the same forms read stable in another ratio, none (mixes.trusted).
+   unstable, where the same forms read stable in another ratio, none (mixes.trusted), nor one
+   slower than its parts one after the other (:meth:`Inference.penalty`: no sharing does that).
 6. **Slow units** (a divider, a square-root unit): a form that takes at least :data:`SLOW` cycles
    alone while no resource found so far accounts for :data:`UNEXPLAINED` of that time is held by
    a unit no blocker probes.  Such forms are paired with each other in the quadratic ratio; a form
@@ -58,6 +59,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .cross import consistent
 from .mixes import trusted
 from .model import FRONT_END, Mix, Model, solve
 from .ratios import pair, ratios, units
@@ -68,12 +70,12 @@ ADDITIVE = 0.9             # a pair taking this share of the sum of its parts do
 MAX_BLOCKERS = 32           # a guard: a class per distinct interference, rarely over 20
 MEMORY = re.compile(r"\bM\d")   # a memory operand in a form's name (M64, M32_1to8)
 FASTER = 0.95              # a mix faster than this share of its slowest part alone is a bad reading
+SUPER = 1.1                # a mix this much slower than its parts one after the other: a penalty, no share
 SLOWER = 1.05              # a mix this much slower than its slowest part alone: its streams' chains are read
 SLOW = 1.0                 # cycles alone: a unit busy for at least a cycle per instance
 UNEXPLAINED = 0.6          # ... and no resource takes this share of the time: a unit no blocker probes
 SHARED = 0.5               # a slow form that takes this share of its time from a unit shares it
 LOADS = 0.1                # cycles: a blocker usage that makes a resource a candidate bottleneck of its mixes
-OVERLOAD = 0.1             # two blockers' cross usages above their mix's time by this share: one is no share
 NARROWER = 10.0            # price factor of a wider blocker's use of a narrower one's resource
 ASKED = 3                  # members of a class a register-only candidate is paired with (union split)
 CONFIRMED = 2              # good readings (of distinct mixes) that must reach a front-end width
@@ -249,6 +251,18 @@ class Inference:
         parts = [n * alone[f] for f, n in r["counts"].items() if f in alone]
         return r["cycles"] >= FASTER * max(parts, default=0.0)
 
+    def penalty(self, r: dict, alone: dict[str, float]) -> bool:
+        """Whether a mix ran more than SUPER times its parts one after the other, no stream of its
+        own pacing it: no largest load of shared resources comes to that (each form alone takes
+        at least its largest), and a solve that chases it swells both forms' uses of everything.
+        It measures a cost of their meeting (Zen 3: one vector op of 0.5 cycle beside two
+        GPR-to-vector inserts of 1.0 each, 2.9 cycles; Zen 1: an FMA beside a legacy-SSE op, each
+        0.5, 1.4).  The solves leave it out; slow units (:meth:`slow_units`) still read a pair that
+        adds up or more as sharing, and the predictor takes it as the pair's floor (repair.py)."""
+        parts = [n * alone[f] for f, n in r["counts"].items() if f in alone]
+        return (len(parts) == len(r["counts"]) > 1 and r["cycles"] > SUPER * sum(parts)
+                and not self.paced(r))
+
     def width(self, alone: dict[str, float], forms) -> int | None:
         """The most instructions per cycle that :data:`CONFIRMED` good readings of ``forms`` (each
         of another mix) reached: one reading alone sets no model-wide figure.  A mix read 2% fast
@@ -268,10 +282,10 @@ class Inference:
         return w, [{"counts": r["counts"], "cycles": r["cycles"]} for ipc, r in rated if ipc * FASTER > w]
 
     def mixes(self, forms: list[str], alone: dict[str, float]) -> list[Mix]:
-        """Every good, trusted reading (mixes.trusted) that involves only ``forms``."""
+        """Every good, trusted reading (mixes.trusted) that involves only ``forms``, no penalty."""
         s = set(forms)
         return [Mix(r["counts"], r["cycles"], self.floors(r)) for r in trusted(self.readings.values())
-                if set(r["counts"]) <= s and self.good(r, alone)]
+                if set(r["counts"]) <= s and self.good(r, alone) and not self.penalty(r, alone)]
 
     def floors(self, r: dict) -> dict[str, float]:
         """A mix's stream floors (:meth:`chained`), one that :meth:`paced` it at the mix's time: 0.2%
@@ -343,16 +357,18 @@ class Inference:
                   "streams": sum(len(v) for v in self.streams.values()),
                   "measured_now": self.measured,
                   "unstable": sum(1 for r in self.readings.values() if r.get("stable") is False),
-                  "impossible": sum(1 for r in self.readings.values() if r.get("cycles") and not self.good(r, alone))}
+                  "impossible": sum(1 for r in self.readings.values() if r.get("cycles") and not self.good(r, alone)),
+                  "penalties": sum(1 for r in self.readings.values() if r.get("cycles") and self.penalty(r, alone))}
         return model, report
 
     def probed(self, blockers: dict[str, str], alone: dict[str, float]) -> dict[str, list[str]]:
         """Form -> the resources (``blockers``: resource -> its blocker or unit's form) whose
-        blocker it was measured with in a good reading no stream paced, its own among them.  Of
-        the others (a legacy-SSE form beside a 256-bit one; chains pacing) no reading tells."""
+        blocker it was measured with in a good reading no stream paced and no :meth:`penalty`, its
+        own among them.  Of the others (a legacy-SSE form beside a 256-bit one; chains pacing) no
+        reading tells."""
         pairs: dict[str, set[str]] = {}
         for r in self.readings.values():
-            if len(r["counts"]) == 2 and self.good(r, alone) and not self.paced(r):
+            if len(r["counts"]) == 2 and self.good(r, alone) and not self.paced(r) and not self.penalty(r, alone):
                 a, b = r["counts"]
                 pairs.setdefault(a, set()).add(b)
                 pairs.setdefault(b, set()).add(a)
@@ -382,43 +398,8 @@ class Inference:
                 except RuntimeError:
                     continue
                 usage[a][rb], usage[b][ra] = u[a][rb], u[b][ra]
-        self.consistent(usage, blockers, resources, alone)
+        consistent(usage, [m for m in self.mixes(blockers, alone) if len(m.counts) == 2], blockers, resources, alone)
         return usage
-
-    def consistent(self, usage: dict[str, dict[str, float]], blockers: list[str], resources: list[str],
-                   alone: dict[str, float]) -> None:
-        """Each cross usage (a blocker's use of another's resource) is solved from one pair's mixes;
-        it must fit every other mix of two blockers too.  Where two blockers' uses of a third's
-        resource add up to more than their mix took (by :data:`OVERLOAD`), one of them is no
-        share of that resource (a store beside an FP01 op reads 1.58 where the two take 1 and 1
-        alone: a partial interference of that pair, not a pipe they share).  The usage that is the
-        smallest share of its blocker's time is lowered first (a whole pipe's worth is the surer
-        reading), of equals the one that asks more unit-cycles of the resource, then the one the
-        most mixes contradict, to what those mixes leave, until none is contradicted; ``usage``
-        in place.  (Zen 4: beside ALU ops ``ucomiss`` reads as all four ALUs for a cycle, a
-        three-part ``lea`` as two of them; ``lea`` beside two ``ucomiss`` contradicts the two, and
-        by count and name alone one blocker draw had lowered the ``lea``'s.)"""
-        own = dict(zip(blockers, resources))
-        width = {r: units(alone[b]) or 1 for b, r in own.items()}
-        pairs = [m for m in self.mixes(blockers, alone) if len(m.counts) == 2]
-        while True:
-            against: dict[tuple[str, str], list[float]] = {}     # (blocker, resource) -> its ceilings
-            for m in pairs:
-                (a, na), (b, nb) = m.counts.items()
-                for r in resources:
-                    if r in (own[a], own[b]) or na * usage[a][r] + nb * usage[b][r] <= m.cycles * (1 + OVERLOAD):
-                        continue
-                    for (f, n), (g, k) in (((a, na), (b, nb)), ((b, nb), (a, na))):
-                        if usage[f][r] > 0:
-                            against.setdefault((f, r), []).append(max(0.0, (m.cycles - k * usage[g][r]) / n))
-            if not against:
-                return
-            # of equal shares, the one that asks more unit-cycles of the resource (usage x its
-            # units): one instruction's µop holds one unit, so a claim of several is the likelier
-            # partial interference (a transfer's hold on every ALU); then the most contradicted
-            f, r = min(against, key=lambda x: (round(usage[x[0]][x[1]] / alone[x[0]], 1),
-                                               -round(usage[x[0]][x[1]] * width[x[1]], 2), -len(against[x]), x))
-            usage[f][r] = min(against[f, r])
 
     def slow_units(self, model: Model, alone: dict[str, float], seed: int = 0) -> dict[str, str]:
         """Step 6: adds a resource per slow unit to ``model`` (and its usages); returns resource ->
