@@ -81,3 +81,13 @@ def test_show_names_the_readings_set_aside(tmp_path, capsys):
     assert "faster than the front end's 6, and no second mix confirms it: set aside" in out
     plain = model_file(tmp_path / "p.jsonl", {"SETNZ (R8)": {"R0": 0.5}})
     assert main(["ports", "--show", str(plain)]) == 0 and "set aside" not in capsys.readouterr().out
+
+
+def test_show_counts_the_penalties_set_aside(tmp_path, capsys):
+    from cyclebench.cli.main import main
+    from ports_fake import model_file
+    path = model_file(tmp_path / "m.jsonl", {"SETNZ (R8)": {"R0": 0.5}}, penalties=35)
+    assert main(["ports", "--show", str(path)]) == 0
+    assert "35 mixes ran more than 1.1x their two forms one after the other" in capsys.readouterr().out
+    plain = model_file(tmp_path / "p.jsonl", {"SETNZ (R8)": {"R0": 0.5}})
+    assert main(["ports", "--show", str(plain)]) == 0 and "one after the other" not in capsys.readouterr().out

@@ -44,6 +44,7 @@ def run(args) -> int:
     from ..instructions.ports import (address, apart, dealing, domains, fields, flag_order, fresh, inflight, kept_flags,
                                       load_order, mul_loads, narrow_stores, nop_pairs, store_grain, store_load, transition,
                                       upper, upper_loop, upper_pool)
+    from ..instructions.ports.infer import SUPER
     from ..instructions.ports.portsets import describe
     if args.show:
         model, report = ports_run.load(args.show)
@@ -93,6 +94,9 @@ def run(args) -> int:
         mix = " + ".join(f"{n} {f}" for f, n in r["counts"].items())
         print(f"  note: {mix} ran {sum(r['counts'].values()) / r['cycles']:.2f} instructions a cycle, faster "
               f"than the front end's {model.width}, and no second mix confirms it: set aside")
+    if report.get("penalties"):
+        print(f"  note: {report['penalties']} mixes ran more than {SUPER:.1f}x their two forms one after the other: a "
+              "cost of their meeting, no shared resource; the solves set them aside, the predictor keeps them as floors")
     units = set(report.get("slow_units") or ())
     for r, b in blockers.items():
         print(f"  {r}: " + (f"a unit no blocker probes, held by {b}" if r in units else f"the bottleneck of {b}"))
