@@ -241,6 +241,14 @@ def test_a_form_short_of_its_time_alone_takes_it_on_the_resource_probed_at_its_s
     notes = alone_short(m)
     assert m.usage[LOAD] == {"R0": pytest.approx(1 / 3), "R1": 0.28} and len(notes) == 1
     assert m.usage[STORE] == {"R2": 0.6}        # one a cycle names no resource
+    # a share under half its time alone is crowding of that resource, no µop there: a load-compare
+    # (two a cycle) that crowds the shift probe's pipes (two a cycle) by 0.17 is not bound by them
+    # (Zen 3: so read, it lowered a multiply's share of those pipes and a kernel block 12% short)
+    cmp, shl = "CMP (M32, R32)", "SHL (R64, CL)"
+    m = Model(["R0", "R1"], {cmp: {"R0": 0.17, "R1": 0.3}, shl: {"R0": 0.5}}, 6,
+              alone={cmp: 0.53, shl: 0.5}, probes={"R0": shl, "R1": LOAD})
+    m.alone[LOAD] = 0.33
+    assert alone_short(m) == [] and m.usage[cmp] == {"R0": 0.17, "R1": 0.3}
 
 
 def test_of_two_ratios_that_disagree_the_faster_sets_the_share():

@@ -44,11 +44,14 @@ the model's own figures that names no form:
   result at 5.00);
 * **a form's time alone on the resource of its speed:** a form that runs more than one a cycle
   alone and none of whose usages comes within :data:`BINDING` of its time alone, while a resource
-  it uses is probed by a form that runs alone as fast (within :data:`TOLERANCE`: as many units),
-  takes its time alone there (:func:`alone_short`: the
+  it uses for at least half that time (less is crowding, as for the sixth rule) is probed by a
+  form that runs alone as fast (within :data:`TOLERANCE`: as many units), takes its time alone
+  there (:func:`alone_short`: the
   inference spread Zen 4's plain loads, ``mov rax, [m]``, three a cycle alone, over three
   resources at 0.25-0.28 each, so three loads of three forms read 0.83 cycles where they run
-  1.00, and the load probe ``cmp [m], r32`` runs three a cycle too);
+  1.00, and the load probe ``cmp [m], r32`` runs three a cycle too; Zen 3's ``cmp [m], r32``,
+  two a cycle, crowds the two shift pipes by 0.17 cycle, and bound there it lowered a
+  multiply's share of them);
 * **of two ratios that disagree, the faster holds:** a reading is slowed by more than resources
   (a chain, the company its µops are dispatched with), never sped; where a form's share of the
   resource another form is bound by explains one ratio of the two and puts another more than
@@ -273,7 +276,7 @@ def alone_short(model: Model) -> list[str]:
         own = {r: v for r, v in use.items() if r != FRONT_END and v >= USED}
         if not t or t >= 1 - TOLERANCE or not own or max(own.values()) >= BINDING * t:
             continue                     # one a cycle is many units' speed: it names no resource
-        alike = [r for r in own if r in model.probes and model.probes[r] != f
+        alike = [r for r in own if r in model.probes and model.probes[r] != f and own[r] >= t / 2
                  and abs(model.alone.get(model.probes[r], 0.0) - t) <= TOLERANCE * t]
         if alike:
             r = max(alike, key=own.get)
