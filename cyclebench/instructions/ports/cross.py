@@ -12,12 +12,12 @@ def consistent(usage: dict[str, dict[str, float]], pairs: list[Mix], blockers: l
     """Each cross usage (a blocker's use of another's resource) is solved from one pair's mixes;
     it must fit every other mix of two blockers (``pairs``: their good readings) too.  Where two
     blockers' uses of a third's resource add up to more than their mix took (by
-    :data:`OVERLOAD`), one of them is no share of that resource (a store beside an FP01 op reads 1.58 where the two take 1 and 1
-    alone: a partial interference of that pair, not a pipe they share).  The usage that is the
-    smallest share of its blocker's time is lowered first (a whole pipe's worth is the surer
-    reading), of equals the one that asks more unit-cycles of the resource, then the one the
-    most mixes contradict, to what those mixes leave, until none is contradicted; ``usage``
-    in place.  (Zen 4: beside ALU ops ``ucomiss`` reads as all four ALUs for a cycle, a
+    :data:`OVERLOAD`), one of them is no share of that resource (a store beside an FP01 op reads
+    1.58 where the two take 1 and 1 alone: a partial interference of that pair, not a pipe they
+    share).  The usage that is the smallest share of its blocker's time is lowered first (a
+    whole pipe's worth is the surer reading), of equals the one that asks more unit-cycles of
+    the resource, then the one the most mixes contradict, to what those mixes leave, until none
+    is contradicted; ``usage`` in place.  (Zen 4: beside ALU ops ``ucomiss`` reads as all four ALUs for a cycle, a
     three-part ``lea`` as two of them; ``lea`` beside two ``ucomiss`` contradicts the two, and
     by count and name alone one blocker draw had lowered the ``lea``'s.)"""
     own = dict(zip(blockers, resources))

@@ -81,6 +81,11 @@ ASKED = 3                  # members of a class a register-only candidate is pai
 CONFIRMED = 2              # good readings (of distinct mixes) that must reach a front-end width
 
 
+def _parts(r: dict, alone: dict[str, float]) -> list[float]:
+    """The time alone of each part of the mix ``r`` whose form has one."""
+    return [n * alone[f] for f, n in r["counts"].items() if f in alone]
+
+
 def key(counts: dict[str, int]) -> str:
     return " + ".join(f"{n}x {f}" for f, n in sorted(counts.items()))
 
@@ -246,10 +251,7 @@ class Inference:
     def good(self, r: dict, alone: dict[str, float]) -> bool:
         """A reading that can be true: adding work never makes a form's own stream faster, so a
         mix runs at least as long as its slowest part alone (within FASTER)."""
-        if not r.get("cycles"):
-            return False
-        parts = [n * alone[f] for f, n in r["counts"].items() if f in alone]
-        return r["cycles"] >= FASTER * max(parts, default=0.0)
+        return bool(r.get("cycles")) and r["cycles"] >= FASTER * max(_parts(r, alone), default=0.0)
 
     def penalty(self, r: dict, alone: dict[str, float]) -> bool:
         """Whether a mix ran more than SUPER times its parts one after the other, no stream of its
@@ -259,7 +261,7 @@ class Inference:
         GPR-to-vector inserts of 1.0 each, 2.9 cycles; Zen 1: an FMA beside a legacy-SSE op, each
         0.5, 1.4).  The solves leave it out; slow units (:meth:`slow_units`) still read a pair that
         adds up or more as sharing, and the predictor takes it as the pair's floor (repair.py)."""
-        parts = [n * alone[f] for f, n in r["counts"].items() if f in alone]
+        parts = _parts(r, alone)
         return (len(parts) == len(r["counts"]) > 1 and r["cycles"] > SUPER * sum(parts)
                 and not self.paced(r))
 

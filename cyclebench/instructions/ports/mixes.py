@@ -136,7 +136,8 @@ def _own_fixed(form: Form) -> set[int]:
 def legacy_sse(form: Form) -> bool:
     """A legacy-encoded form that writes an XMM register, named or implicit (``pcmpistrm`` writes
     XMM0): the write keeps the register's upper bits, so beside 256- or 512-bit work it waits for
-    them (the upper vector state; Zen 3: seven ``pcmpistrm`` and seven ``vphsubd ymm`` 2,497 cycles)."""
+    them (the upper vector state; Zen 3: seven ``pcmpistrm`` and seven ``vphsubd ymm`` 2,497 cycles).
+    upper.legacy_xmm_write reads the same of a decoded instruction."""
     return form.encoding == "LEGACY" and (
         any(op.kind == "reg" and op.cls == "XMM" and op.write for op in form.operands)
         or any(i.write and i.register.startswith("xmm") for i in form.implicit))

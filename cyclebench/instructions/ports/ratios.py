@@ -11,6 +11,7 @@ INTEGRAL = 0.05            # |k t - 1| within this: t is 1/k
 MAX_TOTAL = 48             # instances in one mix unit
 MAX_PAIR = 8               # instances per form in a slow pair
 
+
 def pair(a: str, ta: float, b: str, tb: float) -> dict[str, int]:
     """The quadratic pair of two slow forms: counts whose streams take as nearly the same time
     alone as small counts allow."""
