@@ -680,9 +680,9 @@ def test_an_unstable_reading_is_set_aside_where_the_pair_read_stable_in_another_
 
 def _fabricated_runs(monkeypatch, fake: dict[str, str]) -> list:
     """``cyclebench ports`` measuring the fabricated CPU's kinds (``fake``: form -> kind) in place
-    of this one; the list of the mixes it was asked for."""
+    of this one; the list of the mixes it was asked for.  The CPU probes (run.PROBES) measure
+    nothing either: each writes a record without its figure, as a CPU without the feature does."""
     from cyclebench.instructions.ports import run as run_mod
-    from cyclebench.instructions.ports import upper as upper_mod
     from cyclebench.instructions.ports.mixes import Reading
     measured = []
 
@@ -691,8 +691,17 @@ def _fabricated_runs(monkeypatch, fake: dict[str, str]) -> list:
         part = {only: counts[only]} if only else counts
         return Reading(dict(counts), cycles({fake[f]: n for f, n in part.items()}), True)
 
+    def record(path, kind, session=None, log=lambda msg: None):
+        rec = run_mod.stored_record(path, kind)
+        if rec is None:
+            rec = {"type": kind, run_mod.PROBES[kind][0]: None, "why": "a fabricated CPU"}
+            with run_mod.store(path) as st:
+                st.start({}, resume=True)
+                st.append(rec)
+        return rec
+
     monkeypatch.setattr(run_mod, "measure_mix", measure_mix)
-    monkeypatch.setattr(upper_mod, "probe", lambda session: {"type": "upper", "factor": None, "why": "fabricated"})
+    monkeypatch.setattr(run_mod, "record", record)
     return measured
 
 

@@ -124,6 +124,8 @@ def stored(path) -> tuple[Trips | None, str]:
     r = stored_record(path, RECORD)
     if r is None:
         return None, "not measured: the model file has no store-to-load probe; one address expression, inst's halves"
+    if not r.get("times"):          # a record that names no figure (the check lets one through)
+        return None, f"{r.get('why') or 'the store-to-load probe gave no figure'}; one address expression, inst's halves"
     t = Trips.from_record(r)
     return t, (f"measured by cyclebench ports: forwarded {t.forwarded:.2f} cycles, renamed "
                f"{t.renamed_cost:.2f} for {'/'.join(map(str, sorted(t.renamed))) or 'no'}-byte loads "
