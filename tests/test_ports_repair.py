@@ -128,6 +128,23 @@ def test_a_pair_read_in_the_blocks_ratio_is_a_floor_and_classes_stand_for_their_
     assert floors.floor({ALU: 1, member: 1}) == (0.0, None)
 
 
+def test_two_forms_of_one_class_read_together_are_a_pair_of_their_own():
+    # Zen 3: a three-part lea in the shift probe's class beside a shift, two and two, read 2.00
+    # cycles, the two sharing the shift pipes; a repair rule may lower the lea's share there, and
+    # the reading still holds a block of the two at that ratio
+    lea, shl, shl_cl = "LEA_B_I_D8 (R64)", "SHL (R64, I8)", "SHL (R64, CL)"
+    classes, alone = {lea: shl_cl, shl: shl_cl}, {lea: 0.5, shl: 0.5, shl_cl: 0.5}
+    floors = PairFloors.build([({lea: 2, shl: 2}, 2.0)], classes, alone, dict.fromkeys(alone, INTEGER))
+    assert floors.floor({lea: 1, shl: 1, "LEA_B_D8 (R64)": 1}) == (pytest.approx(1.0), f"measured mix {lea} + {shl}")
+    assert floors.floor({lea: 1, shl: 2}) == (0.0, None)           # no reading in this ratio
+    assert floors.floor({lea: 1, shl_cl: 1}) == (0.0, None)        # the class's other form was not read with it
+    # two stores of one class: a mix keeps each form's copies on one address, a line's stores
+    st32, st64 = "MOV (M32, R32)", "MOV (M64, R64)"
+    stores = PairFloors.build([({st32: 1, st64: 1}, 2.0)], {st32: st64}, {st32: 0.5, st64: 0.5},
+                              dict.fromkeys((st32, st64), frozenset({"memory"})))
+    assert stores.floor({st32: 1, st64: 1}) == (0.0, None)
+
+
 def test_a_class_stands_for_its_forms_only_where_their_readings_agree():
     # two loads of the load class beside an ALU operation read 0.75 and 1.20: the class does not
     # stand for its forms at that ratio, each reading holds for its own two forms

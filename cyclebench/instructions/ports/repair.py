@@ -31,7 +31,7 @@ the model's own figures that names no form:
   the block's own ratio; where such a mix was read, the block takes at least that long
   (:class:`PairFloors`, the least reading of that ratio among the classes' forms, each class
   standing for its forms whose results go where its read forms' did: memory, a vector register,
-  a general register or the flags).  This holds
+  a general register or the flags; two forms of one class, each pair of them its own).  This holds
   effects no resource explains (Zen 4: two loads and an ALU operation read 0.75 cycles, where
   two loads alone take 0.67 and a load and an ALU operation 0.33);
 * **a unit held by two forms frees faster than either alone says:** a form's time alone is a
@@ -297,7 +297,10 @@ class PairFloors(Bound):
     register or the flags): a store's data leaves by another path than a compare's flags, so a
     store never read at a ratio is not held to a compare's reading there, nor the reverse
     (``written``: form -> where its results go; ``kinds``: (class, class) -> ratio -> where the
-    results of each class's forms read there went)."""
+    results of each class's forms read there went).  Two forms of one class read together are a
+    pair of their own (Zen 3: a three-part ``lea`` in the shift probe's class beside two shifts reads
+    as if it shared no pipe, beside one as if it shared them, and the faster ratio lowers its share),
+    unless one writes memory: a mix keeps each form's copies on one address, one line's stores."""
     classes: dict[str, str] = field(default_factory=dict)
     table: dict[tuple[str, str], dict[float, float]] = field(default_factory=dict)
     own: dict[tuple[str, str], dict[float, float]] = field(default_factory=dict)
@@ -314,16 +317,21 @@ class PairFloors(Bound):
             if len(counts) != 2:
                 continue
             (p, x, f), (q, y, g) = sorted((out.cls(f), n, f) for f, n in counts.items())
-            if p != q:
-                row = rows.setdefault((p, q, round(x / y, 3)), {})
-                row[f, g] = min(row.get((f, g), t / x), t / x)
-                if not (alone and f in alone and g in alone
-                        and t <= max(x * alone[f], y * alone[g]) * (1 + TOLERANCE)):
-                    slow.add((p, q, round(x / y, 3)))
+            # two forms of one class are a pair of their own (the class holds no ratio of itself),
+            # but not where one writes memory: a mix keeps each form's copies on one address, so
+            # two stores' mix reads one line's stores, which the store-line rules price
+            if p == q and "memory" in (out.kind(f) or set()) | (out.kind(g) or set()):
+                continue
+            key = (p, q, round(x / y, 3)) if p != q else (f"{f} + {g}", "", round(x / y, 3))
+            row = rows.setdefault(key, {})
+            row[f, g] = min(row.get((f, g), t / x), t / x)
+            if not (alone and f in alone and g in alone
+                    and t <= max(x * alone[f], y * alone[g]) * (1 + TOLERANCE)):
+                slow.add(key)
         for (p, q, k), per in rows.items():
             if (p, q, k) not in slow:
                 continue                 # every reading one form's own stream: no interference to stand for
-            if len(per) > 1 and max(per.values()) <= min(per.values()) * (1 + TOLERANCE):
+            if q and len(per) > 1 and max(per.values()) <= min(per.values()) * (1 + TOLERANCE):
                 out.table.setdefault((p, q), {})[k] = min(per.values())
                 out.kinds.setdefault((p, q), {})[k] = (frozenset(out.kind(f) for f, _ in per),
                                                        frozenset(out.kind(g) for _, g in per))
@@ -342,7 +350,7 @@ class PairFloors(Bound):
     def describe(self) -> str:
         return (f"measured mixes of two forms' classes: {sum(map(len, self.table.values()))} ratios of "
                 f"{len(self.table)} class pairs, and {sum(map(len, self.own.values()))} ratios of {len(self.own)} "
-                "form pairs whose classes' readings differ; a block with both at a ratio read takes at least "
+                "form pairs whose classes' readings differ or of one class; a block with both at a ratio read takes at least "
                 "the least cycles read there")
 
     def floor(self, counts: dict[str, int]) -> tuple[float, str | None]:
