@@ -350,8 +350,8 @@ class PairFloors(Bound):
     def describe(self) -> str:
         return (f"measured mixes of two forms' classes: {sum(map(len, self.table.values()))} ratios of "
                 f"{len(self.table)} class pairs, and {sum(map(len, self.own.values()))} ratios of {len(self.own)} "
-                "form pairs whose classes' readings differ or of one class; a block with both at a ratio read takes at least "
-                "the least cycles read there")
+                "form pairs whose classes' readings differ or of one class; a block with both at a ratio read "
+                "takes at least the least cycles read there")
 
     def floor(self, counts: dict[str, int]) -> tuple[float, str | None]:
         """(cycles, "measured mix A + B") of the slowest pair of the block's classes read in the
