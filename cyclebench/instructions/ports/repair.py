@@ -331,6 +331,7 @@ class PairFloors(Bound):
         for (p, q, k), per in rows.items():
             if (p, q, k) not in slow:
                 continue                 # every reading one form's own stream: no interference to stand for
+            # (no second class: one class's two forms, kept as their own pair below)
             if q and len(per) > 1 and max(per.values()) <= min(per.values()) * (1 + TOLERANCE):
                 out.table.setdefault((p, q), {})[k] = min(per.values())
                 out.kinds.setdefault((p, q), {})[k] = (frozenset(out.kind(f) for f, _ in per),
