@@ -322,7 +322,7 @@ class PairFloors(Bound):
             # two stores' mix reads one line's stores, which the store-line rules price
             if p == q and "memory" in (out.kind(f) or set()) | (out.kind(g) or set()):
                 continue
-            key = (p, q, round(x / y, 3)) if p != q else (f"{f} + {g}", "", round(x / y, 3))
+            key = (p, q, round(x / y, 3)) if p != q else (f, g, round(x / y, 3))
             row = rows.setdefault(key, {})
             row[f, g] = min(row.get((f, g), t / x), t / x)
             if not (alone and f in alone and g in alone
@@ -331,8 +331,8 @@ class PairFloors(Bound):
         for (p, q, k), per in rows.items():
             if (p, q, k) not in slow:
                 continue                 # every reading one form's own stream: no interference to stand for
-            # (no second class: one class's two forms, kept as their own pair below)
-            if q and len(per) > 1 and max(per.values()) <= min(per.values()) * (1 + TOLERANCE):
+            # (a row of one class's two forms, keyed by them, holds that one pair: its own below)
+            if len(per) > 1 and max(per.values()) <= min(per.values()) * (1 + TOLERANCE):
                 out.table.setdefault((p, q), {})[k] = min(per.values())
                 out.kinds.setdefault((p, q), {})[k] = (frozenset(out.kind(f) for f, _ in per),
                                                        frozenset(out.kind(g) for _, g in per))
