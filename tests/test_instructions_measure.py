@@ -113,11 +113,11 @@ class Fake:
 
 
 def test_connector_bounds_exact_and_upper(cat):
-    fake = Fake({"{load} vmovq xmm1, rbx": 9.0, "test rbx, rbx\ncmovc rbx, rbx": 2.0,
+    fake = Fake({"{load} vmovq xmm1, rbx": 9.0, "cmp rbx, 0\ncmovc rbx, rbx": 2.0,
                  "vmovq xmm1, rbx\nvmovq rbx, xmm1": 6.0, "cmovc": 4.0})
     s = Session(measure_fn=fake)
     # imul -> flags closed by cmovc into a scratch register and a movsx back (imul writes op0):
-    # the reference loops (test + cmovc, movsx + movsx) take 2 cycles -> exact
+    # the reference loops (cmp + cmovc, movsx + movsx) take 2 cycles -> exact
     d = measure_pair(s, cat.get("IMUL (R64, R64)"), _pair(cat.get("IMUL (R64, R64)"), "op0 (R64) -> flags"))
     assert d["bound"] == "exact" and d["value"] == pytest.approx(2.0)
     assert d["connector"]["steps"] == ["cmov", "movsx"]
@@ -155,7 +155,7 @@ def test_connectors_per_kind():
     written = C.port_for_register("rbx")
     written.written = True
     assert C.connect(C.Port("FLAGS"), written, {"rbx"}).lines == ["cmovc r13, r13", "movsx ebx, r13w"]
-    assert C.connect(rbx, C.Port("FLAGS"), {"rbx"}).lines == ["test rbx, rbx"]
+    assert C.connect(rbx, C.Port("FLAGS"), {"rbx"}).lines == ["cmp rbx, 0"]
     assert C.connect(xmm1, rbx, {"rbx"}).lines == ["vmovq rbx, xmm1"]
     assert C.connect(rbx, mem, {"rbx"}).lines == ["mov qword ptr [r14+0x40], rbx"]
     assert C.connect(mem, xmm1, set()).lines == ["vmovq xmm1, qword ptr [r14+0x40]"]

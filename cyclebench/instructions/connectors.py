@@ -13,7 +13,7 @@ Each connector is a list of *steps*; every step has a reference loop made of its
 dependency path takes at least one cycle, so a step whose reference loop takes RT cycles with k
 other instructions has latency in [1, RT - k].  Stores and loads are the exception: Zen 2 and
 later rename memory (a store followed by a load of the same address runs in about 1 cycle for
-both), so their lower bound is 0 and the reference bounds them by RT.  When RT - k is 1 (integer ALU steps: add/sub, test/cmov)
+both), so their lower bound is 0 and the reference bounds them by RT.  When RT - k is 1 (integer ALU steps: add/sub, cmp/cmov)
 the step's latency is known exactly and the pair's latency is exact; otherwise the result is an
 upper bound ``R - sum(lower bounds)`` (uops.info's "≤") with the lower bound ``R - sum(upper
 bounds)`` kept alongside.
@@ -24,7 +24,7 @@ Steps (kinds: GPR, VEC, K, MM, FLAGS, MEM = the form's memory operand, ADDR = it
 step       instruction                               reference loop
 =========  ========================================  ==================================
 alu        add s, e / sub s, e (value-preserving)    add rbx, rcx; sub rbx, rcx
-test       test e, e               GPR -> FLAGS      test rbx, rbx; cmovc rbx, rbx
+cmp        cmp e, 0                GPR -> FLAGS      cmp rbx, 0; cmovc rbx, rbx
 cmov       cmovc s, s              FLAGS -> GPR      (same)
 gpr2vec    vmovq xmm_s, e          GPR -> VEC        vmovq xmm1, rbx; vmovq rbx, xmm1
 vec2gpr    vmovq s, xmm_e          VEC -> GPR        (same)
@@ -53,7 +53,7 @@ the input's and keeps the least): each route bounds the same pair, so the lowest
 the highest lower bound hold.  Zen 4: ``kmovd`` closes K <-> GPR in 9 cycles against ``kmovq``'s
 10; ``movq2dq`` closes MM <-> XMM in one step (loop 3.0) against two through a GPR (7.0).
 
-Other combinations go through a scratch GPR (VEC -> FLAGS = vec2gpr + test, anything -> ADDR =
+Other combinations go through a scratch GPR (VEC -> FLAGS = vec2gpr + cmp, anything -> ADDR =
 ... -> GPR + ``add r14, g; sub r14, g``).  Values: every connector keeps the value of its target
 or replaces it with a harmless one (a mask register gets all ones, a memory operand gets the
 output's value); a register the form addresses memory through (a string pointer, a bit offset:
@@ -308,7 +308,7 @@ def connect(end: Port, start: Port, used: set[str], alt: bool = False) -> Connec
         return _join(c, Connector([f"movq {start.reg}, {g}"], ["gpr2mm"]))
     if start.kind == "FLAGS":
         g, c = _to_gpr(end, used, alt)
-        return _join(c, Connector([f"test {g}, {g}"], ["test"]))
+        return _join(c, Connector([f"cmp {g}, 0"], ["cmp"]))
     raise NoConnector(f"no connector from {end.kind} to {start.kind}")
 
 
