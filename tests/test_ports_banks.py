@@ -48,12 +48,23 @@ def test_random_mixes_give_each_memory_operand_its_slot_and_banks_of_its_own():
     assert spread >= 10
 
 
-def test_mixed_forms_load_from_banks_the_other_leaves_free():
+def test_mixed_forms_loads_take_the_banks_the_loads_before_them_leave():
+    """Each load of a mix on the banks the loads before it in program order use least, each form
+    within its own line of its own area (mixes._banked): no two of any four loads share a bank."""
     cat = Catalogue.load()
     a, b = cat.get("CMP (M64, R64)"), cat.get("ADDSD (XMM, M64)")
     code, _, _ = mix_code({a.name: a, b.name: b}, {a.name: 1, b.name: 3})
-    assert {ln for ln in code if ln.startswith("cmp")} == {"cmp qword ptr [r14+0x40], rbx"}
-    assert all(ln.endswith(f"[r14+{SECOND_AREA + 8:#x}]") for ln in code if ln.startswith("addsd"))
+    where = [(ln.split()[0], int(_MEM.search(ln).group(2), 16)) for ln in code]
+    assert {o // LINE for m, o in where if m == "cmp"} == {1}
+    assert {(o - SECOND_AREA) // LINE for m, o in where if m == "addsd"} == {0}
+    banks = [(o % LINE) // BANK for _, o in where]
+    assert all(len(set(banks[i:i + 4])) == 4 for i in range(len(banks) - 3)), banks
+    wide = cat.get("VMOVUPS (YMM, M256)")
+    code, _, _ = mix_code({wide.name: wide}, {wide.name: 1})
+    assert {int(_MEM.search(ln).group(2), 16) for ln in code} == {LINE, LINE + 32}      # halves in turn
+    store = cat.get("MOV (M64, R64)")
+    code, _, _ = mix_code({store.name: store}, {store.name: 1})
+    assert len({_MEM.search(ln).group(2) for ln in code}) == 1      # stores keep one address
     load = cat.get("MOV (R64, M64)")
     code, _, _ = mix_code({load.name: load}, {load.name: 1}, lines=True)     # each copy on its own line
     offs = [int(_MEM.search(ln).group(2), 16) for ln in code]

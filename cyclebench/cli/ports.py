@@ -42,8 +42,8 @@ def add_parser(sub):
 def run(args) -> int:
     from ..instructions.ports import run as ports_run
     from ..instructions.ports import (address, apart, dealing, domains, fields, flag_order, fresh, inflight, kept_flags,
-                                      load_order, mul_loads, narrow_stores, nop_pairs, store_grain, store_load, transition,
-                                      upper, upper_loop, upper_pool)
+                                      load_banks, load_order, mul_loads, narrow_stores, nop_pairs, store_grain,
+                                      store_load, transition, upper, upper_loop, upper_pool)
     from ..instructions.ports.infer import SUPER
     from ..instructions.ports.portsets import describe
     if args.show:
@@ -126,6 +126,7 @@ def run(args) -> int:
     whole, where = load_order.stored(path)
     print("  a 512-bit load " + ("has its cycle of the load path to itself" if whole else "shares the load path")
           + f" ({where})")
+    print(f"  loads of one 8-byte bank: {load_banks.stored(path)[1]}")
     print(f"  a store's data to a later load: {store_load.stored(path)[1]}")
     cost, where = address.stored(path)
     print(f"  addressing modes: {cost.describe() if cost else 'no cost past a base'} ({where})")

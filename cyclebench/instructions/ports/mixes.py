@@ -304,21 +304,51 @@ def _mix(forms: dict[str, Form], counts: dict[str, int], lines: bool = False, up
             own_banks = no_banks()
             instances = [instantiate(form, regs=c.regs, displacement=LINE * (k + 1) + bank_offset(mem.bits // 8, own_banks))
                          for k, c in enumerate(instances)]
-        if mem is not None:
+        if mem is not None and (lines or not _loads_only(mem)):   # loads: _banked
             off = bank_offset(mem.bits // 8, banks)
-        if i == 1 and mem is not None:
-            # the second form's memory apart from the first's: a load of one and a store of the
-            # other at one address would chain them through store forwarding; and on banks the
-            # first's operand leaves free
-            instances = [instantiate(form, regs=c.regs, displacement=SECOND_AREA + off) for c in instances]
+            if i == 1:
+                # the second form's memory apart from the first's: a load of one and a store of the
+                # other at one address would chain them through store forwarding; and on banks the
+                # first's operand leaves free
+                instances = [instantiate(form, regs=c.regs, displacement=SECOND_AREA + off) for c in instances]
         verified(instances)
         copies[name] = iter(instances)
         init += [s for s in form_init(form, cps.instances[0]) + cps.init if s not in init]
     order = spread([(n, u * counts[n]) for n in names])
-    instances = [next(copies[n]) for n in order]
+    instances = _banked(forms, names, order, [next(copies[n]) for n in order], banks, lines)
     if len(names) == 2:
         check_independent([(n, i.encoding) for n, i in zip(order, instances)])
     return order, instances, init, u
+
+
+def _loads_only(mem) -> bool:
+    """A memory operand read and not written, of a known width within a line: its copies are
+    spread over the L1 banks (:func:`_banked`)."""
+    return mem.kind == "mem" and mem.read and not mem.write and bool(mem.bits) and mem.bits // 8 <= LINE
+
+
+def _banked(forms: dict[str, Form], names: list[str], order: list[str], instances: list, used: list[int],
+            lines: bool) -> list:
+    """The mix's instances with each load-only memory operand (:func:`_loads_only`) on the banks
+    the loads before it in program order use least (copies.bank_offset, ``used``: the banks the
+    other forms' operands took), within its form's area (the second form's at
+    :data:`SECOND_AREA`).  Loads of one 8-byte bank go two a cycle on an Emerald Rapids core,
+    where different banks go three (docs/ports-findings.md, "Loads of one bank"): copies on one
+    address would time the bank, not the load ports, and the block's own layout is the
+    predictor's (load_banks.py)."""
+    if lines:
+        return instances
+    used = list(used)
+    out = []
+    for name, inst in zip(order, instances):
+        form = forms[name]
+        mem = form.memory_operand
+        if mem is not None and _loads_only(mem):
+            area = SECOND_AREA if name == names[-1] and len(names) == 2 else LINE
+            inst = instantiate(form, regs=inst.regs, displacement=area + bank_offset(mem.bits // 8, used))
+            verified([inst])
+        out.append(inst)
+    return out
 
 
 def check_independent(code: list[tuple[str, bytes]]) -> None:

@@ -58,7 +58,9 @@ a vector value a form of another bypass domain wrote reaches its reader late on 
 (domains.Domains.delayed); a legacy-SSE XMM write that comes first after a 256-bit write costs
 the state switch transition.probe measured, where it found one (transition.Transition); and a
 store under 32 bits back to its line within narrow_stores.probe's window takes the block at least
-its stores and the wait (narrow_stores.NarrowStores).
+its stores and the wait (narrow_stores.NarrowStores).  Where load_banks.probe found that one 8-byte
+bank of the L1 serves fewer loads a cycle than the load ports take, the reads of the block's busiest
+bank take at least that many cycles (load_banks.BankFloor).
 """
 from __future__ import annotations
 
@@ -75,8 +77,8 @@ from .repair import PairFloors, load_path, lowered, mended, readings
 from .shared import SharedFloors, integer_side
 from .naming import decode, form_of
 from .simulate import Units, simulate, units
-from . import address, apart, dealing, crowding, domains, fields, flag_order, fresh, held, inflight, kept_flags, load_order, \
-    mul_loads, narrow_stores, nop_pairs, slots, store_grain, store_load, transition, upper, upper_loop, upper_pool, \
+from . import address, apart, dealing, crowding, domains, fields, flag_order, fresh, held, inflight, kept_flags, load_banks, \
+    load_order, mul_loads, narrow_stores, nop_pairs, slots, store_grain, store_load, transition, upper, upper_loop, upper_pool, \
     vector_loads
 
 STORE_LINES = "store lines"
@@ -147,13 +149,15 @@ class Loaded:
     transition_source: str = ""
     narrow: narrow_stores.NarrowStores | None = None   # narrow stores back to a line (narrow_stores.stored)
     narrow_source: str = ""
+    banks: load_banks.BankFloor | None = None   # loads of one 8-byte bank (load_banks.stored)
+    banks_source: str = ""
 
     @property
     def bounds(self) -> tuple:
         """The floors predict() takes from the readings and probes (its ``floors``: bound.Bound each)."""
         return (self.floors, self.shared) + tuple(f for f in (self.loop, self.flags, self.load_floor, self.fresh,
                                                              self.fields, self.address, self.domains,
-                                                             self.transition, self.narrow) if f)
+                                                             self.transition, self.narrow, self.banks) if f)
 
 
 def load(path: Path) -> Loaded:
@@ -195,7 +199,7 @@ def load(path: Path) -> Loaded:
                   *fresh.stored(path, model), bound, bound_source, tuple(report.get("slow_units") or ()),
                   *nop_pairs.stored(path), address.stored(path)[0], kept_flags.stored(path)[0],
                   *domains.stored(path), *transition.stored(path),
-                  *narrow_stores.stored(path, trips[0] is not None))
+                  *narrow_stores.stored(path, trips[0] is not None), *load_banks.stored(path, trips[0] is not None))
 
 
 def store_lines(instructions: list[iced_x86.Instruction], forms: list[str], model: Model,

@@ -74,6 +74,11 @@ def _counts(x) -> bool:
     return isinstance(x, list) and all(map(_count, x))
 
 
+def _by(x) -> bool:
+    """what loads of one bank share: "bank", "address" or none"""
+    return x in (None, "bank", "address")
+
+
 def _maybe(test):
     """``test``, or None (a figure the probe could not read)."""
     def check(x) -> bool:
@@ -106,6 +111,8 @@ PROBES = {
                     "the span two stores are written in one cycle", {"grain": _count, "times": _times}),
     "load_order": ("whole", "a load-order",
                    "a 512-bit load beside narrower vector loads", {"whole": _flag, "times": _times}),
+    "load_banks": ("per", "a load-banks", "six loads on one address, on six banks and on six lines",
+                   {"per": _count, "by": _by, "times": _times}),
     "store_load": ("forwarded", "a store-to-load",
                    "what a store-to-load round trip costs",
                    {"forwarded": _number, "renamed": _counts, "times": _times}),
@@ -135,6 +142,11 @@ PROBES = {
     "kept_flags": ("kept", "a kept-flags", "which flags the ISA leaves undefined each form passes on",
                    {"kept": _kept, "times": _times}),
 }
+
+
+# How a mix lays out its loads, kept in the header: "banks", each copy on the banks the loads
+# before it use least (mixes._banked); a file without it had every copy on one address.
+LOADS = "banks"
 
 
 def _check(rec: dict) -> str | None:
@@ -306,8 +318,12 @@ def infer(forms: list[str], results: Path, resume: bool = False, seed: int = 0, 
     by_name = {f: catalogue.get(f) for f in forms}
     st = store(results)
     from ...machine.metadata import machine_metadata
-    meta = {"forms": forms, "seed": seed} | ({"machine": machine_metadata()} if measuring else {})
+    meta = {"forms": forms, "seed": seed, "loads": LOADS} | ({"machine": machine_metadata()} if measuring else {})
     records = st.start(meta, resume=resume)
+    if measuring and resume and st.meta and st.meta.get("loads") != LOADS:
+        st.close()     # new readings of another layout would be solved beside the old ones
+        raise ResultFileError(f"{results} was measured with each load form's copies on one address",
+                              "start a new results file (cyclebench predict and --solve still read this one)")
     if resume and st.meta and st.meta.get("forms") and set(forms) - set(st.meta["forms"]):
         st.close()
         raise ResultFileError(f"{results} was started with other forms", "resume with the same forms and seed")

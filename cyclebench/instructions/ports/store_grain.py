@@ -36,11 +36,12 @@ LINE = 64                      # bytes: the span a file without the probe is cha
 SPANS = (16, 32, 64)           # bytes: the spans tried, each a power of two within a line
 
 
-def store_sequence(instructions, grain: int = LINE, placed: bool = False) -> list[tuple]:
+def store_sequence(instructions, grain: int = LINE, placed: bool = False, of=WRITES) -> list[tuple]:
     """The block's memory writes in program order: (instruction number, iced's used-memory entry,
     its span): spans told apart by address expression (segment, base, index, scale) and
     displacement / ``grain``, or with ``placed`` by where the start state puts them
-    (memory.steady_state; page offset / grain)."""
+    (memory.steady_state; page offset / grain).  ``of``: the accesses taken (iced's OpAccess
+    values; load_banks.py takes the reads)."""
     factory = iced_x86.InstructionInfoFactory()
     at = {}
     if placed:
@@ -52,7 +53,7 @@ def store_sequence(instructions, grain: int = LINE, placed: bool = False) -> lis
             if m.access == iced_x86.OpAccess.NO_MEM_ACCESS:
                 continue
             n += 1
-            if m.access in WRITES:
+            if m.access in of:
                 where = at.get((i, n))
                 out.append((i, m, (m.segment, m.base, m.index, m.scale, m.displacement // grain) if where is None
                             else ("page", where // grain)))
