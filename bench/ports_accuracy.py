@@ -413,6 +413,7 @@ def main():
     print(f"stores written two a cycle within {loaded.grain} bytes ({loaded.grain_source})")
     print("a 512-bit load " + ("has its cycle of the load path to itself" if loaded.in_order else "shares the load path")
           + f" ({loaded.in_order_source})")
+    print(f"loads of one 8-byte bank: {loaded.banks_source}")
     print(f"a store's data to a later load: {loaded.trips_source}")
     print(f"a NOP beside the instruction before it: {loaded.nops_source}")
     print(f"merging forms with their merge input written afresh: {loaded.fresh_source}")
