@@ -115,3 +115,16 @@ def test_a_path_no_plain_load_was_read_on_is_no_path(catalogue):
     assert path(model, catalogue) == (set(), [], {})
     assert view(model, catalogue) is model
     assert predict("vmovups ymm1, ymmword ptr [r14+0x40]", model, catalogue).resource_bound == pytest.approx(0.5)
+
+
+def test_a_share_never_exceeds_the_forms_own_time_alone(catalogue):
+    # an Emerald Rapids model's only 512-bit "plain load" was a conversion, 2.0 cycles alone: its
+    # share of the path may not make a 0.56-cycle 512-bit FMA or a 0.33-cycle movsd slower alone
+    conv, fma = "VCVTNEPS2BF16 (YMM, M512)", "VFMADD213PS (ZMM, K, ZMM, M512)"
+    usage = {conv: {"R16": 2.0}, fma: {"R2": 0.5, "R16": 0.24}, PLAIN: {"R12": 0.33}}
+    alone = {conv: 2.0, fma: 0.56, PLAIN: 0.33}
+    model = Model(["R2", "R12", "R16"], usage, 6, alone)
+    model.probes = {"R16": "VPCMPUQ (K, YMM, M64_1to4, I8)"}     # a 256-bit probe: movsd never met it
+    m = view(model, catalogue)
+    assert m.usage[conv]["R16"] == 2.0
+    assert m.usage[fma]["R16"] == pytest.approx(0.56) and m.usage[PLAIN]["R16"] == pytest.approx(0.33)

@@ -143,8 +143,12 @@ def view(model: Model, catalogue) -> Model:
             # wider operand's count is read from the load pipes' ratios, which a multi-µop
             # form's other µops inflate (Zen 4: mpsadbw xmm, [m128] read as six)
             count = 1 if op.bits <= widest else slots(use, alike, unread(model, form, catalogue))
-            share = max((s for bits, s in shares if bits <= op.bits), default=shares[0][1]) * count
-            usage[name] = dict(use, **{r: max(use.get(r, 0.0), share) for r in resources})
+            share = max((s for bits, s in shares if bits <= op.bits), default=shares[0][1])
+            # never more than the form's own time alone, which its busiest resource bounds (an
+            # Emerald Rapids model's only 512-bit "plain load" was a conversion, 2.0 cycles: its
+            # share had made every vector load 2.0, a 0.56-cycle FMA too)
+            top = model.alone.get(name) or float("inf")
+            usage[name] = dict(use, **{r: max(use.get(r, 0.0), min(share * count, top)) for r in resources})
     out = model if usage is model.usage else replace(model, usage=usage)
     _views[id(model)] = (model, out)
     return out
