@@ -1016,6 +1016,23 @@ def test_the_chain_waits_for_the_operand_it_passes_through(tmp_path):
     assert chain_bound(decode("cvtsi2ss xmm1, rbx; movq rbx, xmm1"), [lat, 3.0]) == pytest.approx(11.0)
 
 
+def test_flags_later_than_the_register_are_charged_apart(tmp_path):
+    # Emerald Rapids, as cyclebench inst measured it: add r64, imm8 0 cycles to its register (the
+    # renamer adds it), 1 to the flags
+    pair = lambda end, v, code="add rbx, 0x2": {"start": "op0 (R64)", "end": end, "value": v, "bound": "exact",
+                                               "code": code}
+    lat = _latencies_of(tmp_path, "ADD (R64, I8)", [pair("op0 (R64)", 0.0), pair("flags", 1.0)])["ADD (R64, I8)"]
+    assert lat[2] == {0: 0.0, ("flags", 0): 1.0}
+    assert chain_bound(decode("add rax, 0x1; add rax, 0x1"), [lat, lat]) == pytest.approx(0.0, abs=1e-9)
+    # a cmov waits for the add's flags a cycle, as for its register no time
+    assert chain_bound(decode("add rax, 0x1; cmovb rax, rbx"), [lat, 1.0]) == pytest.approx(2.0)
+    # a register figure read on one register for both operands (a zero idiom) stands for none
+    lat = _latencies_of(tmp_path, "SUB_29 (R64, R64)", [
+        {"start": "op1 (R64)", "end": "op0 (R64)", "value": 0.0, "bound": "exact", "code": "{store} sub rbx, rbx"},
+        {"start": "op1 (R64)", "end": "flags", "value": 1.0, "bound": "exact", "code": "{store} sub rbx, rcx"}])
+    assert lat["SUB_29 (R64, R64)"][2] == {1: 1.0}
+
+
 def test_a_lea_passes_its_base_and_its_index_on_in_their_own_times(tmp_path):
     # Zen 4, as cyclebench inst measured it: a three-part LEA takes 2 cycles from its base, 1 from its index
     lat = _latencies_of(tmp_path, "LEA_B_IS_D8 (R64)",

@@ -272,8 +272,10 @@ def steady(instructions: list[iced_x86.Instruction], latency: list,
     for ins, lat in zip(instructions, latency):
         lat = lat if isinstance(lat, tuple) else (lat, lat)
         by = lat[2] if len(lat) > 2 else {}
+        # the flags' own figures where they come later than the registers' (latency._by_source)
+        to_flags = _source_latencies(ins, {k[1]: v for k, v in by.items() if isinstance(k, tuple) and k[0] == "flags"})
         steps.append((lat[0], lat[1], _source_latencies(ins, by), by.get("mem", lat[1]), by.get(KEPT, MERGE),
-                      _address_latencies(ins, by)))
+                      _address_latencies(ins, by), to_flags))
     ready: dict[int, float] = {}
     # (location, when the data is ready there, when the store had its data, the store is general,
     # the expressions of older stores it overwrote)
@@ -293,19 +295,25 @@ def steady(instructions: list[iced_x86.Instruction], latency: list,
         return out
 
     for _ in range(iterations):
-        for i, ((reads, addr, writes, kept), (loads, stores), (lat, via_addr, by_reg, via_mem, merge, by_addr)) in \
-                enumerate(zip(access, memory, steps)):
+        for i, ((reads, addr, writes, kept), (loads, stores), (lat, via_addr, by_reg, via_mem, merge, by_addr,
+                                                               to_flags)) in enumerate(zip(access, memory, steps)):
             done = max([ready.get(r, 0.0) + by_reg.get(r, lat) for r in reads]
                        + [ready.get(r, 0.0) + by_addr.get(r, via_addr) for r in addr]
                        + [w for loc in loads for w in waits(i, loc, via_mem, lat if reads else 0.0)]
                        + [ready.get(r, 0.0) + (max(lat, MERGE) if through else merge)
                           for r, through in kept.items()] + [lat])
+            late = 0.0
             if issue is not None:
                 arrive = max([ready.get(r, 0.0) for r in reads] + [ready.get(r, 0.0) for r in kept], default=0.0)
+                late = -done
                 done = issue(i, done - lat, arrive) + lat
+                late += done
                 last = max(last, done)
+            flags_done = done
+            if to_flags:      # as late as the flags' own figures say, issued as late as the rest
+                flags_done = max([done] + [ready.get(r, 0.0) + v + late for r, v in to_flags.items() if r in reads])
             for w in writes:
-                ready[w] = done
+                ready[w] = flags_done if w < 0 else done
             for loc in stores:
                 over = [e for e in stored if _overlaps(loc, e[0])]
                 shadowed = {e[0][3] for e in over if e[0][3] != loc[3]}

@@ -23,6 +23,7 @@ from ...errors import ConfigError, ResultFileError
 from ..catalogue import Catalogue
 
 _OPERAND = re.compile(r"^op(\d+) ")
+SPLIT = 0.25       # cycles: flags this much later than a form's registers are charged apart
 
 
 def _pick(form, lo, hi):
@@ -44,11 +45,25 @@ def _figure(p: dict) -> float:
     return p["value"]
 
 
+_SAME = re.compile(r"^(?:\{\w+\}\s*)*\w+\s+(\w+)\s*,\s*(\w+)\s*$")
+
+
+def _one_register(p: dict) -> bool:
+    """The pair was read on a chain whose form names one register twice (``sub rbx, rbx``)."""
+    m = _SAME.match(str(p.get("code") or "").splitlines()[0] if p.get("code") else "")
+    return bool(m) and m.group(1) == m.group(2)
+
+
 def _by_source(form, pairs: list[dict]) -> dict:
     """Operand's iced index (or "flags", or "mem" for the memory operand: a store-and-load round
     trip, as cyclebench inst measures it, or "base" and "index": a LEA's address registers) -> the
-    largest latency from it."""
+    largest latency from it.  Where the flags come more than :data:`SPLIT` later than the
+    registers it writes, the key gives the registers' figure and ("flags", key) the flags'
+    (dataflow.chain_bound): Golden Cove adds a small immediate in the renamer, ``add r64, imm8``
+    0 cycles to its register and 1 to the flags, and a loop counter's chain is not the flags'."""
     out: dict = {}
+    flags: dict = {}
+    same: set = set()
     for p in pairs:
         start = str(p.get("start", ""))
         key = None
@@ -66,7 +81,17 @@ def _by_source(form, pairs: list[dict]) -> dict:
             if op.kind == "reg" and op.iced_index is not None:
                 key = op.iced_index
         if key is not None:
-            out[key] = max(out.get(key, 0.0), _figure(p))
+            into = flags if p.get("end") == "flags" else out
+            into[key] = max(into.get(key, 0.0), _figure(p))
+            if into is out and _one_register(p):
+                same.add(key)
+    for key, v in flags.items():
+        # a register figure read on one register for both operands (``sub rbx, rbx``, uops.info's
+        # convention: a zero idiom, 0 cycles) says nothing of two registers: the largest stands
+        if key in out and key not in same and v > out[key] + SPLIT:
+            out[("flags", key)] = v
+        else:
+            out[key] = max(out.get(key, 0.0), v)
     return out
 
 
