@@ -38,7 +38,7 @@ class Copies:
 
 
 LINE = 64
-BANK = 8          # bytes: one bank of the L1 data cache (AMD: address bits 5:3)
+BANK = 8          # bytes: one bank of the L1 data cache (address bits 5:3; ports/load_banks.py)
 
 
 def no_banks() -> list[int]:

@@ -305,9 +305,9 @@ def steady(instructions: list[iced_x86.Instruction], latency: list,
             late = 0.0
             if issue is not None:
                 arrive = max([ready.get(r, 0.0) for r in reads] + [ready.get(r, 0.0) for r in kept], default=0.0)
-                late = -done
+                early = done
                 done = issue(i, done - lat, arrive) + lat
-                late += done
+                late = done - early
                 last = max(last, done)
             flags_done = done
             if to_flags:      # as late as the flags' own figures say, issued as late as the rest

@@ -38,13 +38,12 @@ from dataclasses import dataclass
 
 import iced_x86
 
+from ..copies import BANK, LINE
 from .bound import Bound
 from .store_grain import store_sequence
 
 RECORD = "load_banks"
 LABEL = "loads of one 8-byte bank (load_banks.py)"
-BANK = 8                      # bytes: one bank (address bits 3-5)
-LINE = 64
 LOADS = 6                     # loads in each of the probe's blocks
 READS = (iced_x86.OpAccess.READ, iced_x86.OpAccess.COND_READ, iced_x86.OpAccess.READ_WRITE,
          iced_x86.OpAccess.READ_COND_WRITE)

@@ -37,11 +37,11 @@ SPANS = (16, 32, 64)           # bytes: the spans tried, each a power of two wit
 
 
 def store_sequence(instructions, grain: int = LINE, placed: bool = False, of=WRITES) -> list[tuple]:
-    """The block's memory writes in program order: (instruction number, iced's used-memory entry,
-    its span): spans told apart by address expression (segment, base, index, scale) and
+    """The block's memory writes (or the accesses ``of`` names: iced's OpAccess values;
+    load_banks.py takes the reads) in program order: (instruction number, iced's used-memory
+    entry, its span): spans told apart by address expression (segment, base, index, scale) and
     displacement / ``grain``, or with ``placed`` by where the start state puts them
-    (memory.steady_state; page offset / grain).  ``of``: the accesses taken (iced's OpAccess
-    values; load_banks.py takes the reads)."""
+    (memory.steady_state; page offset / grain)."""
     factory = iced_x86.InstructionInfoFactory()
     at = {}
     if placed:
